@@ -1,0 +1,2 @@
+//! The `sessions` command.
+fn main() {}
