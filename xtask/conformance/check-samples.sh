@@ -12,8 +12,10 @@
 # --expected-root  directory holding openclaw-2026.6.11/ and pi-0.73.1/ (default: $CONFORMANCE_DIR/expected)
 # CONFORMANCE_DIR defaults to <repo>/../shared/conformance. Works from any cwd.
 # Example (draft scripts, openclaw only):
-#   check-samples.sh --scripts tests/conformance/scripts-draft \
-#     --expected-root tests/conformance/scripts-draft/expected openclaw
+#   check-samples.sh --scripts tests/conformance/scripts \
+#     --expected-root tests/conformance/expected openclaw
+# (for the whole corpus prefer `cargo xtask conformance --live`, which has a timeout: pi 0.73.1 never
+# finishes x01/x02)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -2,7 +2,7 @@
 //! toolResult turns with tool calls, usage and cost numbers, unicode text, branch points,
 //! labels and compactions).
 
-use std::io::Write;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
@@ -29,11 +29,19 @@ pub struct GenArgs {
 /// Parses `200MB`, `1.5GB`, `512KB`, `1000` (bytes).
 pub fn parse_size(s: &str) -> Result<u64> {
     let s = s.trim();
-    let (num, mult) = [("GB", 1_000_000_000u64), ("MB", 1_000_000), ("KB", 1_000), ("B", 1)]
-        .iter()
-        .find_map(|(suffix, m)| s.strip_suffix(suffix).map(|n| (n, *m)))
-        .unwrap_or((s, 1));
-    let n: f64 = num.trim().parse().with_context(|| format!("bad size {s:?}"))?;
+    let (num, mult) = [
+        ("GB", 1_000_000_000u64),
+        ("MB", 1_000_000),
+        ("KB", 1_000),
+        ("B", 1),
+    ]
+    .iter()
+    .find_map(|(suffix, m)| s.strip_suffix(suffix).map(|n| (n, *m)))
+    .unwrap_or((s, 1));
+    let n: f64 = num
+        .trim()
+        .parse()
+        .with_context(|| format!("bad size {s:?}"))?;
     if !(n.is_finite() && n > 0.0) {
         bail!("size must be positive: {s:?}");
     }
@@ -63,13 +71,41 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "the", "session", "file", "branch", "tool", "result", "compile", "error", "fix", "test",
-    "naïve", "café", "→", "✓", "日本語", "emoji 😀", "über", "line\nbreak", "tab\there", "quote \"x\"",
-    "path/to/file.rs", "λ", "Ω", "∑", "done", "wait", "retry", "ok",
+    "the",
+    "session",
+    "file",
+    "branch",
+    "tool",
+    "result",
+    "compile",
+    "error",
+    "fix",
+    "test",
+    "naïve",
+    "café",
+    "→",
+    "✓",
+    "日本語",
+    "emoji 😀",
+    "über",
+    "line\nbreak",
+    "tab\there",
+    "quote \"x\"",
+    "path/to/file.rs",
+    "λ",
+    "Ω",
+    "∑",
+    "done",
+    "wait",
+    "retry",
+    "ok",
 ];
 
 fn text(rng: &mut Rng, words: u64) -> String {
-    (0..words).map(|_| WORDS[rng.below(WORDS.len() as u64) as usize]).collect::<Vec<_>>().join(" ")
+    (0..words)
+        .map(|_| WORDS[rng.below(WORDS.len() as u64) as usize])
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn js(text: &str) -> JsValue {
@@ -80,9 +116,8 @@ fn js(text: &str) -> JsValue {
 pub fn generate(args: &GenArgs) -> Result<(u64, u64)> {
     let target = parse_size(&args.size)?;
     let mut rng = Rng(args.seed);
-    let file = std::fs::File::create(&args.output)
-        .with_context(|| format!("creating {}", args.output.display()))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    // Built in memory, then written atomically through the workspace's one write module.
+    let mut out: Vec<u8> = Vec::with_capacity(usize::try_from(target).unwrap_or(0) + (1 << 20));
     let mut written = 0u64;
     let mut lines = 0u64;
     let mut ms: i64 = 1_767_225_600_000;
@@ -96,7 +131,11 @@ pub fn generate(args: &GenArgs) -> Result<(u64, u64)> {
         *lines += 1;
         Ok(())
     };
-    emit(&build::header(3, &session_id, &iso(ms), "/home/dev/project", None), &mut written, &mut lines)?;
+    emit(
+        &build::header(3, &session_id, &iso(ms), "/home/dev/project", None),
+        &mut written,
+        &mut lines,
+    )?;
     let mut ids: Vec<String> = Vec::new();
     let mut parent: Option<String> = None;
     let mut turn = 0u64;
@@ -105,14 +144,19 @@ pub fn generate(args: &GenArgs) -> Result<(u64, u64)> {
         if !ids.is_empty() && rng.chance(args.branch_rate) {
             parent = Some(ids[rng.below(ids.len() as u64) as usize].clone());
         }
-        let next = |rng: &mut Rng, ms: &mut i64, parent: &mut Option<String>, ids: &mut Vec<String>| {
-            *ms += 1 + rng.below(4000) as i64;
-            let id = rng.hex8();
-            let base = RowBase { id: id.clone(), parent_id: parent.clone(), timestamp: iso(*ms) };
-            *parent = Some(id.clone());
-            ids.push(id);
-            base
-        };
+        let next =
+            |rng: &mut Rng, ms: &mut i64, parent: &mut Option<String>, ids: &mut Vec<String>| {
+                *ms += 1 + rng.below(4000) as i64;
+                let id = rng.hex8();
+                let base = RowBase {
+                    id: id.clone(),
+                    parent_id: parent.clone(),
+                    timestamp: iso(*ms),
+                };
+                *parent = Some(id.clone());
+                ids.push(id);
+                base
+            };
         let user = format!(
             r#"{{"role":"user","content":[{{"type":"text","text":{}}}],"timestamp":{ms}}}"#,
             to_json_string(&JsValue::from(text(&mut rng, 5 + rng_len(turn, 40))))
@@ -134,7 +178,13 @@ pub fn generate(args: &GenArgs) -> Result<(u64, u64)> {
                     to_json_string(&JsValue::from(format!("rg {}", text(&mut rng, 2))))
                 )
             } else {
-                format!(r#"[{{"type":"text","text":{}}}]"#, to_json_string(&JsValue::from({ let n = 20 + rng.below(200); text(&mut rng, n) })))
+                format!(
+                    r#"[{{"type":"text","text":{}}}]"#,
+                    to_json_string(&JsValue::from({
+                        let n = 20 + rng.below(200);
+                        text(&mut rng, n)
+                    }))
+                )
             };
             let assistant = format!(
                 r#"{{"role":"assistant","content":{content},"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{{"input":{input},"output":{output},"cacheRead":0,"cacheWrite":0,"totalTokens":{},"cost":{{"input":{},"output":{},"cacheRead":0,"cacheWrite":0,"total":{}}}}},"stopReason":"{}","timestamp":{ms}}}"#,
@@ -145,29 +195,52 @@ pub fn generate(args: &GenArgs) -> Result<(u64, u64)> {
                 if tool { "toolUse" } else { "stop" },
             );
             let b = next(&mut rng, &mut ms, &mut parent, &mut ids);
-            emit(&build::message(&b, js(&assistant)), &mut written, &mut lines)?;
+            emit(
+                &build::message(&b, js(&assistant)),
+                &mut written,
+                &mut lines,
+            )?;
             if tool {
                 let result = format!(
                     r#"{{"role":"toolResult","toolCallId":"toolu_x","toolName":"bash","content":[{{"type":"text","text":{}}}],"isError":false,"timestamp":{ms}}}"#,
-                    to_json_string(&JsValue::from({ let n = 50 + rng.below(1500); text(&mut rng, n) }))
+                    to_json_string(&JsValue::from({
+                        let n = 50 + rng.below(1500);
+                        text(&mut rng, n)
+                    }))
                 );
                 let b = next(&mut rng, &mut ms, &mut parent, &mut ids);
                 emit(&build::message(&b, js(&result)), &mut written, &mut lines)?;
             }
         }
-        if turn % 97 == 0 {
+        if turn.is_multiple_of(97) {
             let target_id = ids[ids.len() / 2].clone();
             let b = next(&mut rng, &mut ms, &mut parent, &mut ids);
-            emit(&build::label(&b, &target_id, Some("checkpoint")), &mut written, &mut lines)?;
+            emit(
+                &build::label(&b, &target_id, Some("checkpoint")),
+                &mut written,
+                &mut lines,
+            )?;
         }
-        if turn % 500 == 0 {
+        if turn.is_multiple_of(500) {
             let kept = ids[ids.len().saturating_sub(20)].clone();
             let b = next(&mut rng, &mut ms, &mut parent, &mut ids);
             let details = js(r#"{"readFiles":["a.rs"],"modifiedFiles":["b.rs"]}"#);
-            emit(&build::compaction(&b, &text(&mut rng, 200), &kept, 150_000.0, Some(details), Some(false)), &mut written, &mut lines)?;
+            emit(
+                &build::compaction(
+                    &b,
+                    &text(&mut rng, 200),
+                    &kept,
+                    150_000.0,
+                    Some(details),
+                    Some(false),
+                ),
+                &mut written,
+                &mut lines,
+            )?;
         }
     }
-    out.flush()?;
+    session_store::io::atomic_rewrite(&args.output, &out)
+        .with_context(|| format!("writing {}", args.output.display()))?;
     Ok((lines, written))
 }
 

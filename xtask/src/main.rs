@@ -1,5 +1,6 @@
 //! Project automation: `cargo xtask <command>`.
 
+mod conformance;
 mod generate;
 
 use std::time::Instant;
@@ -9,7 +10,10 @@ use clap::{Parser, Subcommand};
 use session_format::{LineContent, LineReader};
 
 #[derive(Debug, Parser)]
-#[command(name = "cargo xtask", about = "Project automation for the session-store workspace")]
+#[command(
+    name = "cargo xtask",
+    about = "Project automation for the session-store workspace"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -19,6 +23,8 @@ struct Cli {
 enum Command {
     /// Generate a deterministic transcript (`--size 200MB --branch-rate 0.01 --seed N -o FILE`).
     Gen(generate::GenArgs),
+    /// Compare our op-script outputs with the reference goldens (`--refresh` regenerates them).
+    Conformance(conformance::ConformanceArgs),
     /// Measure the envelope scan (line framing + validation + type/id/parentId) over a file.
     Scan {
         /// The transcript to scan.
@@ -40,8 +46,10 @@ fn main() -> Result<()> {
                 start.elapsed().as_secs_f64()
             );
         }
+        Command::Conformance(args) => conformance::run(&args)?,
         Command::Scan { file, runs } => {
-            let buf = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let buf =
+                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
             let mut best = f64::INFINITY;
             let (mut rows, mut bad) = (0usize, 0usize);
             for _ in 0..runs.max(1) {

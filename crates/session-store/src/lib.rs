@@ -1,4 +1,82 @@
-//! Persistence for session transcripts: the SessionManager, its indexes and tree queries, context
-//! building, the flush rules, snapshots, the cross-process write lock, atomic rewrites and repair.
-//! Filled by the session-store issue.
+//! Persistence for session transcripts: OpenClaw 2026.6.11's `SessionManager` over JSONL files —
+//! factories, the navigation indexes and their replay, tree queries, context building, the
+//! flushed gate and full rewrites — plus the read-only open, session listing, the one I/O module
+//! every file write goes through, and the op-script runner used for conformance.
+//!
+//! Specs: `openclaw-jsonl.md` (Decisions box, §1, §2), `pi-format.md` (§2–§4, §7.3),
+//! `rust-style.md`; observed reference behaviour: `xtask/conformance/FINDINGS.md`; differences
+//! from the reference: `docs/DEVIATIONS.md`.
+//!
+//! Design: the file's bytes stay in one buffer and each row is a span of it (rows created or
+//! rewritten in this process own their bytes); the index reads only a cheap envelope per line
+//! (`type`, `id`, `parentId`, `message.role`); rows are parsed fully only when asked for
+//! ([`EntryRef::value`], [`ContextMessage::to_value`]). Untouched rows are re-emitted verbatim on
+//! every rewrite.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use session_store::SessionManager;
+//! use session_format::json::parse_value;
+//!
+//! let dir = std::path::Path::new("/tmp/sessions");
+//! let mut sm = SessionManager::create("/home/dev/project", Some(dir))?;
+//! let user = parse_value(br#"{"role":"user","content":"hi","timestamp":1}"#)?;
+//! let id = sm.append_message(user)?; // held in memory: no assistant yet
+//! let ctx = sm.build_session_context()?;
+//! assert_eq!(ctx.messages.len(), 1);
+//! # let _ = id; Ok(()) }
+//! ```
 #![warn(missing_docs)]
+
+pub mod context;
+pub mod error;
+mod index;
+pub mod inspect;
+pub mod io;
+pub mod list;
+pub mod manager;
+pub mod paths;
+pub mod query;
+pub mod replay;
+mod rows;
+
+pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
+pub use error::{
+    AppendError, BranchError, ContextError, ForkError, ListError, NameError, OpenError, ReadError,
+    RemoveError, RowLocation,
+};
+pub use inspect::{OpenReport, ReadOnlyOpen};
+pub use io::Durability;
+pub use list::SessionInfo;
+pub use manager::{NewSessionOptions, OpenParams, Payload, SessionManager};
+pub use query::{EntryError, EntryRef, SessionTree, TreeNode};
+
+impl SessionManager {
+    /// The sessions of `session_dir` (default: the per-cwd directory of `cwd`), newest first
+    /// (`SessionManager.list`). See [`list::list`].
+    ///
+    /// # Errors
+    /// [`ListError::ReadDir`].
+    pub fn list(
+        cwd: &str,
+        session_dir: Option<&std::path::Path>,
+    ) -> Result<Vec<SessionInfo>, ListError> {
+        let dir = session_dir.map_or_else(
+            || paths::default_session_dir(cwd),
+            std::path::Path::to_path_buf,
+        );
+        list::list(&dir)
+    }
+
+    /// The sessions of every per-cwd directory under `sessions_root` (default:
+    /// [`paths::sessions_dir`]), newest first (`SessionManager.listAll`). See [`list::list_all`].
+    ///
+    /// # Errors
+    /// [`ListError::ReadDir`].
+    pub fn list_all(
+        sessions_root: Option<&std::path::Path>,
+    ) -> Result<Vec<SessionInfo>, ListError> {
+        let root = sessions_root.map_or_else(paths::sessions_dir, std::path::Path::to_path_buf);
+        list::list_all(&root)
+    }
+}

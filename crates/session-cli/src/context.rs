@@ -1,0 +1,150 @@
+//! `sessions context`: the model context `build_session_context` returns for the current leaf
+//! (or `--leaf ID`), as a numbered list or as the exact JSON value.
+
+use std::path::Path;
+
+use session_store::{SessionContext, SessionManager};
+
+use crate::model;
+use crate::output::Output;
+use crate::render::message_summary;
+use crate::text;
+
+pub(crate) const LONG_ABOUT: &str = "\
+Print the model context of a session: the messages OpenClaw's buildSessionContext would send for
+the current leaf (or for the branch ending at --leaf ID), read-only.
+
+The context follows the branch from the root to the leaf. After the last compaction on that
+branch it starts with the compaction summary (role compactionSummary), then the entries from the
+compaction's firstKeptEntryId on; branch summaries appear as role branchSummary and
+custom_message entries as role custom. thinkingLevel is the last thinking change on the branch
+(default off); model is the last model change or assistant reply.
+
+Text output: a header line (leaf, message count, thinking level, model), then one line per
+message: its number, the id of the entry it comes from, its role and a one-line excerpt.
+
+JSON output (--json): exactly the value buildSessionContext returns,
+  {\"messages\": [message], \"thinkingLevel\": string, \"model\": {\"provider\", \"modelId\"} | null}
+where each message is the stored message object (or the synthesised custom / branchSummary /
+compactionSummary message), indented by 2.
+
+--leaf accepts an entry id, a unique id prefix or @LINE; an unknown id is an error.";
+
+/// Builds the context at the current leaf or at `leaf`.
+pub(crate) fn build<'a>(
+    sm: &'a SessionManager,
+    leaf: Option<&str>,
+) -> anyhow::Result<SessionContext<'a>> {
+    Ok(match leaf {
+        None => sm.build_session_context()?,
+        Some(spec) => {
+            let e = model::resolve_entry(sm, spec)?;
+            sm.build_session_context_at(e.id())?
+        }
+    })
+}
+
+/// The header line and one line per message.
+pub(crate) fn render_lines(
+    path: &Path,
+    sm: &SessionManager,
+    ctx: &SessionContext<'_>,
+    leaf: Option<&str>,
+    width: usize,
+) -> anyhow::Result<Vec<String>> {
+    let leaf = leaf
+        .map(str::to_owned)
+        .or_else(|| sm.get_leaf_id().map(str::to_owned));
+    let thinking = ctx.thinking_level_str().unwrap_or_else(|| {
+        ctx.thinking_level.as_ref().map_or_else(
+            || "(unset)".to_owned(),
+            session_format::json::to_json_string,
+        )
+    });
+    let model = match &ctx.model {
+        None => "none".to_owned(),
+        Some(m) => match m.as_strs() {
+            Some((p, id)) => format!("{p}/{id}"),
+            None => "(incomplete)".to_owned(),
+        },
+    };
+    let n = ctx.messages.len();
+    let mut lines = vec![format!(
+        "{} — context at leaf {}: {} {}, thinking {thinking}, model {model}",
+        path.display(),
+        leaf.as_deref().map_or("none", text::short_id),
+        text::thousands(n),
+        if n == 1 { "message" } else { "messages" },
+    )];
+    if n == 0 {
+        lines.push("(no messages)".to_owned());
+        return Ok(lines);
+    }
+    let num_w = n.to_string().len();
+    let mut rows = Vec::with_capacity(n);
+    for msg in &ctx.messages {
+        let v = msg.to_value()?;
+        rows.push((msg.entry.id(), message_summary(&v)));
+    }
+    let role_w = rows
+        .iter()
+        .map(|(_, s)| text::width(&s.kind))
+        .max()
+        .unwrap_or(4)
+        .min(17);
+    let id_w = rows
+        .iter()
+        .map(|(id, _)| text::width(text::short_id(id)))
+        .max()
+        .unwrap_or(8);
+    for (k, (id, s)) in rows.iter().enumerate() {
+        let head = format!(
+            "{}  {}  {}  ",
+            text::pad_left(&(k + 1).to_string(), num_w),
+            text::pad(text::short_id(id), id_w),
+            text::pad(&s.kind, role_w)
+        );
+        let room = width.saturating_sub(text::width(&head)).max(12);
+        lines.push(
+            format!("{head}{}", text::excerpt(&s.text, room))
+                .trim_end()
+                .to_owned(),
+        );
+    }
+    Ok(lines)
+}
+
+/// `sessions context FILE`.
+pub(crate) fn run(
+    path: &Path,
+    leaf: Option<&str>,
+    json: bool,
+    width: usize,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let ro = model::open(path)?;
+    let sm = &ro.session;
+    let ctx = build(sm, leaf)?;
+    if json {
+        let v = ctx.to_value()?;
+        out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
+        return Ok(());
+    }
+    let leaf_id = match leaf {
+        Some(spec) => Some(model::resolve_entry(sm, spec)?.id().to_owned()),
+        None => None,
+    };
+    let note = model::unstable_ids_note(model::file_version(&ro)?);
+    for (k, l) in render_lines(path, sm, &ctx, leaf_id.as_deref(), width)?
+        .iter()
+        .enumerate()
+    {
+        out.line(l)?;
+        if k == 0
+            && let Some(note) = &note
+        {
+            out.line(note)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,485 @@
+//! `sessions list`: the sessions of an agent, of every agent, or of a directory, newest first,
+//! as an aligned table or JSON. Files are read (never opened for writing) in parallel; a
+//! progress bar appears on a terminal when scanning takes more than 300 ms; files that cannot be
+//! read or are not sessions are reported, not dropped.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use session_format::json::{JsObject, JsValue};
+use session_store::SessionInfo;
+
+use crate::address::{self, Locator, UsageError};
+use crate::output::Output;
+use crate::text;
+
+pub(crate) const LONG_ABOUT: &str = "\
+List sessions, newest first (by last user/assistant activity, as OpenClaw's list sorts them).
+
+Which sessions: --agent ID lists <root>/agents/ID/sessions/; --dir DIR lists DIR (any layout, e.g.
+~/.pi/agent/sessions/--<cwd>--/); --all (the default) lists every agent of the store. The
+*.jsonl files directly in the directory and in its immediate sub-directories are listed. Files
+are only read, never opened for writing. On a terminal a progress bar appears when scanning
+takes more than 300 ms.
+
+Table columns: AGENT (with --all), ID (the session id, shortened to the shortest unique prefix of
+at least 8 characters), NAME / FIRST MESSAGE (the session name, else the first user message in
+quotes), MSGS (message rows on all branches), MODIFIED (UTC), SIZE, PATH. Files that cannot be
+read or are not sessions are listed on stderr after the table (`warning: skipped …`).
+
+JSON output (--json):
+  {\"sessions\": [{\"id\", \"name\", \"firstMessage\", \"messageCount\", \"created\", \"modified\",
+                 \"size\", \"path\", \"agent\", \"cwd\", \"parentSession\"}],
+   \"skipped\": [{\"path\", \"reason\"}]}
+`created` and `modified` are ISO timestamps (null when unknown); `name`, `agent` and
+`parentSession` may be null; `size` is in bytes.";
+
+/// A file to look at, with the agent it belongs to.
+#[derive(Debug, Clone)]
+struct Candidate {
+    path: PathBuf,
+    agent: Option<String>,
+}
+
+/// A listed session.
+#[derive(Debug, Clone)]
+pub(crate) struct Listed {
+    pub(crate) info: SessionInfo,
+    pub(crate) agent: Option<String>,
+    pub(crate) size: u64,
+}
+
+/// A file that is not listed, and why.
+#[derive(Debug, Clone)]
+pub(crate) struct Skipped {
+    pub(crate) path: PathBuf,
+    pub(crate) reason: String,
+}
+
+fn jsonl_in(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let is_jsonl = e.file_name().to_string_lossy().ends_with(".jsonl");
+        if is_jsonl {
+            files.push(e.path());
+        }
+    }
+    files.sort();
+    out.extend(files);
+    Ok(())
+}
+
+/// The `*.jsonl` files of a sessions directory and of its immediate sub-directories.
+fn scan_dir(dir: &Path, agent: Option<&str>, skipped: &mut Vec<Skipped>) -> Vec<Candidate> {
+    let mut paths = Vec::new();
+    if let Err(e) = jsonl_in(dir, &mut paths) {
+        skipped.push(Skipped {
+            path: dir.to_path_buf(),
+            reason: format!("cannot read directory: {e}"),
+        });
+        return Vec::new();
+    }
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .filter(|e| !e.file_name().to_string_lossy().ends_with(".jsonl"))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    subdirs.sort();
+    for d in subdirs {
+        if let Err(e) = jsonl_in(&d, &mut paths) {
+            skipped.push(Skipped {
+                path: d.clone(),
+                reason: format!("cannot read directory: {e}"),
+            });
+        }
+    }
+    paths
+        .into_iter()
+        .map(|path| Candidate {
+            path,
+            agent: agent.map(str::to_owned),
+        })
+        .collect()
+}
+
+/// Why `session_info` skipped a file.
+fn skip_reason(path: &Path) -> String {
+    match session_store::io::read_file(path) {
+        Err(e) => format!("cannot read: {e}"),
+        Ok(b) if b.iter().all(u8::is_ascii_whitespace) => "empty file".to_owned(),
+        Ok(_) if !session_store::list::is_valid_session_file(path) => {
+            "not a session file: the first line is not a session header".to_owned()
+        }
+        Ok(_) => {
+            "not listable: OpenClaw's list would fail on it (a non-string session name, a null \
+                  message or content that is neither text nor blocks); `sessions check` and \
+                  `sessions tree` still read it"
+                .to_owned()
+        }
+    }
+}
+
+enum Scan {
+    Listed(Listed),
+    Skipped(Skipped),
+}
+
+fn scan_one(c: &Candidate) -> Scan {
+    let size = match std::fs::metadata(&c.path) {
+        Ok(m) if m.is_dir() => {
+            return Scan::Skipped(Skipped {
+                path: c.path.clone(),
+                reason: "cannot read: is a directory".to_owned(),
+            });
+        }
+        Ok(m) => m.len(),
+        Err(e) => {
+            return Scan::Skipped(Skipped {
+                path: c.path.clone(),
+                reason: format!("cannot read: {e}"),
+            });
+        }
+    };
+    match session_store::list::session_info(&c.path) {
+        Some(info) => Scan::Listed(Listed {
+            info,
+            agent: c.agent.clone(),
+            size,
+        }),
+        None => Scan::Skipped(Skipped {
+            path: c.path.clone(),
+            reason: skip_reason(&c.path),
+        }),
+    }
+}
+
+/// Reads every candidate on all cores; shows a progress bar on stderr after 300 ms.
+fn scan_all(cands: &[Candidate]) -> Vec<Scan> {
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, std::num::NonZeroUsize::get)
+        .clamp(1, 8)
+        .min(cands.len().max(1));
+    let start = Instant::now();
+    let mut results: Vec<Option<Scan>> = Vec::new();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(c) = cands.get(i) else { break };
+                        mine.push((i, scan_one(c)));
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    mine
+                })
+            })
+            .collect();
+        let mut bar: Option<indicatif::ProgressBar> = None;
+        while done.load(Ordering::Relaxed) < cands.len() {
+            if bar.is_none() && start.elapsed() > Duration::from_millis(300) {
+                let b = indicatif::ProgressBar::with_draw_target(
+                    Some(cands.len() as u64),
+                    indicatif::ProgressDrawTarget::stderr(),
+                );
+                if let Ok(style) = indicatif::ProgressStyle::with_template(
+                    "scanning sessions {bar:30} {pos}/{len} ({elapsed})",
+                ) {
+                    b.set_style(style);
+                }
+                bar = Some(b);
+            }
+            if let Some(b) = &bar {
+                b.set_position(done.load(Ordering::Relaxed) as u64);
+            }
+            if handles.iter().all(|h| h.is_finished()) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        results = (0..cands.len()).map(|_| None).collect();
+        for h in handles {
+            if let Ok(mine) = h.join() {
+                for (i, s) in mine {
+                    results[i] = Some(s);
+                }
+            }
+        }
+    });
+    results
+        .into_iter()
+        .zip(cands)
+        .map(|(r, c)| {
+            r.unwrap_or_else(|| {
+                Scan::Skipped(Skipped {
+                    path: c.path.clone(),
+                    reason: "internal error while reading".to_owned(),
+                })
+            })
+        })
+        .collect()
+}
+
+/// The sessions a locator names, newest first, and the files skipped.
+pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, Vec<Skipped>)> {
+    let mut skipped = Vec::new();
+    let cands = if !all && (loc.agent.is_some() || loc.dir.is_some()) {
+        let Some(dir) = address::sessions_dir(loc)? else {
+            bail!(UsageError::new("nothing to list"));
+        };
+        scan_dir(&dir, loc.agent.as_deref(), &mut skipped)
+    } else {
+        let root = address::state_root(loc.root.as_deref());
+        let agents_dir = root.join("agents");
+        if !agents_dir.is_dir() {
+            bail!(UsageError::new(format!(
+                "no OpenClaw store at {} (expected {}/<agent>/sessions/); use --root DIR, or --dir DIR \
+                 for another layout such as ~/.pi/agent/sessions",
+                root.display(),
+                agents_dir.display()
+            )));
+        }
+        let mut cands = Vec::new();
+        for agent in address::agents(&root) {
+            let dir = agents_dir.join(&agent).join("sessions");
+            if dir.is_dir() {
+                cands.extend(scan_dir(&dir, Some(&agent), &mut skipped));
+            }
+        }
+        cands
+    };
+    let mut listed = Vec::with_capacity(cands.len());
+    for s in scan_all(&cands) {
+        match s {
+            Scan::Listed(l) => listed.push(l),
+            Scan::Skipped(s) => skipped.push(s),
+        }
+    }
+    listed.sort_by(|a, b| {
+        b.info
+            .modified
+            .total_cmp(&a.info.modified)
+            .then_with(|| a.info.path.cmp(&b.info.path))
+    });
+    Ok((listed, skipped))
+}
+
+/// Shortest unique prefix (at least 8 characters) of each id.
+fn short_ids(ids: &[&str]) -> Vec<String> {
+    ids.iter()
+        .map(|id| {
+            let chars: Vec<char> = id.chars().collect();
+            let mut n = chars.len().min(8);
+            while n < chars.len() {
+                let p: String = chars[..n].iter().collect();
+                let clash = ids.iter().any(|o| o != id && o.starts_with(p.as_str()));
+                if !clash {
+                    break;
+                }
+                n += 1;
+            }
+            chars[..n].iter().collect()
+        })
+        .collect()
+}
+
+/// The table (header included) for listed sessions.
+pub(crate) fn table(listed: &[Listed], show_agent: bool, width: usize) -> Vec<String> {
+    let ids: Vec<&str> = listed.iter().map(|l| l.info.id.as_str()).collect();
+    let short = short_ids(&ids);
+    struct Row {
+        agent: String,
+        id: String,
+        name: String,
+        msgs: String,
+        modified: String,
+        size: String,
+        path: String,
+    }
+    let rows: Vec<Row> = listed
+        .iter()
+        .zip(short)
+        .map(|(l, id)| Row {
+            agent: l.agent.clone().unwrap_or_else(|| "-".to_owned()),
+            id: if id.is_empty() { "-".to_owned() } else { id },
+            name: match &l.info.name {
+                Some(n) => text::one_line(n),
+                None if l.info.first_message == "(no messages)" => "(no messages)".to_owned(),
+                None => format!("\"{}\"", text::one_line(&l.info.first_message)),
+            },
+            msgs: text::thousands(l.info.message_count),
+            modified: text::utc_minutes(l.info.modified),
+            size: text::human_bytes(l.size),
+            path: l.info.path.display().to_string(),
+        })
+        .collect();
+    let w = |f: &dyn Fn(&Row) -> &str, head: &str| {
+        rows.iter()
+            .map(|r| text::width(f(r)))
+            .chain(std::iter::once(text::width(head)))
+            .max()
+            .unwrap_or(0)
+    };
+    let agent_w = w(&|r| &r.agent, "AGENT");
+    let id_w = w(&|r| &r.id, "ID");
+    let msgs_w = w(&|r| &r.msgs, "MSGS");
+    let mod_w = w(&|r| &r.modified, "MODIFIED (UTC)");
+    let size_w = w(&|r| &r.size, "SIZE");
+    let fixed = id_w + msgs_w + mod_w + size_w + 2 * 5 + if show_agent { agent_w + 2 } else { 0 };
+    // The name column gets what is left of the width, but no less than 32 and no more than
+    // its longest value; the path is last and never cut.
+    let name_max = w(&|r| &r.name, "NAME / FIRST MESSAGE");
+    let name_w = width.saturating_sub(fixed + 30).clamp(32, 60).min(name_max);
+    let mut out = Vec::with_capacity(rows.len() + 1);
+    let fmt =
+        |agent: &str, id: &str, name: &str, msgs: &str, modified: &str, size: &str, path: &str| {
+            let mut l = String::new();
+            if show_agent {
+                l.push_str(&text::pad(agent, agent_w));
+                l.push_str("  ");
+            }
+            l.push_str(&text::pad(id, id_w));
+            l.push_str("  ");
+            l.push_str(&text::pad(&text::truncate(name, name_w), name_w));
+            l.push_str("  ");
+            l.push_str(&text::pad_left(msgs, msgs_w));
+            l.push_str("  ");
+            l.push_str(&text::pad(modified, mod_w));
+            l.push_str("  ");
+            l.push_str(&text::pad_left(size, size_w));
+            l.push_str("  ");
+            l.push_str(path);
+            l.trim_end().to_owned()
+        };
+    out.push(fmt(
+        "AGENT",
+        "ID",
+        "NAME / FIRST MESSAGE",
+        "MSGS",
+        "MODIFIED (UTC)",
+        "SIZE",
+        "PATH",
+    ));
+    for r in &rows {
+        out.push(fmt(
+            &r.agent,
+            &r.id,
+            &r.name,
+            &r.msgs,
+            &r.modified,
+            &r.size,
+            &r.path,
+        ));
+    }
+    out
+}
+
+fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
+    let opt = |v: Option<String>| v.map_or(JsValue::Null, JsValue::from);
+    let sessions = listed
+        .iter()
+        .map(|l| {
+            let i = &l.info;
+            let mut o = JsObject::new();
+            o.insert("id", JsValue::from(i.id.as_str()));
+            o.insert("name", opt(i.name.clone()));
+            o.insert("firstMessage", JsValue::from(i.first_message.as_str()));
+            o.insert("messageCount", JsValue::Number(i.message_count as f64));
+            o.insert("created", opt(i.created.and_then(text::iso)));
+            o.insert("modified", opt(text::iso(i.modified)));
+            o.insert("size", JsValue::Number(l.size as f64));
+            o.insert("path", JsValue::from(i.path.display().to_string()));
+            o.insert("agent", opt(l.agent.clone()));
+            o.insert("cwd", JsValue::from(i.cwd.as_str()));
+            o.insert("parentSession", opt(i.parent_session_path.clone()));
+            JsValue::Object(o)
+        })
+        .collect();
+    let skipped = skipped
+        .iter()
+        .map(|s| {
+            let mut o = JsObject::new();
+            o.insert("path", JsValue::from(s.path.display().to_string()));
+            o.insert("reason", JsValue::from(s.reason.as_str()));
+            JsValue::Object(o)
+        })
+        .collect();
+    let mut o = JsObject::new();
+    o.insert("sessions", JsValue::Array(sessions));
+    o.insert("skipped", JsValue::Array(skipped));
+    JsValue::Object(o)
+}
+
+/// Writes the table (or "no sessions") and reports skipped files on stderr.
+pub(crate) fn write_table(
+    listed: &[Listed],
+    skipped: &[Skipped],
+    show_agent: bool,
+    width: usize,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    if listed.is_empty() {
+        out.line("no sessions found")?;
+    } else {
+        for l in table(listed, show_agent, width) {
+            out.line(&l)?;
+        }
+    }
+    if !skipped.is_empty() {
+        out.flush()?;
+        eprintln!(
+            "warning: skipped {} {}:",
+            skipped.len(),
+            if skipped.len() == 1 { "file" } else { "files" }
+        );
+        for s in skipped {
+            eprintln!("  {}: {}", s.path.display(), s.reason);
+        }
+    }
+    Ok(())
+}
+
+/// `sessions list`.
+pub(crate) fn run(loc: &Locator, all: bool, json: bool, out: &mut Output) -> anyhow::Result<()> {
+    let (listed, skipped) = collect(loc, all)?;
+    if json {
+        out.line(&session_format::normalize::to_json_string_indented(
+            &to_json(&listed, &skipped),
+            2,
+        ))?;
+        return Ok(());
+    }
+    let show_agent = all || (loc.agent.is_none() && loc.dir.is_none());
+    write_table(&listed, &skipped, show_agent, text::output_width(None), out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_ids_are_unique_prefixes() {
+        let ids = [
+            "0195f000-0000-7000-8000-000000000001",
+            "0195f000-1111-7000-8000-000000000002",
+            "abcdef12-0000",
+        ];
+        assert_eq!(
+            short_ids(&ids),
+            vec!["0195f000-0", "0195f000-1", "abcdef12"]
+        );
+    }
+}

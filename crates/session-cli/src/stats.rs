@@ -1,0 +1,219 @@
+//! `sessions stats FILE...`: entries by kind (messages by role), tree shape, size and how long
+//! the read-only open took.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use session_format::entry::EntryType;
+use session_format::json::{JsObject, JsValue};
+
+use crate::model::{self, TreeModel};
+use crate::output::Output;
+use crate::text;
+
+pub(crate) const LONG_ABOUT: &str = "\
+Print statistics of one or more sessions, read-only: size in bytes and lines, header version,
+entries by kind (messages by role), roots, depth, branch points, leaves, labels, the current
+branch's length, the number of problems `check` would report, and how long the read-only open
+(read, index, in-memory migration) and the tree build took.
+
+JSON output (--json): an array with one object per file:
+  {\"file\", \"bytes\", \"lines\", \"version\", \"sessionId\", \"entries\",
+   \"byKind\": {kind: count}, \"byRole\": {role: count},
+   \"roots\", \"depth\", \"branchPoints\", \"leaves\", \"labels\", \"branchLength\",
+   \"problems\", \"openMs\", \"treeMs\"}
+Kinds are entry types (message, compaction, …); counts are over entry rows (duplicates included).";
+
+struct Stats {
+    json: JsValue,
+    lines: Vec<String>,
+}
+
+fn count_lines(bytes: &[u8]) -> usize {
+    let n = bytes.iter().filter(|&&b| b == b'\n').count();
+    if bytes.last().is_some_and(|&b| b != b'\n') {
+        n + 1
+    } else {
+        n
+    }
+}
+
+fn one(path: &Path) -> anyhow::Result<Stats> {
+    let start = Instant::now();
+    let ro = model::open(path)?;
+    let open_ms = start.elapsed().as_secs_f64() * 1000.0;
+    let sm = &ro.session;
+    let start = Instant::now();
+    let m = TreeModel::new(sm);
+    let tree_ms = start.elapsed().as_secs_f64() * 1000.0;
+    let bytes = session_store::io::read_file(path)?;
+    let lines = count_lines(&bytes);
+    let mut by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut by_role: BTreeMap<String, usize> = BTreeMap::new();
+    let mut total = 0;
+    for e in sm.get_entries() {
+        total += 1;
+        *by_kind.entry(e.entry_type().as_str()).or_default() += 1;
+        if e.entry_type() == EntryType::Message {
+            let role = e
+                .raw_value()
+                .ok()
+                .and_then(|v| {
+                    v.get("message")
+                        .and_then(|m| crate::render::field(m, "role"))
+                })
+                .unwrap_or_else(|| "(none)".to_owned());
+            *by_role.entry(role).or_default() += 1;
+        }
+    }
+    let labels = (0..m.len()).filter(|&i| m.label(i).is_some()).count();
+    let branch_len = sm.get_branch(None).len();
+    let version = model::file_version(&ro)?;
+    let problems = crate::check::problems(&ro.report, sm, &bytes).len();
+
+    let mut o = JsObject::new();
+    let num = |n: usize| JsValue::Number(n as f64);
+    o.insert("file", JsValue::from(path.display().to_string()));
+    o.insert("bytes", num(ro.report.bytes));
+    o.insert("lines", num(lines));
+    o.insert("version", version.map_or(JsValue::Null, JsValue::Number));
+    o.insert("sessionId", JsValue::from(sm.get_session_id()));
+    o.insert("entries", num(total));
+    let mut k = JsObject::new();
+    for (kind, n) in &by_kind {
+        k.insert(*kind, num(*n));
+    }
+    o.insert("byKind", JsValue::Object(k));
+    let mut r = JsObject::new();
+    for (role, n) in &by_role {
+        r.insert(role.as_str(), num(*n));
+    }
+    o.insert("byRole", JsValue::Object(r));
+    o.insert("roots", num(m.tree.roots.len()));
+    o.insert("depth", num(m.max_depth()));
+    o.insert("branchPoints", num(m.branch_points()));
+    o.insert("leaves", num(m.leaves()));
+    o.insert("labels", num(labels));
+    o.insert("branchLength", num(branch_len));
+    o.insert("problems", num(problems));
+    o.insert(
+        "openMs",
+        JsValue::Number((open_ms * 1000.0).round() / 1000.0),
+    );
+    o.insert(
+        "treeMs",
+        JsValue::Number((tree_ms * 1000.0).round() / 1000.0),
+    );
+
+    let mut out = Vec::new();
+    let kv = |k: &str, v: String| format!("  {} {v}", text::pad(k, 14));
+    out.push(path.display().to_string());
+    out.push(kv(
+        "size",
+        format!(
+            "{} bytes ({}), {} lines",
+            text::thousands(ro.report.bytes),
+            text::human_bytes(ro.report.bytes as u64),
+            text::thousands(lines)
+        ),
+    ));
+    let v = version.map_or_else(
+        || "none (no session header in the file)".to_owned(),
+        session_format::json::number_to_string,
+    );
+    let v = if version.is_some_and(|v| v < 3.0) {
+        format!("{v} (migrated in memory; the file is not changed)")
+    } else {
+        v
+    };
+    out.push(kv("version", v));
+    out.push(kv("entries", text::thousands(total)));
+    for (kind, n) in &by_kind {
+        let mut line = format!(
+            "    {} {}",
+            text::pad(kind, 22),
+            text::pad_left(&text::thousands(*n), 7)
+        );
+        if *kind == "message" && !by_role.is_empty() {
+            let roles: Vec<String> = by_role
+                .iter()
+                .map(|(r, n)| format!("{r} {}", text::thousands(*n)))
+                .collect();
+            line.push_str(&format!("  ({})", roles.join(", ")));
+        }
+        out.push(line);
+    }
+    out.push(kv(
+        "tree",
+        format!(
+            "{} {}, depth {}, {} branch {}, {} {}",
+            m.tree.roots.len(),
+            if m.tree.roots.len() == 1 {
+                "root"
+            } else {
+                "roots"
+            },
+            text::thousands(m.max_depth()),
+            m.branch_points(),
+            if m.branch_points() == 1 {
+                "point"
+            } else {
+                "points"
+            },
+            text::thousands(m.leaves()),
+            if m.leaves() == 1 { "leaf" } else { "leaves" },
+        ),
+    ));
+    out.push(kv(
+        "branch",
+        format!(
+            "{} entries to leaf {}",
+            text::thousands(branch_len),
+            sm.get_leaf_id().map_or("none", text::short_id)
+        ),
+    ));
+    out.push(kv("labels", text::thousands(labels)));
+    out.push(kv(
+        "problems",
+        if problems == 0 {
+            "none".to_owned()
+        } else {
+            format!("{problems} (see `sessions check`)")
+        },
+    ));
+    out.push(kv(
+        "open time",
+        format!("{open_ms:.1} ms (tree {tree_ms:.1} ms)"),
+    ));
+    Ok(Stats {
+        json: JsValue::Object(o),
+        lines: out,
+    })
+}
+
+/// `sessions stats FILE...`.
+pub(crate) fn run(
+    paths: &[std::path::PathBuf],
+    json: bool,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let mut all = Vec::with_capacity(paths.len());
+    for p in paths {
+        all.push(one(p)?);
+    }
+    if json {
+        let v = JsValue::Array(all.into_iter().map(|s| s.json).collect());
+        out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
+        return Ok(());
+    }
+    for (k, s) in all.iter().enumerate() {
+        if k > 0 {
+            out.line("")?;
+        }
+        for l in &s.lines {
+            out.line(l)?;
+        }
+    }
+    Ok(())
+}

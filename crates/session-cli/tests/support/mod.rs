@@ -1,0 +1,294 @@
+//! Shared helpers for the `sessions` binary tests: running the binary, fixtures, planting files
+//! (through `session_store::io`), fingerprints for the read-only checks, and output redaction.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use sha2::{Digest, Sha256};
+
+/// What a run of the binary produced.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit code.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// The `sessions` binary with a clean environment: no `OPENCLAW_STATE_DIR`, `HOME` pointing
+/// nowhere useful, no colours.
+pub fn cmd() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sessions"));
+    c.env_remove("OPENCLAW_STATE_DIR")
+        .env_remove("OPENCLAW_AGENT_DIR")
+        .env("HOME", "/nonexistent-home-for-tests")
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// Runs the binary with `args` in `cwd`.
+pub fn run_in<I, S>(cwd: &Path, args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let out = cmd().current_dir(cwd).args(args).output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// Runs the binary in the fixtures directory (so paths in the output are relative).
+pub fn run<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run_in(&fixtures_dir(), args)
+}
+
+/// This crate's `tests/fixtures/`.
+pub fn fixtures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// A fixture of this crate.
+pub fn fixture(name: &str) -> PathBuf {
+    fixtures_dir().join(name)
+}
+
+/// The shared folder (`$SESSION_SHARED_DIR`, else `<workspace>/../shared`), or `None` with a
+/// printed reason so the calling test can skip on a fresh clone without it.
+pub fn shared_dir(test: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("SESSION_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    if dir.join("conformance").is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipping {test}: shared folder not found at {} (set SESSION_SHARED_DIR)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The pi fixture (`shared/fixtures/pi-large-session-v1.jsonl`), or `None` with a printed reason.
+pub fn pi_fixture(test: &str) -> Option<PathBuf> {
+    let p = shared_dir(test)?.join("fixtures/pi-large-session-v1.jsonl");
+    if p.is_file() {
+        Some(p)
+    } else {
+        eprintln!("skipping {test}: {} not found", p.display());
+        None
+    }
+}
+
+/// A fresh temporary directory.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Plants a file (creating its directory) through `session_store::io`.
+pub fn plant(path: &Path, bytes: &[u8]) {
+    session_store::io::ensure_dir(path.parent().unwrap()).unwrap();
+    session_store::io::write_raw(path, bytes).unwrap();
+}
+
+/// Copies a file to `dst` and moves its mtime 20 years back, so any write would show.
+pub fn plant_copy(src: &Path, dst: &Path) {
+    plant(dst, &std::fs::read(src).unwrap());
+    let past = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    std::fs::File::open(dst)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
+}
+
+/// What must not change when a file is only inspected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub sha256: String,
+    pub len: u64,
+    pub mtime: SystemTime,
+    pub inode: u64,
+    pub mode: u32,
+}
+
+/// The fingerprint of a file.
+pub fn fingerprint(path: &Path) -> Fingerprint {
+    let bytes = std::fs::read(path).unwrap();
+    let meta = std::fs::metadata(path).unwrap();
+    Fingerprint {
+        sha256: format!("{:x}", Sha256::digest(&bytes)),
+        len: meta.len(),
+        mtime: meta.modified().unwrap(),
+        inode: meta.ino(),
+        mode: meta.mode(),
+    }
+}
+
+/// The names in a directory, sorted.
+pub fn dir_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Replaces a temporary path with a placeholder (and its canonical form too).
+pub fn redact(text: &str, path: &Path, with: &str) -> String {
+    let mut t = text.replace(&path.display().to_string(), with);
+    if let Ok(c) = std::fs::canonicalize(path) {
+        t = t.replace(&c.display().to_string(), with);
+    }
+    t
+}
+
+/// Every inspection subcommand, on a copy of `src`: the file's bytes, mtime, inode and mode
+/// stay the same, and nothing new appears next to it (no backup, no lock, no temp file).
+pub fn assert_read_only(src: &Path, show_arg: &str) {
+    let dir = tempdir();
+    let sessions = dir.path().join("agents/main/sessions");
+    let file = sessions.join("telegram_1.jsonl");
+    plant_copy(src, &file);
+    let before = fingerprint(&file);
+    let names = dir_names(&sessions);
+    let f = file.to_str().unwrap();
+    let exported = dir.path().join("export.html");
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["tree", f],
+        vec!["tree", "--json", f],
+        vec!["tree", "--depth", "2", f],
+        vec!["context", f],
+        vec!["context", "--json", f],
+        vec!["show", f, show_arg],
+        vec!["show", "--raw", f, show_arg],
+        vec!["stats", f],
+        vec!["stats", "--json", f],
+        vec!["check", f],
+        vec!["check", "--json", f],
+        vec!["export", f, "--format", "json"],
+        vec!["export", f, "--format", "jsonl"],
+        vec!["export", f, "--format", "markdown"],
+        vec!["export", f, "--format", "html"],
+        vec![
+            "export",
+            f,
+            "--format",
+            "html",
+            "-o",
+            exported.to_str().unwrap(),
+        ],
+        vec!["list", "--root", dir.path().to_str().unwrap()],
+        vec!["list", "--json", "--dir", sessions.to_str().unwrap()],
+    ];
+    for args in runs {
+        let r = run_in(dir.path(), &args);
+        assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+        assert_eq!(
+            fingerprint(&file),
+            before,
+            "{args:?} changed {}",
+            src.display()
+        );
+        assert_eq!(dir_names(&sessions), names, "{args:?} created files");
+    }
+}
+
+/// The Chromium binary (`$CHROMIUM`, else `chromium` or `chromium-browser` on PATH), or `None`
+/// with a printed reason.
+pub fn chromium(test: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CHROMIUM").map(PathBuf::from)
+        && p.is_file()
+    {
+        return Some(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser"] {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    eprintln!(
+        "skipping {test}: chromium not found on PATH (Debian: apt-get install chromium; .ci/run installs it)"
+    );
+    None
+}
+
+/// The DOM of a local HTML file after headless Chromium loaded it (`--dump-dom`), with no
+/// network access, a fresh profile, and a 180 s limit.
+pub fn dump_dom(chromium: &Path, html: &Path) -> String {
+    use std::io::Read;
+    use std::process::Stdio;
+    let profile = tempdir();
+    let url = format!("file://{}", std::fs::canonicalize(html).unwrap().display());
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-quic",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(&url)
+        .env("HOME", profile.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        stdout.read_to_end(&mut buf).map(|_| buf)
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(180);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "chromium exited with {status}");
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 180 s on {url}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    String::from_utf8(reader.join().unwrap().unwrap()).unwrap()
+}
+
+/// Every `name="value"` attribute value in an HTML text.
+pub fn attr_values(html: &str, name: &str) -> Vec<String> {
+    let pat = format!(" {name}=\"");
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find(&pat) {
+        rest = &rest[i + pat.len()..];
+        let end = rest.find('"').unwrap();
+        out.push(rest[..end].to_owned());
+        rest = &rest[end..];
+    }
+    out
+}

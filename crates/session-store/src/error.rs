@@ -1,0 +1,310 @@
+//! Error types, one enum per operation (rust-style.md "Errors"). Content problems name the file,
+//! the 1-based line number and the byte offset of the row; "not found" errors use the reference's
+//! exact text (`Entry <id> not found`).
+
+use std::io;
+use std::path::PathBuf;
+
+use session_format::json::{JsonError, SerdeError};
+
+/// Where a row came from: the file, its 1-based line number and the byte offset of its first
+/// byte. Rows created in this process have no line.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct RowLocation {
+    /// The session file, when the manager has one.
+    pub file: Option<PathBuf>,
+    /// 1-based line number in the file as it was read.
+    pub line: Option<usize>,
+    /// Byte offset of the row's first byte in the file as it was read.
+    pub byte_offset: Option<usize>,
+}
+
+impl std::fmt::Display for RowLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.file {
+            Some(p) => write!(f, "{}", p.display())?,
+            None => f.write_str("<in memory>")?,
+        }
+        match (self.line, self.byte_offset) {
+            (Some(l), Some(o)) => write!(f, ", line {l}, byte {o}"),
+            _ => f.write_str(", new row"),
+        }
+    }
+}
+
+/// A row already validated when it was read could not be parsed again (this indicates a bug:
+/// rows are validated once when read and new rows are serialised by this crate).
+#[derive(Debug, thiserror::Error)]
+#[error("{at}: stored row no longer parses: {source}")]
+pub struct ReadError {
+    /// The row.
+    pub at: RowLocation,
+    /// The JSON error.
+    #[source]
+    pub source: JsonError,
+}
+
+/// Why [`crate::SessionManager::open`] (and the other factories that load a file) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The file exists but could not be read.
+    #[error("cannot read session file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// The file does not exist (read-only open only; a writable open binds a fresh session to
+    /// the path instead).
+    #[error("session file {path} does not exist")]
+    NotFound {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The session directory could not be created.
+    #[error("cannot create session directory {path}: {source}")]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// The byte-exact backup of a file with a corrupt header could not be written; the file
+    /// was left untouched.
+    #[error("cannot back up {path} (corrupt header) to {backup}: {source}")]
+    Backup {
+        /// The session file.
+        path: PathBuf,
+        /// The backup path.
+        backup: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// A repair rewrite (migration, corrupt-header recovery, empty-file header) failed; the
+    /// original file is untouched (writes are atomic).
+    #[error("cannot rewrite session file {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// A row could not be parsed again for migration (a bug: rows are validated when read).
+    #[error("{at}: cannot re-read row for migration: {source}")]
+    Reread {
+        /// The row.
+        at: RowLocation,
+        /// The JSON error.
+        #[source]
+        source: JsonError,
+    },
+}
+
+/// Why an append failed. The in-memory state already holds the new row when only the write
+/// failed ([`AppendError::Write`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppendError {
+    /// `appendLabelChange` on an id that is not an entry.
+    #[error("Entry {id} not found")]
+    EntryNotFound {
+        /// The unknown target id.
+        id: String,
+    },
+    /// The caller's payload could not be turned into a JSON value.
+    #[error("cannot serialise payload: {source}")]
+    Serialize {
+        /// The error.
+        #[source]
+        source: SerdeError,
+    },
+    /// The manager was opened read-only.
+    #[error("session {path} is open read-only")]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The line or the full rewrite could not be written.
+    #[error("cannot write session file {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// A built row did not classify as an entry (a bug in this crate).
+    #[error("internal error: {what}")]
+    Internal {
+        /// What went wrong.
+        what: &'static str,
+    },
+}
+
+/// Why `branch`, `branch_with_summary` or `create_branched_session` failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BranchError {
+    /// The id is neither an entry nor an opaque row with a canonical ancestor.
+    #[error("Entry {id} not found")]
+    EntryNotFound {
+        /// The unknown id.
+        id: String,
+    },
+    /// The manager was opened read-only.
+    #[error("session {path} is open read-only")]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Writing the summary entry or the branched session failed.
+    #[error("cannot write session file {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// The summary payload could not be serialised.
+    #[error("cannot serialise payload: {source}")]
+    Serialize {
+        /// The error.
+        #[source]
+        source: SerdeError,
+    },
+    /// A stored row could not be re-read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+impl From<AppendError> for BranchError {
+    fn from(e: AppendError) -> Self {
+        match e {
+            AppendError::EntryNotFound { id } => BranchError::EntryNotFound { id },
+            AppendError::ReadOnly { path } => BranchError::ReadOnly { path },
+            AppendError::Write { path, source } => BranchError::Write { path, source },
+            AppendError::Serialize { source } => BranchError::Serialize { source },
+            AppendError::Internal { what } => BranchError::Write {
+                path: PathBuf::new(),
+                source: io::Error::other(what),
+            },
+        }
+    }
+}
+
+/// Why `fork_from` failed. No file is left behind in any case.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ForkError {
+    /// The source is missing, empty, or its first parsed line is not a readable header.
+    #[error("Cannot fork: source session file is empty or invalid: {}", path.display())]
+    InvalidSource {
+        /// The source path as given.
+        path: PathBuf,
+    },
+    /// The source could not be read.
+    #[error("cannot read fork source {path}: {source}")]
+    Read {
+        /// The source.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// The new session file could not be written.
+    #[error("cannot write forked session {path}: {source}")]
+    Write {
+        /// The new file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// Migrating the source failed.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+}
+
+/// Why `remove_trailing_entries` failed (after the in-memory change).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RemoveError {
+    /// The manager was opened read-only.
+    #[error("session {path} is open read-only")]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A stored row could not be re-read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The full rewrite failed.
+    #[error("cannot rewrite session file {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Why `build_session_context` failed: a `message` row on the branch has no usable `message`
+/// object (OpenClaw 2026.6.11 throws a `TypeError` there; FINDINGS e).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ContextError {
+    /// The row's `message` is `null` or missing.
+    #[error("{at}: message entry {id} has {} message", if *.missing { "no" } else { "a null" })]
+    InvalidMessage {
+        /// The entry id.
+        id: String,
+        /// `true` when the `message` key is absent, `false` when it is `null`.
+        missing: bool,
+        /// The row.
+        at: RowLocation,
+    },
+    /// A stored row could not be re-read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+/// Why `get_session_name` failed: the latest `session_info` row has a `name` that is neither a
+/// string nor null/absent (OpenClaw 2026.6.11 throws a `TypeError` there; FINDINGS e).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NameError {
+    /// The `name` is a number, boolean, array or object.
+    #[error("{at}: session_info entry {id} has a non-string name")]
+    NonStringName {
+        /// The entry id.
+        id: String,
+        /// The row.
+        at: RowLocation,
+    },
+    /// A stored row could not be re-read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+/// Why listing sessions failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ListError {
+    /// The directory exists but could not be read.
+    #[error("cannot read session directory {path}: {source}")]
+    ReadDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+}

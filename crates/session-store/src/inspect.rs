@@ -1,0 +1,330 @@
+//! The read-only open: loads a file exactly as a writable open would (migration and
+//! corrupt-header recovery happen in memory only), never writes, and reports what a writable
+//! open would repair or what it would keep tolerating: a torn tail, malformed lines (line and
+//! byte offset), a corrupt header, an empty file, an unmigrated version, parent cycles, dangling
+//! parents, duplicate ids and invalid leaf controls.
+
+use std::path::{Path, PathBuf};
+
+use session_format::line::LineError;
+
+use crate::error::OpenError;
+use crate::index::Index;
+use crate::manager::{OpenParams, SessionManager, header_string};
+use crate::paths;
+use crate::rows::{self, Parent, Row, RowKind};
+
+/// A line that is not JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MalformedLine {
+    /// 1-based line number.
+    pub line: usize,
+    /// Byte offset of the line's first byte.
+    pub line_offset: usize,
+    /// Byte offset of the JSON error.
+    pub error_offset: usize,
+    /// The parse error.
+    pub error: String,
+    /// It is the last line and has no `\n` (a torn write).
+    pub torn: bool,
+    /// It holds NUL bytes.
+    pub nul_padded: bool,
+}
+
+/// The header problem, when the first parsed line is not a readable header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CorruptHeader {
+    /// 1-based line number of the `{type:"session", id}` row a writable open would promote to
+    /// header, if any (else it would synthesise one).
+    pub recovered_from_line: Option<usize>,
+    /// Lines a writable open would drop from the live file (they stay in the backup).
+    pub dropped_lines: Vec<usize>,
+}
+
+/// An entry whose `parentId` names nothing known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DanglingParent {
+    /// The entry id.
+    pub id: String,
+    /// The unknown parent id.
+    pub parent_id: String,
+    /// Its line (none for rows created by migration… which always have known parents).
+    pub line: Option<usize>,
+}
+
+/// An id carried by more than one recognised row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DuplicateId {
+    /// The id.
+    pub id: String,
+    /// The lines carrying it (the last one wins for lookups).
+    pub lines: Vec<Option<usize>>,
+}
+
+/// A leaf control whose `targetId` or `appendParentId` is unknown (ignored by the index).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidLeafControl {
+    /// The control's id.
+    pub id: String,
+    /// Its line.
+    pub line: Option<usize>,
+    /// Its `targetId`.
+    pub target_id: Option<String>,
+}
+
+/// What [`SessionManager::open_read_only`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpenReport {
+    /// The file.
+    pub path: PathBuf,
+    /// The file's size in bytes.
+    pub bytes: usize,
+    /// The file is empty or whitespace only (a writable open writes a fresh header).
+    pub empty: bool,
+    /// Lines that are not JSON (kept in place by a writable open, except under a corrupt
+    /// header).
+    pub malformed_lines: Vec<MalformedLine>,
+    /// The last line is unterminated and not JSON (the next append writes a `\n` first).
+    pub torn_tail: Option<MalformedLine>,
+    /// The file does not end with `\n` (whether or not the last line parses).
+    pub missing_final_newline: bool,
+    /// Set when the first parsed line is not a readable header (a writable open backs the file
+    /// up and rewrites it).
+    pub corrupt_header: Option<CorruptHeader>,
+    /// The header version (`version ?? 1`) when below 3 (a writable open migrates and rewrites).
+    pub unmigrated_version: Option<f64>,
+    /// Parent cycles among entries (each as the ids on the cycle, file order); a self-parent is
+    /// a cycle of one.
+    pub cycles: Vec<Vec<String>>,
+    /// Entries whose `parentId` is neither an entry nor an opaque row.
+    pub dangling_parents: Vec<DanglingParent>,
+    /// Ids carried by more than one entry row.
+    pub duplicate_ids: Vec<DuplicateId>,
+    /// Leaf controls the index ignores.
+    pub invalid_leaf_controls: Vec<InvalidLeafControl>,
+}
+
+impl OpenReport {
+    /// True when a writable open would rewrite the file (corrupt header, empty file, or a
+    /// version below 3).
+    pub fn writable_open_would_rewrite(&self) -> bool {
+        self.corrupt_header.is_some() || self.empty || self.unmigrated_version.is_some()
+    }
+
+    /// True when nothing at all was found.
+    pub fn is_clean(&self) -> bool {
+        !self.writable_open_would_rewrite()
+            && self.malformed_lines.is_empty()
+            && !self.missing_final_newline
+            && self.cycles.is_empty()
+            && self.dangling_parents.is_empty()
+            && self.duplicate_ids.is_empty()
+            && self.invalid_leaf_controls.is_empty()
+    }
+}
+
+/// The result of a read-only open: a manager that refuses to write, and the report.
+#[derive(Debug)]
+pub struct ReadOnlyOpen {
+    /// The session, as a writable open would see it (in memory only).
+    pub session: SessionManager,
+    /// What was found.
+    pub report: OpenReport,
+}
+
+fn malformed(err: &LineError, line_offset: usize) -> MalformedLine {
+    MalformedLine {
+        line: err.line,
+        line_offset,
+        error_offset: err.byte_offset,
+        error: err.error.to_string(),
+        torn: err.torn,
+        nul_padded: err.nul_padded,
+    }
+}
+
+impl SessionManager {
+    /// Opens a session file without ever writing (not even a backup): migrations and
+    /// corrupt-header recovery happen in memory only, and the [`OpenReport`] says what a
+    /// writable open would repair. Appends, branching into new files and removals on the
+    /// returned manager fail with a `ReadOnly` error; queries work as usual.
+    ///
+    /// # Errors
+    /// [`OpenError::NotFound`] for a missing file; [`OpenError::Read`].
+    pub fn open_read_only(
+        path: &Path,
+        cwd_override: Option<&str>,
+    ) -> Result<ReadOnlyOpen, OpenError> {
+        let abs = paths::absolute(path);
+        let buf = match crate::io::read_file(&abs) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(OpenError::NotFound { path: abs });
+            }
+            Err(source) => return Err(OpenError::Read { path: abs, source }),
+        };
+        let loaded = rows::load(&buf);
+        let mut report = OpenReport {
+            path: abs.clone(),
+            bytes: buf.len(),
+            empty: loaded.blank,
+            missing_final_newline: !buf.is_empty() && buf.last() != Some(&b'\n'),
+            ..OpenReport::default()
+        };
+        for row in &loaded.rows {
+            if let RowKind::Malformed(err) = &row.kind {
+                let m = malformed(err, row.pos.map_or(0, |p| p.1));
+                if err.torn {
+                    report.torn_tail = Some(m.clone());
+                }
+                report.malformed_lines.push(m);
+            }
+        }
+        match loaded.header {
+            Some(h) => {
+                let v = rows::header_version(&loaded.rows[h], &buf);
+                if v < 3.0 {
+                    report.unmigrated_version = Some(v);
+                }
+            }
+            None if !loaded.blank => {
+                let mut scanner = session_format::json::EnvelopeScanner::new();
+                let mut recovered_from_line = None;
+                let mut dropped_lines = Vec::new();
+                for row in &loaded.rows {
+                    let line = row.pos.map_or(0, |p| p.0);
+                    if matches!(row.kind, RowKind::Malformed(_)) {
+                        dropped_lines.push(line);
+                        continue;
+                    }
+                    if row.kind.is_session_typed() {
+                        let readable = scanner
+                            .scan(row.json(&buf))
+                            .is_ok_and(|env| matches!(env.id, session_format::json::Field::Str(_)));
+                        if readable && recovered_from_line.is_none() {
+                            recovered_from_line = Some(line);
+                        } else {
+                            dropped_lines.push(line);
+                        }
+                    }
+                }
+                report.corrupt_header = Some(CorruptHeader {
+                    recovered_from_line,
+                    dropped_lines,
+                });
+            }
+            None => {}
+        }
+        let header_cwd = loaded
+            .header
+            .and_then(|h| header_string(&loaded.rows[h], &buf, "cwd"));
+        let params = OpenParams::default();
+        let cwd = cwd_override
+            .map(str::to_owned)
+            .or(header_cwd)
+            .or(params.fallback_cwd)
+            .unwrap_or_else(paths::process_cwd);
+        let dir = abs.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut sm = SessionManager::read_only_blank(&cwd, dir);
+        sm.set_loaded(abs, Some(buf), Some(loaded), false)?;
+        analyse(&sm.rows, &sm.ix, &mut report);
+        Ok(ReadOnlyOpen {
+            session: sm,
+            report,
+        })
+    }
+
+    fn read_only_blank(cwd: &str, dir: PathBuf) -> SessionManager {
+        let mut sm = SessionManager::in_memory(cwd);
+        sm.session_dir = dir;
+        sm.read_only = true;
+        sm
+    }
+}
+
+/// Structural problems of the indexed rows.
+fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
+    // Duplicates.
+    let mut seen: crate::index::FxMap<&str, Vec<Option<usize>>> = Default::default();
+    let mut order: Vec<&str> = Vec::new();
+    for row in rows {
+        if let RowKind::Entry(e) = &row.kind {
+            let lines = seen.entry(e.id.as_str()).or_default();
+            if lines.is_empty() {
+                order.push(e.id.as_str());
+            }
+            lines.push(row.pos.map(|p| p.0));
+        }
+    }
+    for id in order {
+        if let Some(lines) = seen.get(id)
+            && lines.len() > 1
+        {
+            report.duplicate_ids.push(DuplicateId {
+                id: id.to_owned(),
+                lines: lines.clone(),
+            });
+        }
+    }
+    // Dangling parents.
+    for row in rows {
+        if let RowKind::Entry(e) = &row.kind
+            && let Parent::Str(p) = &e.parent
+            && !p.is_empty()
+            && !ix.by_id.contains_key(p)
+            && !ix.opaque_parents.contains_key(p)
+        {
+            report.dangling_parents.push(DanglingParent {
+                id: e.id.clone(),
+                parent_id: p.clone(),
+                line: row.pos.map(|p| p.0),
+            });
+        }
+    }
+    // Invalid leaf controls.
+    for row in rows {
+        if let RowKind::Leaf(l) = &row.kind
+            && ix.invalid_leaf.contains(&l.id)
+        {
+            report.invalid_leaf_controls.push(InvalidLeafControl {
+                id: l.id.clone(),
+                line: row.pos.map(|p| p.0),
+                target_id: l.target.clone(),
+            });
+        }
+    }
+    // Cycles over reported parents of the byId rows.
+    let parent_of = |id: &str| -> Option<String> {
+        let &i = ix.by_id.get(id)?;
+        let e = rows.get(i)?.kind.entry()?;
+        ix.normalized_parent(&e.id, &e.parent)
+            .as_id()
+            .filter(|p| ix.by_id.contains_key(*p))
+            .map(str::to_owned)
+    };
+    let mut done: crate::index::FxSet<String> = Default::default();
+    for id in &ix.id_order {
+        if done.contains(id) {
+            continue;
+        }
+        let mut walk: Vec<String> = Vec::new();
+        let mut at: crate::index::FxMap<String, usize> = Default::default();
+        let mut cur = Some(id.clone());
+        while let Some(c) = cur.take() {
+            if done.contains(&c) {
+                break;
+            }
+            if let Some(&k) = at.get(&c) {
+                let mut cycle: Vec<String> = walk[k..].to_vec();
+                let pos = |s: &String| ix.id_order.iter().position(|x| x == s).unwrap_or(0);
+                cycle.sort_by_key(pos);
+                report.cycles.push(cycle);
+                break;
+            }
+            at.insert(c.clone(), walk.len());
+            walk.push(c.clone());
+            cur = parent_of(&c);
+        }
+        done.extend(walk);
+    }
+}

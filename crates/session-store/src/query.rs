@@ -1,0 +1,557 @@
+//! Tree queries (openclaw-jsonl.md §2.3 "Parent resolution for reads", §2.5, §2.8): entries
+//! are borrowed views of rows; parents are reported as the logical/canonical parent; every walk
+//! carries a seen-set and costs O(depth); `get_children` reads a children index.
+
+use std::collections::{HashMap, HashSet};
+
+use session_format::entry::{Entry, EntryType};
+use session_format::json::{JsValue, SerdeError};
+
+use crate::error::{NameError, ReadError, RowLocation};
+use crate::index::{ChildKey, Resolved};
+use crate::manager::{SessionManager, js_trim};
+use crate::rows::{EntryMeta, RowKind};
+
+/// A borrowed view of one entry row. Cheap to copy; the row is parsed only by
+/// [`EntryRef::value`] / [`EntryRef::to_entry`].
+#[derive(Clone, Copy, Debug)]
+pub struct EntryRef<'a> {
+    sm: &'a SessionManager,
+    row: usize,
+}
+
+impl<'a> EntryRef<'a> {
+    pub(crate) fn new(sm: &'a SessionManager, row: usize) -> Self {
+        EntryRef { sm, row }
+    }
+
+    pub(crate) fn meta(&self) -> Option<&'a EntryMeta> {
+        self.sm.rows.get(self.row).and_then(|r| r.kind.entry())
+    }
+
+    /// The entry id.
+    pub fn id(&self) -> &'a str {
+        self.meta().map_or("", |m| m.id.as_str())
+    }
+
+    /// The `type`.
+    pub fn entry_type(&self) -> EntryType {
+        self.meta().map_or(EntryType::Custom, |m| m.ty)
+    }
+
+    /// The `parentId` as stored in the row when it is a string.
+    pub fn raw_parent_id(&self) -> Option<&'a str> {
+        self.meta().and_then(|m| m.parent.as_str())
+    }
+
+    pub(crate) fn resolved_parent(&self) -> Resolved {
+        match self.meta() {
+            Some(m) => self.sm.ix.normalized_parent(&m.id, &m.parent),
+            None => Resolved::Null,
+        }
+    }
+
+    /// The parent reads report: the logical parent when one was recorded, else the stored
+    /// `parentId` resolved through opaque rows to a canonical entry (`None` for null, unknown
+    /// or cyclic chains).
+    pub fn parent_id(&self) -> Option<String> {
+        match self.resolved_parent() {
+            Resolved::Id(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// True for rows written with `appendMode:"side"`.
+    pub fn is_side_append(&self) -> bool {
+        self.meta().is_some_and(|m| m.side)
+    }
+
+    /// True for a `message` whose `message.role` is `assistant`.
+    pub fn is_assistant_message(&self) -> bool {
+        self.meta()
+            .is_some_and(|m| m.msg == Some(crate::rows::MsgShape::Assistant))
+    }
+
+    /// Where the row is (file, 1-based line, byte offset; no line for rows created in this
+    /// process).
+    pub fn location(&self) -> RowLocation {
+        self.sm.location(self.row)
+    }
+
+    /// The row's exact bytes (without the line feed).
+    pub fn raw_bytes(&self) -> &'a [u8] {
+        self.sm
+            .rows
+            .get(self.row)
+            .map_or(&[][..], |r| r.bytes(&self.sm.buf))
+    }
+
+    /// The row as stored (a fresh parse; no normalisation).
+    ///
+    /// # Errors
+    /// [`ReadError`] (only if the stored bytes no longer parse, which indicates a bug).
+    pub fn raw_value(&self) -> Result<JsValue, ReadError> {
+        match self.sm.rows.get(self.row) {
+            Some(r) => r
+                .value(&self.sm.buf)
+                .map_err(|e| self.sm.read_error(self.row, e)),
+            None => Ok(JsValue::Null),
+        }
+    }
+
+    /// The row as reads report it (`getEntry`): `parentId` replaced by [`EntryRef::parent_id`]
+    /// when that differs (in place; appended when the row had none), and a compaction's
+    /// `firstKeptEntryId` that names an opaque row replaced by its canonical ancestor, else the
+    /// first canonical descendant on this entry's branch, else any canonical entry whose chain
+    /// reaches it, else this entry's parent (§2.3).
+    ///
+    /// # Errors
+    /// As [`EntryRef::raw_value`].
+    pub fn value(&self) -> Result<JsValue, ReadError> {
+        let mut value = self.raw_value()?;
+        let Some(meta) = self.meta() else {
+            return Ok(value);
+        };
+        let parent = self.resolved_parent();
+        if !parent.same_as(&meta.parent)
+            && let (Some(obj), Some(v)) = (value.as_object_mut(), parent.to_value())
+        {
+            obj.insert("parentId", v);
+        }
+        if meta.ty == EntryType::Compaction
+            && let Some(fk) = value
+                .get("firstKeptEntryId")
+                .and_then(|v| v.as_str_lossy())
+                .map(|s| s.into_owned())
+        {
+            let ix = &self.sm.ix;
+            if !ix.by_id.contains_key(&fk) && ix.opaque_parents.contains_key(&fk) {
+                let resolved = ix
+                    .resolve_canonical(Some(&fk))
+                    .or_else(|| self.first_descendant_on_branch(&fk, parent.as_id()))
+                    .or_else(|| self.first_descendant(&fk))
+                    .or_else(|| parent.as_id().map(str::to_owned));
+                if let Some(r) = resolved.filter(|r| !r.is_empty() && *r != fk)
+                    && let Some(obj) = value.as_object_mut()
+                {
+                    obj.insert("firstKeptEntryId", JsValue::from(r));
+                }
+            }
+        }
+        Ok(value)
+    }
+
+    /// `findFirstCanonicalDescendantOnBranch`.
+    fn first_descendant_on_branch(&self, opaque: &str, from: Option<&str>) -> Option<String> {
+        let ix = &self.sm.ix;
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut cur = from.map(str::to_owned);
+        let mut found: Option<String> = None;
+        while let Some(c) = cur.take().filter(|c| !c.is_empty()) {
+            if seen.contains(&c) {
+                break;
+            }
+            if c == opaque {
+                return found;
+            }
+            seen.insert(c.clone());
+            if let Some(meta) = ix
+                .by_id
+                .get(&c)
+                .and_then(|&i| self.sm.rows.get(i))
+                .and_then(|r| r.kind.entry())
+            {
+                found = Some(meta.id.clone());
+                cur = meta.parent.as_str().map(str::to_owned);
+            } else {
+                cur = ix.opaque_parents.get(&c).cloned().flatten();
+            }
+        }
+        None
+    }
+
+    /// `findFirstCanonicalDescendant`.
+    fn first_descendant(&self, opaque: &str) -> Option<String> {
+        let ix = &self.sm.ix;
+        for row in &self.sm.rows {
+            let Some(meta) = row.kind.entry() else {
+                continue;
+            };
+            let mut seen: HashSet<&str> = HashSet::new();
+            let mut p = meta.parent.as_str();
+            while let Some(c) = p.filter(|c| !c.is_empty()) {
+                if !ix.opaque_parents.contains_key(c) || !seen.insert(c) {
+                    break;
+                }
+                if c == opaque {
+                    return Some(meta.id.clone());
+                }
+                p = ix.opaque_parents.get(c).and_then(|v| v.as_deref());
+            }
+        }
+        None
+    }
+
+    /// The normalised row read as a typed [`Entry`].
+    ///
+    /// # Errors
+    /// [`EntryError`] when the row does not fit the typed model (it is still kept and
+    /// navigable as bytes).
+    pub fn to_entry(&self) -> Result<Entry, EntryError> {
+        let value = self.value()?;
+        Entry::from_value(&value).map_err(|source| EntryError::Typed {
+            at: self.location(),
+            source,
+        })
+    }
+}
+
+/// Why [`EntryRef::to_entry`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EntryError {
+    /// The row could not be re-read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The row does not fit the typed model.
+    #[error("{at}: {source}")]
+    Typed {
+        /// The row.
+        at: RowLocation,
+        /// The serde error.
+        #[source]
+        source: SerdeError,
+    },
+}
+
+/// A node of [`SessionTree`].
+#[derive(Clone, Debug)]
+pub struct TreeNode<'a> {
+    /// The entry (the last row with its id).
+    pub entry: EntryRef<'a>,
+    /// Children (indices into [`SessionTree::nodes`]), oldest first by timestamp.
+    pub children: Vec<usize>,
+    /// The entry's label (any truthy JSON value a label row set), if any.
+    pub label: Option<JsValue>,
+    /// The timestamp of the label row that set it.
+    pub label_timestamp: Option<JsValue>,
+}
+
+impl TreeNode<'_> {
+    /// The label when it is a string.
+    pub fn label_str(&self) -> Option<String> {
+        self.label
+            .as_ref()
+            .and_then(|l| l.as_str_lossy().map(|s| s.into_owned()))
+    }
+}
+
+/// The session as a forest, in an arena (no recursion, so deep chains are safe).
+#[derive(Clone, Debug, Default)]
+pub struct SessionTree<'a> {
+    /// Every node, one per entry id, in first-appearance order.
+    pub nodes: Vec<TreeNode<'a>>,
+    /// Root nodes in file order.
+    pub roots: Vec<usize>,
+}
+
+/// `new Date(value).getTime()` for a row's `timestamp`.
+pub(crate) fn js_date_of(v: Option<&JsValue>) -> f64 {
+    match v {
+        Some(JsValue::String(s)) => {
+            session_format::time::parse_js_date(&s.to_str_lossy()).map_or(f64::NAN, |ms| ms as f64)
+        }
+        Some(JsValue::Number(n)) if n.abs() <= 8.64e15 => n.trunc(),
+        Some(JsValue::Null) => 0.0,
+        Some(JsValue::Bool(b)) => f64::from(u8::from(*b)),
+        _ => f64::NAN,
+    }
+}
+
+/// Sorts `items` by `key` ascending the way V8's `Array.prototype.sort` does with the
+/// comparator `a - b` (stable; a NaN difference counts as "equal", so rows with invalid
+/// timestamps stay where the insertion sort leaves them).
+pub(crate) fn js_sort_by_key<T: Copy>(items: &mut [T], key: impl Fn(&T) -> f64) {
+    let n = items.len();
+    if n < 2 {
+        return;
+    }
+    let keys: Vec<f64> = items.iter().map(&key).collect();
+    if keys.iter().all(|k| !k.is_nan()) {
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| keys[a].total_cmp(&keys[b]));
+        apply_order(items, &order);
+        return;
+    }
+    // V8 TimSort on a short array: one run (counted, reversed when strictly descending), then
+    // binary insertion of the rest.
+    let cmp = |a: f64, b: f64| -> f64 {
+        let d = a - b;
+        if d.is_nan() { 0.0 } else { d }
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut run = 2;
+    let descending = cmp(keys[order[1]], keys[order[0]]) < 0.0;
+    while run < n {
+        let o = cmp(keys[order[run]], keys[order[run - 1]]);
+        if (descending && o >= 0.0) || (!descending && o < 0.0) {
+            break;
+        }
+        run += 1;
+    }
+    if descending {
+        order[..run].reverse();
+    }
+    for start in run..n {
+        let pivot = order[start];
+        let (mut left, mut right) = (0, start);
+        while left < right {
+            let mid = left + ((right - left) >> 1);
+            if cmp(keys[pivot], keys[order[mid]]) < 0.0 {
+                right = mid;
+            } else {
+                left = mid + 1;
+            }
+        }
+        order.copy_within(left..start, left + 1);
+        order[left] = pivot;
+    }
+    apply_order(items, &order);
+}
+
+fn apply_order<T: Copy>(items: &mut [T], order: &[usize]) {
+    let sorted: Vec<T> = order.iter().map(|&i| items[i]).collect();
+    items.copy_from_slice(&sorted);
+}
+
+impl SessionManager {
+    /// The entry with this id (the last row carrying it), or `None`.
+    pub fn get_entry(&self, id: &str) -> Option<EntryRef<'_>> {
+        self.ix.by_id.get(id).map(|&i| EntryRef::new(self, i))
+    }
+
+    /// The leaf entry, or `None` when there is no leaf.
+    pub fn get_leaf_entry(&self) -> Option<EntryRef<'_>> {
+        self.ix
+            .leaf
+            .as_deref()
+            .filter(|l| !l.is_empty())
+            .and_then(|l| self.get_entry(l))
+    }
+
+    /// Every recognised row in file order (duplicates included), header excluded.
+    pub fn get_entries(&self) -> impl Iterator<Item = EntryRef<'_>> + '_ {
+        self.rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r.kind, RowKind::Entry(_)))
+            .map(|(i, _)| EntryRef::new(self, i))
+    }
+
+    /// Number of recognised rows.
+    pub fn entry_count(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| matches!(r.kind, RowKind::Entry(_)))
+            .count()
+    }
+
+    /// The entries whose reported parent is `parent_id` (`None` = roots with a null parent),
+    /// in `byId` order. O(children).
+    pub fn get_children(&self, parent_id: Option<&str>) -> Vec<EntryRef<'_>> {
+        let key = match parent_id {
+            None => ChildKey::Null,
+            Some(p) => ChildKey::Id(p.to_owned()),
+        };
+        self.ix
+            .children
+            .get(&key)
+            .map(|v| v.iter().map(|&i| EntryRef::new(self, i)).collect())
+            .unwrap_or_default()
+    }
+
+    /// The label of an entry.
+    pub fn get_label(&self, id: &str) -> Option<&JsValue> {
+        self.ix.labels.get(id).map(|l| &l.label)
+    }
+
+    /// The timestamp of the label row that set an entry's label.
+    pub fn get_label_timestamp(&self, id: &str) -> Option<&JsValue> {
+        self.ix.labels.get(id).and_then(|l| l.timestamp.as_ref())
+    }
+
+    /// The path from the root to `from_id` (default: the leaf), root first: reported parents
+    /// are followed, an opaque id is walked through its opaque parents; a seen-set stops
+    /// cycles (each entry appears once). O(depth).
+    pub fn get_branch(&self, from_id: Option<&str>) -> Vec<EntryRef<'_>> {
+        let mut path = Vec::new();
+        let mut seen: crate::index::FxSet<String> = Default::default();
+        let mut cur: Option<String> = match from_id {
+            Some(id) => Some(id.to_owned()),
+            None => self.ix.leaf.clone(),
+        };
+        while let Some(c) = cur.take().filter(|c| !c.is_empty()) {
+            if !seen.insert(c.clone()) {
+                break;
+            }
+            if let Some(&i) = self.ix.by_id.get(&c) {
+                let e = EntryRef::new(self, i);
+                cur = e.resolved_parent().truthy().map(str::to_owned);
+                path.push(e);
+            } else {
+                cur = self.ix.opaque_parents.get(&c).cloned().flatten();
+            }
+        }
+        path.reverse();
+        path
+    }
+
+    /// The header row as parsed (`getHeader()`), `None` when there is none.
+    ///
+    /// # Errors
+    /// [`ReadError`] (a bug).
+    pub fn get_header(&self) -> Result<Option<JsValue>, ReadError> {
+        match self.header {
+            Some(h) => self.rows[h]
+                .value(&self.buf)
+                .map(Some)
+                .map_err(|e| self.read_error(h, e)),
+            None => Ok(None),
+        }
+    }
+
+    /// The session name: the last `session_info` row in file order (any branch), its `name`
+    /// `trim()`med; empty, `null` or absent ⇒ `None` (openclaw-jsonl.md §2.8).
+    ///
+    /// # Errors
+    /// [`NameError::NonStringName`] when that row's `name` is a number, boolean, array or
+    /// object (OpenClaw 2026.6.11 throws `entry.name?.trim is not a function`).
+    pub fn get_session_name(&self) -> Result<Option<String>, NameError> {
+        let Some(i) = self.ix.last_session_info else {
+            return Ok(None);
+        };
+        let value = self.rows[i]
+            .value(&self.buf)
+            .map_err(|e| self.read_error(i, e))?;
+        match value.get("name") {
+            None | Some(JsValue::Null) => Ok(None),
+            Some(JsValue::String(s)) => {
+                let t = js_trim(&s.to_str_lossy());
+                Ok((!t.is_empty()).then_some(t))
+            }
+            Some(_) => Err(NameError::NonStringName {
+                id: self.rows[i]
+                    .kind
+                    .entry()
+                    .map(|e| e.id.clone())
+                    .unwrap_or_default(),
+                at: self.location(i),
+            }),
+        }
+    }
+
+    /// The session as a forest (`getTree()`): one node per entry id; a node is a root when its
+    /// reported parent is null, itself, or not an entry; roots in file order; children sorted
+    /// by timestamp (stable). Fixes over the reference (docs/DEVIATIONS.md D3, D4): entries on
+    /// a parent cycle, which the reference drops (or hangs on), are kept — each cycle is broken
+    /// at its member that comes first in the file — so every entry appears exactly once.
+    pub fn get_tree(&self) -> SessionTree<'_> {
+        let mut node_of: crate::index::FxMap<&str, usize> = Default::default();
+        let mut nodes: Vec<TreeNode<'_>> = Vec::with_capacity(self.ix.id_order.len());
+        let mut first_pos: Vec<usize> = Vec::new();
+        for (pos, row) in self.rows.iter().enumerate() {
+            let Some(e) = row.kind.entry() else { continue };
+            if node_of.contains_key(e.id.as_str()) {
+                continue;
+            }
+            let Some(&last) = self.ix.by_id.get(&e.id) else {
+                continue;
+            };
+            node_of.insert(e.id.as_str(), nodes.len());
+            first_pos.push(pos);
+            let label = self.ix.labels.get(&e.id);
+            nodes.push(TreeNode {
+                entry: EntryRef::new(self, last),
+                children: Vec::new(),
+                label: label.map(|l| l.label.clone()),
+                label_timestamp: label.and_then(|l| l.timestamp.clone()),
+            });
+        }
+        let n = nodes.len();
+        let mut parent: Vec<Option<usize>> = vec![None; n];
+        let mut roots: Vec<usize> = Vec::new();
+        for (k, node) in nodes.iter().enumerate() {
+            let resolved = node.entry.resolved_parent();
+            let p = resolved
+                .as_id()
+                .filter(|p| *p != node.entry.id())
+                .and_then(|p| node_of.get(p).copied());
+            match p {
+                Some(p) => parent[k] = Some(p),
+                None => roots.push(k),
+            }
+        }
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (k, p) in parent.iter().enumerate() {
+            if let Some(p) = *p {
+                children[p].push(k);
+            }
+        }
+        // Reachability from the roots; whatever is left hangs off a cycle.
+        let mut reached = vec![false; n];
+        let mark = |start: usize, reached: &mut Vec<bool>, children: &Vec<Vec<usize>>| {
+            let mut stack = vec![start];
+            while let Some(k) = stack.pop() {
+                if reached[k] {
+                    continue;
+                }
+                reached[k] = true;
+                stack.extend(children[k].iter().copied());
+            }
+        };
+        for &r in &roots {
+            mark(r, &mut reached, &children);
+        }
+        for start in 0..n {
+            if reached[start] {
+                continue;
+            }
+            // Walk up to find the cycle this node hangs from.
+            let mut on_walk: HashMap<usize, usize> = HashMap::new();
+            let mut walk: Vec<usize> = Vec::new();
+            let mut k = start;
+            loop {
+                if let Some(&at) = on_walk.get(&k) {
+                    let cycle = &walk[at..];
+                    let breaker = cycle
+                        .iter()
+                        .copied()
+                        .min_by_key(|&c| first_pos[c])
+                        .unwrap_or(k);
+                    if let Some(p) = parent[breaker].take() {
+                        children[p].retain(|&c| c != breaker);
+                    }
+                    let at_pos = roots.partition_point(|&r| first_pos[r] < first_pos[breaker]);
+                    roots.insert(at_pos, breaker);
+                    mark(breaker, &mut reached, &children);
+                    break;
+                }
+                on_walk.insert(k, walk.len());
+                walk.push(k);
+                match parent[k] {
+                    Some(p) if !reached[p] => k = p,
+                    _ => break,
+                }
+            }
+        }
+        for (k, mut kids) in children.into_iter().enumerate() {
+            // Only lists of two or more need timestamps (and thus a parse of each child).
+            js_sort_by_key(&mut kids, |&c| {
+                let v = nodes[c].entry.raw_value().ok();
+                js_date_of(v.as_ref().and_then(|v| v.get("timestamp")))
+            });
+            nodes[k].children = kids;
+        }
+        SessionTree { nodes, roots }
+    }
+}

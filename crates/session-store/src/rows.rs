@@ -1,0 +1,528 @@
+//! Rows in file order: each keeps its exact bytes (a span of the file buffer, or owned bytes for
+//! rows created or rewritten in this process) plus the little the index needs, read with the
+//! cheap envelope scan. Full parses happen only on demand, and at load time only for the rare
+//! rows whose navigation meaning needs more than the envelope (leaf controls, labels, rows
+//! carrying `appendMode`, `message` rows whose `message` is not an object).
+//!
+//! Classification follows OpenClaw 2026.6.11 (openclaw-jsonl.md §1.5 "Gen J (bundle)";
+//! FINDINGS a, e, i): the first parsed row is the header when it is `{type:"session", id:string}`;
+//! a known type with a non-empty string id is an entry whatever its body; `reset` rows are
+//! parent-linked opaque rows; `type:"leaf"` rows are leaf controls when their shape checks out.
+
+use session_format::entry::EntryType;
+use session_format::json::{
+    Envelope, EnvelopeScanner, Field, JsValue, ValueKind, parse_value, to_json_string,
+};
+use session_format::line::{LineContent, LineError, LineReader};
+use session_format::migrate::{MigrationReport, MigrationRow, js_version_number, migrate};
+use session_format::row::{RowClass, classify_in};
+
+/// A `parentId`-like field as the row holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub(crate) enum Parent {
+    /// No such key.
+    #[default]
+    Absent,
+    /// `null`.
+    Null,
+    /// A string.
+    Str(String),
+    /// A number, boolean, array or object.
+    Other,
+}
+
+impl Parent {
+    pub(crate) fn from_field(f: &Field<'_>) -> Self {
+        match f {
+            Field::Absent => Parent::Absent,
+            Field::Null => Parent::Null,
+            Field::Str(s) => Parent::Str(s.to_string()),
+            Field::Other => Parent::Other,
+        }
+    }
+
+    /// The value as a reference id (`null` and anything not a string give `None`).
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Parent::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// The bytes of a row.
+#[derive(Clone, Debug)]
+pub(crate) enum Text {
+    /// A span of the manager's file buffer.
+    Span { start: usize, end: usize },
+    /// Bytes owned by the row (created or re-serialised in this process).
+    Owned(Box<[u8]>),
+}
+
+/// What a `message` row's `message` is, as far as the index and the context builder care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MsgShape {
+    /// An object whose `role` is `"assistant"`.
+    Assistant,
+    /// Any other object.
+    Object,
+    /// `null`.
+    Null,
+    /// No `message` key.
+    Missing,
+    /// A string, number, boolean or array.
+    Scalar,
+}
+
+/// The parts of a `label` row the index needs.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LabelMeta {
+    /// `targetId` when it is a string.
+    pub(crate) target: Option<String>,
+    /// `label` (any JSON value), absent = `None`.
+    pub(crate) label: Option<JsValue>,
+    /// `timestamp` (any JSON value), absent = `None`.
+    pub(crate) timestamp: Option<JsValue>,
+}
+
+/// A recognised entry.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct EntryMeta {
+    pub(crate) ty: EntryType,
+    pub(crate) id: String,
+    pub(crate) parent: Parent,
+    /// `appendMode === "side"`.
+    pub(crate) side: bool,
+    /// For `message` rows.
+    pub(crate) msg: Option<MsgShape>,
+    /// For `label` rows.
+    pub(crate) label: Option<LabelMeta>,
+}
+
+/// A leaf control (openclaw-jsonl.md §1.4): `{type:"leaf", id, parentId, targetId,
+/// appendParentId?, appendMode?}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LeafMeta {
+    pub(crate) id: String,
+    pub(crate) parent: Option<String>,
+    pub(crate) target: Option<String>,
+    /// `None` = key absent; `Some(None)` = `null`.
+    pub(crate) append_parent: Option<Option<String>>,
+    pub(crate) side: bool,
+}
+
+/// How the index treats a row.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum RowKind {
+    /// Not JSON: kept in place and re-emitted verbatim.
+    Malformed(LineError),
+    /// The session header.
+    Header,
+    /// A recognised entry.
+    Entry(EntryMeta),
+    /// A known type without an id in a v<2 file, before migration.
+    Legacy,
+    /// A valid leaf control.
+    Leaf(LeafMeta),
+    /// A parent-linked opaque row (`id` + `parentId`, type not session/leaf).
+    Linked { id: String, parent: Option<String> },
+    /// Any other JSON row.
+    Opaque {
+        /// The row is an object.
+        object: bool,
+        /// Its `type` is `"session"`.
+        session: bool,
+        /// Its `parentId`.
+        parent: Parent,
+    },
+}
+
+impl RowKind {
+    pub(crate) fn entry(&self) -> Option<&EntryMeta> {
+        match self {
+            RowKind::Entry(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The row's `type` is `"session"` (the header or another session row).
+    pub(crate) fn is_session_typed(&self) -> bool {
+        matches!(
+            self,
+            RowKind::Header | RowKind::Opaque { session: true, .. }
+        )
+    }
+
+    /// A row of `fileEntries` in the reference (header, recognised or legacy entries).
+    pub(crate) fn is_file_entry(&self) -> bool {
+        matches!(self, RowKind::Header | RowKind::Entry(_) | RowKind::Legacy)
+    }
+}
+
+/// One row.
+#[derive(Clone, Debug)]
+pub(crate) struct Row {
+    pub(crate) text: Text,
+    /// The part of the text `JSON.parse` sees (relative to the text).
+    pub(crate) json: (usize, usize),
+    /// 1-based line number and byte offset, for rows read from the file.
+    pub(crate) pos: Option<(usize, usize)>,
+    pub(crate) kind: RowKind,
+}
+
+impl Row {
+    /// The row's bytes (without the line feed).
+    pub(crate) fn bytes<'a>(&'a self, buf: &'a [u8]) -> &'a [u8] {
+        match &self.text {
+            Text::Span { start, end } => buf.get(*start..*end).unwrap_or(&[]),
+            Text::Owned(b) => b,
+        }
+    }
+
+    /// The bytes `JSON.parse` sees.
+    pub(crate) fn json<'a>(&'a self, buf: &'a [u8]) -> &'a [u8] {
+        let b = self.bytes(buf);
+        b.get(self.json.0..self.json.1).unwrap_or(b)
+    }
+
+    /// Parses the row.
+    pub(crate) fn value(&self, buf: &[u8]) -> Result<JsValue, session_format::json::JsonError> {
+        parse_value(self.json(buf))
+    }
+
+    /// A row created from a value (serialised with `JSON.stringify` rules).
+    pub(crate) fn from_value(value: &JsValue) -> Row {
+        Row::from_owned(to_json_string(value).into_bytes(), 3.0)
+    }
+
+    /// A row from owned bytes that are one valid JSON text; `version` is the header version
+    /// (for legacy classification).
+    pub(crate) fn from_owned(bytes: Vec<u8>, version: f64) -> Row {
+        let len = bytes.len();
+        let mut scanner = EnvelopeScanner::new();
+        let kind = match scanner.scan(&bytes) {
+            Ok(env) => classify_row(&env, &bytes, version, false),
+            Err(error) => RowKind::Malformed(LineError {
+                line: 0,
+                byte_offset: error.offset,
+                error,
+                torn: false,
+                nul_padded: false,
+            }),
+        };
+        Row {
+            text: Text::Owned(bytes.into_boxed_slice()),
+            json: (0, len),
+            pos: None,
+            kind,
+        }
+    }
+
+    /// A copy of this row with one top-level key set (in place when it exists, else appended),
+    /// serialised afresh.
+    pub(crate) fn with_keys(
+        &self,
+        buf: &[u8],
+        keys: &[(&str, Option<JsValue>)],
+    ) -> Result<Row, session_format::json::JsonError> {
+        let mut value = self.value(buf)?;
+        if let Some(obj) = value.as_object_mut() {
+            for (k, v) in keys {
+                if let Some(v) = v {
+                    obj.insert(*k, v.clone());
+                }
+            }
+        }
+        let mut row = Row::from_value(&value);
+        row.pos = self.pos;
+        Ok(row)
+    }
+}
+
+fn field_str<'e>(f: &'e Field<'_>) -> Option<&'e str> {
+    match f {
+        Field::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Parses a leaf-control row exactly as OpenClaw 2026.6.11's `parseOpaqueLeafEntry`: an object
+/// with `type:"leaf"`, a non-empty string `id`, `parentId` and `targetId` each `null` or a
+/// string, `appendParentId` absent/`null`/string, `appendMode` absent or `"side"`.
+pub(crate) fn parse_leaf(value: &JsValue) -> Option<LeafMeta> {
+    let obj = value.as_object()?;
+    let text = |k: &str| -> Option<Option<String>> {
+        match obj.get(k) {
+            Some(JsValue::Null) => Some(None),
+            Some(JsValue::String(s)) => Some(Some(s.to_str_lossy().into_owned())),
+            _ => None,
+        }
+    };
+    if obj.get_str("type").as_deref() != Some("leaf") {
+        return None;
+    }
+    let id = obj.get_str("id").filter(|s| !s.is_empty())?.into_owned();
+    let parent = text("parentId")?;
+    let target = text("targetId")?;
+    let append_parent = match obj.get("appendParentId") {
+        None => None,
+        Some(_) => Some(text("appendParentId")?),
+    };
+    let side = match obj.get("appendMode") {
+        None => false,
+        Some(JsValue::String(s)) if *s == "side" => true,
+        Some(_) => return None,
+    };
+    Some(LeafMeta {
+        id,
+        parent,
+        target,
+        append_parent,
+        side,
+    })
+}
+
+fn label_meta(value: &JsValue) -> LabelMeta {
+    LabelMeta {
+        target: value
+            .get("targetId")
+            .and_then(|v| v.as_str_lossy().map(|s| s.into_owned())),
+        label: value.get("label").cloned(),
+        timestamp: value.get("timestamp").cloned(),
+    }
+}
+
+/// Classifies one parsed row that is not the header. `json` is the text the envelope was read
+/// from (parsed fully only when the envelope is not enough). `first_header` marks the header.
+pub(crate) fn classify_row(
+    env: &Envelope<'_>,
+    json: &[u8],
+    version: f64,
+    first_header: bool,
+) -> RowKind {
+    if first_header {
+        return RowKind::Header;
+    }
+    let opaque = || RowKind::Opaque {
+        object: env.kind == ValueKind::Object,
+        session: field_str(&env.r#type) == Some("session"),
+        parent: Parent::from_field(&env.parent_id),
+    };
+    match classify_in(env, version) {
+        RowClass::Entry(ty) => {
+            let id = field_str(&env.id).unwrap_or_default().to_owned();
+            let parent = Parent::from_field(&env.parent_id);
+            let needs_parse = ty == EntryType::Label
+                || memchr::memmem::find(json, b"\"appendMode\"").is_some()
+                || (ty == EntryType::Message && matches!(env.role, Field::Absent));
+            let full = if needs_parse {
+                parse_value(json).ok()
+            } else {
+                None
+            };
+            let side = full
+                .as_ref()
+                .and_then(|v| v.get("appendMode"))
+                .is_some_and(|m| m.as_js_string().is_some_and(|s| *s == "side"));
+            let msg = (ty == EntryType::Message).then(|| match (&env.role, &full) {
+                (Field::Str(r), _) if r == "assistant" => MsgShape::Assistant,
+                (Field::Absent, Some(v)) => match v.get("message") {
+                    None => MsgShape::Missing,
+                    Some(JsValue::Null) => MsgShape::Null,
+                    Some(JsValue::Object(_)) => MsgShape::Object,
+                    Some(_) => MsgShape::Scalar,
+                },
+                _ => MsgShape::Object,
+            });
+            let label = (ty == EntryType::Label)
+                .then(|| full.as_ref().map(label_meta))
+                .flatten();
+            RowKind::Entry(EntryMeta {
+                ty,
+                id,
+                parent,
+                side,
+                msg,
+                label,
+            })
+        }
+        RowClass::LegacyEntry(_) => RowKind::Legacy,
+        RowClass::LeafCandidate => match parse_value(json).ok().as_ref().and_then(parse_leaf) {
+            Some(leaf) => RowKind::Leaf(leaf),
+            None => opaque(),
+        },
+        RowClass::ParentLinkedOpaque => RowKind::Linked {
+            id: field_str(&env.id).unwrap_or_default().to_owned(),
+            parent: field_str(&env.parent_id).map(str::to_owned),
+        },
+        RowClass::Session | RowClass::Opaque => opaque(),
+    }
+}
+
+/// The rows of a file buffer and what its first parsed row says.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    pub(crate) rows: Vec<Row>,
+    /// Index (in `rows`) of the header when the first parsed row is a readable header.
+    pub(crate) header: Option<usize>,
+    /// The buffer is empty or JavaScript whitespace only.
+    pub(crate) blank: bool,
+}
+
+/// Reads every line of `buf` into rows (blank lines are not rows), classifying them against
+/// the header's version.
+pub(crate) fn load(buf: &[u8]) -> Loaded {
+    struct Pending<'a> {
+        row: Row,
+        env: Option<Envelope<'a>>,
+    }
+    let mut pending: Vec<Pending<'_>> = Vec::new();
+    for line in LineReader::new(buf) {
+        let start = line.raw.offset;
+        let end = start + line.raw.bytes.len();
+        let json_off = line.json.as_ptr() as usize - line.raw.bytes.as_ptr() as usize;
+        let json = (json_off, json_off + line.json.len());
+        let pos = Some((line.raw.number, start));
+        let text = Text::Span { start, end };
+        match line.content {
+            LineContent::Blank => {}
+            LineContent::Malformed(err) => pending.push(Pending {
+                row: Row {
+                    text,
+                    json,
+                    pos,
+                    kind: RowKind::Malformed(err),
+                },
+                env: None,
+            }),
+            LineContent::Json(env) => pending.push(Pending {
+                row: Row {
+                    text,
+                    json,
+                    pos,
+                    kind: RowKind::Opaque {
+                        object: false,
+                        session: false,
+                        parent: Parent::Absent,
+                    },
+                },
+                env: Some(env),
+            }),
+        }
+    }
+    let first_json = pending.iter().position(|p| p.env.is_some());
+    let header = first_json.filter(|&i| {
+        pending[i]
+            .env
+            .as_ref()
+            .is_some_and(session_format::row::is_readable_header)
+    });
+    let version = match header {
+        Some(i) => header_version(&pending[i].row, buf),
+        None => 3.0,
+    };
+    let rows = pending
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let Pending { mut row, env } = p;
+            if let Some(env) = env {
+                row.kind = classify_row(&env, row.json(buf), version, Some(i) == header);
+            }
+            row
+        })
+        .collect();
+    Loaded {
+        rows,
+        header,
+        blank: session_format::line::is_blank(buf),
+    }
+}
+
+/// The header's version as the reference compares it (`version ?? 1`).
+pub(crate) fn header_version(header: &Row, buf: &[u8]) -> f64 {
+    match header.value(buf) {
+        Ok(v) => js_version_number(v.get("version")),
+        Err(_) => 3.0,
+    }
+}
+
+/// Re-classifies JSON rows after the header changed (corrupt-header recovery): the row at
+/// `header` becomes the header, the others are classified against its version.
+pub(crate) fn reclassify(rows: &mut [Row], buf: &[u8], header: usize) {
+    let version = rows.get(header).map_or(3.0, |h| header_version(h, buf));
+    let mut scanner = EnvelopeScanner::new();
+    for (i, row) in rows.iter_mut().enumerate() {
+        if matches!(row.kind, RowKind::Malformed(_)) {
+            continue;
+        }
+        let json = row.json(buf);
+        if let Ok(env) = scanner.scan(json) {
+            let kind = classify_row(&env, json, version, i == header);
+            row.kind = kind;
+        }
+    }
+}
+
+/// Runs the v1→v2→v3 migrations on the header and the reference's `fileEntries` (header,
+/// recognised and legacy rows), as OpenClaw 2026.6.11 does on open (openclaw-jsonl.md §1.9;
+/// FINDINGS b). Changed rows are serialised afresh; all other rows keep their bytes. Returns
+/// what happened, or `None` when the header is at version 3 or later.
+///
+/// A compaction's `firstKeptEntryIndex` counts parsed rows (opaque ones included), as the
+/// reference's `fileEntriesByOriginalIndex` does; it falls back to the file-entry index when it
+/// names an opaque row, as the reference does.
+pub(crate) fn migrate_rows(
+    rows: &mut [Row],
+    buf: &[u8],
+    header: usize,
+) -> Result<Option<MigrationReport>, (usize, session_format::json::JsonError)> {
+    let header_value = rows[header].value(buf).map_err(|e| (header, e))?;
+    if !session_format::migrate::needs_migration(&header_value) {
+        return Ok(None);
+    }
+    // Original index (among parsed rows) → position among file entries.
+    let mut file_pos_of_original: Vec<Option<usize>> = Vec::new();
+    let mut file_rows: Vec<usize> = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        if matches!(row.kind, RowKind::Malformed(_)) {
+            continue;
+        }
+        if row.kind.is_file_entry() {
+            file_pos_of_original.push(Some(file_rows.len()));
+            file_rows.push(i);
+        } else {
+            file_pos_of_original.push(None);
+        }
+    }
+    let mut mrows = Vec::with_capacity(file_rows.len());
+    for &i in &file_rows {
+        let mut value = if i == header {
+            header_value.clone()
+        } else {
+            rows[i].value(buf).map_err(|e| (i, e))?
+        };
+        let translated = match value.get("firstKeptEntryIndex") {
+            Some(JsValue::Number(n)) if *n >= 0.0 && n.fract() == 0.0 => {
+                file_pos_of_original.get(*n as usize).copied().flatten()
+            }
+            _ => None,
+        };
+        if let (Some(k), Some(obj)) = (translated, value.as_object_mut()) {
+            obj.insert("firstKeptEntryIndex", JsValue::Number(k as f64));
+        }
+        mrows.push(MigrationRow::new(value));
+    }
+    let report = migrate(&mut mrows);
+    for (m, &i) in mrows.iter().zip(&file_rows) {
+        if m.changed {
+            let mut row = Row::from_owned(to_json_string(&m.value).into_bytes(), 3.0);
+            row.pos = rows[i].pos;
+            if i == header {
+                row.kind = RowKind::Header;
+            }
+            rows[i] = row;
+        }
+    }
+    Ok(report)
+}
