@@ -1,15 +1,27 @@
-//! Addressing sessions the same way in every subcommand: a file path; or `--agent ID --session
-//! NAME` → `<root>/agents/<ID>/sessions/<NAME>.jsonl` (`--root` defaulting to
-//! `$OPENCLAW_STATE_DIR`, else `~/.openclaw`); or `--dir DIR [--session NAME]`. Unknown agents
-//! and sessions are errors that list close matches.
+//! Addressing sessions the same way in every subcommand: a file path; or `--agent ID` →
+//! `<root>/agents/<ID>/sessions/` (`--root` defaulting to `$OPENCLAW_STATE_DIR`, else
+//! `~/.openclaw`); or `--dir DIR`; or `--pi` → `$PI_CODING_AGENT_DIR/sessions` (else
+//! `~/.pi/agent/sessions`). A sessions directory always means the `*.jsonl` files directly in it
+//! and in its immediate sub-directories (pi keeps one sub-directory per working directory).
+//! `--session NAME` picks one of them by file name, by the part of the file name after its first
+//! `_`, or by session id (the header's `id`, in full or a unique prefix of at least 8
+//! characters). Unknown agents and sessions are errors that list close matches.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
+
+use crate::{fsx, text};
 
 /// The environment variable naming the OpenClaw state directory.
 pub(crate) const STATE_DIR_ENV: &str = "OPENCLAW_STATE_DIR";
+
+/// The environment variable naming pi's agent directory.
+pub(crate) const PI_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
+
+/// Shortest session-id prefix `--session` accepts.
+pub(crate) const MIN_ID_PREFIX: usize = 8;
 
 /// A usage error (exit code 2, like clap's own).
 #[derive(Debug)]
@@ -29,20 +41,32 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// Where a store is: `--root`, `--agent`, `--dir`.
+/// Where a store is: `--root`, `--agent`, `--dir`, `--pi`.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct Locator {
     /// The OpenClaw state directory, holding `agents/<ID>/sessions/` [default:
     /// $OPENCLAW_STATE_DIR, else ~/.openclaw].
     #[arg(long, value_name = "DIR")]
     pub(crate) root: Option<PathBuf>,
-    /// The agent whose sessions to use: `<root>/agents/<ID>/sessions/`.
-    #[arg(long, value_name = "ID", conflicts_with = "dir")]
+    /// The agent whose sessions to use: `<root>/agents/<ID>/sessions/` and its immediate
+    /// sub-directories.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["dir", "pi"])]
     pub(crate) agent: Option<String>,
-    /// A sessions directory to use instead of an agent's (any layout, e.g. pi's
-    /// `~/.pi/agent/sessions/--<cwd>--/`).
-    #[arg(long, value_name = "DIR")]
+    /// A sessions directory to use instead of an agent's: the `*.jsonl` files in DIR and in its
+    /// immediate sub-directories (any layout, e.g. pi's `~/.pi/agent/sessions/`).
+    #[arg(long, value_name = "DIR", conflicts_with = "pi")]
     pub(crate) dir: Option<PathBuf>,
+    /// Use pi's sessions: `$PI_CODING_AGENT_DIR/sessions/` (else `~/.pi/agent/sessions/`), one
+    /// sub-directory `--<cwd>--` per working directory.
+    #[arg(long, conflicts_with = "root")]
+    pub(crate) pi: bool,
+}
+
+impl Locator {
+    /// True when the locator names a sessions directory (not a whole OpenClaw store).
+    pub(crate) fn names_dir(&self) -> bool {
+        self.agent.is_some() || self.dir.is_some() || self.pi
+    }
 }
 
 /// [`Locator`] plus `--session`.
@@ -50,8 +74,10 @@ pub(crate) struct Locator {
 pub(crate) struct SessionSelector {
     #[command(flatten)]
     pub(crate) locator: Locator,
-    /// The session's file name in the sessions directory, without `.jsonl` (the part after the
-    /// first `_`, e.g. the session id of `<timestamp>_<uuid>.jsonl`, also works when unique).
+    /// The session: its file name without `.jsonl` (in the sessions directory or one of its
+    /// immediate sub-directories), the part of the file name after the first `_` (e.g. the user
+    /// id of `telegram_123456.jsonl`), or its session id (the ID column of `sessions list`, in
+    /// full or a unique prefix of at least 8 characters).
     #[arg(long, value_name = "NAME")]
     pub(crate) session: Option<String>,
 }
@@ -77,6 +103,48 @@ pub(crate) fn state_root(flag: Option<&Path>) -> PathBuf {
         Some(v) if !v.is_empty() => expand_tilde(Path::new(&v)),
         _ => home().join(".openclaw"),
     }
+}
+
+/// Where the state directory came from, for messages.
+fn state_root_origin(flag: Option<&Path>) -> &'static str {
+    if flag.is_some() {
+        "the directory was given by --root"
+    } else if std::env::var_os(STATE_DIR_ENV).is_some_and(|v| !v.is_empty()) {
+        "the directory came from $OPENCLAW_STATE_DIR"
+    } else {
+        "--root was not given and $OPENCLAW_STATE_DIR is not set, so the default ~/.openclaw was \
+         used"
+    }
+}
+
+/// pi's sessions directory: `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`.
+pub(crate) fn pi_sessions_dir() -> PathBuf {
+    let agent = match std::env::var_os(PI_DIR_ENV) {
+        Some(v) if !v.is_empty() => expand_tilde(Path::new(&v)),
+        _ => home().join(".pi").join("agent"),
+    };
+    agent.join("sessions")
+}
+
+/// The error for a state directory without `agents/`.
+pub(crate) fn no_store_error(root: &Path, flag: Option<&Path>) -> UsageError {
+    let mut msg = format!(
+        "no OpenClaw store at {} (looked for {}/<agent>/sessions/; {}); use --root DIR",
+        text::path(root),
+        text::path(&root.join("agents")),
+        state_root_origin(flag),
+    );
+    let pi = pi_sessions_dir();
+    if pi.is_dir() {
+        msg.push_str(&format!(
+            ", or --pi for pi's sessions (found in {})",
+            text::path(&pi)
+        ));
+    } else {
+        msg.push_str(", --pi for pi's sessions (~/.pi/agent/sessions)");
+    }
+    msg.push_str(", or --dir DIR for any other directory of *.jsonl files");
+    UsageError::new(msg)
 }
 
 /// The sorted names of the sub-directories of `dir` (empty when it cannot be read).
@@ -115,6 +183,7 @@ pub(crate) fn close_matches<'a>(want: &str, candidates: &'a [String]) -> Vec<&'a
         .filter(|(s, _)| *s >= 0.7)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
     scored.into_iter().take(5).map(|(_, c)| c).collect()
 }
 
@@ -122,168 +191,354 @@ pub(crate) fn close_matches<'a>(want: &str, candidates: &'a [String]) -> Vec<&'a
 fn suggestion(want: &str, candidates: &[String], what: &str) -> String {
     let close = close_matches(want, candidates);
     if !close.is_empty() {
+        let close: Vec<String> = close.iter().map(|c| text::safe(c).into_owned()).collect();
         return format!("; did you mean: {}?", close.join(", "));
     }
     if candidates.is_empty() {
         return format!("; there are no {what}s");
     }
-    let mut shown: Vec<&str> = candidates.iter().take(10).map(String::as_str).collect();
+    let mut shown: Vec<String> = candidates
+        .iter()
+        .take(10)
+        .map(|c| text::safe(c).into_owned())
+        .collect();
     if candidates.len() > 10 {
-        shown.push("…");
+        shown.push("…".to_owned());
     }
     format!("; {what}s: {}", shown.join(", "))
 }
 
 /// The sessions directory named by a locator, or `None` when it names none.
 pub(crate) fn sessions_dir(loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
-    if let Some(dir) = &loc.dir {
-        let dir = expand_tilde(dir);
+    if loc.pi {
+        let dir = pi_sessions_dir();
         if !dir.is_dir() {
             bail!(UsageError::new(format!(
-                "sessions directory {} does not exist",
-                dir.display()
+                "no pi sessions directory at {} (${PI_DIR_ENV} {}); pi keeps its sessions in \
+                 <agent dir>/sessions/--<cwd>--/",
+                text::path(&dir),
+                if std::env::var_os(PI_DIR_ENV).is_some_and(|v| !v.is_empty()) {
+                    "is set"
+                } else {
+                    "is not set, so ~/.pi/agent was used"
+                }
             )));
         }
         return Ok(Some(dir));
+    }
+    if let Some(dir) = &loc.dir {
+        let dir = expand_tilde(dir);
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => return Ok(Some(dir)),
+            Ok(m) => bail!(UsageError::new(format!(
+                "--dir {} is not a directory (it is a {}); pass a session file without --dir, or \
+                 a directory of *.jsonl files",
+                text::path(&dir),
+                fsx::type_name(&m.file_type())
+            ))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(UsageError::new(format!(
+                "sessions directory {} does not exist",
+                text::path(&dir)
+            ))),
+            Err(e) => bail!(UsageError::new(format!(
+                "cannot read sessions directory {}: {e}",
+                text::path(&dir)
+            ))),
+        }
     }
     let Some(agent) = &loc.agent else {
         return Ok(None);
     };
     let root = state_root(loc.root.as_deref());
-    let dir = root.join("agents").join(agent).join("sessions");
+    if !root.join("agents").is_dir() {
+        bail!(no_store_error(&root, loc.root.as_deref()));
+    }
+    let agent_dir = root.join("agents").join(agent);
+    let dir = agent_dir.join("sessions");
     if dir.is_dir() {
         return Ok(Some(dir));
+    }
+    if agent_dir.is_dir() {
+        bail!(UsageError::new(format!(
+            "agent {:?} has no sessions directory: {} does not exist",
+            agent,
+            text::path(&dir)
+        )));
     }
     let known = agents(&root);
     bail!(UsageError::new(format!(
         "unknown agent {agent:?}: {} does not exist{}",
-        dir.display(),
+        text::path(&agent_dir),
         suggestion(agent, &known, "agent")
     )))
 }
 
-/// The `*.jsonl` file names (stems) directly in `dir`, sorted.
-fn session_stems(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
+/// The `*.jsonl` entries of a sessions directory.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    /// `*.jsonl` names directly in the directory, then in each immediate sub-directory (each
+    /// directory sorted by name); whatever kind of file they are.
+    pub(crate) files: Vec<PathBuf>,
+    /// Directories that could not be read, and why.
+    pub(crate) unreadable: Vec<(PathBuf, String)>,
+}
+
+fn jsonl_in(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_name().to_string_lossy().ends_with(".jsonl") {
+            files.push(e.path());
+        }
+    }
+    files.sort();
+    out.extend(files);
+    Ok(())
+}
+
+/// The `*.jsonl` files of a sessions directory and of its immediate sub-directories (not
+/// followed: symlinked sub-directories; not entered: sub-directories named `*.jsonl`, which
+/// are listed as files so that they are reported).
+pub(crate) fn session_files(dir: &Path) -> Listing {
+    let mut l = Listing::default();
+    if let Err(e) = jsonl_in(dir, &mut l.files) {
+        l.unreadable
+            .push((dir.to_path_buf(), format!("cannot read directory: {e}")));
+        return l;
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)
-                .filter_map(|e| {
-                    e.file_name()
-                        .to_str()
-                        .and_then(|n| n.strip_suffix(".jsonl"))
-                        .map(str::to_owned)
-                })
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .filter(|e| !e.file_name().to_string_lossy().ends_with(".jsonl"))
+                .map(|e| e.path())
                 .collect()
         })
         .unwrap_or_default();
-    v.sort();
-    v
+    dirs.sort();
+    for d in dirs {
+        if let Err(e) = jsonl_in(&d, &mut l.files) {
+            l.unreadable
+                .push((d, format!("cannot read directory: {e}")));
+        }
+    }
+    l
 }
 
-/// Resolves `--session NAME` in `dir`: `NAME.jsonl` (a trailing `.jsonl` in NAME is ignored),
-/// else the one file whose name after its first `_` is NAME (the session id of
-/// `<timestamp>_<uuid>.jsonl`, the user id of `<channel>_<userId>.jsonl`). No guessing beyond
-/// that: a prefix of another user's id must not open their session.
-pub(crate) fn resolve_session(dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
-    let stem = name.strip_suffix(".jsonl").unwrap_or(name);
-    let exact = dir.join(format!("{stem}.jsonl"));
-    if exact.is_file() {
-        return Ok(exact);
+/// The file name without `.jsonl`.
+fn stem_of(p: &Path) -> String {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name.strip_suffix(".jsonl").unwrap_or(&name).to_owned()
+}
+
+/// The session id in a file's header: its first line only (64 KiB at most, as the reference
+/// sniffs headers), and only for regular files.
+pub(crate) fn header_id(p: &Path) -> Option<String> {
+    if !matches!(fsx::probe(p), fsx::Found::Regular) {
+        return None;
     }
-    let stems = session_stems(dir);
-    let hits: Vec<&String> = stems
-        .iter()
-        .filter(|s| s.split_once('_').is_some_and(|(_, rest)| rest == stem))
-        .collect();
-    match hits.as_slice() {
-        [one] => Ok(dir.join(format!("{one}.jsonl"))),
-        [] => bail!(UsageError::new(format!(
-            "unknown session {name:?} in {}{}",
-            dir.display(),
-            suggestion(stem, &stems, "session")
-        ))),
-        many => {
-            let names: Vec<&str> = many.iter().take(10).map(|s| s.as_str()).collect();
+    let line = session_store::io::read_first_line(p).ok()??;
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
+    let mut scanner = session_format::json::EnvelopeScanner::new();
+    let env = scanner.scan(line).ok()?;
+    if !session_format::row::is_readable_header(&env) {
+        return None;
+    }
+    env.id.as_js_str().map(|s| s.to_str_lossy().into_owned())
+}
+
+fn relative(dir: &Path, p: &Path) -> String {
+    text::path(p.strip_prefix(dir).unwrap_or(p))
+}
+
+fn one_of(dir: &Path, name: &str, hits: Vec<PathBuf>, how: &str) -> anyhow::Result<PathBuf> {
+    match hits.len() {
+        1 => Ok(hits.into_iter().next().unwrap_or_default()),
+        _ => {
+            let names: Vec<String> = hits.iter().take(10).map(|p| relative(dir, p)).collect();
             bail!(UsageError::new(format!(
-                "session {name:?} is ambiguous in {}: {}",
-                dir.display(),
+                "session {name:?} is ambiguous in {} ({how}): {}",
+                text::path(dir),
                 names.join(", ")
             )))
         }
     }
 }
 
-fn check_file(p: &Path) -> anyhow::Result<PathBuf> {
-    let p = expand_tilde(p);
-    let meta = std::fs::metadata(&p).with_context(|| format!("cannot read {}", p.display()))?;
-    if meta.is_dir() {
-        bail!(UsageError::new(format!(
-            "{} is a directory; pass a session file, or use --dir {} to list or check its sessions",
-            p.display(),
-            p.display()
-        )));
+/// Resolves `--session NAME` in `dir` (and its immediate sub-directories), in this order:
+/// `DIR/NAME.jsonl` (a trailing `.jsonl` in NAME is ignored; NAME may name a sub-directory);
+/// a file named `NAME.jsonl` in a sub-directory; the file whose name after its first `_` is NAME
+/// (the session id of `<timestamp>_<uuid>.jsonl`, the user id of `<channel>_<userId>.jsonl`);
+/// the file whose header id is NAME; the file whose header id starts with NAME (8 characters at
+/// least). Each step must find exactly one file. No guessing beyond that: a prefix of another
+/// user's id must not open their session.
+pub(crate) fn resolve_session(dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    let stem = name.strip_suffix(".jsonl").unwrap_or(name);
+    if stem.is_empty() {
+        bail!(UsageError::new("--session needs a name"));
     }
+    let exact = dir.join(format!("{stem}.jsonl"));
+    if std::fs::symlink_metadata(&exact).is_ok() {
+        return Ok(exact);
+    }
+    let listing = session_files(dir);
+    let by_name: Vec<PathBuf> = listing
+        .files
+        .iter()
+        .filter(|p| stem_of(p) == stem)
+        .cloned()
+        .collect();
+    if !by_name.is_empty() {
+        return one_of(dir, name, by_name, "several files have that name");
+    }
+    let by_suffix: Vec<PathBuf> = listing
+        .files
+        .iter()
+        .filter(|p| {
+            stem_of(p)
+                .split_once('_')
+                .is_some_and(|(_, rest)| rest == stem)
+        })
+        .cloned()
+        .collect();
+    if !by_suffix.is_empty() {
+        return one_of(dir, name, by_suffix, "several file names end with it");
+    }
+    let ids: Vec<(PathBuf, String)> = listing
+        .files
+        .iter()
+        .filter_map(|p| header_id(p).map(|id| (p.clone(), id)))
+        .collect();
+    let by_id: Vec<PathBuf> = ids
+        .iter()
+        .filter(|(_, id)| id == stem)
+        .map(|(p, _)| p.clone())
+        .collect();
+    if !by_id.is_empty() {
+        return one_of(dir, name, by_id, "several files have that session id");
+    }
+    if stem.chars().count() >= MIN_ID_PREFIX {
+        let by_prefix: Vec<PathBuf> = ids
+            .iter()
+            .filter(|(_, id)| id.starts_with(stem))
+            .map(|(p, _)| p.clone())
+            .collect();
+        if !by_prefix.is_empty() {
+            return one_of(dir, name, by_prefix, "several session ids start with it");
+        }
+    }
+    let short_prefix =
+        stem.chars().count() < MIN_ID_PREFIX && ids.iter().any(|(_, id)| id.starts_with(stem));
+    let mut known: Vec<String> = listing.files.iter().map(|p| stem_of(p)).collect();
+    known.extend(ids.into_iter().map(|(_, id)| id));
+    known.sort();
+    known.dedup();
+    bail!(UsageError::new(format!(
+        "unknown session {name:?} in {}{}{}",
+        text::path(dir),
+        if short_prefix {
+            " (a session id prefix needs at least 8 characters)"
+        } else {
+            ""
+        },
+        suggestion(stem, &known, "session")
+    )))
+}
+
+fn reject_stdin(p: &Path) -> anyhow::Result<()> {
+    if p.as_os_str() == "-" {
+        bail!(UsageError::new(
+            "reading a session from standard input (`-`) is not supported: sessions are opened \
+             by path; save it to a file first and pass that path"
+        ));
+    }
+    Ok(())
+}
+
+fn check_file(p: &Path) -> anyhow::Result<PathBuf> {
+    reject_stdin(p)?;
+    let p = expand_tilde(p);
+    fsx::require_regular(&p)?;
     Ok(p)
 }
 
-/// The one session a single-session subcommand works on.
+fn any_flag(sel: &SessionSelector) -> bool {
+    sel.locator.names_dir() || sel.session.is_some()
+}
+
+/// The one session a single-session subcommand works on (a regular file: checked before
+/// anything opens it).
 pub(crate) fn resolve_one(file: Option<&Path>, sel: &SessionSelector) -> anyhow::Result<PathBuf> {
-    let flags = sel.locator.agent.is_some() || sel.locator.dir.is_some() || sel.session.is_some();
-    match (file, flags) {
+    match (file, any_flag(sel)) {
         (Some(_), true) => bail!(UsageError::new(
-            "give either a FILE or --agent/--dir with --session, not both"
+            "give either a FILE or --agent/--dir/--pi with --session, not both"
         )),
         (Some(f), false) => check_file(f),
         (None, _) => {
             let Some(name) = &sel.session else {
                 bail!(UsageError::new(
-                    "no session given: pass a FILE, or --agent ID --session NAME, or --dir DIR --session NAME"
+                    "no session given: pass a FILE, or --agent ID --session NAME, or --dir DIR \
+                     --session NAME, or --pi --session NAME"
                 ));
             };
             let Some(dir) = sessions_dir(&sel.locator)? else {
                 bail!(UsageError::new(
-                    "--session needs --agent ID (or --dir DIR) to say where the session is"
+                    "--session needs --agent ID (or --dir DIR, or --pi) to say where the session is"
                 ));
             };
-            resolve_session(&dir, name)
+            let p = resolve_session(&dir, name)?;
+            fsx::require_regular(&p)?;
+            Ok(p)
         }
     }
 }
 
 /// The sessions a multi-session subcommand works on: the FILEs; or one `--session`; or every
-/// `*.jsonl` of the `--agent`/`--dir` sessions directory.
+/// `*.jsonl` of the `--agent`/`--dir`/`--pi` sessions directory and its immediate
+/// sub-directories. The files are not checked here: each one gets its own result.
 pub(crate) fn resolve_many(
     files: &[PathBuf],
     sel: &SessionSelector,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    let flags = sel.locator.agent.is_some() || sel.locator.dir.is_some() || sel.session.is_some();
     if !files.is_empty() {
-        if flags {
+        if any_flag(sel) {
             bail!(UsageError::new(
-                "give either FILEs or --agent/--dir (with --session), not both"
+                "give either FILEs or --agent/--dir/--pi (with --session), not both"
             ));
         }
-        return files.iter().map(|f| check_file(f)).collect();
+        for f in files {
+            reject_stdin(f)?;
+        }
+        return Ok(files.iter().map(|f| expand_tilde(f)).collect());
     }
-    if sel.session.is_some() {
-        return Ok(vec![resolve_one(None, sel)?]);
+    if let Some(name) = &sel.session {
+        let Some(dir) = sessions_dir(&sel.locator)? else {
+            bail!(UsageError::new(
+                "--session needs --agent ID (or --dir DIR, or --pi) to say where the session is"
+            ));
+        };
+        return Ok(vec![resolve_session(&dir, name)?]);
     }
     let Some(dir) = sessions_dir(&sel.locator)? else {
         bail!(UsageError::new(
-            "no session given: pass FILEs, or --agent ID / --dir DIR (optionally with --session NAME)"
+            "no session given: pass FILEs, or --agent ID / --dir DIR / --pi (optionally with \
+             --session NAME)"
         ));
     };
-    let stems = session_stems(&dir);
-    if stems.is_empty() {
+    let listing = session_files(&dir);
+    for (d, why) in &listing.unreadable {
+        eprintln!("warning: {}: {why}", text::path(d));
+    }
+    if listing.files.is_empty() {
         bail!(UsageError::new(format!(
-            "no *.jsonl sessions in {}",
-            dir.display()
+            "no *.jsonl sessions in {} or its immediate sub-directories",
+            text::path(&dir)
         )));
     }
-    Ok(stems
-        .iter()
-        .map(|s| dir.join(format!("{s}.jsonl")))
-        .collect())
+    Ok(listing.files)
 }
 
 #[cfg(test)]

@@ -1,26 +1,37 @@
 //! `sessions check FILE...`: read-only verification. Everything the read-only open reports
 //! (torn and malformed lines, a corrupt header, an empty file, an unmigrated version, parent
-//! cycles, dangling parents, duplicate ids, invalid leaf controls, a missing final newline),
-//! each with file, line and byte offset.
+//! cycles, dangling parents, duplicate ids, invalid leaf controls, a missing final newline), what
+//! makes OpenClaw's list or context building fail (`null` lines, invalid messages and content,
+//! non-string session names, rows too deep to decode) and what other readers trip on (unknown
+//! versions, a byte-order mark, CRLF line endings, a compaction that keeps from nothing), each
+//! with file, line and byte offset, as an error or a warning.
 
 use std::path::{Path, PathBuf};
 
-use session_format::json::{JsObject, JsValue};
-use session_store::{OpenReport, SessionManager};
+use session_format::json::{
+    Envelope, JsObject, JsValue, JsonErrorKind, MAX_DEPTH, ValueKind, number_to_string,
+    parse_value, to_json_string,
+};
+use session_format::line::{LineContent, LineReader};
+use session_store::{OpenReport, ReadOnlyOpen, SessionManager};
 
 use crate::model;
-use crate::output::Output;
-use crate::{Outcome, text};
+use crate::output::{self, Output};
+use crate::{Outcome, fsx, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Verify session files without writing to them (not even a backup): every file is opened read-only
-and whatever OpenClaw would repair, rewrite or silently tolerate is reported with its file, line
-and byte offset:
+and whatever OpenClaw would repair, rewrite, fail on or silently tolerate is reported with its
+file, line and byte offset. Each FILE gets its own result: a file that cannot be read (missing,
+a directory, a dangling symlink, a FIFO or device: only regular files are opened) is reported
+and the others are still checked.
 
+Errors (exit code 1):
   torn-tail              the last line is unterminated and not JSON (a crash mid-write)
   malformed-line         a line that is not JSON (kept in place, invisible to readers)
   missing-final-newline  the last line is complete but has no newline
-  empty                  the file is empty (a writable open writes a fresh header)
+  empty                  the file is empty or whitespace-only (a writable open writes a fresh
+                         header)
   corrupt-header         the first parsed line is not a session header (a writable open backs
                          the file up and rewrites it)
   unmigrated-version     version 1 or 2 (a writable open migrates and rewrites the file)
@@ -28,22 +39,56 @@ and byte offset:
   dangling-parent        an entry whose parentId names nothing in the file
   duplicate-id           one id on several entries (the last one wins)
   invalid-leaf-control   a leaf control whose target is unknown (ignored)
+  too-deep               a line nested deeper than 1000 levels: kept verbatim and indexed, but
+                         it cannot be decoded (tree, context and export cannot show it)
+  null-line              a line that is `null` (OpenClaw's list skips the file; pi 0.73.1's
+                         loader crashes on it)
+  invalid-message        a message entry whose `message` is missing, null or not an object
+                         (OpenClaw's context building throws on a missing or null one)
+  invalid-content        a user or assistant message whose content is neither text nor an
+                         array of blocks, or holds a null block (OpenClaw's list skips the file)
+  non-string-name        a session_info entry whose name is not a string (OpenClaw's list
+                         skips the file)
+
+Warnings (reported, exit code unchanged):
+  unsupported-version    a header version other than 1, 2 or 3 (e.g. 99), or one that is not a
+                         number (e.g. the string \"3\"); the file is read as version 3
+  bom                    the file starts with a UTF-8 byte-order mark (OpenClaw tolerates it;
+                         pi's continueRecent does not take the file as a session)
+  crlf                   lines end with CRLF (readers accept it; appends write LF)
+  dangling-first-kept    a compaction whose firstKeptEntryId names no entry (its context keeps
+                         only the summary and what follows it)
+  odd-content            a message of another role whose content is neither text nor blocks
 
 Text output: `FILE: ok (N entries)` for a clean file, else one line per problem,
-`FILE:LINE: byte OFFSET: KIND: message`, then a summary line.
+`FILE:LINE: byte OFFSET: KIND: message` (`… warning: KIND: message` for warnings), then a summary
+line. A file that cannot be read is `FILE: error: why`.
 
 JSON output (--json): an array with one object per file:
   {\"file\", \"ok\", \"error\": string | null,
-   \"problems\": [{\"kind\", \"line\", \"byteOffset\", \"message\"}]}
+   \"problems\": [{\"kind\", \"severity\", \"line\", \"byteOffset\", \"message\"}]}
+`ok` is false when the file could not be read (`error` says why) or has an error-severity
+problem; `severity` is \"error\" or \"warning\".
 
-Exit code: 0 when every file is clean, 1 when any problem was found, 2 when a file could not be
-read (the other files are still checked).";
+Exit code: 0 when no file has an error (warnings allowed), 1 when any file has an error, 2 when a
+file could not be read (the other files are still checked).";
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Severity {
+    /// Exit code 1.
+    Error,
+    /// Reported only.
+    Warning,
+}
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Problem {
     /// Machine-readable kind (see the help text).
     pub(crate) kind: &'static str,
+    /// Error or warning.
+    pub(crate) severity: Severity,
     /// 1-based line.
     pub(crate) line: Option<usize>,
     /// Byte offset in the file.
@@ -70,19 +115,370 @@ fn lines_text(lines: &[usize]) -> String {
     v.join(", ")
 }
 
-/// Every problem of a read-only open, sorted by line.
+fn error(kind: &'static str, line: Option<usize>, byte: Option<usize>, message: String) -> Problem {
+    Problem {
+        severity: Severity::Error,
+        kind,
+        line,
+        byte,
+        message,
+    }
+}
+
+fn warning(
+    kind: &'static str,
+    line: Option<usize>,
+    byte: Option<usize>,
+    message: String,
+) -> Problem {
+    Problem {
+        severity: Severity::Warning,
+        kind,
+        line,
+        byte,
+        message,
+    }
+}
+
+/// What a JSON value is, for messages.
+fn kind_of(v: &JsValue) -> &'static str {
+    match v {
+        JsValue::Null => "null",
+        JsValue::Bool(_) => "a boolean",
+        JsValue::Number(_) => "a number",
+        JsValue::String(_) => "a string",
+        JsValue::Array(_) => "an array",
+        JsValue::Object(_) => "an object",
+    }
+}
+
+/// True when the text nests arrays and objects at least `limit` deep (strings skipped): a
+/// cheap filter before a full parse. The text is already known to be valid JSON.
+fn nesting_reaches(json: &[u8], limit: usize) -> bool {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in json {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth >= limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn id_text(env: &Envelope<'_>) -> String {
+    match env.id.as_js_str() {
+        Some(id) => format!("\"{}\"", text::safe(&id.to_str_lossy())),
+        None => "(without a string id)".to_owned(),
+    }
+}
+
+/// Problems of one `message` row's payload (what makes OpenClaw's context building or list
+/// fail on it).
+fn message_problems(v: &JsValue, id: &str, line: usize, at: usize, out: &mut Vec<Problem>) {
+    let msg = match v.get("message") {
+        None => {
+            out.push(error(
+                "invalid-message",
+                Some(line),
+                Some(at),
+                format!(
+                    "message entry {id} has no `message`: OpenClaw's context building throws on \
+                     it and its list skips the file"
+                ),
+            ));
+            return;
+        }
+        Some(JsValue::Null) => {
+            out.push(error(
+                "invalid-message",
+                Some(line),
+                Some(at),
+                format!(
+                    "message entry {id} has a null `message`: OpenClaw's context building \
+                     throws on it and its list skips the file"
+                ),
+            ));
+            return;
+        }
+        Some(m @ JsValue::Object(_)) => m,
+        Some(other) => {
+            out.push(error(
+                "invalid-message",
+                Some(line),
+                Some(at),
+                format!(
+                    "message entry {id} has a `message` that is {}, not an object: it has no \
+                     role or content for readers",
+                    kind_of(other)
+                ),
+            ));
+            return;
+        }
+    };
+    let Some(content) = msg.get("content") else {
+        return;
+    };
+    let role = msg.get("role").and_then(JsValue::as_str_lossy);
+    let listed = matches!(role.as_deref(), Some("user" | "assistant"));
+    let why = match content {
+        JsValue::String(_) => return,
+        JsValue::Array(blocks) => match blocks.iter().position(JsValue::is_null) {
+            Some(k) => format!("content block {k} is null"),
+            None => return,
+        },
+        other => format!(
+            "`content` is {}, neither text nor an array of blocks",
+            kind_of(other)
+        ),
+    };
+    let role_text = role.map_or_else(
+        || "no role".to_owned(),
+        |r| format!("role {}", text::safe(&r)),
+    );
+    if listed {
+        out.push(error(
+            "invalid-content",
+            Some(line),
+            Some(at),
+            format!("message entry {id} ({role_text}): {why}: OpenClaw's list skips the file"),
+        ));
+    } else {
+        out.push(warning(
+            "odd-content",
+            Some(line),
+            Some(at),
+            format!("message entry {id} ({role_text}): {why}"),
+        ));
+    }
+}
+
+/// Problems found line by line: a byte-order mark, CRLF endings, `null` lines, rows too deep
+/// to decode, invalid messages and content, non-string session names.
+fn line_problems(bytes: &[u8], out: &mut Vec<Problem>) {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        out.push(warning(
+            "bom",
+            Some(1),
+            Some(0),
+            "the file starts with a UTF-8 byte-order mark: OpenClaw reads past it, but pi's \
+             continueRecent does not take the file as a session"
+                .to_owned(),
+        ));
+    }
+    let mut crlf: Option<(usize, usize)> = None;
+    let mut crlf_lines = 0usize;
+    for l in LineReader::new(bytes) {
+        if l.raw.bytes.last() == Some(&b'\r') {
+            crlf_lines += 1;
+            crlf.get_or_insert((l.raw.number, l.raw.offset));
+        }
+        let LineContent::Json(env) = &l.content else {
+            continue;
+        };
+        let (line, at) = (l.raw.number, l.raw.offset);
+        match env.kind {
+            ValueKind::Null => {
+                out.push(error(
+                    "null-line",
+                    Some(line),
+                    Some(at),
+                    "the line is `null`: OpenClaw's list skips the file and pi 0.73.1's loader \
+                     crashes on it"
+                        .to_owned(),
+                ));
+                continue;
+            }
+            ValueKind::Object => {}
+            _ => {
+                if !nesting_reaches(l.json, MAX_DEPTH) {
+                    continue;
+                }
+            }
+        }
+        let ty = env.r#type.as_str();
+        let decode = matches!(ty, Some("message" | "session_info"));
+        if !decode && !nesting_reaches(l.json, MAX_DEPTH) {
+            continue;
+        }
+        let v = match parse_value(l.json) {
+            Ok(v) => v,
+            Err(e) if e.kind == JsonErrorKind::TooDeep => {
+                let what = match ty {
+                    Some(t) if env.kind == ValueKind::Object => {
+                        format!(" ({} entry {})", text::safe(t), id_text(env))
+                    }
+                    _ => String::new(),
+                };
+                out.push(error(
+                    "too-deep",
+                    Some(line),
+                    Some(at),
+                    format!(
+                        "nesting deeper than {MAX_DEPTH} levels: kept verbatim, cannot be \
+                         decoded{what}"
+                    ),
+                ));
+                continue;
+            }
+            Err(_) => continue,
+        };
+        match ty {
+            Some("message") => message_problems(&v, &id_text(env), line, at, out),
+            Some("session_info") => match v.get("name") {
+                None | Some(JsValue::Null | JsValue::String(_)) => {}
+                Some(other) => out.push(error(
+                    "non-string-name",
+                    Some(line),
+                    Some(at),
+                    format!(
+                        "session_info entry {} has a name that is {} ({}), not a string: \
+                         OpenClaw's list skips the file",
+                        id_text(env),
+                        kind_of(other),
+                        text::excerpt(&to_json_string(other), 40)
+                    ),
+                )),
+            },
+            _ => {}
+        }
+    }
+    if let Some((line, at)) = crlf {
+        out.push(warning(
+            "crlf",
+            Some(line),
+            Some(at),
+            format!(
+                "{} {} with CRLF (the first is line {line}): readers accept it, but appended \
+                 lines end with LF only",
+                text::thousands(crlf_lines),
+                if crlf_lines == 1 {
+                    "line ends"
+                } else {
+                    "lines end"
+                }
+            ),
+        ));
+    }
+}
+
+/// A header version other than 1, 2 or 3, or one that is not a number.
+fn version_problem(
+    ro_report: &OpenReport,
+    sm: &SessionManager,
+    first: Option<(usize, usize)>,
+) -> Option<Problem> {
+    if ro_report.empty || ro_report.corrupt_header.is_some() {
+        return None;
+    }
+    let header = sm.get_header().ok().flatten()?;
+    let v = header.get("version")?;
+    let as_number = session_format::migrate::js_version_number(Some(v));
+    let message = match v {
+        JsValue::Null => return None,
+        JsValue::Number(n) if *n == 1.0 || *n == 2.0 || *n == 3.0 => return None,
+        // Below 3: reported as unmigrated-version.
+        JsValue::Number(n) if *n < 3.0 && n.fract() == 0.0 => return None,
+        JsValue::Number(n) => format!(
+            "version {} is not one OpenClaw 2026.6.11 writes or migrates (1, 2 or 3); the file is \
+             read as version 3",
+            number_to_string(*n)
+        ),
+        other => format!(
+            "version is {} ({}), not a number; OpenClaw compares it as the number {}{}",
+            kind_of(other),
+            text::excerpt(&to_json_string(other), 40),
+            number_to_string(as_number),
+            if as_number < 3.0 {
+                ""
+            } else {
+                " and reads the file as version 3"
+            }
+        ),
+    };
+    Some(warning(
+        "unsupported-version",
+        first.map(|f| f.0),
+        first.map(|f| f.1),
+        message,
+    ))
+}
+
+/// Compactions whose `firstKeptEntryId` names no entry.
+fn first_kept_problems(sm: &SessionManager, out: &mut Vec<Problem>) {
+    for e in sm.get_entries() {
+        if e.entry_type() != session_format::entry::EntryType::Compaction {
+            continue;
+        }
+        let Ok(v) = e.value() else { continue };
+        let loc = e.location();
+        match v.get("firstKeptEntryId") {
+            Some(JsValue::String(k)) => {
+                let k = k.to_str_lossy();
+                if sm.get_entry(&k).is_none() {
+                    out.push(warning(
+                        "dangling-first-kept",
+                        loc.line,
+                        loc.byte_offset,
+                        format!(
+                            "compaction {} keeps from \"{}\", which names no entry: its context \
+                             holds only the summary and the entries after it",
+                            text::safe(e.id()),
+                            text::safe(&k)
+                        ),
+                    ));
+                }
+            }
+            other => out.push(warning(
+                "dangling-first-kept",
+                loc.line,
+                loc.byte_offset,
+                format!(
+                    "compaction {} has a firstKeptEntryId that is {}, not an entry id: its \
+                     context holds only the summary and the entries after it",
+                    text::safe(e.id()),
+                    other.map_or("missing", kind_of)
+                ),
+            )),
+        }
+    }
+}
+
+/// Every problem of a read-only open, sorted by line (errors and warnings).
 pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -> Vec<Problem> {
     let offsets = line_offsets(bytes);
     let at = |line: Option<usize>| line.and_then(|l| offsets.get(l.wrapping_sub(1)).copied());
     let first = first_nonblank_line(bytes);
     let mut out = Vec::new();
     if report.empty {
-        out.push(Problem {
-            kind: "empty",
-            line: None,
-            byte: None,
-            message: "the file is empty; a writable open would write a fresh header".to_owned(),
-        });
+        let message = if bytes.is_empty() {
+            "the file is empty (0 bytes); a writable open would write a fresh header".to_owned()
+        } else {
+            format!(
+                "the file holds only whitespace ({} bytes, no JSON); a writable open would write \
+                 a fresh header",
+                text::thousands(bytes.len())
+            )
+        };
+        out.push(error("empty", None, None, message));
     }
     if let Some(ch) = &report.corrupt_header {
         let from = match ch.recovered_from_line {
@@ -98,27 +494,28 @@ pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -
                 lines_text(&ch.dropped_lines)
             )
         };
-        out.push(Problem {
-            kind: "corrupt-header",
-            line: first.map(|f| f.0),
-            byte: first.map(|f| f.1),
-            message: format!(
+        out.push(error(
+            "corrupt-header",
+            first.map(|f| f.0),
+            first.map(|f| f.1),
+            format!(
                 "the first parsed line is not a session header with a string id; a writable \
                  open would back the file up and rewrite it: {from}{dropped}"
             ),
-        });
+        ));
     }
     if let Some(v) = report.unmigrated_version {
-        out.push(Problem {
-            kind: "unmigrated-version",
-            line: first.map(|f| f.0),
-            byte: first.map(|f| f.1),
-            message: format!(
+        out.push(error(
+            "unmigrated-version",
+            first.map(|f| f.0),
+            first.map(|f| f.1),
+            format!(
                 "version {}; a writable open would migrate the file to version 3 and rewrite it",
-                session_format::json::number_to_string(v)
+                number_to_string(v)
             ),
-        });
+        ));
     }
+    out.extend(version_problem(report, sm, first));
     for m in &report.malformed_lines {
         let detail = format!(
             "{} of the line (file offset {}){}",
@@ -134,80 +531,86 @@ pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -
         } else {
             ("malformed-line", format!("not JSON: {detail}"))
         };
-        out.push(Problem {
-            kind,
-            line: Some(m.line),
-            byte: Some(m.line_offset),
-            message,
-        });
+        out.push(error(kind, Some(m.line), Some(m.line_offset), message));
     }
     if report.missing_final_newline && report.torn_tail.is_none() {
         let last = offsets.len();
-        out.push(Problem {
-            kind: "missing-final-newline",
-            line: (last > 0).then_some(last),
-            byte: Some(bytes.len()),
-            message: "the last line is complete but has no newline".to_owned(),
-        });
+        out.push(error(
+            "missing-final-newline",
+            (last > 0).then_some(last),
+            Some(bytes.len()),
+            "the last line is complete but has no newline".to_owned(),
+        ));
     }
     for cycle in &report.cycles {
         let line = cycle
             .first()
             .and_then(|id| sm.get_entry(id))
             .and_then(|e| e.location().line);
-        let mut ids: Vec<&str> = cycle.iter().map(String::as_str).collect();
-        if let Some(f) = cycle.first() {
+        let mut ids: Vec<String> = cycle.iter().map(|c| text::safe(c).into_owned()).collect();
+        if let Some(f) = ids.first().cloned() {
             ids.push(f);
         }
-        out.push(Problem {
-            kind: "parent-cycle",
+        out.push(error(
+            "parent-cycle",
             line,
-            byte: at(line),
-            message: format!("entries whose parents form a cycle: {}", ids.join(" → ")),
-        });
+            at(line),
+            format!("entries whose parents form a cycle: {}", ids.join(" → ")),
+        ));
     }
     for d in &report.dangling_parents {
-        out.push(Problem {
-            kind: "dangling-parent",
-            line: d.line,
-            byte: at(d.line),
-            message: format!(
-                "entry {} has parentId {:?}, which names nothing in the file",
-                d.id, d.parent_id
+        out.push(error(
+            "dangling-parent",
+            d.line,
+            at(d.line),
+            format!(
+                "entry {} has parentId \"{}\", which names nothing in the file",
+                text::safe(&d.id),
+                text::safe(&d.parent_id)
             ),
-        });
+        ));
     }
     for d in &report.duplicate_ids {
         let lines: Vec<usize> = d.lines.iter().flatten().copied().collect();
         let line = lines.first().copied();
-        out.push(Problem {
-            kind: "duplicate-id",
+        out.push(error(
+            "duplicate-id",
             line,
-            byte: at(line),
-            message: format!(
-                "id {:?} is on {} entries (lines {}); the last one wins",
-                d.id,
+            at(line),
+            format!(
+                "id \"{}\" is on {} entries (lines {}); the last one wins",
+                text::safe(&d.id),
                 d.lines.len(),
                 lines_text(&lines)
             ),
-        });
+        ));
     }
     for l in &report.invalid_leaf_controls {
-        out.push(Problem {
-            kind: "invalid-leaf-control",
-            line: l.line,
-            byte: at(l.line),
-            message: format!(
+        out.push(error(
+            "invalid-leaf-control",
+            l.line,
+            at(l.line),
+            format!(
                 "leaf control {} targets {}, which is not an entry; it is ignored",
-                l.id,
-                l.target_id
-                    .as_deref()
-                    .map_or_else(|| "nothing".to_owned(), |t| format!("{t:?}"))
+                text::safe(&l.id),
+                l.target_id.as_deref().map_or_else(
+                    || "nothing".to_owned(),
+                    |t| format!("\"{}\"", text::safe(t))
+                )
             ),
-        });
+        ));
     }
+    line_problems(bytes, &mut out);
+    first_kept_problems(sm, &mut out);
     out.sort_by_key(|p| p.line.unwrap_or(0));
     out
+}
+
+/// Every problem of an opened file (its bytes are read again for the offsets).
+pub(crate) fn problems_of(path: &Path, ro: &ReadOnlyOpen) -> anyhow::Result<Vec<Problem>> {
+    fsx::require_regular(path)?;
+    let bytes = session_store::io::read_file(path)?;
+    Ok(problems(&ro.report, &ro.session, &bytes))
 }
 
 enum FileResult {
@@ -218,30 +621,66 @@ enum FileResult {
     Failed(String),
 }
 
-fn check_one(path: &Path) -> FileResult {
-    let ro = match model::open(path) {
-        Ok(ro) => ro,
-        Err(e) => return FileResult::Failed(format!("{e:#}")),
-    };
-    let bytes = match session_store::io::read_file(path) {
-        Ok(b) => b,
-        Err(e) => return FileResult::Failed(format!("cannot read {}: {e}", path.display())),
-    };
-    FileResult::Checked {
-        entries: ro.session.entry_count(),
-        problems: problems(&ro.report, &ro.session, &bytes),
+impl FileResult {
+    fn errors(&self) -> usize {
+        match self {
+            FileResult::Checked { problems, .. } => problems
+                .iter()
+                .filter(|p| p.severity == Severity::Error)
+                .count(),
+            FileResult::Failed(_) => 0,
+        }
     }
+
+    fn warnings(&self) -> usize {
+        match self {
+            FileResult::Checked { problems, .. } => problems
+                .iter()
+                .filter(|p| p.severity == Severity::Warning)
+                .count(),
+            FileResult::Failed(_) => 0,
+        }
+    }
+}
+
+fn check_one(path: &Path) -> FileResult {
+    if let Some(why) = fsx::not_readable_reason(path) {
+        return FileResult::Failed(why);
+    }
+    let ro = match model::open_any(path) {
+        Ok(ro) => ro,
+        Err(e) => return FileResult::Failed(output::error_text(&e)),
+    };
+    match problems_of(path, &ro) {
+        Ok(problems) => FileResult::Checked {
+            entries: ro.session.entry_count(),
+            problems,
+        },
+        Err(e) => FileResult::Failed(format!(
+            "cannot read {}: {}",
+            text::path(path),
+            output::error_text(&e)
+        )),
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", text::thousands(n), if n == 1 { one } else { many })
 }
 
 /// `sessions check FILE...`.
 pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut failed = 0;
-    let mut with_problems = 0;
-    let mut total = 0;
+    let mut with_errors = 0;
+    let mut total_errors = 0;
+    let mut total_warnings = 0;
     let mut items = Vec::with_capacity(paths.len());
     for p in paths {
         let r = check_one(p);
-        let shown = p.display().to_string();
+        let shown = text::path(p);
+        let (errors, warnings) = (r.errors(), r.warnings());
+        total_errors += errors;
+        total_warnings += warnings;
         match &r {
             FileResult::Failed(e) => {
                 failed += 1;
@@ -249,18 +688,10 @@ pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Re
                     out.line(&format!("{shown}: error: {e}"))?;
                 }
             }
-            FileResult::Checked { entries, problems } if problems.is_empty() => {
-                if !json {
-                    out.line(&format!(
-                        "{shown}: ok ({} {})",
-                        text::thousands(*entries),
-                        if *entries == 1 { "entry" } else { "entries" }
-                    ))?;
+            FileResult::Checked { entries, problems } => {
+                if errors > 0 {
+                    with_errors += 1;
                 }
-            }
-            FileResult::Checked { problems, .. } => {
-                with_problems += 1;
-                total += problems.len();
                 if !json {
                     for pr in problems {
                         let loc = match (pr.line, pr.byte) {
@@ -269,12 +700,25 @@ pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Re
                             (None, Some(b)) => format!("{shown}: byte {b}"),
                             (None, None) => shown.clone(),
                         };
-                        out.line(&format!("{loc}: {}: {}", pr.kind, pr.message))?;
+                        let sev = match pr.severity {
+                            Severity::Error => "",
+                            Severity::Warning => "warning: ",
+                        };
+                        out.line(&format!("{loc}: {sev}{}: {}", pr.kind, pr.message))?;
+                    }
+                    if errors == 0 {
+                        let mut ok =
+                            format!("{shown}: ok ({}", plural(*entries, "entry", "entries"));
+                        if warnings > 0 {
+                            ok.push_str(&format!(", {}", plural(warnings, "warning", "warnings")));
+                        }
+                        ok.push(')');
+                        out.line(&ok)?;
                     }
                 }
             }
         }
-        items.push((shown, r));
+        items.push((p.display().to_string(), r));
     }
     if json {
         let arr: Vec<JsValue> = items
@@ -283,9 +727,9 @@ pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Re
                 let mut o = JsObject::new();
                 o.insert("file", JsValue::from(file.as_str()));
                 let (ok, error, problems) = match r {
-                    FileResult::Failed(e) => (false, JsValue::from(e.as_str()), Vec::new()),
+                    FileResult::Failed(e) => (false, JsValue::from(e.as_str()), &[][..]),
                     FileResult::Checked { problems, .. } => {
-                        (problems.is_empty(), JsValue::Null, problems.clone())
+                        (r.errors() == 0, JsValue::Null, problems.as_slice())
                     }
                 };
                 o.insert("ok", JsValue::Bool(ok));
@@ -295,6 +739,13 @@ pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Re
                     .map(|p| {
                         let mut po = JsObject::new();
                         po.insert("kind", JsValue::from(p.kind));
+                        po.insert(
+                            "severity",
+                            JsValue::from(match p.severity {
+                                Severity::Error => "error",
+                                Severity::Warning => "warning",
+                            }),
+                        );
                         po.insert(
                             "line",
                             p.line.map_or(JsValue::Null, |l| JsValue::Number(l as f64)),
@@ -317,27 +768,43 @@ pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Re
         ))?;
     } else {
         let n = paths.len();
-        let ok = n - failed - with_problems;
-        let mut summary = format!(
-            "checked {n} {}: {ok} ok",
-            if n == 1 { "file" } else { "files" }
-        );
-        if with_problems > 0 {
+        let ok = n - failed - with_errors;
+        let mut summary = format!("checked {}: {ok} ok", plural(n, "file", "files"));
+        if with_errors > 0 {
             summary.push_str(&format!(
-                ", {with_problems} with problems ({total} {})",
-                if total == 1 { "problem" } else { "problems" }
+                ", {with_errors} with problems ({})",
+                plural(total_errors, "problem", "problems")
             ));
         }
         if failed > 0 {
             summary.push_str(&format!(", {failed} unreadable"));
         }
+        if total_warnings > 0 {
+            summary.push_str(&format!(
+                "; {}",
+                plural(total_warnings, "warning", "warnings")
+            ));
+        }
         out.line(&summary)?;
     }
     Ok(if failed > 0 {
         Outcome::Failed
-    } else if with_problems > 0 {
+    } else if with_errors > 0 {
         Outcome::Problems
     } else {
         Outcome::Ok
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_filter_skips_strings() {
+        assert!(nesting_reaches(b"[[[1]]]", 3));
+        assert!(!nesting_reaches(b"[[[1]]]", 4));
+        assert!(!nesting_reaches(br#"{"a":"[[[[[[\"[[["}"#, 3));
+        assert!(nesting_reaches(br#"{"a":"\\","b":[[1]]}"#, 3));
+    }
 }

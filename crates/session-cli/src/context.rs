@@ -8,7 +8,7 @@ use session_store::{SessionContext, SessionManager};
 use crate::model;
 use crate::output::Output;
 use crate::render::message_summary;
-use crate::text;
+use crate::text::{self, ShortIds};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Print the model context of a session: the messages OpenClaw's buildSessionContext would send for
@@ -18,10 +18,16 @@ The context follows the branch from the root to the leaf. After the last compact
 branch it starts with the compaction summary (role compactionSummary), then the entries from the
 compaction's firstKeptEntryId on; branch summaries appear as role branchSummary and
 custom_message entries as role custom. thinkingLevel is the last thinking change on the branch
-(default off); model is the last model change or assistant reply.
+(default off); model is the provider/model of the last model change or assistant reply on the
+branch (`none` when there is neither; a `?` stands for a provider or model that entry does not
+name, with a note saying so).
 
 Text output: a header line (leaf, message count, thinking level, model), then one line per
-message: its number, the id of the entry it comes from, its role and a one-line excerpt.
+message: its number, the id of the entry it comes from (shortened as `tree` shortens it), its
+role and a one-line excerpt (control and bidirectional-text characters escaped). A message
+nested too deeply to decode shows as `(too deep to decode)`; --json cannot show it and fails.
+Problems `sessions check` would report are counted on stderr; a file that is not a session
+(no readable header and no entries) is an error.
 
 JSON output (--json): exactly the value buildSessionContext returns,
   {\"messages\": [message], \"thinkingLevel\": string, \"model\": {\"provider\", \"modelId\"} | null}
@@ -64,15 +70,31 @@ pub(crate) fn render_lines(
     let model = match &ctx.model {
         None => "none".to_owned(),
         Some(m) => match m.as_strs() {
-            Some((p, id)) => format!("{p}/{id}"),
-            None => "(incomplete)".to_owned(),
+            Some((p, id)) => text::safe(&format!("{p}/{id}")).into_owned(),
+            None => {
+                let part = |v: &Option<session_format::json::JsValue>| match v {
+                    Some(session_format::json::JsValue::String(s)) => {
+                        text::safe(&s.to_str_lossy()).into_owned()
+                    }
+                    _ => "?".to_owned(),
+                };
+                format!(
+                    "{}/{} (the last model change or assistant reply on the branch does not name \
+                     both a provider and a model)",
+                    part(&m.provider),
+                    part(&m.model_id)
+                )
+            }
         },
     };
+    let ids = ShortIds::new(sm.get_entries().map(|e| e.id()));
+    let thinking = text::safe(&thinking).into_owned();
     let n = ctx.messages.len();
     let mut lines = vec![format!(
         "{} — context at leaf {}: {} {}, thinking {thinking}, model {model}",
-        path.display(),
-        leaf.as_deref().map_or("none", text::short_id),
+        text::path(path),
+        leaf.as_deref()
+            .map_or_else(|| "none".to_owned(), |l| ids.get(l)),
         text::thousands(n),
         if n == 1 { "message" } else { "messages" },
     )];
@@ -83,8 +105,14 @@ pub(crate) fn render_lines(
     let num_w = n.to_string().len();
     let mut rows = Vec::with_capacity(n);
     for msg in &ctx.messages {
-        let v = msg.to_value()?;
-        rows.push((msg.entry.id(), message_summary(&v)));
+        let summary = match msg.to_value() {
+            Ok(v) => message_summary(&v),
+            Err(e) if model::is_too_deep(&e) => {
+                model::undecodable_summary(msg.entry.entry_type(), &e)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        rows.push((ids.get(msg.entry.id()), summary));
     }
     let role_w = rows
         .iter()
@@ -94,14 +122,14 @@ pub(crate) fn render_lines(
         .min(17);
     let id_w = rows
         .iter()
-        .map(|(id, _)| text::width(text::short_id(id)))
+        .map(|(id, _)| text::width(id))
         .max()
         .unwrap_or(8);
     for (k, (id, s)) in rows.iter().enumerate() {
         let head = format!(
             "{}  {}  {}  ",
             text::pad_left(&(k + 1).to_string(), num_w),
-            text::pad(text::short_id(id), id_w),
+            text::pad(id, id_w),
             text::pad(&s.kind, role_w)
         );
         let room = width.saturating_sub(text::width(&head)).max(12);
@@ -122,19 +150,20 @@ pub(crate) fn run(
     width: usize,
     out: &mut Output,
 ) -> anyhow::Result<()> {
-    let ro = model::open(path)?;
+    let opened = model::open(path)?;
+    let ro = &opened.ro;
     let sm = &ro.session;
     let ctx = build(sm, leaf)?;
     if json {
         let v = ctx.to_value()?;
         out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
-        return Ok(());
+        return model::report_problems(path, &opened, out);
     }
     let leaf_id = match leaf {
         Some(spec) => Some(model::resolve_entry(sm, spec)?.id().to_owned()),
         None => None,
     };
-    let note = model::unstable_ids_note(model::file_version(&ro)?);
+    let note = model::unstable_ids_note(model::file_version(ro)?);
     for (k, l) in render_lines(path, sm, &ctx, leaf_id.as_deref(), width)?
         .iter()
         .enumerate()
@@ -146,5 +175,5 @@ pub(crate) fn run(
             out.line(note)?;
         }
     }
-    Ok(())
+    model::report_problems(path, &opened, out)
 }

@@ -2,10 +2,13 @@
 //! (`SessionManager::open` on missing paths, then appends, branches, labels, a compaction and
 //! tool calls) and prints `list`, a `tree` and a `context` of it.
 //!
-//! Safety: the demo never destroys anything. On an existing, non-empty root it refuses unless
-//! `--force`, and `--force` removes only the files a previous demo recorded in its manifest
-//! (`.sessions-demo.json`) and left unchanged (same sha256); anything else in the way is an
-//! error.
+//! Safety: the demo never destroys anything. It writes only into an empty (or missing) root or
+//! over an earlier demo: a non-empty root without a demo manifest (`.sessions-demo.json`) is
+//! refused even with `--force` (it may be a real OpenClaw store). On an earlier demo it refuses
+//! unless `--force`, and `--force` removes only the files that demo recorded in its manifest and
+//! left unchanged (same sha256). The manifest is written before anything else and each file is
+//! recorded before it is created, so a demo that fails half-way can always be cleaned up by
+//! `--force`.
 
 use std::path::{Path, PathBuf};
 
@@ -31,9 +34,15 @@ Every file is written through the library's SessionManager (opened on a missing 
 appended to), exactly as OpenClaw writes sessions. Then the demo prints `sessions list`, the
 `sessions tree` of the Telegram DM and its `sessions context`.
 
-Rerunning on an existing, non-empty root refuses. With --force the demo removes only the files an
-earlier demo created there (recorded with their sha256 in <root>/.sessions-demo.json) and that
-are unchanged since, then rebuilds them; it never removes or overwrites anything else.";
+The demo writes only into an empty or missing directory, or over an earlier demo. A non-empty
+root that holds no demo manifest (<root>/.sessions-demo.json), such as a real OpenClaw store
+with openclaw.json and agents/, is refused even with --force. Rerunning on an earlier demo
+refuses too; with --force the demo removes only the files the earlier demo created there
+(recorded with their sha256 in the manifest) and that are unchanged since, then rebuilds them;
+it never removes or overwrites anything else. The manifest is written first and each file is
+recorded in it before it is created, so a demo that stopped half-way (a full disk, a permission
+error) is cleaned up by `demo --force`: a file it was still writing (recorded without a sha256)
+is removed as well.";
 
 /// The manifest recording what the demo created.
 pub(crate) const MANIFEST: &str = ".sessions-demo.json";
@@ -460,15 +469,26 @@ fn sha256_hex(bytes: &[u8]) -> String {
     format!("{:x}", Sha256::digest(bytes))
 }
 
-/// The files an earlier demo recorded: `(relative path, sha256)`.
-fn read_manifest(root: &Path) -> anyhow::Result<Vec<(String, String)>> {
+/// A file recorded in the manifest: its path relative to the root, and its sha256 (none for a
+/// file the demo was still writing).
+type Recorded = (String, Option<String>);
+
+/// The files an earlier demo recorded; `None` when there is no manifest.
+fn read_manifest(root: &Path) -> anyhow::Result<Option<Vec<Recorded>>> {
     let path = root.join(MANIFEST);
-    let bytes = match session_store::io::read_file(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let v = parse_value(&bytes).with_context(|| format!("{} is not JSON", path.display()))?;
+    match crate::fsx::probe(&path) {
+        crate::fsx::Found::Regular => {}
+        crate::fsx::Found::Missing => return Ok(None),
+        _ => bail!(UsageError::new(format!(
+            "{} is not a regular file; the demo leaves {} alone",
+            crate::text::path(&path),
+            crate::text::path(root)
+        ))),
+    }
+    let bytes = session_store::io::read_file(&path)
+        .with_context(|| format!("cannot read {}", crate::text::path(&path)))?;
+    let v =
+        parse_value(&bytes).with_context(|| format!("{} is not JSON", crate::text::path(&path)))?;
     let mut out = Vec::new();
     for f in v
         .get("files")
@@ -476,62 +496,88 @@ fn read_manifest(root: &Path) -> anyhow::Result<Vec<(String, String)>> {
         .into_iter()
         .flatten()
     {
-        let (Some(p), Some(h)) = (
-            f.get("path").and_then(JsValue::as_str_lossy),
-            f.get("sha256").and_then(JsValue::as_str_lossy),
-        ) else {
+        let Some(p) = f.get("path").and_then(JsValue::as_str_lossy) else {
             continue;
         };
+        let hash = f
+            .get("sha256")
+            .and_then(JsValue::as_str_lossy)
+            .map(|h| h.into_owned());
         // Only the demo's own file names are ever removed, whatever the manifest says.
         if FILES.contains(&p.as_ref()) {
-            out.push((p.into_owned(), h.into_owned()));
+            out.push((p.into_owned(), hash));
         }
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
-/// Makes room for the demo files, or explains why not. Removes only unchanged files of an
-/// earlier demo, and only when `force`.
+/// Makes room for the demo files, or explains why not. Writes only into an empty or missing
+/// root or over an earlier demo (a manifest); removes only unchanged files of that demo, and
+/// only when `force`.
 fn prepare_root(root: &Path, force: bool) -> anyhow::Result<()> {
+    let shown = crate::text::path(root);
     if root.exists() && !root.is_dir() {
         bail!(UsageError::new(format!(
-            "{} exists and is not a directory",
-            root.display()
+            "{shown} exists and is not a directory"
         )));
     }
     let non_empty = std::fs::read_dir(root).is_ok_and(|mut rd| rd.next().is_some());
     if !non_empty {
         return Ok(());
     }
+    let Some(recorded) = read_manifest(root)? else {
+        let store = root.join("openclaw.json").exists() || root.join("agents").exists();
+        bail!(UsageError::new(format!(
+            "{shown} is not empty and holds no demo manifest ({MANIFEST}){}; the demo writes \
+             only into an empty directory or over an earlier demo, even with --force. Choose \
+             another --root",
+            if store {
+                ", and it looks like an OpenClaw store (openclaw.json or agents/)"
+            } else {
+                ""
+            }
+        )));
+    };
     if !force {
         bail!(UsageError::new(format!(
-            "{} already exists and is not empty; the demo leaves it alone. Pass --force to rebuild \
-             the demo there (only files an earlier demo created and left unchanged are removed), \
-             or choose another --root",
-            root.display()
+            "{shown} already exists and is not empty; the demo leaves it alone. Pass --force to \
+             rebuild the demo there (only files an earlier demo created and left unchanged are \
+             removed), or choose another --root"
         )));
     }
-    let recorded = read_manifest(root)?;
     let mut removable = Vec::new();
     let mut changed = Vec::new();
     for (rel, hash) in &recorded {
         let p = root.join(rel);
-        match session_store::io::read_file(&p) {
-            Ok(b) if sha256_hex(&b) == *hash => removable.push(p),
-            Ok(_) => changed.push(p),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+        match crate::fsx::probe(&p) {
+            crate::fsx::Found::Missing => continue,
+            crate::fsx::Found::Regular => {}
+            _ => {
+                changed.push(p);
+                continue;
+            }
+        }
+        match (session_store::io::read_file(&p), hash) {
+            (Ok(b), Some(h)) if sha256_hex(&b) == *h => removable.push(p),
+            // Recorded before it was created: the demo stopped while writing it.
+            (Ok(_), None) => removable.push(p),
+            (Ok(_), Some(_)) => changed.push(p),
+            (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => {}
+            (Err(e), _) => {
+                return Err(e).with_context(|| format!("cannot read {}", crate::text::path(&p)));
+            }
         }
     }
     let mut blocked: Vec<PathBuf> = changed;
     for rel in FILES {
         let p = root.join(rel);
-        if p.exists() && !removable.contains(&p) && !blocked.contains(&p) {
+        let present = std::fs::symlink_metadata(&p).is_ok();
+        if present && !removable.contains(&p) && !blocked.contains(&p) {
             blocked.push(p);
         }
     }
     if !blocked.is_empty() {
-        let list: Vec<String> = blocked.iter().map(|p| p.display().to_string()).collect();
+        let list: Vec<String> = blocked.iter().map(|p| crate::text::path(p)).collect();
         bail!(UsageError::new(format!(
             "not rebuilding the demo: these files are in the way and were not created by the demo, \
              or were changed since: {}; move them away first",
@@ -539,29 +585,30 @@ fn prepare_root(root: &Path, force: bool) -> anyhow::Result<()> {
         )));
     }
     for p in &removable {
-        std::fs::remove_file(p).with_context(|| format!("cannot remove {}", p.display()))?;
+        std::fs::remove_file(p)
+            .with_context(|| format!("cannot remove {}", crate::text::path(p)))?;
     }
     Ok(())
 }
 
-/// Records the files built so far (after each one, so an interrupted demo can still be
-/// cleaned up by `--force`).
-fn write_manifest(root: &Path, built: &[&str]) -> anyhow::Result<()> {
-    let mut files = Vec::new();
-    for &rel in built {
-        let bytes = session_store::io::read_file(&root.join(rel))
-            .with_context(|| format!("cannot read back {rel}"))?;
-        files.push(obj(vec![
-            ("path", s(rel)),
-            ("sha256", s(&sha256_hex(&bytes))),
-        ]));
-    }
+/// Records the demo's files: `(relative path, sha256)`, `None` for a file about to be created.
+fn write_manifest(root: &Path, files: &[(&str, Option<String>)]) -> anyhow::Result<()> {
+    let files: Vec<JsValue> = files
+        .iter()
+        .map(|(rel, hash)| {
+            obj(vec![
+                ("path", s(rel)),
+                ("sha256", hash.as_deref().map_or(JsValue::Null, s)),
+            ])
+        })
+        .collect();
     let v = obj(vec![
         (
             "note",
             s(
                 "Written by `sessions demo`. `sessions demo --force` removes only the files listed \
-               here, and only while their sha256 is unchanged.",
+               here, and only while their sha256 is unchanged (a null sha256: the demo stopped \
+               while creating the file).",
             ),
         ),
         ("files", JsValue::Array(files)),
@@ -569,8 +616,12 @@ fn write_manifest(root: &Path, built: &[&str]) -> anyhow::Result<()> {
     let mut text = session_format::normalize::to_json_string_indented(&v, 2);
     text.push('\n');
     let path = root.join(MANIFEST);
-    session_store::io::atomic_rewrite(&path, text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    session_store::io::atomic_rewrite(&path, text.as_bytes()).with_context(|| {
+        format!(
+            "cannot write the demo manifest {}",
+            crate::text::path(&path)
+        )
+    })?;
     Ok(())
 }
 
@@ -578,48 +629,67 @@ fn write_manifest(root: &Path, built: &[&str]) -> anyhow::Result<()> {
 pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> anyhow::Result<()> {
     prepare_root(root, force)?;
     session_store::io::ensure_dir(root)
-        .with_context(|| format!("cannot create {}", root.display()))?;
+        .with_context(|| format!("cannot create {}", crate::text::path(root)))?;
+    // The manifest comes first: when it cannot be written, nothing else is.
+    let mut recorded: Vec<(&str, Option<String>)> = Vec::new();
+    write_manifest(root, &recorded)?;
     type Build = fn(&Path) -> anyhow::Result<()>;
     let steps: [(&str, Build, &str); 3] = [
         (TELEGRAM, build_telegram, "the Telegram demo session"),
         (DISCORD, build_discord, "the Discord demo session"),
         (SLACK, build_slack, "the Slack demo session"),
     ];
-    let mut built: Vec<&str> = Vec::new();
     for (rel, build, what) in steps {
+        recorded.push((rel, None));
+        write_manifest(root, &recorded)?;
         let result = build(&root.join(rel)).with_context(|| format!("building {what}"));
-        if root.join(rel).exists() {
-            built.push(rel);
+        let hash = match session_store::io::read_file(&root.join(rel)) {
+            Ok(b) => Some(sha256_hex(&b)),
+            Err(_) => None,
+        };
+        match hash {
+            Some(h) => {
+                if let Some(last) = recorded.last_mut() {
+                    last.1 = Some(h);
+                }
+            }
+            None if !root.join(rel).exists() => {
+                recorded.pop();
+            }
+            None => {}
         }
-        write_manifest(root, &built)?;
+        write_manifest(root, &recorded)?;
         result?;
     }
 
-    let shown = root.display().to_string();
+    let shown = crate::text::path(root);
+    let quoted = |p: &Path| crate::text::shell_quote(&p.display().to_string());
     out.line(&format!(
         "Built a demo store in {shown}: 2 agents (main, ops), 3 sessions (a Telegram DM, a Discord group chat, a Slack DM)."
     ))?;
     out.line("")?;
-    out.line(&format!("$ sessions list --root {shown}"))?;
+    out.line(&format!("$ sessions list --root {}", quoted(root)))?;
     let loc = Locator {
         root: Some(root.to_path_buf()),
         agent: None,
         dir: None,
+        pi: false,
     };
     let (listed, skipped) = list::collect(&loc, true)?;
     list::write_table(&listed, &skipped, true, width, out)?;
 
     let dm = root.join(TELEGRAM);
     out.line("")?;
-    out.line(&format!("$ sessions tree {}", dm.display()))?;
-    let ro = model::open(&dm)?;
+    out.line(&format!("$ sessions tree {}", quoted(&dm)))?;
+    let opened = model::open(&dm)?;
+    let ro = &opened.ro;
     let sm = &ro.session;
-    let m = model::TreeModel::new(sm);
+    let m = model::TreeModel::new(sm, Some(&ro.report));
     let opts = tree::TreeOptions { depth: None, width };
-    tree::write_text(&dm, &ro, &m, &opts, out)?;
+    tree::write_text(&dm, ro, &m, &opts, out)?;
 
     out.line("")?;
-    out.line(&format!("$ sessions context {}", dm.display()))?;
+    out.line(&format!("$ sessions context {}", quoted(&dm)))?;
     let ctx = context::build(sm, None)?;
     for l in context::render_lines(&dm, sm, &ctx, None, width)? {
         out.line(&l)?;
@@ -627,12 +697,13 @@ pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> a
     out.line("")?;
     out.line("Next:")?;
     out.line(&format!(
-        "  sessions tree --root {shown} --agent main --session discord_981234567890"
+        "  sessions tree --root {} --agent main --session discord_981234567890",
+        quoted(root)
     ))?;
-    out.line(&format!("  sessions check {}", dm.display()))?;
+    out.line(&format!("  sessions check {}", quoted(&dm)))?;
     out.line(&format!(
-        "  sessions export {} --format html -o lisbon.html",
-        dm.display()
+        "  sessions export {} --format html > lisbon.html",
+        quoted(&dm)
     ))?;
     Ok(())
 }

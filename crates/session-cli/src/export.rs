@@ -14,10 +14,11 @@ use session_format::normalize::to_json_string_indented;
 use session_store::SessionManager;
 
 use crate::address::UsageError;
+use crate::fsx;
 use crate::model::{self, TreeModel};
 use crate::output::Output;
 use crate::render::{self, field};
-use crate::text;
+use crate::text::{self, ShortIds};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Export a session, read-only, to stdout or to a new file (-o OUT).
@@ -30,14 +31,27 @@ Formats:
             parentSession, then every entry from the root to the leaf with its parentId set to the
             previous entry's id (null for the first), one JSON object per line.
   markdown  the current branch as a conversation: user and assistant text, tool calls and
-            results in fenced blocks, model/thinking changes, compactions and labels.
+            results in fenced blocks, model/thinking changes, compactions and labels; names and
+            ids in CommonMark code spans; control and bidirectional-text characters escaped
+            (\\u{202e}).
   html      one self-contained page (inline CSS and script, no network access): the whole tree,
             collapsible at every branch point and per entry, labels as badges, the current branch
             highlighted and the leaf marked; each entry carries its full id (id=\"e-<id>\",
             data-id) and its line in the file (data-line).
 
--o OUT writes a new file (mode 0600) and refuses to replace an existing one unless --force;
-it never writes over the session file itself.";
+Output: stdout by default, or `-o -`. -o OUT writes a new regular file with mode 0600 and
+refuses to replace an existing one unless --force. With --force an existing regular file is
+replaced atomically (a new file written next to it and renamed over it, so hard links to the old
+file keep the old contents); the result keeps the replaced file's mode bits (permissions, and
+setuid/setgid/sticky) and, where the process may set them, its owner and group; a symlink to a
+regular file is followed and its target replaced. OUT must be a regular file or a missing path:
+a directory, FIFO, socket or device is refused even with --force, and so is a dangling symlink.
+It is never the session file itself.
+
+The session must be a session file: a file without a readable header and without entries is an
+error. When the header is corrupt but entries can be read, they are exported under the header a
+writable open would use (promoted from a later line, or made up with a new session id and the
+current directory as cwd), with a warning on stderr.";
 
 /// Export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -123,6 +137,31 @@ fn fenced(lang: &str, body: &str) -> String {
     format!("{f}{lang}\n{body}\n{f}\n")
 }
 
+/// A CommonMark code span: a backtick fence longer than any run of backticks inside, a space
+/// of padding when the text starts or ends with a backtick, and nothing escaped inside.
+fn md_code(s: &str) -> String {
+    let s = text::one_line(s);
+    if s.is_empty() {
+        return "(empty)".to_owned();
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat(longest + 1);
+    if s.starts_with('`') || s.ends_with('`') {
+        format!("{fence} {s} {fence}")
+    } else {
+        format!("{fence}{s}{fence}")
+    }
+}
+
 fn md_inline(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in text::one_line(s).chars() {
@@ -168,7 +207,7 @@ fn md_content(content: Option<&JsValue>, out: &mut String) {
                         let args = b
                             .get("arguments")
                             .map_or_else(|| "{}".to_owned(), |a| to_json_string_indented(a, 2));
-                        out.push_str(&format!("**→ tool call `{}`**\n\n", md_inline(&name)));
+                        out.push_str(&format!("**→ tool call {}**\n\n", md_code(&name)));
                         out.push_str(&fenced("json", &args));
                         out.push('\n');
                     }
@@ -209,7 +248,7 @@ fn content_plain(content: Option<&JsValue>) -> String {
 
 /// The Markdown export.
 pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<String> {
-    let m = TreeModel::new(sm);
+    let m = TreeModel::new(sm, None);
     let header = sm.get_header()?.unwrap_or(JsValue::Null);
     let name = sm.get_session_name().ok().flatten();
     let branch = sm.get_branch(None);
@@ -224,13 +263,13 @@ pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<St
         .unwrap_or_else(|| format!("Session {}", sm.get_session_id()));
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", md_inline(&title));
-    let _ = writeln!(out, "- Session: `{}`", sm.get_session_id());
-    let _ = writeln!(out, "- File: `{}`", path.display());
+    let _ = writeln!(out, "- Session: {}", md_code(sm.get_session_id()));
+    let _ = writeln!(out, "- File: {}", md_code(&path.display().to_string()));
     if let Some(cwd) = field(&header, "cwd") {
-        let _ = writeln!(out, "- Working directory: `{cwd}`");
+        let _ = writeln!(out, "- Working directory: {}", md_code(&cwd));
     }
     if let Some(ts) = field(&header, "timestamp") {
-        let _ = writeln!(out, "- Created: {ts}");
+        let _ = writeln!(out, "- Created: {}", md_inline(&ts));
     }
     let ctx = sm.build_session_context().ok();
     if let Some(model) = ctx
@@ -238,17 +277,21 @@ pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<St
         .and_then(|c| c.model.as_ref())
         .and_then(|m| m.as_strs())
     {
-        let _ = writeln!(out, "- Model: {}/{}", model.0, model.1);
+        let _ = writeln!(
+            out,
+            "- Model: {}",
+            md_inline(&format!("{}/{}", model.0, model.1))
+        );
     }
     if let Some(t) = ctx.as_ref().and_then(|c| c.thinking_level_str()) {
-        let _ = writeln!(out, "- Thinking level: {t}");
+        let _ = writeln!(out, "- Thinking level: {}", md_inline(&t));
     }
     let _ = writeln!(
         out,
-        "- Current branch: {} of {} entries (leaf `{}`)",
+        "- Current branch: {} of {} entries (leaf {})",
         branch.len(),
         m.len(),
-        sm.get_leaf_id().unwrap_or("none")
+        sm.get_leaf_id().map_or_else(|| "none".to_owned(), md_code)
     );
     if m.branch_points() > 0 {
         let _ = writeln!(
@@ -275,7 +318,7 @@ pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<St
             Some(l) => format!(" · label **{}**", md_inline(l)),
             None => String::new(),
         };
-        let meta = format!("`{}` · {ts}{tag}", text::short_id(id));
+        let meta = format!("{} · {}{tag}", md_code(&m.short.get(id)), md_inline(&ts));
         match e.entry_type() {
             EntryType::Message => {
                 let msg = v.get("message").cloned().unwrap_or(JsValue::Null);
@@ -306,8 +349,8 @@ pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<St
                         let err = matches!(msg.get("isError"), Some(JsValue::Bool(true)));
                         let _ = writeln!(
                             out,
-                            "### Tool result `{}`{} · {meta}\n",
-                            md_inline(&name),
+                            "### Tool result {}{} · {meta}\n",
+                            md_code(&name),
                             if err { " (error)" } else { "" }
                         );
                         out.push_str(&fenced("text", &content_plain(msg.get("content"))));
@@ -329,10 +372,10 @@ pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<St
             EntryType::Compaction => {
                 let _ = writeln!(
                     out,
-                    "### Compaction · {meta}\n\nEarlier messages were summarised ({} tokens before; kept from `{}`):\n",
-                    field(&v, "tokensBefore").unwrap_or_else(|| "?".to_owned()),
+                    "### Compaction · {meta}\n\nEarlier messages were summarised ({} tokens before; kept from {}):\n",
+                    md_inline(&field(&v, "tokensBefore").unwrap_or_else(|| "?".to_owned())),
                     field(&v, "firstKeptEntryId")
-                        .map_or_else(|| "?".to_owned(), |k| text::short_id(&k).to_owned())
+                        .map_or_else(|| "?".to_owned(), |k| md_code(&m.short.get(&k)))
                 );
                 for l in field(&v, "summary").unwrap_or_default().lines() {
                     let _ = writeln!(out, "> {l}");
@@ -348,16 +391,18 @@ pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<St
             }
             EntryType::CustomMessage => {
                 let ty = field(&v, "customType").unwrap_or_default();
-                let _ = writeln!(out, "### Custom message `{}` · {meta}\n", md_inline(&ty));
+                let _ = writeln!(out, "### Custom message {} · {meta}\n", md_code(&ty));
                 md_content(v.get("content"), &mut out);
             }
             ty => {
-                let s = render::entry_summary(ty, &v);
+                let s = render::entry_summary(ty, &v, &m.short);
                 let _ = writeln!(out, "*{}: {}* · {meta}\n", s.kind, md_inline(&s.text));
             }
         }
     }
-    Ok(out)
+    // Control and bidirectional-text characters in message text are escaped, as in every
+    // human-readable output.
+    Ok(text::safe_multiline(&out).into_owned())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -453,16 +498,16 @@ fn html_blocks(content: Option<&JsValue>, out: &mut String) {
     }
 }
 
-fn id_link(id: &str) -> String {
+fn id_link(id: &str, ids: &ShortIds) -> String {
     format!(
         "<a href=\"#e-{}\"><code>{}</code></a>",
         esc(id),
-        esc(text::short_id(id))
+        esc(&ids.get(id))
     )
 }
 
 /// The body of an entry (inside its collapsible element).
-fn html_body(ty: EntryType, v: &JsValue, out: &mut String) {
+fn html_body(ty: EntryType, v: &JsValue, ids: &ShortIds, out: &mut String) {
     match ty {
         EntryType::Message => {
             let msg = v.get("message").cloned().unwrap_or(JsValue::Null);
@@ -510,7 +555,7 @@ fn html_body(ty: EntryType, v: &JsValue, out: &mut String) {
                 out,
                 "<p class=\"note\">compaction boundary: {} tokens before; the context keeps entries from {}</p><div class=\"text\">{}</div>",
                 esc(&field(v, "tokensBefore").unwrap_or_default()),
-                field(v, "firstKeptEntryId").map_or_else(|| "?".to_owned(), |k| id_link(&k)),
+                field(v, "firstKeptEntryId").map_or_else(|| "?".to_owned(), |k| id_link(&k, ids)),
                 esc(&field(v, "summary").unwrap_or_default())
             );
         }
@@ -535,12 +580,12 @@ fn html_body(ty: EntryType, v: &JsValue, out: &mut String) {
             let _ = write!(
                 out,
                 "<p class=\"note\">label on {}: {}</p>",
-                id_link(&target),
+                id_link(&target, ids),
                 esc(&field(v, "label").unwrap_or_else(|| "(cleared)".to_owned()))
             );
         }
         ty => {
-            let s = render::entry_summary(ty, v);
+            let s = render::entry_summary(ty, v, ids);
             let _ = write!(out, "<div class=\"text\">{}</div>", esc(&s.text));
         }
     }
@@ -591,7 +636,7 @@ document.addEventListener('click',function(ev){
 
 /// The HTML export.
 pub(crate) fn to_html(path: &Path, sm: &SessionManager) -> anyhow::Result<String> {
-    let m = TreeModel::new(sm);
+    let m = TreeModel::new(sm, None);
     let header = sm.get_header()?.unwrap_or(JsValue::Null);
     let name = sm.get_session_name().ok().flatten();
     let title = name.unwrap_or_else(|| format!("Session {}", sm.get_session_id()));
@@ -635,7 +680,8 @@ pub(crate) fn to_html(path: &Path, sm: &SessionManager) -> anyhow::Result<String
     );
     meta(
         "Current leaf",
-        sm.get_leaf_id().map_or_else(|| "none".to_owned(), id_link),
+        sm.get_leaf_id()
+            .map_or_else(|| "none".to_owned(), |l| id_link(l, &m.short)),
     );
     h.push_str("</dl>\n<p class=\"controls\"><button type=\"button\" data-act=\"expand\">Expand all entries</button><button type=\"button\" data-act=\"collapse\">Collapse all entries</button><button type=\"button\" data-act=\"branches-close\">Fold branches</button><button type=\"button\" data-act=\"branches-open\">Unfold branches</button><button type=\"button\" data-act=\"leaf\">Go to leaf</button></p>\n");
     h.push_str("<p class=\"legend\">Highlighted: the current branch (root → leaf); outlined: the leaf. ◆ marks a branch point, ✂ a compaction boundary, ⇤ the first entry a compaction keeps. Click an entry to see its content and JSON.</p>\n</header>\n<main id=\"tree\">\n");
@@ -646,17 +692,21 @@ pub(crate) fn to_html(path: &Path, sm: &SessionManager) -> anyhow::Result<String
         Raw(String),
     }
     let mut stack: Vec<Work> = Vec::new();
-    let push_kids = |stack: &mut Vec<Work>, kids: &[usize], m: &TreeModel<'_>| {
+    let push_kids = |stack: &mut Vec<Work>,
+                     kids: &[usize],
+                     m: &TreeModel<'_>|
+     -> anyhow::Result<()> {
         if let [only] = kids {
             stack.push(Work::Node(*only));
-            return;
+            return Ok(());
         }
         stack.push(Work::Raw("</div>\n".to_owned()));
         let n = kids.len();
         for (k, &c) in kids.iter().enumerate().rev() {
             stack.push(Work::Raw("</details>\n".to_owned()));
             stack.push(Work::Node(c));
-            let first = render::entry_summary(m.tree.nodes[c].entry.entry_type(), &m.value(c));
+            let first =
+                render::entry_summary(m.tree.nodes[c].entry.entry_type(), &m.value(c)?, &m.short);
             stack.push(Work::Raw(format!(
                 "<details class=\"branch{}\" open><summary>branch {} of {n} · {} {}{} — {}</summary>\n",
                 if m.on_branch[c] { " on-branch" } else { "" },
@@ -668,8 +718,9 @@ pub(crate) fn to_html(path: &Path, sm: &SessionManager) -> anyhow::Result<String
             )));
         }
         stack.push(Work::Raw("<div class=\"branches\">\n".to_owned()));
+        Ok(())
     };
-    push_kids(&mut stack, &m.tree.roots, &m);
+    push_kids(&mut stack, &m.tree.roots, &m)?;
     while let Some(w) = stack.pop() {
         let i = match w {
             Work::Raw(s) => {
@@ -679,8 +730,8 @@ pub(crate) fn to_html(path: &Path, sm: &SessionManager) -> anyhow::Result<String
             Work::Node(i) => i,
         };
         let ty = m.tree.nodes[i].entry.entry_type();
-        let v = m.value(i);
-        let s = render::entry_summary(ty, &v);
+        let v = m.value(i)?;
+        let s = render::entry_summary(ty, &v, &m.short);
         let id = m.id(i);
         let mut classes = format!("entry k-{}", ty.as_str());
         if ty == EntryType::Message {
@@ -700,7 +751,7 @@ pub(crate) fn to_html(path: &Path, sm: &SessionManager) -> anyhow::Result<String
             "<div class=\"{classes}\" id=\"e-{}\" data-id=\"{}\"{line}><details><summary><span class=\"id\">{}</span> <span class=\"kind\">{}</span> ",
             esc(id),
             esc(id),
-            esc(text::short_id(id)),
+            esc(&m.short(i)),
             esc(&s.kind)
         );
         if let Some(ts) = field(&v, "timestamp") {
@@ -735,13 +786,13 @@ pub(crate) fn to_html(path: &Path, sm: &SessionManager) -> anyhow::Result<String
             m.line(i)
                 .map_or_else(String::new, |l| format!(" · line {l}"))
         );
-        html_body(ty, &v, &mut h);
+        html_body(ty, &v, &m.short, &mut h);
         let _ = writeln!(
             h,
             "<details class=\"raw\"><summary>JSON</summary><pre>{}</pre></details></div></details></div>",
             esc(&to_json_string_indented(&v, 2))
         );
-        push_kids(&mut stack, kids, &m);
+        push_kids(&mut stack, kids, &m)?;
     }
     if m.len() == 0 {
         h.push_str("<p>(no entries)</p>\n");
@@ -750,9 +801,32 @@ pub(crate) fn to_html(path: &Path, sm: &SessionManager) -> anyhow::Result<String
     Ok(h)
 }
 
-/// Writes `bytes` to `out_path` through `session_store::io` (create-new, or an atomic replace
-/// with `force`), refusing to touch the session file itself.
-fn write_file(session: &Path, out_path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
+/// Checks where `-o OUT` may write: `Ok(false)` for a missing path (a new file), `Ok(true)` for
+/// an existing regular file that `force` allows replacing; an error for anything else (a
+/// directory, FIFO, socket, device or dangling symlink, even with `force`), for an existing
+/// file without `force`, and for the session file itself.
+fn check_out_path(session: &Path, out_path: &Path, force: bool) -> anyhow::Result<bool> {
+    let shown = text::path(out_path);
+    match std::fs::symlink_metadata(out_path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => bail!("cannot write {shown}: {e}"),
+        Ok(_) => {}
+    }
+    match fsx::probe(out_path) {
+        fsx::Found::Regular => {}
+        fsx::Found::Missing => return Ok(false),
+        fsx::Found::DanglingSymlink(t) => bail!(UsageError::new(format!(
+            "{shown} is a dangling symbolic link (its target {} does not exist); refusing to \
+             write through it: remove the link or choose another OUT",
+            text::path(&t)
+        ))),
+        fsx::Found::Other(kind) => bail!(UsageError::new(format!(
+            "{shown} is a {kind}, not a regular file; export writes only regular files and never \
+             replaces anything else, even with --force (use `-o -` or a shell redirection to \
+             write to stdout)"
+        ))),
+        fsx::Found::Unreadable(e) => bail!("cannot write {shown}: {e}"),
+    }
     let same = match (
         std::fs::canonicalize(session),
         std::fs::canonicalize(out_path),
@@ -762,22 +836,28 @@ fn write_file(session: &Path, out_path: &Path, bytes: &[u8], force: bool) -> any
     };
     if same {
         bail!(UsageError::new(format!(
-            "refusing to write the export over the session file itself ({})",
-            out_path.display()
+            "refusing to write the export over the session file itself ({shown})"
         )));
     }
-    if out_path.exists() {
-        if !force {
-            bail!(UsageError::new(format!(
-                "{} already exists; pass --force to replace it",
-                out_path.display()
-            )));
-        }
+    if !force {
+        bail!(UsageError::new(format!(
+            "{shown} already exists; pass --force to replace it"
+        )));
+    }
+    Ok(true)
+}
+
+/// Writes `bytes` to `out_path` through `session_store::io` (create-new, or an atomic replace
+/// of a regular file with `force`), refusing to touch the session file itself or anything that
+/// is not a regular file.
+fn write_file(session: &Path, out_path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
+    let shown = text::path(out_path);
+    if check_out_path(session, out_path, force)? {
         session_store::io::atomic_rewrite(out_path, bytes)
-            .with_context(|| format!("cannot write {}", out_path.display()))?;
+            .with_context(|| format!("cannot write {shown}"))?;
     } else {
         session_store::io::create_new(out_path, bytes, None)
-            .with_context(|| format!("cannot write {}", out_path.display()))?;
+            .with_context(|| format!("cannot write {shown}"))?;
     }
     Ok(())
 }
@@ -790,8 +870,27 @@ pub(crate) fn run(
     force: bool,
     out: &mut Output,
 ) -> anyhow::Result<()> {
-    let ro = model::open(path)?;
+    let out_path = out_path.filter(|p| p.as_os_str() != "-");
+    if let Some(p) = out_path {
+        // Refuse early (before reading the session) what can never be written.
+        check_out_path(path, p, force)?;
+    }
+    let opened = model::open(path)?;
+    for w in &opened.warnings {
+        out.warn(w)?;
+    }
+    let ro = &opened.ro;
     let sm = &ro.session;
+    if let Some(ch) = &ro.report.corrupt_header
+        && ch.recovered_from_line.is_none()
+    {
+        out.warn(&format!(
+            "the exported header is made up, not read from the file: session id {} is new and \
+             cwd {} is the current directory",
+            text::safe(sm.get_session_id()),
+            text::safe(sm.get_cwd())
+        ))?;
+    }
     let doc = match format {
         Format::Json => to_json_doc(sm)?,
         Format::Jsonl => to_jsonl(sm)?,
@@ -804,7 +903,7 @@ pub(crate) fn run(
             write_file(path, p, doc.as_bytes(), force)?;
             out.line(&format!(
                 "wrote {} ({})",
-                p.display(),
+                text::path(p),
                 text::human_bytes(doc.len() as u64)
             ))?;
         }
@@ -815,6 +914,16 @@ pub(crate) fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_spans_follow_commonmark() {
+        assert_eq!(md_code("weather_forecast"), "`weather_forecast`");
+        assert_eq!(md_code("a*b_c<d>"), "`a*b_c<d>`");
+        assert_eq!(md_code("it`s"), "``it`s``");
+        assert_eq!(md_code("`tick`"), "`` `tick` ``");
+        assert_eq!(md_code("a ``` b"), "````a ``` b````");
+        assert_eq!(md_code("two\nlines"), "`two lines`");
+    }
 
     #[test]
     fn fences_outgrow_backticks() {

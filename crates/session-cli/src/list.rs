@@ -1,11 +1,11 @@
 //! `sessions list`: the sessions of an agent, of every agent, or of a directory, newest first,
-//! as an aligned table or JSON. Files are read (never opened for writing) in parallel; a
-//! progress bar appears on a terminal when scanning takes more than 300 ms; files that cannot be
-//! read or are not sessions are reported, not dropped.
+//! as an aligned table or JSON. Files are read (never opened for writing) in parallel, and only
+//! when they are regular files; a progress bar appears on a terminal when scanning takes more
+//! than 300 ms; files that cannot be read or are not sessions are reported, not dropped.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::bail;
 use session_format::json::{JsObject, JsValue};
@@ -13,28 +13,37 @@ use session_store::SessionInfo;
 
 use crate::address::{self, Locator, UsageError};
 use crate::output::Output;
-use crate::text;
+use crate::{fsx, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 List sessions, newest first (by last user/assistant activity, as OpenClaw's list sorts them).
 
 Which sessions: --agent ID lists <root>/agents/ID/sessions/; --dir DIR lists DIR (any layout, e.g.
-~/.pi/agent/sessions/--<cwd>--/); --all (the default) lists every agent of the store. The
-*.jsonl files directly in the directory and in its immediate sub-directories are listed. Files
-are only read, never opened for writing. On a terminal a progress bar appears when scanning
-takes more than 300 ms.
+~/.pi/agent/sessions/--<cwd>--/); --pi lists pi's sessions ($PI_CODING_AGENT_DIR/sessions, else
+~/.pi/agent/sessions, one sub-directory per working directory); --all (the default) lists every
+agent of the store (--root, else $OPENCLAW_STATE_DIR, else ~/.openclaw). In every case the
+*.jsonl files directly in the sessions directory and in its immediate sub-directories are
+listed, as every other subcommand reads --agent, --dir and --pi. Files are only read, never
+opened for writing, and only when they are regular files (a FIFO or a link to a device is
+reported as skipped, never opened). On a terminal a progress bar appears when scanning takes
+more than 300 ms.
 
-Table columns: AGENT (with --all), ID (the session id, shortened to the shortest unique prefix of
-at least 8 characters), NAME / FIRST MESSAGE (the session name, else the first user message in
-quotes), MSGS (message rows on all branches), MODIFIED (UTC), SIZE, PATH. Files that cannot be
-read or are not sessions are listed on stderr after the table (`warning: skipped …`).
+Table columns: AGENT (with --all), ID (the session id from the file's header, shortened to the
+shortest unique prefix of at least 8 characters; `--session ID` accepts it), NAME / FIRST
+MESSAGE (the session name, else the first user message in quotes), MSGS (message rows on all
+branches), MODIFIED (UTC): the time of the newest user or assistant message (OpenClaw's
+SessionInfo.modified: the message's own timestamp, else its entry's), else the header's
+timestamp, else the file's modification time; it is not the file's mtime, which changes with
+any append. SIZE, PATH. Control and bidirectional-text characters are escaped. Files that cannot
+be read or are not sessions are listed on stderr after the table (`warning: skipped …`).
 
 JSON output (--json):
   {\"sessions\": [{\"id\", \"name\", \"firstMessage\", \"messageCount\", \"created\", \"modified\",
-                 \"size\", \"path\", \"agent\", \"cwd\", \"parentSession\"}],
+                 \"mtime\", \"size\", \"path\", \"agent\", \"cwd\", \"parentSession\"}],
    \"skipped\": [{\"path\", \"reason\"}]}
-`created` and `modified` are ISO timestamps (null when unknown); `name`, `agent` and
-`parentSession` may be null; `size` is in bytes.";
+`created`, `modified` (as in the table) and `mtime` (the file's modification time) are ISO
+timestamps (null when unknown); `name`, `agent` and `parentSession` may be null; `size` is in
+bytes.";
 
 /// A file to look at, with the agent it belongs to.
 #[derive(Debug, Clone)]
@@ -49,6 +58,8 @@ pub(crate) struct Listed {
     pub(crate) info: SessionInfo,
     pub(crate) agent: Option<String>,
     pub(crate) size: u64,
+    /// The file's modification time (ms since the epoch).
+    pub(crate) mtime: Option<f64>,
 }
 
 /// A file that is not listed, and why.
@@ -58,55 +69,27 @@ pub(crate) struct Skipped {
     pub(crate) reason: String,
 }
 
-fn jsonl_in(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut files = Vec::new();
-    for e in std::fs::read_dir(dir)? {
-        let e = e?;
-        let is_jsonl = e.file_name().to_string_lossy().ends_with(".jsonl");
-        if is_jsonl {
-            files.push(e.path());
-        }
-    }
-    files.sort();
-    out.extend(files);
-    Ok(())
-}
-
 /// The `*.jsonl` files of a sessions directory and of its immediate sub-directories.
 fn scan_dir(dir: &Path, agent: Option<&str>, skipped: &mut Vec<Skipped>) -> Vec<Candidate> {
-    let mut paths = Vec::new();
-    if let Err(e) = jsonl_in(dir, &mut paths) {
-        skipped.push(Skipped {
-            path: dir.to_path_buf(),
-            reason: format!("cannot read directory: {e}"),
-        });
-        return Vec::new();
+    let listing = address::session_files(dir);
+    for (path, reason) in listing.unreadable {
+        skipped.push(Skipped { path, reason });
     }
-    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .filter(|e| !e.file_name().to_string_lossy().ends_with(".jsonl"))
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default();
-    subdirs.sort();
-    for d in subdirs {
-        if let Err(e) = jsonl_in(&d, &mut paths) {
-            skipped.push(Skipped {
-                path: d.clone(),
-                reason: format!("cannot read directory: {e}"),
-            });
-        }
-    }
-    paths
+    listing
+        .files
         .into_iter()
         .map(|path| Candidate {
             path,
             agent: agent.map(str::to_owned),
         })
         .collect()
+}
+
+fn ms_since_epoch(t: SystemTime) -> f64 {
+    match t.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => d.as_millis() as f64,
+        Err(e) => -(e.duration().as_millis() as f64),
+    }
 }
 
 /// Why `session_info` skipped a file.
@@ -132,14 +115,19 @@ enum Scan {
 }
 
 fn scan_one(c: &Candidate) -> Scan {
-    let size = match std::fs::metadata(&c.path) {
-        Ok(m) if m.is_dir() => {
-            return Scan::Skipped(Skipped {
-                path: c.path.clone(),
-                reason: "cannot read: is a directory".to_owned(),
-            });
-        }
-        Ok(m) => m.len(),
+    if let Some(why) = fsx::not_readable_reason(&c.path) {
+        let reason = if why.starts_with("not a regular file") {
+            why
+        } else {
+            format!("cannot read: {why}")
+        };
+        return Scan::Skipped(Skipped {
+            path: c.path.clone(),
+            reason,
+        });
+    }
+    let (size, mtime) = match std::fs::metadata(&c.path) {
+        Ok(m) => (m.len(), m.modified().ok().map(ms_since_epoch)),
         Err(e) => {
             return Scan::Skipped(Skipped {
                 path: c.path.clone(),
@@ -152,6 +140,7 @@ fn scan_one(c: &Candidate) -> Scan {
             info,
             agent: c.agent.clone(),
             size,
+            mtime,
         }),
         None => Scan::Skipped(Skipped {
             path: c.path.clone(),
@@ -236,7 +225,7 @@ fn scan_all(cands: &[Candidate]) -> Vec<Scan> {
 /// The sessions a locator names, newest first, and the files skipped.
 pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, Vec<Skipped>)> {
     let mut skipped = Vec::new();
-    let cands = if !all && (loc.agent.is_some() || loc.dir.is_some()) {
+    let cands = if !all && loc.names_dir() {
         let Some(dir) = address::sessions_dir(loc)? else {
             bail!(UsageError::new("nothing to list"));
         };
@@ -245,12 +234,7 @@ pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, 
         let root = address::state_root(loc.root.as_deref());
         let agents_dir = root.join("agents");
         if !agents_dir.is_dir() {
-            bail!(UsageError::new(format!(
-                "no OpenClaw store at {} (expected {}/<agent>/sessions/); use --root DIR, or --dir DIR \
-                 for another layout such as ~/.pi/agent/sessions",
-                root.display(),
-                agents_dir.display()
-            )));
+            bail!(address::no_store_error(&root, loc.root.as_deref()));
         }
         let mut cands = Vec::new();
         for agent in address::agents(&root) {
@@ -277,29 +261,10 @@ pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, 
     Ok((listed, skipped))
 }
 
-/// Shortest unique prefix (at least 8 characters) of each id.
-fn short_ids(ids: &[&str]) -> Vec<String> {
-    ids.iter()
-        .map(|id| {
-            let chars: Vec<char> = id.chars().collect();
-            let mut n = chars.len().min(8);
-            while n < chars.len() {
-                let p: String = chars[..n].iter().collect();
-                let clash = ids.iter().any(|o| o != id && o.starts_with(p.as_str()));
-                if !clash {
-                    break;
-                }
-                n += 1;
-            }
-            chars[..n].iter().collect()
-        })
-        .collect()
-}
-
 /// The table (header included) for listed sessions.
 pub(crate) fn table(listed: &[Listed], show_agent: bool, width: usize) -> Vec<String> {
-    let ids: Vec<&str> = listed.iter().map(|l| l.info.id.as_str()).collect();
-    let short = short_ids(&ids);
+    let ids = text::ShortIds::new(listed.iter().map(|l| l.info.id.as_str()));
+    let short: Vec<String> = listed.iter().map(|l| ids.get(&l.info.id)).collect();
     struct Row {
         agent: String,
         id: String,
@@ -313,7 +278,10 @@ pub(crate) fn table(listed: &[Listed], show_agent: bool, width: usize) -> Vec<St
         .iter()
         .zip(short)
         .map(|(l, id)| Row {
-            agent: l.agent.clone().unwrap_or_else(|| "-".to_owned()),
+            agent: l
+                .agent
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), |a| text::safe(a).into_owned()),
             id: if id.is_empty() { "-".to_owned() } else { id },
             name: match &l.info.name {
                 Some(n) => text::one_line(n),
@@ -323,7 +291,7 @@ pub(crate) fn table(listed: &[Listed], show_agent: bool, width: usize) -> Vec<St
             msgs: text::thousands(l.info.message_count),
             modified: text::utc_minutes(l.info.modified),
             size: text::human_bytes(l.size),
-            path: l.info.path.display().to_string(),
+            path: text::path(&l.info.path),
         })
         .collect();
     let w = |f: &dyn Fn(&Row) -> &str, head: &str| {
@@ -400,6 +368,7 @@ fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
             o.insert("messageCount", JsValue::Number(i.message_count as f64));
             o.insert("created", opt(i.created.and_then(text::iso)));
             o.insert("modified", opt(text::iso(i.modified)));
+            o.insert("mtime", opt(l.mtime.and_then(text::iso)));
             o.insert("size", JsValue::Number(l.size as f64));
             o.insert("path", JsValue::from(i.path.display().to_string()));
             o.insert("agent", opt(l.agent.clone()));
@@ -446,7 +415,7 @@ pub(crate) fn write_table(
             if skipped.len() == 1 { "file" } else { "files" }
         );
         for s in skipped {
-            eprintln!("  {}: {}", s.path.display(), s.reason);
+            eprintln!("  {}: {}", text::path(&s.path), text::safe(&s.reason));
         }
     }
     Ok(())
@@ -462,24 +431,6 @@ pub(crate) fn run(loc: &Locator, all: bool, json: bool, out: &mut Output) -> any
         ))?;
         return Ok(());
     }
-    let show_agent = all || (loc.agent.is_none() && loc.dir.is_none());
+    let show_agent = all || !loc.names_dir();
     write_table(&listed, &skipped, show_agent, text::output_width(None), out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn short_ids_are_unique_prefixes() {
-        let ids = [
-            "0195f000-0000-7000-8000-000000000001",
-            "0195f000-1111-7000-8000-000000000002",
-            "abcdef12-0000",
-        ];
-        assert_eq!(
-            short_ids(&ids),
-            vec!["0195f000-0", "0195f000-1", "abcdef12"]
-        );
-    }
 }

@@ -7,8 +7,12 @@
 //!   `session_store::io::read_file` / `session_store::list::session_info`: no writable open, so a
 //!   file's bytes and mtime are unchanged afterwards (even a v1 file, which a writable open
 //!   would migrate);
-//! - the only files this command writes are `export -o OUT` and the demo store, both through
+//! - a session file is read only after `stat` (following symlinks) found a regular file
+//!   (`fsx`): a FIFO is never opened, a link to a device never read;
+//! - the only files this command writes are `export -o OUT` (only over a regular file or a
+//!   missing path), the demo store, and `replay`'s temporary directory, all through
 //!   `session_store::io`;
+//! - human output escapes control and bidirectional-text characters; JSON output is exact;
 //! - exit codes: 0 ok, 1 `check` found problems, 2 usage or I/O errors.
 
 mod address;
@@ -16,6 +20,7 @@ mod check;
 mod context;
 mod demo;
 mod export;
+mod fsx;
 mod list;
 mod model;
 mod output;
@@ -33,26 +38,57 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::address::{Locator, SessionSelector};
 
-const ABOUT: &str =
-    "List, inspect, check and export OpenClaw and pi session transcripts (JSONL), read-only.";
+const ABOUT: &str = "List, inspect, check and export OpenClaw and pi session transcripts (JSONL) \
+                     without modifying them.";
 
 const LONG_ABOUT: &str = "\
 List, inspect, check and export OpenClaw and pi session transcripts (JSONL).
 
-Every inspection subcommand opens files read-only: a file's bytes and modification time are the
-same afterwards, even for an old (v1/v2) file that OpenClaw would migrate and rewrite on open.
+The inspection subcommands (list, tree, context, show, stats, check, export to stdout) open
+files read-only: a file's bytes and modification time are the same afterwards, even for an old
+(v1/v2) file that OpenClaw would migrate and rewrite on open. Only regular files are read
+(a FIFO, device or socket named *.jsonl is reported, never opened). What writes: `demo` (the
+demo store under --root), `export -o OUT` (OUT only), and the developer command `replay` (in a
+temporary directory it removes).
 
 Addressing a session (the same for every subcommand that takes one):
-  FILE                               a path to a .jsonl transcript
-  --agent ID --session NAME          <root>/agents/ID/sessions/NAME.jsonl
-  --dir DIR --session NAME           DIR/NAME.jsonl (e.g. ~/.pi/agent/sessions/--home-me-proj--)
+  FILE                               a path to a .jsonl transcript (not `-`: stdin is not read)
+  --agent ID --session NAME          a session of <root>/agents/ID/sessions/
+  --dir DIR --session NAME           a session of DIR (e.g. ~/.pi/agent/sessions/--home-me-proj--)
+  --pi --session NAME                a session of pi's store ($PI_CODING_AGENT_DIR/sessions,
+                                     else ~/.pi/agent/sessions)
   --root DIR                         the OpenClaw state directory
                                      [default: $OPENCLAW_STATE_DIR, else ~/.openclaw]
-NAME may also be the part of the file name after its first '_' (the session id of
-<timestamp>_<uuid>.jsonl) when only one file has it. An unknown agent or session is an error
-listing close matches.
+A sessions directory (--agent, --dir, --pi) always means the *.jsonl files directly in it and in
+its immediate sub-directories, in every subcommand. NAME is the file name without .jsonl, the
+part of the file name after its first '_' (the session id of <timestamp>_<uuid>.jsonl, the user
+id of <channel>_<userId>.jsonl), or the session id from the file's header (the ID column of
+`sessions list`), in full or a unique prefix of at least 8 characters. An unknown agent or
+session is an error listing close matches.
 
-Exit codes: 0 ok; 1 `check` found problems; 2 usage or I/O error.";
+Human output escapes control and bidirectional-text characters (as \\u{202e}); JSON output is
+exact.
+
+Exit codes: 0 ok; 1 `check` found problems; 2 usage or I/O error (also when some of several
+files could not be read by `check` or `stats`).";
+
+/// `--width`: at least 40 columns.
+fn parse_width(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(w) if w >= 40 => Ok(w),
+        Ok(_) => Err("the width must be at least 40 columns".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `--depth`: at least 1 (the root).
+fn parse_depth(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(d) if d >= 1 => Ok(d),
+        Ok(_) => Err("the depth must be at least 1 (the root is depth 1)".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
 
 /// The command line.
 #[derive(Debug, Parser)]
@@ -76,7 +112,7 @@ enum Command {
     /// Print one entry as pretty JSON.
     #[command(
         long_about = show::LONG_ABOUT,
-        override_usage = "sessions show [OPTIONS] FILE ENTRY_ID\n       sessions show [OPTIONS] (--agent ID | --dir DIR) --session NAME ENTRY_ID"
+        override_usage = "sessions show [OPTIONS] FILE ENTRY_ID\n       sessions show [OPTIONS] (--agent ID | --dir DIR | --pi) --session NAME ENTRY_ID"
     )]
     Show(ShowArgs),
     /// Print statistics of one or more sessions.
@@ -91,8 +127,9 @@ enum Command {
     /// Build a demo store and show `list`, `tree` and `context` on it.
     #[command(long_about = demo::LONG_ABOUT)]
     Demo(DemoArgs),
-    /// Run a conformance op-script in a fresh temporary directory and print its normalized output.
-    #[command(long_about = replay::LONG_ABOUT)]
+    /// Developer tool: run a conformance op-script in a temporary directory and print its
+    /// normalized output.
+    #[command(long_about = replay::LONG_ABOUT, hide = true)]
     Replay(ReplayArgs),
 }
 
@@ -100,8 +137,8 @@ enum Command {
 struct ListArgs {
     #[command(flatten)]
     locator: Locator,
-    /// List every agent of the store (the default when neither --agent nor --dir is given).
-    #[arg(long, conflicts_with_all = ["agent", "dir"])]
+    /// List every agent of the store (the default when none of --agent, --dir, --pi is given).
+    #[arg(long, conflicts_with_all = ["agent", "dir", "pi"])]
     all: bool,
     /// Print JSON instead of a table (shape in `sessions list --help`).
     #[arg(long)]
@@ -110,15 +147,16 @@ struct ListArgs {
 
 #[derive(Debug, Args)]
 struct TreeArgs {
-    /// The session file (or use --agent/--dir with --session).
+    /// The session file (or use --agent/--dir/--pi with --session).
     file: Option<PathBuf>,
     #[command(flatten)]
     selector: SessionSelector,
-    /// Show entries down to this depth only (the root is depth 1); deeper entries are counted.
-    #[arg(long, value_name = "N")]
+    /// Show entries down to this depth only (the root is depth 1; N ≥ 1); deeper entries are
+    /// counted.
+    #[arg(long, value_name = "N", value_parser = parse_depth)]
     depth: Option<usize>,
-    /// Line width for the text excerpts [default: the terminal's width, else 100].
-    #[arg(long, value_name = "COLUMNS")]
+    /// Line width for the text excerpts, at least 40 [default: the terminal's width, else 100].
+    #[arg(long, value_name = "COLUMNS", value_parser = parse_width)]
     width: Option<usize>,
     /// Print JSON instead of text (shape in `sessions tree --help`).
     #[arg(long)]
@@ -127,15 +165,15 @@ struct TreeArgs {
 
 #[derive(Debug, Args)]
 struct ContextArgs {
-    /// The session file (or use --agent/--dir with --session).
+    /// The session file (or use --agent/--dir/--pi with --session).
     file: Option<PathBuf>,
     #[command(flatten)]
     selector: SessionSelector,
     /// Build the context for the branch ending at this entry instead of the current leaf.
     #[arg(long, value_name = "ENTRY_ID")]
     leaf: Option<String>,
-    /// Line width for the text excerpts [default: the terminal's width, else 100].
-    #[arg(long, value_name = "COLUMNS")]
+    /// Line width for the text excerpts, at least 40 [default: the terminal's width, else 100].
+    #[arg(long, value_name = "COLUMNS", value_parser = parse_width)]
     width: Option<usize>,
     /// Print the context as JSON, exactly as `buildSessionContext` returns it.
     #[arg(long)]
@@ -144,8 +182,9 @@ struct ContextArgs {
 
 #[derive(Debug, Args)]
 struct ShowArgs {
-    /// `FILE ENTRY_ID`, or only `ENTRY_ID` with --agent/--dir and --session. ENTRY_ID may be a
-    /// unique prefix, or `@LINE` (the entry on that 1-based line of the file).
+    /// `FILE ENTRY_ID`, or only `ENTRY_ID` with --agent/--dir/--pi and --session. ENTRY_ID may
+    /// be a unique prefix, or `@LINE` (the entry on that 1-based line of the file; with --raw,
+    /// any line).
     #[arg(required = true, num_args = 1..=2, value_names = ["FILE", "ENTRY_ID"])]
     args: Vec<std::ffi::OsString>,
     #[command(flatten)]
@@ -157,7 +196,7 @@ struct ShowArgs {
 
 #[derive(Debug, Args)]
 struct StatsArgs {
-    /// Session files (or use --agent/--dir, with --session for one session).
+    /// Session files (or use --agent/--dir/--pi, with --session for one session).
     files: Vec<PathBuf>,
     #[command(flatten)]
     selector: SessionSelector,
@@ -168,7 +207,7 @@ struct StatsArgs {
 
 #[derive(Debug, Args)]
 struct CheckArgs {
-    /// Session files (or use --agent/--dir, with --session for one session).
+    /// Session files (or use --agent/--dir/--pi, with --session for one session).
     files: Vec<PathBuf>,
     #[command(flatten)]
     selector: SessionSelector,
@@ -179,18 +218,20 @@ struct CheckArgs {
 
 #[derive(Debug, Args)]
 struct ExportArgs {
-    /// The session file (or use --agent/--dir with --session).
+    /// The session file (or use --agent/--dir/--pi with --session).
     file: Option<PathBuf>,
     #[command(flatten)]
     selector: SessionSelector,
     /// Output format.
     #[arg(long, value_enum, default_value_t = export::Format::Json)]
     format: export::Format,
-    /// Write to this file instead of stdout (never over an existing file unless --force, never
-    /// over the session file itself).
+    /// Write to this file instead of stdout (`-`: stdout). A new file gets mode 0600; an
+    /// existing one is replaced only with --force and only if it is a regular file (never a
+    /// directory, FIFO, socket or device, never the session file itself).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: Option<PathBuf>,
-    /// Replace OUT when it exists.
+    /// Replace OUT when it is an existing regular file: atomically, keeping its mode bits (and
+    /// owner and group where allowed); see `sessions export --help`.
     #[arg(long)]
     force: bool,
 }
@@ -201,11 +242,12 @@ struct DemoArgs {
     #[arg(long, value_name = "DIR", default_value = "sessions-demo")]
     root: PathBuf,
     /// Rebuild over an earlier demo: removes only the files that demo created (and left
-    /// unchanged), never anything else.
+    /// unchanged), never anything else. Refused on a non-empty root without a demo manifest
+    /// (e.g. a real OpenClaw store).
     #[arg(long)]
     force: bool,
-    /// Line width for the text excerpts [default: the terminal's width, else 100].
-    #[arg(long, value_name = "COLUMNS")]
+    /// Line width for the text excerpts, at least 40 [default: the terminal's width, else 100].
+    #[arg(long, value_name = "COLUMNS", value_parser = parse_width)]
     width: Option<usize>,
 }
 
@@ -258,8 +300,26 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             Outcome::Ok
         }
         Command::Show(a) => {
+            let flags = a.selector.locator.names_dir() || a.selector.session.is_some();
             let (file, entry) = match a.args.as_slice() {
                 [file, entry] => (Some(PathBuf::from(file)), entry),
+                [only] if !flags => {
+                    let p = PathBuf::from(only);
+                    let looks_like_file = p.extension().is_some_and(|e| e == "jsonl")
+                        || only.to_string_lossy().contains('/')
+                        || p.is_file();
+                    anyhow::bail!(address::UsageError::new(if looks_like_file {
+                        format!(
+                            "missing ENTRY_ID: `sessions show {} ENTRY_ID` (an entry id, a unique \
+                             prefix of one, or @LINE; `sessions tree` lists the ids)",
+                            text::shell_quote(&p.display().to_string())
+                        )
+                    } else {
+                        "show takes FILE ENTRY_ID, or ENTRY_ID with --agent/--dir/--pi and \
+                         --session NAME"
+                            .to_owned()
+                    }))
+                }
                 [entry] => (None, entry),
                 _ => anyhow::bail!(address::UsageError::new("show takes FILE ENTRY_ID")),
             };
@@ -272,8 +332,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         }
         Command::Stats(a) => {
             let paths = address::resolve_many(&a.files, &a.selector)?;
-            stats::run(&paths, a.json, &mut out)?;
-            Outcome::Ok
+            stats::run(&paths, a.json, &mut out)?
         }
         Command::Check(a) => {
             let paths = address::resolve_many(&a.files, &a.selector)?;
@@ -307,7 +366,7 @@ fn main() -> ExitCode {
             if output::is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", output::error_text(&e));
             ExitCode::from(2)
         }
     }

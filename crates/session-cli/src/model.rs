@@ -3,19 +3,136 @@
 //! branch, branch points and compaction boundaries. Everything is iterative, so a chain of any
 //! depth is safe.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use anyhow::bail;
 use session_format::entry::EntryType;
-use session_format::json::JsValue;
-use session_store::{ReadOnlyOpen, SessionManager, SessionTree};
+use session_format::json::{JsValue, JsonErrorKind};
+use session_store::{OpenReport, ReadError, ReadOnlyOpen, SessionManager, SessionTree};
 
-use crate::render::{Summary, entry_summary, field};
+use crate::address::UsageError;
+use crate::fsx;
+use crate::output::Output;
+use crate::render::{Summary, entry_summary, field, kind_name};
+use crate::text::{self, ShortIds};
 
-/// Opens a session file read-only (never writes; the report says what a writable open would
-/// repair). Errors name the file.
-pub(crate) fn open(path: &Path) -> anyhow::Result<ReadOnlyOpen> {
+/// Opens a file read-only after checking that it is a regular file (never opens a FIFO or a
+/// device). Nothing is judged: `check` reports whatever the file holds.
+pub(crate) fn open_any(path: &Path) -> anyhow::Result<ReadOnlyOpen> {
+    fsx::require_regular(path)?;
     Ok(SessionManager::open_read_only(path, None)?)
+}
+
+/// A session opened for `tree`, `context`, `show`, `stats` and `export`.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    /// The read-only open.
+    pub(crate) ro: ReadOnlyOpen,
+    /// What the user must know about the header (for stderr).
+    pub(crate) warnings: Vec<String>,
+}
+
+/// The header problem of a file whose entries are usable, for a warning.
+fn header_warning(path: &Path, ro: &ReadOnlyOpen) -> Option<String> {
+    let ch = ro.report.corrupt_header.as_ref()?;
+    let shown = text::path(path);
+    let check = format!(
+        "`sessions check {}` has details",
+        text::shell_quote(&path.display().to_string())
+    );
+    Some(match ch.recovered_from_line {
+        Some(l) => format!(
+            "{shown}: the first line is not the session header; using the session header on line \
+             {l}, as a writable open would ({check})"
+        ),
+        None => {
+            let n = ro.session.entry_count();
+            format!(
+                "{shown}: no readable session header (no line is a session row with a string \
+                 id); working on the {} {} that could be read, under a made-up header with a \
+                 new session id ({check})",
+                text::thousands(n),
+                if n == 1 { "entry" } else { "entries" }
+            )
+        }
+    })
+}
+
+/// Opens a session read-only for the subcommands that show it: a regular file (checked before
+/// anything opens it) that is a session. A file without a readable header and without any
+/// entry (`/etc/passwd`, a binary, an empty or whitespace-only file) is "not a session file";
+/// a corrupt header over recoverable entries gives a warning.
+pub(crate) fn open(path: &Path) -> anyhow::Result<Opened> {
+    let ro = open_any(path)?;
+    let shown = text::path(path);
+    if ro.report.empty {
+        let what = if ro.report.bytes == 0 {
+            "the file is empty".to_owned()
+        } else {
+            format!(
+                "the file holds only whitespace ({} bytes)",
+                text::thousands(ro.report.bytes)
+            )
+        };
+        bail!(UsageError::new(format!(
+            "not a session file: {shown}: {what}"
+        )));
+    }
+    if ro
+        .report
+        .corrupt_header
+        .as_ref()
+        .is_some_and(|c| c.recovered_from_line.is_none())
+        && ro.session.entry_count() == 0
+    {
+        bail!(UsageError::new(format!(
+            "not a session file: {shown}: no line is a session header and no entry could be read \
+             (`sessions check {}` has details)",
+            text::shell_quote(&path.display().to_string())
+        )));
+    }
+    let warnings = header_warning(path, &ro).into_iter().collect();
+    Ok(Opened { ro, warnings })
+}
+
+/// Prints the open's warnings and, when `check` would report anything, one line
+/// `FILE: N problems (run `sessions check FILE`)` on stderr.
+pub(crate) fn report_problems(
+    path: &Path,
+    opened: &Opened,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    for w in &opened.warnings {
+        out.warn(w)?;
+    }
+    let n = crate::check::problems_of(path, &opened.ro)?.len();
+    if n > 0 {
+        out.warn(&format!(
+            "{}: {n} {} (run `sessions check {}`)",
+            text::path(path),
+            if n == 1 { "problem" } else { "problems" },
+            text::shell_quote(&path.display().to_string())
+        ))?;
+    }
+    Ok(())
+}
+
+/// True when a row could not be decoded because it is nested too deeply.
+pub(crate) fn is_too_deep(e: &ReadError) -> bool {
+    e.source.kind == JsonErrorKind::TooDeep
+}
+
+/// The summary of an entry that cannot be decoded.
+pub(crate) fn undecodable_summary(ty: EntryType, e: &ReadError) -> Summary {
+    Summary {
+        kind: kind_name(ty).to_owned(),
+        text: if is_too_deep(e) {
+            "(too deep to decode)".to_owned()
+        } else {
+            format!("(cannot decode: {})", e.source)
+        },
+    }
 }
 
 /// The file's header `version` as the reference compares it (`version ?? 1`), before the
@@ -64,15 +181,19 @@ pub(crate) struct TreeModel<'a> {
     pub(crate) size: Vec<usize>,
     /// True for nodes on the current branch (root → leaf).
     pub(crate) on_branch: Vec<bool>,
+    /// True for nodes whose stored parents form a cycle (the open's report).
+    pub(crate) in_cycle: Vec<bool>,
     /// The leaf's node.
     pub(crate) leaf: Option<usize>,
     /// For each node, the compaction nodes whose `firstKeptEntryId` names it.
     pub(crate) first_kept_of: Vec<Vec<usize>>,
+    /// Short forms of the ids (shortest unique prefix, at least 8 characters).
+    pub(crate) short: ShortIds,
 }
 
 impl<'a> TreeModel<'a> {
-    /// Builds the model of a session.
-    pub(crate) fn new(sm: &'a SessionManager) -> Self {
+    /// Builds the model of a session; `report` marks the members of parent cycles.
+    pub(crate) fn new(sm: &'a SessionManager, report: Option<&OpenReport>) -> Self {
         let tree = sm.get_tree();
         let n = tree.nodes.len();
         let mut by_id: HashMap<&'a str, usize> = HashMap::with_capacity(n);
@@ -107,6 +228,14 @@ impl<'a> TreeModel<'a> {
                 on_branch[i] = true;
             }
         }
+        let cycle_ids: HashSet<&str> = report
+            .map(|r| r.cycles.iter().flatten().map(String::as_str).collect())
+            .unwrap_or_default();
+        let in_cycle = tree
+            .nodes
+            .iter()
+            .map(|node| cycle_ids.contains(node.entry.id()))
+            .collect();
         let leaf = sm.get_leaf_id().and_then(|l| by_id.get(l).copied());
         let mut first_kept_of = vec![Vec::new(); n];
         for (i, node) in tree.nodes.iter().enumerate() {
@@ -118,6 +247,7 @@ impl<'a> TreeModel<'a> {
                 first_kept_of[*k].push(i);
             }
         }
+        let short = ShortIds::new(tree.nodes.iter().map(|node| node.entry.id()));
         TreeModel {
             tree,
             order,
@@ -125,8 +255,10 @@ impl<'a> TreeModel<'a> {
             parent,
             size,
             on_branch,
+            in_cycle,
             leaf,
             first_kept_of,
+            short,
         }
     }
 
@@ -140,19 +272,31 @@ impl<'a> TreeModel<'a> {
         self.tree.nodes[i].entry.id()
     }
 
+    /// The short id of a node, for people.
+    pub(crate) fn short(&self, i: usize) -> String {
+        self.short.get(self.id(i))
+    }
+
     /// The node's children.
     pub(crate) fn children(&self, i: usize) -> &[usize] {
         &self.tree.nodes[i].children
     }
 
-    /// The node's entry as reads report it (`null` if it cannot be re-read, which is a bug).
-    pub(crate) fn value(&self, i: usize) -> JsValue {
-        self.tree.nodes[i].entry.value().unwrap_or(JsValue::Null)
+    /// The node's entry as reads report it.
+    ///
+    /// # Errors
+    /// A row that cannot be decoded (nested too deeply).
+    pub(crate) fn value(&self, i: usize) -> Result<JsValue, ReadError> {
+        self.tree.nodes[i].entry.value()
     }
 
-    /// The node's kind and text.
+    /// The node's kind and text (`(too deep to decode)` for a row that cannot be decoded).
     pub(crate) fn summary(&self, i: usize) -> Summary {
-        entry_summary(self.tree.nodes[i].entry.entry_type(), &self.value(i))
+        let ty = self.tree.nodes[i].entry.entry_type();
+        match self.value(i) {
+            Ok(v) => entry_summary(ty, &v, &self.short),
+            Err(e) => undecodable_summary(ty, &e),
+        }
     }
 
     /// The node's label as text.
@@ -204,18 +348,22 @@ pub(crate) fn resolve_entry<'a>(
         return Ok(e);
     }
     if let Some(line) = spec.strip_prefix('@') {
-        let line: usize = line
-            .parse()
-            .map_err(|_| crate::address::UsageError::new(format!("bad line number in {spec:?}")))?;
+        let line: usize = line.parse().ok().filter(|&l| l > 0).ok_or_else(|| {
+            UsageError::new(format!("bad line number in {spec:?} (lines start at 1)"))
+        })?;
+        let file = sm.get_session_file();
         return sm
             .get_entries()
             .filter(|e| e.location().line == Some(line))
             .last()
             .ok_or_else(|| {
-                anyhow::anyhow!(crate::address::UsageError::new(format!(
-                    "no entry on line {line} of {}",
-                    sm.get_session_file()
-                        .map_or_else(String::new, |p| p.display().to_string())
+                let quoted = file
+                    .map(|p| text::shell_quote(&p.display().to_string()))
+                    .unwrap_or_default();
+                anyhow::anyhow!(UsageError::new(format!(
+                    "line {line} of {} is not an entry (`sessions show --raw {quoted} @{line}` \
+                     prints any line)",
+                    file.map(text::path).unwrap_or_default()
                 )))
             });
     }
@@ -232,26 +380,30 @@ pub(crate) fn resolve_entry<'a>(
             ids.push(e.id().to_owned());
         }
     }
-    let file = sm
-        .get_session_file()
-        .map_or_else(String::new, |p| p.display().to_string());
+    let file = sm.get_session_file().map(text::path).unwrap_or_default();
+    let spec_shown = text::safe(spec);
     match hits.as_slice() {
         [one] => Ok(*one),
         [] => {
             let close = crate::address::close_matches(spec, &ids);
+            let close: Vec<String> = close.iter().map(|c| text::safe(c).into_owned()).collect();
             let hint = if close.is_empty() {
                 String::new()
             } else {
                 format!("; did you mean: {}?", close.join(", "))
             };
-            anyhow::bail!(crate::address::UsageError::new(format!(
-                "no entry {spec:?} in {file}{hint}"
+            anyhow::bail!(UsageError::new(format!(
+                "no entry \"{spec_shown}\" in {file}{hint}"
             )))
         }
         many => {
-            let names: Vec<&str> = many.iter().take(10).map(|e| e.id()).collect();
-            anyhow::bail!(crate::address::UsageError::new(format!(
-                "entry id prefix {spec:?} is ambiguous in {file}: {}",
+            let names: Vec<String> = many
+                .iter()
+                .take(10)
+                .map(|e| text::safe(e.id()).into_owned())
+                .collect();
+            anyhow::bail!(UsageError::new(format!(
+                "entry id prefix \"{spec_shown}\" is ambiguous in {file}: {}",
                 names.join(", ")
             )))
         }

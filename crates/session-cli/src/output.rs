@@ -1,6 +1,12 @@
-//! Buffered stdout that ends quietly when the reader goes away (`sessions tree … | head`).
+//! Buffered stdout that ends quietly when the reader goes away (`sessions tree … | head`),
+//! warnings on stderr, and error messages without repeated causes.
 
 use std::io::{self, BufWriter, Write};
+
+use session_format::json::{JsonErrorKind, MAX_DEPTH};
+use session_store::{ContextError, ReadError};
+
+use crate::text;
 
 /// The command's standard output, buffered.
 pub(crate) struct Output {
@@ -42,6 +48,20 @@ impl Output {
         self.inner.flush()
     }
 
+    /// Flushes stdout, then prints `warning: MSG` on stderr.
+    pub(crate) fn warn(&mut self, msg: &str) -> io::Result<()> {
+        self.inner.flush()?;
+        eprintln!("warning: {msg}");
+        Ok(())
+    }
+
+    /// Flushes stdout, then prints `error: MSG` on stderr.
+    pub(crate) fn error(&mut self, msg: &str) -> io::Result<()> {
+        self.inner.flush()?;
+        eprintln!("error: {msg}");
+        Ok(())
+    }
+
     /// Flushes everything.
     pub(crate) fn finish(mut self) -> io::Result<()> {
         self.inner.flush()
@@ -54,4 +74,69 @@ pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
     })
+}
+
+/// The one-line explanation of a row that is nested too deeply to decode.
+pub(crate) fn too_deep_text(re: &ReadError) -> Option<String> {
+    if re.source.kind != JsonErrorKind::TooDeep {
+        return None;
+    }
+    let file = re.at.file.as_deref().map(text::path).unwrap_or_default();
+    let quoted = re
+        .at
+        .file
+        .as_deref()
+        .map(|p| text::shell_quote(&p.display().to_string()))
+        .unwrap_or_default();
+    Some(match (re.at.line, re.at.byte_offset) {
+        (Some(l), Some(b)) => format!(
+            "{file}:{l}: byte {b}: nesting deeper than {MAX_DEPTH} levels: kept verbatim, \
+             cannot be decoded (`sessions show --raw {quoted} @{l}` prints the line)"
+        ),
+        _ => format!("{file}: a row is nested deeper than {MAX_DEPTH} levels: cannot be decoded"),
+    })
+}
+
+/// The error as one line: each cause once (a cause whose text is already part of the message
+/// is not repeated, as `Permission denied (os error 13)` would be), rows too deep to decode
+/// explained, unsafe characters escaped.
+pub(crate) fn error_text(e: &anyhow::Error) -> String {
+    for cause in e.chain() {
+        let re = cause.downcast_ref::<ReadError>().or_else(|| {
+            match cause.downcast_ref::<ContextError>() {
+                Some(ContextError::Read(re)) => Some(re),
+                _ => None,
+            }
+        });
+        if let Some(t) = re.and_then(too_deep_text) {
+            return t;
+        }
+    }
+    let mut out = String::new();
+    for cause in e.chain() {
+        let msg = cause.to_string();
+        if msg.is_empty() || out.contains(&msg) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&msg);
+    }
+    text::safe(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_are_not_repeated() {
+        let io = io::Error::from(io::ErrorKind::PermissionDenied);
+        let shown = io.to_string();
+        let e = anyhow::Error::new(io).context(format!("cannot read x.jsonl: {shown}"));
+        assert_eq!(error_text(&e), format!("cannot read x.jsonl: {shown}"));
+        let e = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_text(&e), "outer: inner");
+    }
 }

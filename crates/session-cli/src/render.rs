@@ -127,11 +127,14 @@ pub(crate) fn message_summary(msg: &JsValue) -> Summary {
     } else {
         text
     };
-    Summary { kind: role, text }
+    Summary {
+        kind: crate::text::safe(&role).into_owned(),
+        text,
+    }
 }
 
-/// Summary of an entry row (its value as reads report it).
-pub(crate) fn entry_summary(ty: EntryType, v: &JsValue) -> Summary {
+/// Summary of an entry row (its value as reads report it); `ids` shortens the ids it names.
+pub(crate) fn entry_summary(ty: EntryType, v: &JsValue, ids: &crate::text::ShortIds) -> Summary {
     let kind = kind_name(ty).to_owned();
     let text = match ty {
         EntryType::Message => {
@@ -168,7 +171,7 @@ pub(crate) fn entry_summary(ty: EntryType, v: &JsValue) -> Summary {
         }
         EntryType::Label => {
             let target = field(v, "targetId").unwrap_or_default();
-            let target = crate::text::short_id(&target).to_owned();
+            let target = ids.get(&target);
             match v.get("label") {
                 Some(l) if l.is_truthy() => {
                     let l = field(v, "label").unwrap_or_else(|| to_json_string(l));
@@ -189,6 +192,7 @@ pub(crate) fn entry_summary(ty: EntryType, v: &JsValue) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::ShortIds;
     use session_format::json::parse_value;
 
     fn v(s: &str) -> JsValue {
@@ -202,6 +206,7 @@ mod tests {
             &v(
                 r#"{"message":{"role":"assistant","content":[{"type":"text","text":"Let me check."},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}}]}}"#,
             ),
+            &ShortIds::default(),
         );
         assert_eq!(s.kind, "assistant");
         assert_eq!(s.text, r#"Let me check. → bash {"command":"ls"}"#);
@@ -224,11 +229,20 @@ mod tests {
         let s = entry_summary(
             EntryType::Label,
             &v(r#"{"targetId":"abcdef0123","label":"ok"}"#),
+            &ShortIds::default(),
         );
         assert_eq!(s.text, "abcdef01 → \"ok\"");
+        let collide = ShortIds::new(["abcdef0123", "abcdef0199"]);
+        let s = entry_summary(
+            EntryType::Label,
+            &v(r#"{"targetId":"abcdef0123","label":"ok"}"#),
+            &collide,
+        );
+        assert_eq!(s.text, "abcdef012 → \"ok\"");
         let s = entry_summary(
             EntryType::ModelChange,
             &v(r#"{"provider":"anthropic","modelId":"claude"}"#),
+            &ShortIds::default(),
         );
         assert_eq!(
             (s.kind.as_str(), s.text.as_str()),

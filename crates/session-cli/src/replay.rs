@@ -9,6 +9,9 @@ use anyhow::Context;
 use crate::output::Output;
 
 pub(crate) const LONG_ABOUT: &str = "\
+Developer tool (hidden from `sessions --help`): for debugging this workspace's conformance
+harness, not for inspecting sessions.
+
 Run a conformance op-script (JSON, format: shared/conformance/OPS.md) against this workspace's
 SessionManager in a fresh temporary directory (removed afterwards) and print the normalized
 result array, byte-comparable with shared/conformance/expected/openclaw-2026.6.11/<script>.json:
@@ -17,6 +20,7 @@ clock readings \"<now-ms>\", printed with one-space indentation.";
 
 /// `sessions replay SCRIPT`.
 pub(crate) fn run(script: &Path, out: &mut Output) -> anyhow::Result<()> {
+    crate::fsx::require_regular(script)?;
     let bytes = session_store::io::read_file(script)
         .with_context(|| format!("cannot read op-script {}", script.display()))?;
     let dir = tempfile::Builder::new()

@@ -1,33 +1,92 @@
-//! `sessions show FILE ENTRY_ID`: one entry as pretty JSON.
+//! `sessions show FILE ENTRY_ID`: one entry as pretty JSON, or any line of the file as stored.
 
 use std::path::Path;
 
-use crate::model;
+use session_format::line::{LineContent, LineReader};
+
+use crate::address::UsageError;
 use crate::output::Output;
+use crate::{fsx, model, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Print one entry of a session as pretty JSON (2-space indentation, the file's key order), read-only.
 
 The entry is printed as reads report it: for a v1/v2 file after the in-memory migration, with a
-parentId resolved through opaque rows. --raw prints the stored line byte for byte instead.
+parentId resolved through opaque rows. --raw prints the stored line byte for byte instead, and
+says on stderr where it is (`FILE:LINE: byte OFFSET`) and what it is.
 
 ENTRY_ID is an entry id, a unique prefix of one, or @LINE for the entry on that 1-based line of the
 file (the only stable way to address entries of a v1 file, whose ids are made up on every read).
-An unknown id is an error listing close matches (exit code 2).";
+With --raw, @LINE prints any line: a malformed line, the session header, an opaque row, a line
+too deeply nested to decode, even a line of a file that is not a session. An unknown id is an
+error listing close matches (exit code 2).";
+
+/// Prints line `n` of the file as stored, and on stderr where it is and what it holds.
+fn raw_line(path: &Path, n: usize, out: &mut Output) -> anyhow::Result<()> {
+    fsx::require_regular(path)?;
+    let bytes = session_store::io::read_file(path)?;
+    let total = session_format::line::lines(&bytes).count();
+    let Some(l) = LineReader::new(&bytes)
+        .nth(n.saturating_sub(1))
+        .filter(|_| n > 0)
+    else {
+        anyhow::bail!(UsageError::new(format!(
+            "{} has {} {}; there is no line {n}",
+            text::path(path),
+            text::thousands(total),
+            if total == 1 { "line" } else { "lines" }
+        )));
+    };
+    let what = match &l.content {
+        LineContent::Blank => "a blank line".to_owned(),
+        LineContent::Malformed(e) => format!("not JSON: {}", e.error),
+        LineContent::Json(env) => {
+            let ty = env
+                .r#type
+                .as_js_str()
+                .map(|t| format!("type \"{}\"", text::safe(&t.to_str_lossy())));
+            let id = env
+                .id
+                .as_js_str()
+                .map(|i| format!("id \"{}\"", text::safe(&i.to_str_lossy())));
+            let parts: Vec<String> = ty.into_iter().chain(id).collect();
+            if parts.is_empty() {
+                "JSON".to_owned()
+            } else {
+                format!("JSON, {}", parts.join(", "))
+            }
+        }
+    };
+    out.write_bytes(l.raw.bytes)?;
+    out.write_str("\n")?;
+    out.flush()?;
+    eprintln!(
+        "{}:{}: byte {}: {what}",
+        text::path(path),
+        l.raw.number,
+        l.raw.offset
+    );
+    Ok(())
+}
 
 /// `sessions show FILE ENTRY_ID`.
 pub(crate) fn run(path: &Path, spec: &str, raw: bool, out: &mut Output) -> anyhow::Result<()> {
-    let ro = model::open(path)?;
-    let e = model::resolve_entry(&ro.session, spec)?;
+    if raw && let Some(n) = spec.strip_prefix('@') {
+        let n: usize = n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+            UsageError::new(format!("bad line number in {spec:?} (lines start at 1)"))
+        })?;
+        return raw_line(path, n, out);
+    }
+    let opened = model::open(path)?;
+    for w in &opened.warnings {
+        out.warn(w)?;
+    }
+    let e = model::resolve_entry(&opened.ro.session, spec)?;
     if raw {
-        // The line as it is on disk: `raw_bytes` would give a migrated row's new text.
-        let bytes = session_store::io::read_file(path)?;
-        let line = e.location().line.and_then(|n| {
-            session_format::line::lines(&bytes)
-                .nth(n.checked_sub(1)?)
-                .map(|l| l.bytes)
-        });
-        out.write_bytes(line.unwrap_or_else(|| e.raw_bytes()))?;
+        if let Some(n) = e.location().line {
+            return raw_line(path, n, out);
+        }
+        out.write_bytes(e.raw_bytes())?;
         out.write_str("\n")?;
         return Ok(());
     }

@@ -23,7 +23,13 @@ JSON output (--json): an array with one object per file:
    \"byKind\": {kind: count}, \"byRole\": {role: count},
    \"roots\", \"depth\", \"branchPoints\", \"leaves\", \"labels\", \"branchLength\",
    \"problems\", \"openMs\", \"treeMs\"}
-Kinds are entry types (message, compaction, …); counts are over entry rows (duplicates included).";
+Kinds are entry types (message, compaction, …); counts are over entry rows (duplicates included);
+`problems` counts what `sessions check` reports (errors and warnings). A file that cannot be read
+or is not a session is {\"file\", \"error\"} in the array (and `error: …` on stderr in text
+mode); the other files are still counted, and the exit code is 2.
+
+Files: FILEs, or --session NAME, or every *.jsonl of the --agent/--dir/--pi sessions directory
+and of its immediate sub-directories.";
 
 struct Stats {
     json: JsValue,
@@ -39,14 +45,19 @@ fn count_lines(bytes: &[u8]) -> usize {
     }
 }
 
-fn one(path: &Path) -> anyhow::Result<Stats> {
+fn one(path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
     let start = Instant::now();
-    let ro = model::open(path)?;
+    let opened = model::open(path)?;
     let open_ms = start.elapsed().as_secs_f64() * 1000.0;
+    for w in &opened.warnings {
+        out.warn(w)?;
+    }
+    let ro = &opened.ro;
     let sm = &ro.session;
     let start = Instant::now();
-    let m = TreeModel::new(sm);
+    let m = TreeModel::new(sm, Some(&ro.report));
     let tree_ms = start.elapsed().as_secs_f64() * 1000.0;
+    crate::fsx::require_regular(path)?;
     let bytes = session_store::io::read_file(path)?;
     let lines = count_lines(&bytes);
     let mut by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
@@ -69,7 +80,7 @@ fn one(path: &Path) -> anyhow::Result<Stats> {
     }
     let labels = (0..m.len()).filter(|&i| m.label(i).is_some()).count();
     let branch_len = sm.get_branch(None).len();
-    let version = model::file_version(&ro)?;
+    let version = model::file_version(ro)?;
     let problems = crate::check::problems(&ro.report, sm, &bytes).len();
 
     let mut o = JsObject::new();
@@ -106,9 +117,10 @@ fn one(path: &Path) -> anyhow::Result<Stats> {
         JsValue::Number((tree_ms * 1000.0).round() / 1000.0),
     );
 
-    let mut out = Vec::new();
+    let mut lines_out = Vec::new();
+    let out = &mut lines_out;
     let kv = |k: &str, v: String| format!("  {} {v}", text::pad(k, 14));
-    out.push(path.display().to_string());
+    out.push(text::path(path));
     out.push(kv(
         "size",
         format!(
@@ -188,32 +200,65 @@ fn one(path: &Path) -> anyhow::Result<Stats> {
     ));
     Ok(Stats {
         json: JsValue::Object(o),
-        lines: out,
+        lines: lines_out,
     })
 }
 
-/// `sessions stats FILE...`.
+/// `sessions stats FILE...`: every file gets its own result; one that cannot be read is
+/// reported and the others are still counted (exit code 2).
 pub(crate) fn run(
     paths: &[std::path::PathBuf],
     json: bool,
     out: &mut Output,
-) -> anyhow::Result<()> {
-    let mut all = Vec::with_capacity(paths.len());
+) -> anyhow::Result<crate::Outcome> {
+    let mut failed = 0;
+    let mut all: Vec<Result<Stats, (String, String)>> = Vec::with_capacity(paths.len());
     for p in paths {
-        all.push(one(p)?);
+        match one(p, out) {
+            Ok(s) => all.push(Ok(s)),
+            Err(e) => {
+                if crate::output::is_broken_pipe(&e) {
+                    return Err(e);
+                }
+                failed += 1;
+                let msg = crate::output::error_text(&e);
+                if !json {
+                    out.error(&msg)?;
+                }
+                all.push(Err((p.display().to_string(), msg)));
+            }
+        }
     }
     if json {
-        let v = JsValue::Array(all.into_iter().map(|s| s.json).collect());
+        let v = JsValue::Array(
+            all.into_iter()
+                .map(|r| match r {
+                    Ok(s) => s.json,
+                    Err((file, msg)) => {
+                        let mut o = JsObject::new();
+                        o.insert("file", JsValue::from(file));
+                        o.insert("error", JsValue::from(msg));
+                        JsValue::Object(o)
+                    }
+                })
+                .collect(),
+        );
         out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
-        return Ok(());
-    }
-    for (k, s) in all.iter().enumerate() {
-        if k > 0 {
-            out.line("")?;
+    } else {
+        let mut first = true;
+        for s in all.iter().flatten() {
+            if !first {
+                out.line("")?;
+            }
+            first = false;
+            for l in &s.lines {
+                out.line(l)?;
+            }
         }
-        for l in &s.lines {
-            out.line(l)?;
-        }
     }
-    Ok(())
+    Ok(if failed > 0 {
+        crate::Outcome::Failed
+    } else {
+        crate::Outcome::Ok
+    })
 }

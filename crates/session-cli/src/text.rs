@@ -1,7 +1,10 @@
 //! Text helpers for human output: one-line excerpts measured in terminal columns, padding, sizes
 //! and dates.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::IsTerminal;
+use std::path::Path;
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
@@ -28,9 +31,77 @@ pub(crate) fn width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
-/// `s` on one line: every run of whitespace (newlines included) becomes one space, control
-/// characters are dropped, and the ends are trimmed.
+/// True for characters that must not reach a terminal raw: C0 and C1 controls, DEL, the
+/// bidirectional-text controls (which reorder what follows them), line and paragraph separators
+/// and the byte-order mark.
+pub(crate) fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{FEFF}'
+        )
+}
+
+fn push_escaped(c: char, out: &mut String) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+}
+
+/// `s` with every [`is_unsafe`] character written as `\u{hex}` (human output only; JSON output
+/// stays exact).
+pub(crate) fn safe(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_unsafe) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_unsafe(c) {
+            push_escaped(c, &mut out);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `s` with every [`is_unsafe`] character except newline and tab escaped (for multi-line human
+/// output such as the Markdown export).
+pub(crate) fn safe_multiline(s: &str) -> Cow<'_, str> {
+    let bad = |c: char| is_unsafe(c) && c != '\n' && c != '\t';
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if bad(c) {
+            push_escaped(c, &mut out);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A path for human output ([`safe`]).
+pub(crate) fn path(p: &Path) -> String {
+    safe(&p.display().to_string()).into_owned()
+}
+
+/// `s` on one line: every run of whitespace (newlines included) becomes one space, the ends are
+/// trimmed, and the other [`is_unsafe`] characters (controls, bidi controls) are escaped as
+/// `\u{hex}`.
 pub(crate) fn one_line(s: &str) -> String {
+    one_line_with(s, true)
+}
+
+fn one_line_with(s: &str, escape: bool) -> String {
     let mut out = String::with_capacity(s.len().min(512));
     let mut space = false;
     for c in s.chars() {
@@ -38,16 +109,30 @@ pub(crate) fn one_line(s: &str) -> String {
             space = true;
             continue;
         }
-        if c.is_control() {
-            continue;
-        }
         if space && !out.is_empty() {
             out.push(' ');
         }
         space = false;
-        out.push(c);
+        if escape && is_unsafe(c) {
+            push_escaped(c, &mut out);
+        } else {
+            out.push(c);
+        }
     }
     out
+}
+
+/// `s` quoted for a POSIX shell when it needs it (`'…'`, with `'` written as `'\''`).
+pub(crate) fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '-' | '.' | '/' | ':' | '=' | '@' | '%' | '+' | ',')
+        });
+    if plain {
+        return s.to_owned();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// `s` cut to at most `max` columns, with `…` when cut.
@@ -80,6 +165,16 @@ pub(crate) fn excerpt(s: &str, max: usize) -> String {
         .nth(max.saturating_mul(4).max(64))
         .map_or(s, |(i, _)| &s[..i]);
     truncate(&one_line(cut), max)
+}
+
+/// One-line excerpt of at most `max` columns for JSON output: whitespace collapsed, every other
+/// character kept as it is (JSON escapes what needs escaping).
+pub(crate) fn excerpt_exact(s: &str, max: usize) -> String {
+    let cut = s
+        .char_indices()
+        .nth(max.saturating_mul(4).max(64))
+        .map_or(s, |(i, _)| &s[..i]);
+    truncate(&one_line_with(cut, false), max)
 }
 
 /// `s` padded with spaces to `w` columns (never cut).
@@ -161,6 +256,47 @@ pub(crate) fn short_id(id: &str) -> &str {
     }
 }
 
+/// Number of leading characters two strings share.
+fn common_chars(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
+/// Short forms of a set of ids for human output: the shortest prefix of each id that no other
+/// id of the set starts with, at least 8 characters (the whole id when it is shorter, or when
+/// another id extends it), escaped with [`safe`]. `list`, `tree`, `context` and the exports
+/// use it, so one session's ids look the same everywhere. O(n log n).
+#[derive(Debug, Default)]
+pub(crate) struct ShortIds {
+    map: HashMap<String, String>,
+}
+
+impl ShortIds {
+    /// The short forms of `ids` (duplicates allowed).
+    pub(crate) fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut sorted: Vec<&str> = ids.into_iter().collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut map = HashMap::with_capacity(sorted.len());
+        for (k, id) in sorted.iter().enumerate() {
+            let before = k.checked_sub(1).map_or(0, |p| common_chars(sorted[p], id));
+            let after = sorted.get(k + 1).map_or(0, |n| common_chars(n, id));
+            let len = id.chars().count();
+            let want = (before.max(after) + 1).max(8).min(len);
+            let cut = id.char_indices().nth(want).map_or(id.len(), |(i, _)| i);
+            map.insert((*id).to_owned(), safe(&id[..cut]).into_owned());
+        }
+        ShortIds { map }
+    }
+
+    /// The short form of `id` (an id outside the set gets its first 8 characters).
+    pub(crate) fn get(&self, id: &str) -> String {
+        self.map
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| safe(short_id(id)).into_owned())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +304,49 @@ mod tests {
     #[test]
     fn one_line_collapses_whitespace() {
         assert_eq!(one_line("  a\n\n b\tc  "), "a b c");
+    }
+
+    #[test]
+    fn controls_and_bidi_are_escaped() {
+        assert_eq!(
+            one_line("rtl \u{202e} text\u{7}bell \u{1b}[31mred\u{0}"),
+            "rtl \\u{202e} text\\u{7}bell \\u{1b}[31mred\\u{0}"
+        );
+        assert_eq!(safe("ü\u{202e}\u{0}x"), "ü\\u{202e}\\u{0}x");
+        assert_eq!(safe("plain ü"), "plain ü");
+        assert_eq!(safe("\u{85}\u{2066}\u{feff}"), "\\u{85}\\u{2066}\\u{feff}");
+    }
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(shell_quote("/tmp/a-b_c.jsonl"), "/tmp/a-b_c.jsonl");
+        assert_eq!(shell_quote("demo with space"), "'demo with space'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn short_ids_are_shortest_unique_prefixes() {
+        let ids = [
+            "0195f000-0000-7000-8000-000000000001",
+            "0195f000-0000-7000-8000-000000000002",
+            "0195f000-1111-7000-8000-000000000003",
+            "abcdef12-0000",
+            "abc",
+            "a1",
+        ];
+        let s = ShortIds::new(ids);
+        assert_eq!(s.get(ids[0]), "0195f000-0000-7000-8000-000000000001");
+        assert_eq!(s.get(ids[1]), "0195f000-0000-7000-8000-000000000002");
+        assert_eq!(s.get(ids[2]), "0195f000-1");
+        assert_eq!(s.get(ids[3]), "abcdef12");
+        assert_eq!(s.get("abc"), "abc");
+        assert_eq!(s.get("a1"), "a1");
+        assert_eq!(s.get("not-in-the-set-at-all"), "not-in-t");
+        assert_eq!(
+            ShortIds::new(["x\u{0}\u{202e}yz"]).get("x\u{0}\u{202e}yz"),
+            "x\\u{0}\\u{202e}yz"
+        );
     }
 
     #[test]

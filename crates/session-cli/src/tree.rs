@@ -5,7 +5,7 @@ use std::path::Path;
 
 use session_format::json::{JsObject, JsValue};
 
-use crate::model::{self, TreeModel};
+use crate::model::{self, Opened, TreeModel};
 use crate::output::Output;
 use crate::text;
 
@@ -22,21 +22,30 @@ Text output: a header line (file, entry count, branch points, leaf), then one li
      ● f3c7e845 compaction      Ana asked about…  ✂ compaction, keeps from 6eba3f1c
      ● 530f1f00 assistant       Saturday at 20:00 at Taberna da Rua.  ◀ leaf
 
-Columns: ● on the current branch (○ off it), the short id (8 characters), the kind (the role for
+Columns: ● on the current branch (○ off it), the short id (the shortest prefix of at least 8
+characters that no other id of the session starts with, as `list` shortens session ids), the kind
+(the role for
 messages: user, assistant, toolResult, …; else thinking, model, compaction, branch_summary,
 custom, custom_message, label, session_info), a one-line excerpt (tool calls as `→ name {args}`,
 failed tool results as `✗`), the entry's `[label]`, and markers: `◀ leaf` (the current leaf),
 `◆ N branches` (a branch point), `✂ compaction, keeps from ID` (a compaction boundary) and
-`⇤ first kept` (where the context resumes after that compaction). A linear run of single
+`⇤ first kept` (where the context resumes after that compaction) and `⟲ cycle` (the entry's
+stored parents form a cycle; `sessions check` lists it). An entry nested too deeply to decode
+shows as `message (too deep to decode)`. Ids, labels and text are shown with control and
+bidirectional-text characters escaped (`\\u{202e}`). A linear run of single
 children is printed at the same indentation: only branch points indent, so a 1,000-entry chain
 is one flat list. Children are ordered oldest first; several roots are shown as branches of the
-file. `--depth N` stops at depth N (the root is 1) and counts what is below.
+file. `--depth N` stops at depth N (the root is 1; N is at least 1) and counts what is below.
+
+A file without a readable session header and without entries is not a session (exit code 2); a
+corrupt header over readable entries, and any problem `sessions check` would report, are
+mentioned on stderr (`N problems (run `sessions check FILE`)`).
 
 JSON output (--json), one object:
   {\"file\", \"sessionId\", \"version\", \"leafId\", \"entryCount\", \"branchPoints\",
    \"roots\": [id],
    \"nodes\": [{\"id\", \"parentId\", \"depth\", \"line\", \"kind\", \"role\", \"text\", \"label\",
-              \"children\": [id], \"onBranch\", \"leaf\", \"branchPoint\"}]}
+              \"children\": [id], \"onBranch\", \"leaf\", \"branchPoint\", \"inCycle\"}]}
 `nodes` is in display order (pre-order); `kind` is the entry type (`message`, `compaction`, …),
 `role` the message role or null, `text` a one-line excerpt of at most 200 columns, `line` the
 1-based line in the file. With --depth, nodes below the limit are left out (their ids still
@@ -73,13 +82,14 @@ pub(crate) fn render_lines(m: &TreeModel<'_>, opts: &TreeOptions) -> Vec<String>
         .max()
         .unwrap_or(4)
         .min(KIND_MAX);
+    let shorts: Vec<String> = (0..m.len()).map(|i| m.short(i)).collect();
     let id_w = m
         .order
         .iter()
-        .map(|&i| text::width(text::short_id(m.id(i))))
+        .filter(|&&i| m.depth[i] <= max_depth)
+        .map(|&i| text::width(&shorts[i]))
         .max()
-        .unwrap_or(8)
-        .min(8);
+        .unwrap_or(8);
     let mut lines = Vec::with_capacity(m.len().min(100_000));
     // (node, lead printed before it, prefix of the lines below it in its subtree)
     let mut stack: Vec<(usize, String, String)> = Vec::new();
@@ -90,6 +100,9 @@ pub(crate) fn render_lines(m: &TreeModel<'_>, opts: &TreeOptions) -> Vec<String>
         if let Some(l) = m.label(i) {
             suffix.push(format!("[{}]", text::one_line(&l)));
         }
+        if m.in_cycle[i] {
+            suffix.push("⟲ cycle".to_owned());
+        }
         if m.leaf == Some(i) {
             suffix.push("◀ leaf".to_owned());
         }
@@ -98,9 +111,11 @@ pub(crate) fn render_lines(m: &TreeModel<'_>, opts: &TreeOptions) -> Vec<String>
             suffix.push(format!("◆ {} branches", kids.len()));
         }
         if m.tree.nodes[i].entry.entry_type() == session_format::entry::EntryType::Compaction {
-            let v = m.value(i);
-            let keeps = crate::render::field(&v, "firstKeptEntryId")
-                .map(|k| text::short_id(&k).to_owned())
+            let keeps = m
+                .value(i)
+                .ok()
+                .and_then(|v| crate::render::field(&v, "firstKeptEntryId"))
+                .map(|k| m.short.get(&k))
                 .unwrap_or_else(|| "?".to_owned());
             suffix.push(format!("✂ compaction, keeps from {keeps}"));
         }
@@ -111,7 +126,7 @@ pub(crate) fn render_lines(m: &TreeModel<'_>, opts: &TreeOptions) -> Vec<String>
         let bullet = if m.on_branch[i] { "●" } else { "○" };
         let head = format!(
             "{lead}{bullet} {} {}  ",
-            text::pad(text::short_id(m.id(i)), id_w),
+            text::pad(&shorts[i], id_w),
             text::pad(&s.kind, kind_w)
         );
         let used = text::width(&head)
@@ -171,12 +186,10 @@ fn push_children(stack: &mut Vec<(usize, String, String)>, kids: &[usize], body:
 /// The header line of `tree` and `demo`.
 pub(crate) fn header_line(path: &Path, m: &TreeModel<'_>) -> String {
     let bp = m.branch_points();
-    let leaf = m
-        .leaf
-        .map_or_else(|| "none".to_owned(), |l| text::short_id(m.id(l)).to_owned());
+    let leaf = m.leaf.map_or_else(|| "none".to_owned(), |l| m.short(l));
     format!(
         "{} — {} {}, {} {}, {} branch {}, leaf {leaf}",
-        path.display(),
+        text::path(path),
         text::thousands(m.len()),
         if m.len() == 1 { "entry" } else { "entries" },
         m.tree.roots.len(),
@@ -192,9 +205,10 @@ pub(crate) fn header_line(path: &Path, m: &TreeModel<'_>) -> String {
 
 /// `sessions tree FILE` as text.
 pub(crate) fn run_text(path: &Path, opts: &TreeOptions, out: &mut Output) -> anyhow::Result<()> {
-    let ro = model::open(path)?;
-    let m = TreeModel::new(&ro.session);
-    write_text(path, &ro, &m, opts, out)
+    let opened = model::open(path)?;
+    let m = TreeModel::new(&opened.ro.session, Some(&opened.ro.report));
+    write_text(path, &opened.ro, &m, opts, out)?;
+    model::report_problems(path, &opened, out)
 }
 
 /// Writes the header, the tree and the legend.
@@ -216,9 +230,11 @@ pub(crate) fn write_text(
     for l in render_lines(m, opts) {
         out.line(&l)?;
     }
-    out.line(
-        "legend: ● current branch  ○ other branch  ◀ leaf  ◆ branch point  ✂ compaction  ⇤ first kept entry",
-    )?;
+    let mut legend = "legend: ● current branch  ○ other branch  ◀ leaf  ◆ branch point  ✂ compaction  ⇤ first kept entry".to_owned();
+    if m.in_cycle.iter().any(|&c| c) {
+        legend.push_str("  ⟲ parent cycle");
+    }
+    out.line(&legend)?;
     Ok(())
 }
 
@@ -262,7 +278,7 @@ pub(crate) fn to_json(
         if m.depth[i] > max_depth {
             continue;
         }
-        let v = m.value(i);
+        let v = m.value(i).unwrap_or(JsValue::Null);
         let summary = m.summary(i);
         let ty = m.tree.nodes[i].entry.entry_type();
         let mut n = JsObject::new();
@@ -282,7 +298,7 @@ pub(crate) fn to_json(
                 JsValue::Null
             },
         );
-        n.insert("text", s(text::excerpt(&summary.text, 200)));
+        n.insert("text", s(text::excerpt_exact(&summary.text, 200)));
         n.insert("label", opt_s(m.label(i)));
         n.insert(
             "children",
@@ -291,6 +307,7 @@ pub(crate) fn to_json(
         n.insert("onBranch", JsValue::Bool(m.on_branch[i]));
         n.insert("leaf", JsValue::Bool(m.leaf == Some(i)));
         n.insert("branchPoint", JsValue::Bool(m.children(i).len() > 1));
+        n.insert("inCycle", JsValue::Bool(m.in_cycle[i]));
         nodes.push(JsValue::Object(n));
     }
     o.insert("nodes", JsValue::Array(nodes));
@@ -299,9 +316,9 @@ pub(crate) fn to_json(
 
 /// `sessions tree FILE --json`.
 pub(crate) fn run_json(path: &Path, opts: &TreeOptions, out: &mut Output) -> anyhow::Result<()> {
-    let ro = model::open(path)?;
-    let m = TreeModel::new(&ro.session);
-    let v = to_json(path, &ro, &m, opts.depth)?;
+    let opened: Opened = model::open(path)?;
+    let m = TreeModel::new(&opened.ro.session, Some(&opened.ro.report));
+    let v = to_json(path, &opened.ro, &m, opts.depth)?;
     out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
-    Ok(())
+    model::report_problems(path, &opened, out)
 }

@@ -431,7 +431,22 @@ fn list_one_agent_as_json() {
     assert_eq!(sessions.len(), 1);
     let skipped = v.get("skipped").and_then(JsValue::as_array).unwrap();
     assert_eq!(skipped.len(), 3, "{}", r.stdout);
-    assert_snapshot!(r.stdout);
+    // `mtime` is the file's modification time (planted just now): check it, then blank it.
+    let file = root.join("agents/ops/sessions/slack_U02OPSBOT.jsonl");
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let ms = mtime
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let iso = session_format::time::to_iso_string(ms).unwrap();
+    assert_eq!(
+        sessions[0]
+            .get("mtime")
+            .and_then(JsValue::as_str_lossy)
+            .as_deref(),
+        Some(iso.as_str())
+    );
+    assert_snapshot!(r.stdout.replace(&iso, "[mtime]"));
 }
 
 #[test]

@@ -225,27 +225,30 @@ fn migrate_v1(rows: &mut [MigrationRow]) {
             }
             _ => None,
         };
-        let kept_target_id = first_kept.and_then(|n| {
-            if n < 0.0 || n.fract() != 0.0 || n >= rows.len() as f64 {
-                return None;
-            }
-            let target = &rows[n as usize].value;
-            if is_session_row(target) {
-                None
-            } else {
-                target.get("id").cloned()
-            }
-        });
         let Some(obj) = rows[i].value.as_object_mut() else {
             continue;
         };
         obj.insert("id", JsValue::from(id.clone()));
         obj.insert("parentId", JsValue::from(prev.clone()));
-        if first_kept.is_some() {
-            if let Some(target_id) = kept_target_id {
-                obj.insert("firstKeptEntryId", target_id);
+        // The reference gives the row its id before it resolves the index, so an index naming
+        // the compaction itself yields the compaction's own new id.
+        if let Some(n) = first_kept {
+            let target_id = if n < 0.0 || n.fract() != 0.0 || n >= rows.len() as f64 {
+                None
+            } else {
+                let target = &rows[n as usize].value;
+                if is_session_row(target) {
+                    None
+                } else {
+                    target.get("id").cloned()
+                }
+            };
+            if let Some(obj) = rows[i].value.as_object_mut() {
+                if let Some(target_id) = target_id {
+                    obj.insert("firstKeptEntryId", target_id);
+                }
+                obj.remove("firstKeptEntryIndex");
             }
-            obj.remove("firstKeptEntryIndex");
         }
         rows[i].changed = true;
         prev = Some(id);

@@ -56,7 +56,7 @@ pub fn classify(env: &Envelope<'_>) -> RowClass {
         Some("leaf") => return RowClass::LeafCandidate,
         _ => {}
     }
-    let has_id = env.id.non_empty_str().is_some();
+    let has_id = env.id.is_non_empty_str();
     if has_id {
         if let Some(kind) = ty.and_then(EntryType::parse).filter(|k| k.is_recognised()) {
             return RowClass::Entry(kind);
@@ -75,7 +75,7 @@ pub fn classify_in(env: &Envelope<'_>, header_version: f64) -> RowClass {
     let class = classify(env);
     if class == RowClass::Opaque
         && header_version < 2.0
-        && env.id.non_empty_str().is_none()
+        && !env.id.is_non_empty_str()
         && let Some(kind) = env.r#type.as_str().and_then(EntryType::parse)
         && kind.is_recognised()
     {

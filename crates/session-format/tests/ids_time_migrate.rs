@@ -199,3 +199,29 @@ fn current_and_future_versions_are_not_migrated() {
     assert_eq!(r[0].value, parse_value(br#"{"type":"message"}"#).unwrap());
     let _ = JsValue::Null;
 }
+
+/// `Date.parse` against V8 (node 24) on a committed corpus of 924 strings, with UTC as the local
+/// zone (`xtask/node/gen-date-corpus.mjs`, run with TZ=UTC).
+#[test]
+fn date_parse_matches_v8_corpus() {
+    let corpus = include_str!("data/date-corpus.jsonl");
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for line in corpus.split('\n').filter(|l| !l.is_empty()) {
+        let v = parse_value(line.as_bytes()).unwrap();
+        let input = v.get("input").unwrap().as_str_lossy().unwrap().into_owned();
+        let expected = v.get("ms").unwrap().as_f64().map(|m| m as i64);
+        let got = session_format::time::parse_js_date_in(&input, &chrono::Utc);
+        if got != expected {
+            failures.push(format!("{input:?}: got {got:?}, V8 {expected:?}"));
+        }
+        count += 1;
+    }
+    assert_eq!(count, 924);
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -90,7 +90,7 @@ proptest! {
             let field = |k: &str| match value.get(k) {
                 None => Field::Absent,
                 Some(JsValue::Null) => Field::Null,
-                Some(JsValue::String(s)) => Field::Str(s.to_str_lossy().into_owned().into()),
+                Some(JsValue::String(s)) => Field::Str(s.clone().into()),
                 Some(_) => Field::Other,
             };
             prop_assert_eq!(env.id, field("id"));
@@ -98,7 +98,7 @@ proptest! {
             prop_assert_eq!(env.r#type, field("type"));
             let role = match value.get("message").and_then(|m| m.as_object()).map(|m| m.get("role")) {
                 Some(Some(JsValue::Null)) => Field::Null,
-                Some(Some(JsValue::String(s))) => Field::Str(s.to_str_lossy().into_owned().into()),
+                Some(Some(JsValue::String(s))) => Field::Str(s.clone().into()),
                 Some(Some(_)) => Field::Other,
                 _ => Field::Absent,
             };

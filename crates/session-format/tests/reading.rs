@@ -92,12 +92,20 @@ fn lone_surrogate_escapes_keep_the_line() {
     );
     // Written back exactly as JSON.stringify would write it.
     assert_eq!(to_json_string(&parse_value(lines[0].json).unwrap()), user);
-    // A lone surrogate in an id reads as U+FFFD.
+    // A lone surrogate in an id is kept exactly (lossy text only on request).
     let odd = br#"{"type":"label","id":"x\ud800","parentId":null}"#;
     let env = session_format::json::EnvelopeScanner::new()
         .scan(odd)
         .unwrap();
-    assert_eq!(env.id, Field::Str("x\u{FFFD}".into()));
+    let id = env.id.as_js_str().unwrap();
+    assert_eq!(
+        id.to_js_string(),
+        session_format::json::JsString::from_utf16(&[0x78, 0xD800])
+    );
+    assert_eq!(id.as_wtf8(), b"x\xED\xA0\x80");
+    assert_eq!(id.as_str(), None);
+    assert_eq!(id.to_str_lossy(), "x\u{FFFD}");
+    assert!(matches!(env.id, Field::Str(_)));
 }
 
 #[test]
@@ -116,7 +124,13 @@ fn nul_padded_lines_are_kept_and_reported() {
 
 #[test]
 fn nesting_deeper_than_128_parses() {
-    let deep = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+    // Past serde_json's default limit of 128, up to the tree limit: parsed and written back.
+    let deep = format!("{}1{}", "[".repeat(999), "]".repeat(999));
+    let line =
+        format!(r#"{{"type":"custom","customType":"x","data":{deep},"id":"c1","parentId":null}}"#);
+    assert_eq!(to_json_string(&parse_value(line.as_bytes()).unwrap()), line);
+    // Any depth: the envelope scan reads the line, so it is indexed and kept.
+    let deep = format!("{}1{}", "[".repeat(200_000), "]".repeat(200_000));
     let line =
         format!(r#"{{"type":"custom","customType":"x","data":{deep},"id":"c1","parentId":null}}"#);
     let lines: Vec<_> = LineReader::new(line.as_bytes()).collect();
@@ -124,7 +138,6 @@ fn nesting_deeper_than_128_parses() {
         panic!("{:?}", lines[0].content)
     };
     assert_eq!(env.id.as_str(), Some("c1"));
-    assert_eq!(to_json_string(&parse_value(line.as_bytes()).unwrap()), line);
 }
 
 #[test]
@@ -268,4 +281,44 @@ fn invalid_utf8_inside_strings_reads_as_replacement() {
         v.get("message").and_then(|m| m.get("content")),
         Some(&JsValue::from("x\u{FFFD}\u{FFFD}"))
     );
+}
+
+/// A tree at the depth limit can be cloned, compared, serialised, printed and dropped on a
+/// thread with a 2 MiB stack (the usual worker default); one level deeper is an error, while the
+/// envelope scan still accepts the line.
+#[test]
+fn depth_limit_is_safe_on_small_stacks() {
+    use session_format::json::{JsonErrorKind, MAX_DEPTH, from_value, to_value};
+    let at_limit = format!("{}1{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+    let too_deep = format!("[{at_limit}]");
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let v = parse_value(at_limit.as_bytes()).unwrap();
+            let c = v.clone();
+            assert_eq!(c, v);
+            assert_eq!(to_json_string(&to_value(&c).unwrap()), at_limit);
+            let back: JsValue = from_value(&c).unwrap();
+            assert_eq!(back, v);
+            assert!(format!("{v:?}").len() > MAX_DEPTH);
+            assert_eq!(
+                session_format::normalize::to_json_string_indented(&v, 1)
+                    .matches('[')
+                    .count(),
+                MAX_DEPTH
+            );
+            drop((v, c, back));
+            assert_eq!(
+                parse_value(too_deep.as_bytes()).unwrap_err().kind,
+                JsonErrorKind::TooDeep
+            );
+            assert!(
+                session_format::json::EnvelopeScanner::new()
+                    .scan(too_deep.as_bytes())
+                    .is_ok()
+            );
+        })
+        .unwrap()
+        .join()
+        .unwrap();
 }

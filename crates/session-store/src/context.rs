@@ -13,12 +13,15 @@
 //!   throws instead; docs/DEVIATIONS.md D7).
 //!
 //! Messages are materialised lazily: only the rows that produce a returned message, plus the
-//! last thinking/model/compaction rows, are parsed.
+//! last thinking/model/compaction rows, are parsed. Payloads are moved out of the freshly parsed
+//! row, never cloned recursively, so a deeply nested payload cannot overflow the stack here.
 
 use session_format::entry::EntryType;
 use session_format::json::{JsObject, JsValue};
 
+use crate::deep::{clone_value, take};
 use crate::error::{ContextError, ReadError};
+use crate::id::Id;
 use crate::manager::SessionManager;
 use crate::query::EntryRef;
 use crate::rows::MsgShape;
@@ -59,9 +62,9 @@ fn derived_timestamp(row: &JsValue) -> JsValue {
     }
 }
 
-fn copy(o: &mut JsObject, from: &JsValue, key: &str) {
-    if let Some(v) = from.get(key) {
-        o.insert(key, v.clone());
+fn copy(o: &mut JsObject, from: &mut JsValue, key: &str) {
+    if let Some(v) = take(from, key) {
+        o.insert(key, v);
     }
 }
 
@@ -72,32 +75,32 @@ impl ContextMessage<'_> {
     /// # Errors
     /// [`ReadError`] (a bug).
     pub fn to_value(&self) -> Result<JsValue, ReadError> {
-        let row = self.entry.value()?;
+        let mut row = self.entry.value()?;
         Ok(match self.kind {
-            ContextKind::Message => row.get("message").cloned().unwrap_or(JsValue::Null),
+            ContextKind::Message => take(&mut row, "message").unwrap_or(JsValue::Null),
             ContextKind::CustomMessage => {
                 let mut o = JsObject::new();
                 o.insert("role", JsValue::from("custom"));
-                copy(&mut o, &row, "customType");
-                copy(&mut o, &row, "content");
-                copy(&mut o, &row, "display");
-                copy(&mut o, &row, "details");
+                copy(&mut o, &mut row, "customType");
+                copy(&mut o, &mut row, "content");
+                copy(&mut o, &mut row, "display");
+                copy(&mut o, &mut row, "details");
                 o.insert("timestamp", derived_timestamp(&row));
                 JsValue::Object(o)
             }
             ContextKind::BranchSummary => {
                 let mut o = JsObject::new();
                 o.insert("role", JsValue::from("branchSummary"));
-                copy(&mut o, &row, "summary");
-                copy(&mut o, &row, "fromId");
+                copy(&mut o, &mut row, "summary");
+                copy(&mut o, &mut row, "fromId");
                 o.insert("timestamp", derived_timestamp(&row));
                 JsValue::Object(o)
             }
             ContextKind::CompactionSummary => {
                 let mut o = JsObject::new();
                 o.insert("role", JsValue::from("compactionSummary"));
-                copy(&mut o, &row, "summary");
-                copy(&mut o, &row, "tokensBefore");
+                copy(&mut o, &mut row, "summary");
+                copy(&mut o, &mut row, "tokensBefore");
                 o.insert("timestamp", derived_timestamp(&row));
                 JsValue::Object(o)
             }
@@ -168,17 +171,17 @@ impl SessionContext<'_> {
             .collect::<Result<Vec<_>, _>>()?;
         o.insert("messages", JsValue::Array(messages));
         if let Some(t) = &self.thinking_level {
-            o.insert("thinkingLevel", t.clone());
+            o.insert("thinkingLevel", clone_value(t));
         }
         let model = match &self.model {
             None => JsValue::Null,
             Some(m) => {
                 let mut mo = JsObject::new();
                 if let Some(p) = &m.provider {
-                    mo.insert("provider", p.clone());
+                    mo.insert("provider", clone_value(p));
                 }
                 if let Some(id) = &m.model_id {
-                    mo.insert("modelId", id.clone());
+                    mo.insert("modelId", clone_value(id));
                 }
                 JsValue::Object(mo)
             }
@@ -213,13 +216,12 @@ impl SessionManager {
     ) -> Result<SessionContext<'_>, ContextError> {
         // The standalone reference function falls back to the last entry when the leaf id is
         // not an entry (pi-format.md §3.5 step 1).
-        let leaf = if self.ix.by_id.contains_key(leaf_id) {
-            Some(leaf_id.to_owned())
-        } else {
-            self.get_entries().last().map(|e| e.id().to_owned())
+        let leaf = match self.ix.by_id.get_key_value(leaf_id.as_bytes()) {
+            Some((k, _)) => Some(k.clone()),
+            None => self.get_entries().last().and_then(|e| e.id_ref().cloned()),
         };
         let path = match leaf {
-            Some(l) => self.get_branch(Some(&l)),
+            Some(l) => self.branch_from(Some(l)),
             None => Vec::new(),
         };
         self.context_for_path(&path)
@@ -249,7 +251,7 @@ impl SessionManager {
             .rev()
             .find(|e| e.entry_type() == EntryType::ThinkingLevelChange)
         {
-            thinking_level = e.value()?.get("thinkingLevel").cloned();
+            thinking_level = take(&mut e.value()?, "thinkingLevel");
         }
         let mut model = None;
         if let Some(e) = path
@@ -257,17 +259,17 @@ impl SessionManager {
             .rev()
             .find(|e| e.entry_type() == EntryType::ModelChange || e.is_assistant_message())
         {
-            let v = e.value()?;
+            let mut v = e.value()?;
             model = Some(if e.entry_type() == EntryType::ModelChange {
                 ContextModel {
-                    provider: v.get("provider").cloned(),
-                    model_id: v.get("modelId").cloned(),
+                    provider: take(&mut v, "provider"),
+                    model_id: take(&mut v, "modelId"),
                 }
             } else {
-                let m = v.get("message");
+                let mut m = take(&mut v, "message").unwrap_or(JsValue::Null);
                 ContextModel {
-                    provider: m.and_then(|m| m.get("provider")).cloned(),
-                    model_id: m.and_then(|m| m.get("model")).cloned(),
+                    provider: take(&mut m, "provider"),
+                    model_id: take(&mut m, "model"),
                 }
             });
         }
@@ -302,10 +304,11 @@ impl SessionManager {
                 let first_kept = c
                     .value()?
                     .get("firstKeptEntryId")
-                    .and_then(|v| v.as_str_lossy().map(|s| s.into_owned()));
+                    .and_then(JsValue::as_js_string)
+                    .map(|v| Id::new(v.clone()));
                 let mut found = false;
                 for e in &path[..ci] {
-                    if first_kept.as_deref() == Some(e.id()) {
+                    if first_kept.is_some() && first_kept.as_ref() == e.id_ref() {
                         found = true;
                     }
                     if found {

@@ -35,7 +35,7 @@ impl std::fmt::Display for RowLocation {
 /// A row already validated when it was read could not be parsed again (this indicates a bug:
 /// rows are validated once when read and new rows are serialised by this crate).
 #[derive(Debug, thiserror::Error)]
-#[error("{at}: stored row no longer parses: {source}")]
+#[error("{at}: stored row no longer parses")]
 pub struct ReadError {
     /// The row.
     pub at: RowLocation,
@@ -49,7 +49,7 @@ pub struct ReadError {
 #[non_exhaustive]
 pub enum OpenError {
     /// The file exists but could not be read.
-    #[error("cannot read session file {path}: {source}")]
+    #[error("cannot read session file {path}")]
     Read {
         /// The file.
         path: PathBuf,
@@ -65,7 +65,7 @@ pub enum OpenError {
         path: PathBuf,
     },
     /// The session directory could not be created.
-    #[error("cannot create session directory {path}: {source}")]
+    #[error("cannot create session directory {path}")]
     CreateDir {
         /// The directory.
         path: PathBuf,
@@ -75,7 +75,7 @@ pub enum OpenError {
     },
     /// The byte-exact backup of a file with a corrupt header could not be written; the file
     /// was left untouched.
-    #[error("cannot back up {path} (corrupt header) to {backup}: {source}")]
+    #[error("cannot back up {path} (corrupt header) to {backup}")]
     Backup {
         /// The session file.
         path: PathBuf,
@@ -87,7 +87,7 @@ pub enum OpenError {
     },
     /// A repair rewrite (migration, corrupt-header recovery, empty-file header) failed; the
     /// original file is untouched (writes are atomic).
-    #[error("cannot rewrite session file {path}: {source}")]
+    #[error("cannot rewrite session file {path}")]
     Write {
         /// The file.
         path: PathBuf,
@@ -96,7 +96,7 @@ pub enum OpenError {
         source: io::Error,
     },
     /// A row could not be parsed again for migration (a bug: rows are validated when read).
-    #[error("{at}: cannot re-read row for migration: {source}")]
+    #[error("{at}: cannot re-read row for migration")]
     Reread {
         /// The row.
         at: RowLocation,
@@ -118,12 +118,16 @@ pub enum AppendError {
         id: String,
     },
     /// The caller's payload could not be turned into a JSON value.
-    #[error("cannot serialise payload: {source}")]
+    #[error("cannot serialise payload")]
     Serialize {
         /// The error.
         #[source]
         source: SerdeError,
     },
+    /// `append_message(null)`: the reference throws (`Cannot read properties of null (reading
+    /// 'role')`) before changing anything, and so does this crate.
+    #[error("message must not be null (nothing was appended)")]
+    NullMessage,
     /// The manager was opened read-only.
     #[error("session {path} is open read-only")]
     ReadOnly {
@@ -131,7 +135,7 @@ pub enum AppendError {
         path: PathBuf,
     },
     /// The line or the full rewrite could not be written.
-    #[error("cannot write session file {path}: {source}")]
+    #[error("cannot write session file {path}")]
     Write {
         /// The file.
         path: PathBuf,
@@ -164,7 +168,7 @@ pub enum BranchError {
         path: PathBuf,
     },
     /// Writing the summary entry or the branched session failed.
-    #[error("cannot write session file {path}: {source}")]
+    #[error("cannot write session file {path}")]
     Write {
         /// The file.
         path: PathBuf,
@@ -173,7 +177,7 @@ pub enum BranchError {
         source: io::Error,
     },
     /// The summary payload could not be serialised.
-    #[error("cannot serialise payload: {source}")]
+    #[error("cannot serialise payload")]
     Serialize {
         /// The error.
         #[source]
@@ -191,6 +195,10 @@ impl From<AppendError> for BranchError {
             AppendError::ReadOnly { path } => BranchError::ReadOnly { path },
             AppendError::Write { path, source } => BranchError::Write { path, source },
             AppendError::Serialize { source } => BranchError::Serialize { source },
+            AppendError::NullMessage => BranchError::Write {
+                path: PathBuf::new(),
+                source: io::Error::other("message must not be null"),
+            },
             AppendError::Internal { what } => BranchError::Write {
                 path: PathBuf::new(),
                 source: io::Error::other(what),
@@ -210,7 +218,7 @@ pub enum ForkError {
         path: PathBuf,
     },
     /// The source could not be read.
-    #[error("cannot read fork source {path}: {source}")]
+    #[error("cannot read fork source {path}")]
     Read {
         /// The source.
         path: PathBuf,
@@ -219,7 +227,7 @@ pub enum ForkError {
         source: io::Error,
     },
     /// The new session file could not be written.
-    #[error("cannot write forked session {path}: {source}")]
+    #[error("cannot write forked session {path}")]
     Write {
         /// The new file.
         path: PathBuf,
@@ -246,7 +254,7 @@ pub enum RemoveError {
     #[error(transparent)]
     Read(#[from] ReadError),
     /// The full rewrite failed.
-    #[error("cannot rewrite session file {path}: {source}")]
+    #[error("cannot rewrite session file {path}")]
     Write {
         /// The file.
         path: PathBuf,
@@ -299,7 +307,7 @@ pub enum NameError {
 #[non_exhaustive]
 pub enum ListError {
     /// The directory exists but could not be read.
-    #[error("cannot read session directory {path}: {source}")]
+    #[error("cannot read session directory {path}")]
     ReadDir {
         /// The directory.
         path: PathBuf,

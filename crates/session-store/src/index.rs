@@ -5,67 +5,22 @@
 //! reset boundaries do not exist in 2026.6.11.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use indexmap::IndexMap;
 use session_format::entry::EntryType;
 use session_format::json::JsValue;
 
+use crate::deep::clone_value;
+use crate::id::Id;
 use crate::rows::{EntryMeta, LeafMeta, MsgShape, Parent, Row, RowKind};
 
-/// A small, fast, non-cryptographic hasher (the rustc "Fx" scheme) for the id maps: ids come
-/// from local files, and SipHash dominated index time on large transcripts.
-#[derive(Default, Clone, Copy, Debug)]
-pub(crate) struct FxHasher {
-    hash: u64,
-}
-
-const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
-
-/// `HashMap` with [`FxHasher`].
-pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-/// `HashSet` with [`FxHasher`].
-pub(crate) type FxSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
+/// The hasher of the id maps: foldhash (fast, good distribution on patterned keys such as
+/// `%08d` ids, randomly seeded per map).
+pub(crate) type HashState = foldhash::fast::RandomState;
+/// `HashMap` with [`HashState`].
+pub(crate) type Map<K, V> = HashMap<K, V, HashState>;
+/// `HashSet` with [`HashState`].
+pub(crate) type Set<K> = HashSet<K, HashState>;
 
 /// A resolved parent reference: what `normalizeEntryParent` yields.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,23 +30,23 @@ pub(crate) enum Resolved {
     /// `null`.
     Null,
     /// An id (a canonical entry, or `""`).
-    Id(String),
+    Id(Id),
 }
 
 impl Resolved {
-    pub(crate) fn as_id(&self) -> Option<&str> {
+    pub(crate) fn as_id(&self) -> Option<&Id> {
         match self {
             Resolved::Id(s) => Some(s),
             _ => None,
         }
     }
 
-    pub(crate) fn from_opt(v: Option<String>) -> Self {
+    pub(crate) fn from_opt(v: Option<Id>) -> Self {
         v.map_or(Resolved::Null, Resolved::Id)
     }
 
     /// The id when it is a usable (truthy) reference.
-    pub(crate) fn truthy(&self) -> Option<&str> {
+    pub(crate) fn truthy(&self) -> Option<&Id> {
         self.as_id().filter(|s| !s.is_empty())
     }
 
@@ -107,7 +62,7 @@ impl Resolved {
         match self {
             Resolved::Absent => None,
             Resolved::Null => Some(JsValue::Null),
-            Resolved::Id(s) => Some(JsValue::from(s.as_str())),
+            Resolved::Id(s) => Some(s.to_value()),
         }
     }
 }
@@ -121,27 +76,42 @@ pub(crate) struct LabelState {
 
 /// The indexes (`byId`, `opaqueParentsById`, `logicalParentsById`, `invalidLeafControlIds`,
 /// `labelsById`/`labelTimestampsById`, `leafId`, `appendParentId`, the side cursor), plus a
-/// children index and counters the reference computes by scanning.
+/// children index, the memoised canonical resolution of every opaque id, and counters the
+/// reference computes by scanning.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Index {
     /// id → row (the last row with that id).
-    pub(crate) by_id: FxMap<String, usize>,
+    pub(crate) by_id: Map<Id, usize>,
     /// Ids in first-insertion order (JavaScript Map order of `byId`).
-    pub(crate) id_order: Vec<String>,
-    pub(crate) opaque_parents: FxMap<String, Option<String>>,
-    pub(crate) logical_parents: FxMap<String, Option<String>>,
-    pub(crate) invalid_leaf: FxSet<String>,
-    pub(crate) labels: IndexMap<String, LabelState>,
-    pub(crate) leaf: Option<String>,
-    pub(crate) append_parent: Option<String>,
+    pub(crate) id_order: Vec<Id>,
+    opaque_parents: Map<Id, Option<Id>>,
+    pub(crate) logical_parents: Map<Id, Option<Id>>,
+    pub(crate) invalid_leaf: Set<Id>,
+    pub(crate) labels: IndexMap<Id, LabelState, HashState>,
+    pub(crate) leaf: Option<Id>,
+    pub(crate) append_parent: Option<Id>,
     /// `promptReleasedSideBranchParentId`: `None` = undefined.
-    pub(crate) side_parent: Option<Option<String>>,
+    pub(crate) side_parent: Option<Option<Id>>,
     /// `message` rows whose role is `assistant` (any branch, duplicates counted).
     pub(crate) assistants: usize,
     /// The last `session_info` row in file order.
     pub(crate) last_session_info: Option<usize>,
     /// Normalised parent → children rows (the `byId` rows), in `byId` order.
-    pub(crate) children: FxMap<ChildKey, Vec<usize>>,
+    pub(crate) children: Map<ChildKey, Vec<usize>>,
+    /// `resolveCanonicalParentId` of every opaque id, once the replay is done (`None` while
+    /// it runs: resolutions then walk the chain).
+    canon: Option<Canon>,
+}
+
+/// The memoised canonical resolution of every key of `opaque_parents` (path compression:
+/// each chain is walked once, so entries hanging off a long chain of opaque rows cost O(1)
+/// each).
+#[derive(Clone, Debug, Default)]
+struct Canon {
+    of: Map<Id, Option<Id>>,
+    /// Ids (WTF-8) a chain ended on because they were unknown: if one becomes known, the
+    /// table is rebuilt.
+    dangling: Set<Box<[u8]>>,
 }
 
 /// Key of the children index.
@@ -149,7 +119,7 @@ pub(crate) struct Index {
 pub(crate) enum ChildKey {
     Absent,
     Null,
-    Id(String),
+    Id(Id),
 }
 
 impl From<&Resolved> for ChildKey {
@@ -164,8 +134,8 @@ impl From<&Resolved> for ChildKey {
 
 /// What a valid leaf control sets.
 pub(crate) struct LeafState {
-    pub(crate) leaf: Option<String>,
-    pub(crate) append_parent: Option<String>,
+    pub(crate) leaf: Option<Id>,
+    pub(crate) append_parent: Option<Id>,
     pub(crate) side: bool,
 }
 
@@ -173,9 +143,16 @@ impl Index {
     /// Replays every row in file order.
     pub(crate) fn build(rows: &[Row]) -> Index {
         let mut ix = Index::default();
+        let entries = rows
+            .iter()
+            .filter(|r| matches!(r.kind, RowKind::Entry(_)))
+            .count();
+        ix.by_id.reserve(entries);
+        ix.id_order.reserve(entries);
         for (i, row) in rows.iter().enumerate() {
             ix.apply(i, row);
         }
+        ix.rebuild_canon();
         ix.rebuild_children(rows);
         ix
     }
@@ -185,7 +162,7 @@ impl Index {
         match &row.kind {
             RowKind::Leaf(leaf) => self.apply_leaf(leaf),
             RowKind::Linked { id, parent } => {
-                self.opaque_parents.insert(id.clone(), parent.clone());
+                self.insert_opaque(id.clone(), parent.clone());
                 self.append_parent = Some(id.clone());
                 if self.side_parent.is_some() {
                     self.side_parent = Some(Some(id.clone()));
@@ -200,12 +177,11 @@ impl Index {
         match self.resolve_leaf_control(leaf) {
             None => {
                 self.invalid_leaf.insert(leaf.id.clone());
-                let p = self.resolve_opaque_append_parent(leaf.parent.as_deref());
-                self.opaque_parents.insert(leaf.id.clone(), p);
+                let p = self.resolve_opaque_append_parent(leaf.parent.as_ref());
+                self.insert_opaque(leaf.id.clone(), p);
             }
             Some(state) => {
-                self.opaque_parents
-                    .insert(leaf.id.clone(), state.leaf.clone());
+                self.insert_opaque(leaf.id.clone(), state.leaf.clone());
                 self.leaf = state.leaf;
                 self.side_parent = state.side.then(|| state.append_parent.clone());
                 self.append_parent = state.append_parent;
@@ -226,6 +202,7 @@ impl Index {
         }
         if self.by_id.insert(e.id.clone(), i).is_none() {
             self.id_order.push(e.id.clone());
+            self.key_became_known(&e.id);
         }
         self.append_parent = Some(e.id.clone());
         if e.side {
@@ -248,8 +225,8 @@ impl Index {
                     self.labels.insert(
                         target.clone(),
                         LabelState {
-                            label: label.clone(),
-                            timestamp: l.timestamp.clone(),
+                            label: clone_value(label),
+                            timestamp: l.timestamp.as_ref().map(clone_value),
                         },
                     );
                 }
@@ -260,27 +237,114 @@ impl Index {
         }
     }
 
+    /// The opaque parent of an opaque id (`Some(None)` = null; `None` = not an opaque id).
+    pub(crate) fn opaque_parent(&self, id: &[u8]) -> Option<Option<&Id>> {
+        self.opaque_parents.get(id).map(Option::as_ref)
+    }
+
+    /// True when `id` is the id of a parent-linked opaque row or a leaf control.
+    pub(crate) fn is_opaque(&self, id: &[u8]) -> bool {
+        self.opaque_parents.contains_key(id)
+    }
+
+    /// Records an opaque row (`opaqueParentsById.set`), keeping the canonical table valid.
+    pub(crate) fn insert_opaque(&mut self, id: Id, parent: Option<Id>) {
+        let replaced = self.opaque_parents.insert(id.clone(), parent);
+        if replaced.is_some() {
+            // A changed edge: every memoised chain through it may change.
+            if self.canon.is_some() {
+                self.rebuild_canon();
+            }
+        } else {
+            self.key_became_known(&id);
+            if let Some(mut canon) = self.canon.take() {
+                let r = self.walk_canonical(Some(id.as_bytes()), &mut canon);
+                canon.of.insert(id, r);
+                self.canon = Some(canon);
+            }
+        }
+    }
+
+    /// A new key of `byId` or `opaqueParentsById`: chains that ended on it as unknown now go on.
+    fn key_became_known(&mut self, id: &Id) {
+        if self
+            .canon
+            .as_ref()
+            .is_some_and(|c| c.dangling.contains(id.as_bytes()) || c.of.contains_key(id))
+        {
+            self.rebuild_canon();
+        }
+    }
+
+    /// Recomputes the canonical table from scratch (O(opaque rows)).
+    pub(crate) fn rebuild_canon(&mut self) {
+        let mut canon = Canon::default();
+        let keys: Vec<Id> = self.opaque_parents.keys().cloned().collect();
+        for k in keys {
+            if !canon.of.contains_key(&k) {
+                let r = self.walk_canonical(Some(k.as_bytes()), &mut canon);
+                canon.of.insert(k, r);
+            }
+        }
+        self.canon = Some(canon);
+    }
+
+    /// `resolveCanonicalParentId` by walking, memoising every opaque id on the walk into
+    /// `canon` (path compression).
+    fn walk_canonical(&self, start: Option<&[u8]>, canon: &mut Canon) -> Option<Id> {
+        let mut path: Vec<&Id> = Vec::new();
+        let mut on_path: Set<&[u8]> = Set::default();
+        let mut cur = start;
+        let result = loop {
+            match cur {
+                None => break None,
+                Some(b"") => break Some(Id::from("")),
+                Some(c) => {
+                    if let Some((k, _)) = self.by_id.get_key_value(c) {
+                        break Some(k.clone());
+                    }
+                    if let Some(r) = canon.of.get(c) {
+                        break r.clone();
+                    }
+                    let Some((k, parent)) = self.opaque_parents.get_key_value(c) else {
+                        canon.dangling.insert(c.into());
+                        break None;
+                    };
+                    if !on_path.insert(c) {
+                        break None;
+                    }
+                    path.push(k);
+                    cur = parent.as_ref().map(Id::as_bytes);
+                }
+            }
+        };
+        for k in path {
+            canon.of.insert(k.clone(), result.clone());
+        }
+        result
+    }
+
     /// `resolveOpaqueLeafControl`.
     pub(crate) fn resolve_leaf_control(&self, leaf: &LeafMeta) -> Option<LeafState> {
-        let known = |id: Option<&str>| match id {
+        let known = |id: Option<&Id>| match id {
             None => true,
             Some(id) => {
                 self.by_id.contains_key(id)
                     || (self.opaque_parents.contains_key(id) && !self.invalid_leaf.contains(id))
             }
         };
-        if !known(leaf.target.as_deref())
+        if !known(leaf.target.as_ref())
             || leaf
                 .append_parent
                 .as_ref()
-                .is_some_and(|ap| !known(ap.as_deref()))
+                .is_some_and(|ap| !known(ap.as_ref()))
         {
             return None;
         }
-        let leaf_id = self.resolve_leaf_target(leaf.target.as_deref());
+        let leaf_id = self.resolve_leaf_target(leaf.target.as_ref());
         let append_parent = match &leaf.append_parent {
             None => leaf_id.clone(),
-            Some(ap) => self.resolve_opaque_append_parent(ap.as_deref()),
+            Some(ap) => self.resolve_opaque_append_parent(ap.as_ref()),
         };
         Some(LeafState {
             leaf: leaf_id,
@@ -290,62 +354,78 @@ impl Index {
     }
 
     /// `resolveOpaqueLeafTargetId`.
-    pub(crate) fn resolve_leaf_target(&self, target: Option<&str>) -> Option<String> {
+    pub(crate) fn resolve_leaf_target(&self, target: Option<&Id>) -> Option<Id> {
         match target {
             None => None,
-            Some(t) if self.by_id.contains_key(t) => Some(t.to_owned()),
-            Some(t) => self.resolve_canonical(Some(t)),
+            Some(t) if self.by_id.contains_key(t) => Some(t.clone()),
+            Some(t) => self.resolve_canonical(Some(t.as_bytes())),
         }
     }
 
     /// `resolveOpaqueAppendParentId`.
-    pub(crate) fn resolve_opaque_append_parent(&self, id: Option<&str>) -> Option<String> {
+    pub(crate) fn resolve_opaque_append_parent(&self, id: Option<&Id>) -> Option<Id> {
         match id {
             None => None,
             Some(p) if self.by_id.contains_key(p) || self.opaque_parents.contains_key(p) => {
-                Some(p.to_owned())
+                Some(p.clone())
             }
-            Some(p) => self.resolve_canonical(Some(p)),
+            Some(p) => self.resolve_canonical(Some(p.as_bytes())),
         }
     }
 
     /// `resolveCanonicalParentId`: walks opaque parents until a canonical id; an unknown id, a
     /// cycle, or `null` gives `None`. `""` is returned as is (JavaScript stops on falsy ids).
-    pub(crate) fn resolve_canonical(&self, start: Option<&str>) -> Option<String> {
-        let mut seen: FxSet<&str> = FxSet::default();
-        let mut cur = start;
+    /// O(1) once the replay is done (memoised); a walk with a seen-set during the replay.
+    pub(crate) fn resolve_canonical(&self, start: Option<&[u8]>) -> Option<Id> {
+        let c = start?;
+        if c.is_empty() {
+            return Some(Id::from(""));
+        }
+        if let Some((k, _)) = self.by_id.get_key_value(c) {
+            return Some(k.clone());
+        }
+        if let Some(canon) = &self.canon {
+            return canon.of.get(c).cloned().flatten();
+        }
+        let mut seen: Set<&[u8]> = Set::default();
+        let mut cur = Some(c);
         loop {
             match cur {
                 None => return None,
-                Some("") => return Some(String::new()),
-                Some(c) if self.by_id.contains_key(c) => return Some(c.to_owned()),
+                Some(b"") => return Some(Id::from("")),
                 Some(c) => {
+                    if let Some((k, _)) = self.by_id.get_key_value(c) {
+                        return Some(k.clone());
+                    }
                     if !seen.insert(c) {
                         return None;
                     }
-                    cur = self.opaque_parents.get(c).and_then(|p| p.as_deref());
+                    cur = self
+                        .opaque_parents
+                        .get(c)
+                        .and_then(|p| p.as_ref().map(Id::as_bytes));
                 }
             }
         }
     }
 
     /// The parent `normalizeEntryParent` reports for a row with this id and raw `parentId`.
-    pub(crate) fn normalized_parent(&self, id: &str, raw: &Parent) -> Resolved {
+    pub(crate) fn normalized_parent(&self, id: &Id, raw: &Parent) -> Resolved {
         if let Some(logical) = self.logical_parents.get(id) {
             return Resolved::from_opt(logical.clone());
         }
         match raw {
             Parent::Absent => Resolved::Absent,
             Parent::Null | Parent::Other => Resolved::Null,
-            Parent::Str(s) => Resolved::from_opt(self.resolve_canonical(Some(s))),
+            Parent::Str(s) => Resolved::from_opt(self.resolve_canonical(Some(s.as_bytes()))),
         }
     }
 
     /// `resolveBranchTargetId`: a canonical id, or an opaque id's canonical ancestor
     /// (`Some(None)` when the ancestor chain ends at null), or `None` when unknown.
-    pub(crate) fn resolve_branch_target(&self, id: &str) -> Option<Option<String>> {
-        if self.by_id.contains_key(id) {
-            return Some(Some(id.to_owned()));
+    pub(crate) fn resolve_branch_target(&self, id: &[u8]) -> Option<Option<Id>> {
+        if let Some((k, _)) = self.by_id.get_key_value(id) {
+            return Some(Some(k.clone()));
         }
         if !self.opaque_parents.contains_key(id) {
             return None;
@@ -355,7 +435,8 @@ impl Index {
 
     /// Rebuilds the children index from the `byId` rows, in `byId` order.
     pub(crate) fn rebuild_children(&mut self, rows: &[Row]) {
-        let mut children: FxMap<ChildKey, Vec<usize>> = FxMap::default();
+        let mut children: Map<ChildKey, Vec<usize>> = Map::default();
+        children.reserve(self.id_order.len());
         for id in &self.id_order {
             let Some(&i) = self.by_id.get(id) else {
                 continue;
@@ -377,6 +458,6 @@ impl Index {
 
     /// True when an id is taken by an entry or an opaque row.
     pub(crate) fn id_taken(&self, id: &str) -> bool {
-        self.by_id.contains_key(id) || self.opaque_parents.contains_key(id)
+        self.by_id.contains_key(id.as_bytes()) || self.opaque_parents.contains_key(id.as_bytes())
     }
 }

@@ -1,16 +1,22 @@
-//! The read-only open: loads a file exactly as a writable open would (migration and
-//! corrupt-header recovery happen in memory only), never writes, and reports what a writable
-//! open would repair or what it would keep tolerating: a torn tail, malformed lines (line and
-//! byte offset), a corrupt header, an empty file, an unmigrated version, parent cycles, dangling
-//! parents, duplicate ids and invalid leaf controls.
+//! The read-only open, and the diagnostics every manager keeps: loads a file exactly as a
+//! writable open would (migration and corrupt-header recovery happen in memory only), never
+//! writes, and reports what a writable open would repair or what it would keep tolerating: a
+//! torn tail, malformed lines (line and byte offset), a corrupt header, an empty file, an
+//! unmigrated version, parent cycles, dangling parents, duplicate ids and invalid leaf controls.
+//! Writable managers give the same report through [`SessionManager::diagnostics`], plus the
+//! backups they wrote (corrupt header, conflicts with another writer) and the foreign lines they
+//! adopted. The structural analysis is near-linear (walks bounded by a `done` set, positions
+//! from a map).
 
 use std::path::{Path, PathBuf};
 
+use session_format::json::JsString;
 use session_format::line::LineError;
 
 use crate::error::OpenError;
-use crate::index::Index;
-use crate::manager::{OpenParams, SessionManager, header_string};
+use crate::id::Id;
+use crate::index::{Index, Map, Set};
+use crate::manager::{SessionManager, header_js_string};
 use crate::paths;
 use crate::rows::{self, Parent, Row, RowKind};
 
@@ -102,6 +108,15 @@ pub struct OpenReport {
     pub duplicate_ids: Vec<DuplicateId>,
     /// Leaf controls the index ignores.
     pub invalid_leaf_controls: Vec<InvalidLeafControl>,
+    /// Where a writable open wrote the byte-exact backup of a file with a corrupt header.
+    pub corrupt_header_backup: Option<PathBuf>,
+    /// Byte-exact backups (`<file>.conflict-<ts>-<8hex>.jsonl`) written before a full rewrite
+    /// because the file no longer held the bytes this manager last read or wrote (another
+    /// writer changed it); writable managers only.
+    pub conflict_backups: Vec<PathBuf>,
+    /// Lines another writer appended to the file that this manager adopted (indexed and kept
+    /// verbatim) instead of overwriting them.
+    pub adopted_lines: usize,
 }
 
 impl OpenReport {
@@ -120,6 +135,7 @@ impl OpenReport {
             && self.dangling_parents.is_empty()
             && self.duplicate_ids.is_empty()
             && self.invalid_leaf_controls.is_empty()
+            && self.conflict_backups.is_empty()
     }
 }
 
@@ -155,7 +171,7 @@ impl SessionManager {
         path: &Path,
         cwd_override: Option<&str>,
     ) -> Result<ReadOnlyOpen, OpenError> {
-        let abs = paths::absolute(path);
+        let abs = paths::resolve(path);
         let buf = match crate::io::read_file(&abs) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -164,74 +180,37 @@ impl SessionManager {
             Err(source) => return Err(OpenError::Read { path: abs, source }),
         };
         let loaded = rows::load(&buf);
-        let mut report = OpenReport {
-            path: abs.clone(),
-            bytes: buf.len(),
-            empty: loaded.blank,
-            missing_final_newline: !buf.is_empty() && buf.last() != Some(&b'\n'),
-            ..OpenReport::default()
-        };
-        for row in &loaded.rows {
-            if let RowKind::Malformed(err) = &row.kind {
-                let m = malformed(err, row.pos.map_or(0, |p| p.1));
-                if err.torn {
-                    report.torn_tail = Some(m.clone());
-                }
-                report.malformed_lines.push(m);
-            }
-        }
-        match loaded.header {
-            Some(h) => {
-                let v = rows::header_version(&loaded.rows[h], &buf);
-                if v < 3.0 {
-                    report.unmigrated_version = Some(v);
-                }
-            }
-            None if !loaded.blank => {
-                let mut scanner = session_format::json::EnvelopeScanner::new();
-                let mut recovered_from_line = None;
-                let mut dropped_lines = Vec::new();
-                for row in &loaded.rows {
-                    let line = row.pos.map_or(0, |p| p.0);
-                    if matches!(row.kind, RowKind::Malformed(_)) {
-                        dropped_lines.push(line);
-                        continue;
-                    }
-                    if row.kind.is_session_typed() {
-                        let readable = scanner
-                            .scan(row.json(&buf))
-                            .is_ok_and(|env| matches!(env.id, session_format::json::Field::Str(_)));
-                        if readable && recovered_from_line.is_none() {
-                            recovered_from_line = Some(line);
-                        } else {
-                            dropped_lines.push(line);
-                        }
-                    }
-                }
-                report.corrupt_header = Some(CorruptHeader {
-                    recovered_from_line,
-                    dropped_lines,
-                });
-            }
-            None => {}
-        }
         let header_cwd = loaded
             .header
-            .and_then(|h| header_string(&loaded.rows[h], &buf, "cwd"));
-        let params = OpenParams::default();
-        let cwd = cwd_override
-            .map(str::to_owned)
+            .and_then(|h| header_js_string(&loaded.rows[h], &buf, "cwd"));
+        let cwd_js = cwd_override
+            .map(JsString::from)
             .or(header_cwd)
-            .or(params.fallback_cwd)
-            .unwrap_or_else(paths::process_cwd);
+            .unwrap_or_else(|| JsString::from(paths::process_cwd()));
         let dir = abs.parent().map(Path::to_path_buf).unwrap_or_default();
-        let mut sm = SessionManager::read_only_blank(&cwd, dir);
+        let mut sm = SessionManager::read_only_blank(&cwd_js.to_str_lossy(), dir);
+        sm.cwd_js = cwd_js;
         sm.set_loaded(abs, Some(buf), Some(loaded), false)?;
-        analyse(&sm.rows, &sm.ix, &mut report);
+        let report = sm.diagnostics();
         Ok(ReadOnlyOpen {
             session: sm,
             report,
         })
+    }
+
+    /// What the last load of this manager's file found (the same [`OpenReport`] a read-only
+    /// open gives, for writable managers too), brought up to date: the file-level findings of
+    /// the last `open`/reopen (malformed lines, torn tail, corrupt header and where a writable
+    /// open backed it up, unmigrated version, empty file), the structural problems of the rows
+    /// as they are now (cycles, dangling parents, duplicate ids, invalid leaf controls), and the
+    /// conflict backups and adopted foreign lines of later full rewrites. A manager without a
+    /// loaded file (new or in-memory sessions) reports only the structural part.
+    pub fn diagnostics(&self) -> OpenReport {
+        let mut report = self.load_report.clone();
+        report.conflict_backups.clone_from(&self.conflict_backups);
+        report.adopted_lines = self.adopted_lines;
+        analyse(&self.rows, &self.ix, &mut report);
+        report
     }
 
     fn read_only_blank(cwd: &str, dir: PathBuf) -> SessionManager {
@@ -242,16 +221,73 @@ impl SessionManager {
     }
 }
 
-/// Structural problems of the indexed rows.
+/// The file-level findings of loading `buf` from `path` (nothing is analysed structurally).
+pub(crate) fn file_report(path: &Path, buf: &[u8], loaded: &rows::Loaded) -> OpenReport {
+    let mut report = OpenReport {
+        path: path.to_path_buf(),
+        bytes: buf.len(),
+        empty: loaded.blank,
+        missing_final_newline: !buf.is_empty() && buf.last() != Some(&b'\n'),
+        ..OpenReport::default()
+    };
+    for row in &loaded.rows {
+        if let RowKind::Malformed(err) = &row.kind {
+            let m = malformed(err, row.pos.map_or(0, |p| p.1));
+            if err.torn {
+                report.torn_tail = Some(m.clone());
+            }
+            report.malformed_lines.push(m);
+        }
+    }
+    match loaded.header {
+        Some(h) => {
+            let v = rows::header_version(&loaded.rows[h], buf);
+            if v < 3.0 {
+                report.unmigrated_version = Some(v);
+            }
+        }
+        None if !loaded.blank => {
+            let mut scanner = session_format::json::EnvelopeScanner::new();
+            let mut recovered_from_line = None;
+            let mut dropped_lines = Vec::new();
+            for row in &loaded.rows {
+                let line = row.pos.map_or(0, |p| p.0);
+                if matches!(row.kind, RowKind::Malformed(_)) {
+                    dropped_lines.push(line);
+                    continue;
+                }
+                if row.kind.is_session_typed() {
+                    let readable = scanner
+                        .scan(row.json(buf))
+                        .is_ok_and(|env| matches!(env.id, session_format::json::Field::Str(_)));
+                    if readable && recovered_from_line.is_none() {
+                        recovered_from_line = Some(line);
+                    } else {
+                        dropped_lines.push(line);
+                    }
+                }
+            }
+            report.corrupt_header = Some(CorruptHeader {
+                recovered_from_line,
+                dropped_lines,
+            });
+        }
+        None => {}
+    }
+    report
+}
+
+/// Structural problems of the indexed rows (ids in the report are lossy text). Near-linear:
+/// every walk is bounded by a `done` set and positions come from a map.
 fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
     // Duplicates.
-    let mut seen: crate::index::FxMap<&str, Vec<Option<usize>>> = Default::default();
-    let mut order: Vec<&str> = Vec::new();
+    let mut seen: Map<&Id, Vec<Option<usize>>> = Map::default();
+    let mut order: Vec<&Id> = Vec::new();
     for row in rows {
         if let RowKind::Entry(e) = &row.kind {
-            let lines = seen.entry(e.id.as_str()).or_default();
+            let lines = seen.entry(&e.id).or_default();
             if lines.is_empty() {
-                order.push(e.id.as_str());
+                order.push(&e.id);
             }
             lines.push(row.pos.map(|p| p.0));
         }
@@ -261,7 +297,7 @@ fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
             && lines.len() > 1
         {
             report.duplicate_ids.push(DuplicateId {
-                id: id.to_owned(),
+                id: id.text().to_owned(),
                 lines: lines.clone(),
             });
         }
@@ -272,11 +308,11 @@ fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
             && let Parent::Str(p) = &e.parent
             && !p.is_empty()
             && !ix.by_id.contains_key(p)
-            && !ix.opaque_parents.contains_key(p)
+            && !ix.is_opaque(p.as_bytes())
         {
             report.dangling_parents.push(DanglingParent {
-                id: e.id.clone(),
-                parent_id: p.clone(),
+                id: e.id.text().to_owned(),
+                parent_id: p.text().to_owned(),
                 line: row.pos.map(|p| p.0),
             });
         }
@@ -287,38 +323,45 @@ fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
             && ix.invalid_leaf.contains(&l.id)
         {
             report.invalid_leaf_controls.push(InvalidLeafControl {
-                id: l.id.clone(),
+                id: l.id.text().to_owned(),
                 line: row.pos.map(|p| p.0),
-                target_id: l.target.clone(),
+                target_id: l.target.as_ref().map(|t| t.text().to_owned()),
             });
         }
     }
     // Cycles over reported parents of the byId rows.
-    let parent_of = |id: &str| -> Option<String> {
+    let parent_of = |id: &Id| -> Option<Id> {
         let &i = ix.by_id.get(id)?;
         let e = rows.get(i)?.kind.entry()?;
         ix.normalized_parent(&e.id, &e.parent)
             .as_id()
             .filter(|p| ix.by_id.contains_key(*p))
-            .map(str::to_owned)
+            .cloned()
     };
-    let mut done: crate::index::FxSet<String> = Default::default();
+    let position: Map<&Id, usize> = ix
+        .id_order
+        .iter()
+        .enumerate()
+        .map(|(k, id)| (id, k))
+        .collect();
+    let mut done: Set<Id> = Set::default();
     for id in &ix.id_order {
         if done.contains(id) {
             continue;
         }
-        let mut walk: Vec<String> = Vec::new();
-        let mut at: crate::index::FxMap<String, usize> = Default::default();
+        let mut walk: Vec<Id> = Vec::new();
+        let mut at: Map<Id, usize> = Map::default();
         let mut cur = Some(id.clone());
         while let Some(c) = cur.take() {
             if done.contains(&c) {
                 break;
             }
             if let Some(&k) = at.get(&c) {
-                let mut cycle: Vec<String> = walk[k..].to_vec();
-                let pos = |s: &String| ix.id_order.iter().position(|x| x == s).unwrap_or(0);
-                cycle.sort_by_key(pos);
-                report.cycles.push(cycle);
+                let mut cycle: Vec<&Id> = walk[k..].iter().collect();
+                cycle.sort_by_key(|s| position.get(*s).copied().unwrap_or(0));
+                report
+                    .cycles
+                    .push(cycle.into_iter().map(|s| s.text().to_owned()).collect());
                 break;
             }
             at.insert(c.clone(), walk.len());

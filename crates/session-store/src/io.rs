@@ -3,8 +3,16 @@
 //!
 //! Invariants:
 //! - a full rewrite never leaves a half-written file: the new bytes go to a temporary file in the
-//!   same directory, are `sync_all`ed, renamed over the target, and the directory is fsynced; the
-//!   permission bits of the file being replaced are kept (new files get 0600);
+//!   same directory, are `sync_all`ed, renamed over the target, and the directory is fsynced;
+//!   the replaced file's owner and group are kept when the process may set them (`fchown` before
+//!   the rename; a non-root process keeps at least the group when it belongs to it), and so are
+//!   its full mode bits (`mode & 0o7777`, applied after the `fchown`); new files get 0600;
+//! - a file the process may not write is never replaced: the rewrite fails with
+//!   [`io::ErrorKind::PermissionDenied`] naming the file (the reference's in-place
+//!   `writeFileSync` fails with `EACCES` there); a directory where no temporary file can be
+//!   created fails with an error naming the directory (there is no in-place fallback);
+//! - a rewrite replaces the inode: hard links to the old file keep the old bytes (see
+//!   docs/DEVIATIONS.md D10);
 //! - an append is one `write` call of one line on an `O_APPEND` descriptor (a `\n` separator is
 //!   prepended, in the same call, when the file's last byte is not `\n`);
 //! - a new file is created only when nothing exists at its path (0600);
@@ -43,6 +51,9 @@ pub struct AppendOutcome {
     pub separator: bool,
     /// Bytes written, separator included.
     pub bytes: usize,
+    /// The file's length just before the write (a writer that expected another length knows
+    /// someone else wrote in between).
+    pub previous_len: u64,
 }
 
 fn dir_of(path: &Path) -> PathBuf {
@@ -66,6 +77,64 @@ fn write_target(path: &Path) -> PathBuf {
 fn mode_of(meta: &fs::Metadata) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     meta.permissions().mode() & 0o777
+}
+
+/// All mode bits a rewrite keeps (permissions plus setuid, setgid, sticky).
+#[cfg(unix)]
+fn full_mode_of(meta: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn full_mode_of(_meta: &fs::Metadata) -> u32 {
+    NEW_FILE_MODE
+}
+
+/// Gives `file` the owner and group of `like` when they differ: both when allowed (root), else
+/// the group alone (allowed when the process belongs to it), else nothing (`EPERM` ignored).
+#[cfg(unix)]
+fn copy_owner(file: &File, like: &fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mine = file.metadata()?;
+    if mine.uid() == like.uid() && mine.gid() == like.gid() {
+        return Ok(());
+    }
+    match std::os::unix::fs::fchown(file, Some(like.uid()), Some(like.gid())) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            if mine.gid() == like.gid() {
+                return Ok(());
+            }
+            match std::os::unix::fs::fchown(file, None, Some(like.gid())) {
+                Err(e) if e.kind() != io::ErrorKind::PermissionDenied => Err(e),
+                _ => Ok(()),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(not(unix))]
+fn copy_owner(_file: &File, _like: &fs::Metadata) -> io::Result<()> {
+    Ok(())
+}
+
+/// Fails with [`io::ErrorKind::PermissionDenied`] naming `path` when the process may not write
+/// the existing file (checked by opening it for writing, without truncating: the kernel's own
+/// answer, root included).
+fn check_writable(path: &Path) -> io::Result<()> {
+    match fs::OpenOptions::new().write(true).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is not writable by this process ({e}); refusing to replace it",
+                path.display()
+            ),
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(not(unix))]
@@ -118,21 +187,48 @@ fn temp_in(dir: &Path, target: &Path) -> io::Result<tempfile::NamedTempFile> {
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
         .tempfile_in(dir)
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot create a temporary file in directory {} to write {}: {e}",
+                    dir.display(),
+                    target.display()
+                ),
+            )
+        })
 }
 
-/// Replaces `path` with `contents` atomically: temp file in the same directory, write,
-/// `sync_all`, rename over `path`, fsync the directory. The permission bits of the file being
-/// replaced are kept; a new file gets [`NEW_FILE_MODE`]. A symlink is followed to its target.
+/// Replaces `path` with `contents` atomically: temp file in the same directory, write, owner
+/// and group and mode bits (`& 0o7777`) of the file being replaced, `sync_all`, rename over
+/// `path`, fsync the directory. A new file gets [`NEW_FILE_MODE`]. A symlink is followed to its
+/// target. The rename gives the path a new inode: hard links to the old file keep the old bytes.
 ///
 /// # Errors
-/// Any I/O failure; the original file is then untouched.
+/// [`io::ErrorKind::PermissionDenied`] naming the file when the process may not write it; an
+/// error naming the directory when no temporary file can be created there; any other I/O
+/// failure. The original file is untouched in every case.
 pub fn atomic_rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
     let target = write_target(path);
     let dir = dir_of(&target);
-    let mode = existing_mode(&target)?.unwrap_or(NEW_FILE_MODE);
+    let existing = match fs::metadata(&target) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    if let Some(meta) = &existing {
+        refuse_non_regular(meta)?;
+        check_writable(&target)?;
+    }
     let mut tmp = temp_in(&dir, &target)?;
     tmp.as_file_mut().write_all(contents)?;
-    set_mode(tmp.as_file(), mode)?;
+    match &existing {
+        Some(meta) => {
+            copy_owner(tmp.as_file(), meta)?;
+            set_mode(tmp.as_file(), full_mode_of(meta))?;
+        }
+        None => set_mode(tmp.as_file(), NEW_FILE_MODE)?,
+    }
     tmp.as_file().sync_all()?;
     tmp.persist(&target).map_err(|e| e.error)?;
     fsync_dir(&dir)
@@ -156,16 +252,31 @@ pub fn create_new(path: &Path, contents: &[u8], mode: Option<u32>) -> io::Result
 
 /// Writes a byte-exact backup of `source` (whose bytes the caller already holds in
 /// `original`) at `backup`, with the source's permission bits (`mode & 0o777`, or 0600 when
-/// that is 0). Never overwrites an existing file.
+/// that is 0; setuid/setgid/sticky are not copied) and, when the process may set them, its
+/// owner and group. Never overwrites an existing file.
 ///
 /// # Errors
 /// Any I/O failure, or [`io::ErrorKind::AlreadyExists`].
 pub fn backup_copy(source: &Path, backup: &Path, original: &[u8]) -> io::Result<()> {
-    let mode = match existing_mode(source)? {
+    let meta = match fs::metadata(source) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let mode = match meta.as_ref().map(mode_of) {
         Some(0) | None => NEW_FILE_MODE,
         Some(m) => m,
     };
-    create_new(backup, original, Some(mode))
+    let dir = dir_of(backup);
+    let mut tmp = temp_in(&dir, backup)?;
+    tmp.as_file_mut().write_all(original)?;
+    if let Some(meta) = &meta {
+        copy_owner(tmp.as_file(), meta)?;
+    }
+    set_mode(tmp.as_file(), mode)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist_noclobber(backup).map_err(|e| e.error)?;
+    fsync_dir(&dir)
 }
 
 #[cfg(unix)]
@@ -221,6 +332,11 @@ fn last_byte(file: &File, len: u64) -> io::Result<Option<u8>> {
 /// # Errors
 /// Any I/O failure.
 pub fn append_line(path: &Path, line: &[u8], durability: Durability) -> io::Result<AppendOutcome> {
+    match fs::metadata(path) {
+        Ok(meta) => refuse_non_regular(&meta)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
     let mut file = open_append(path)?;
     let len = file.metadata()?.len();
     let separator = matches!(last_byte(&file, len)?, Some(b) if b != b'\n');
@@ -237,6 +353,7 @@ pub fn append_line(path: &Path, line: &[u8], durability: Durability) -> io::Resu
     Ok(AppendOutcome {
         separator,
         bytes: out.len(),
+        previous_len: len,
     })
 }
 
@@ -268,12 +385,68 @@ pub fn write_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
     atomic_rewrite(path, bytes)
 }
 
-/// Reads a whole file.
+/// Opens a session file for reading, refusing anything that is not a regular file (after
+/// following symlinks): a FIFO would block the open, and a device such as `/dev/zero` would be
+/// read without end.
 ///
 /// # Errors
-/// Any I/O failure ([`io::ErrorKind::NotFound`] for a missing file).
+/// [`io::ErrorKind::InvalidInput`] naming the file type for non-regular files; any other I/O
+/// failure ([`io::ErrorKind::NotFound`] for a missing file).
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    refuse_non_regular(&fs::metadata(path)?)?;
+    let f = File::open(path)?;
+    // The path may have been replaced between the two calls.
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(f)
+}
+
+/// Writes only ever replace or extend regular files: a FIFO would block the open and a device
+/// (such as `/dev/null`) must never be renamed over.
+fn refuse_non_regular(meta: &fs::Metadata) -> io::Result<()> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file ({})", describe_file_type(&kind)),
+        ))
+    }
+}
+
+fn describe_file_type(kind: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Reads a whole regular file (see [`open_regular`]).
+///
+/// # Errors
+/// Any I/O failure ([`io::ErrorKind::NotFound`] for a missing file,
+/// [`io::ErrorKind::InvalidInput`] for a FIFO, device, socket or directory).
 pub fn read_file(path: &Path) -> io::Result<Vec<u8>> {
-    let mut f = File::open(path)?;
+    let mut f = open_regular(path)?;
     let mut buf = Vec::with_capacity(f.metadata().map(|m| m.len() as usize + 1).unwrap_or(0));
     f.read_to_end(&mut buf)?;
     Ok(buf)
@@ -285,9 +458,9 @@ pub fn read_file(path: &Path) -> io::Result<Vec<u8>> {
 /// file.
 ///
 /// # Errors
-/// Any I/O failure.
+/// Any I/O failure; [`io::ErrorKind::InvalidInput`] for anything but a regular file.
 pub fn read_first_line(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    let mut f = File::open(path)?;
+    let mut f = open_regular(path)?;
     let mut out: Vec<u8> = Vec::new();
     let mut chunk = [0u8; HEADER_CHUNK_BYTES];
     while out.len() < MAX_HEADER_BYTES {

@@ -29,7 +29,10 @@
 #![warn(missing_docs)]
 
 pub mod context;
+mod deep;
+mod disk;
 pub mod error;
+mod id;
 mod index;
 pub mod inspect;
 pub mod io;

@@ -1,8 +1,13 @@
 //! Listing sessions (openclaw-jsonl.md §2.1 `list`/`listAll`, pi-format.md §3.7) and finding the
 //! most recent one (`findMostRecentSession`). Files that cannot be read or whose first parsed
 //! line is not a `type:"session"` row are skipped, as are files on which the reference's
-//! `buildSessionInfo` throws (a non-string `session_info.name`, a `null` message, content that is
-//! neither a string nor an array).
+//! `buildSessionInfo` throws (a `null` line, a non-string `session_info.name`, a `null` or
+//! missing message, content that is neither a string nor an array, a `null` content block).
+//! Text blocks whose `text` is not a string are converted with JavaScript's `String()` (and
+//! `Array.prototype.join` rules: `null`/missing → empty); dates follow `new Date(…)` (time clip:
+//! beyond ±8.64e15 ms a date is invalid, which this crate reports as NaN), and file times are
+//! node's `stats.mtime` (`Math.round(mtimeMs)`). All checked against OpenClaw 2026.6.11's
+//! `SessionManager.list`.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -14,14 +19,16 @@ use session_format::line::{LineContent, LineReader};
 use crate::error::ListError;
 use crate::io;
 use crate::manager::js_trim;
-use crate::query::js_date_of;
+use crate::query::{js_date_of, js_sort_by_key};
 
 /// What `list` reports for one session file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionInfo {
     /// The file.
     pub path: PathBuf,
-    /// `header.id` (empty when it is not a string).
+    /// `header.id`: the string, or JavaScript `String(id)` for a number or boolean (the
+    /// reference passes the raw value through); empty when absent, `null`, an array or an
+    /// object.
     pub id: String,
     /// `header.cwd` when a string, else `""`.
     pub cwd: String,
@@ -32,7 +39,9 @@ pub struct SessionInfo {
     /// `Date.parse(header.timestamp)` in ms (`None` when invalid).
     pub created: Option<f64>,
     /// Milliseconds: the newest user/assistant message time (`message.timestamp` when a number,
-    /// else the entry's timestamp), else the header timestamp, else the file mtime.
+    /// else the entry's timestamp), else the header timestamp, else the file mtime (rounded to
+    /// the millisecond as node does). `NaN` when the reference's `Date` is invalid (a message
+    /// timestamp beyond ±8.64e15 ms, e.g. `1e300`); such sessions sort as V8 sorts them.
     pub modified: f64,
     /// Every `message` row (all roles, all branches).
     pub message_count: usize,
@@ -69,16 +78,68 @@ fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>, ListError> {
     let mut files: Vec<PathBuf> = rd
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
-        .map(|e| e.path())
+        // `path.join(dir, f)`: normalised lexically, as node's `join` does.
+        .map(|e| crate::paths::normalize(&e.path()))
         .collect();
     files.sort();
     Ok(files)
 }
 
+/// node's `stats.mtime.getTime()`: `Math.round(mtimeMs)`.
 fn mtime_ms(path: &Path) -> Option<f64> {
     let m = std::fs::metadata(path).ok()?.modified().ok()?;
-    let d = m.duration_since(SystemTime::UNIX_EPOCH).ok()?;
-    Some(d.as_millis() as f64)
+    let ms = match m.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => d.as_secs() as f64 * 1e3 + f64::from(d.subsec_nanos()) / 1e6,
+        Err(e) => {
+            let d = e.duration();
+            -(d.as_secs() as f64 * 1e3 + f64::from(d.subsec_nanos()) / 1e6)
+        }
+    };
+    Some((ms + 0.5).floor())
+}
+
+/// `new Date(t).getTime()` for a number: TimeClip (NaN beyond ±8.64e15, else truncated).
+fn time_clip(t: f64) -> f64 {
+    if !t.is_finite() || t.abs() > 8.64e15 {
+        f64::NAN
+    } else {
+        t.trunc() + 0.0
+    }
+}
+
+/// Appends JavaScript's `String(v)` as an element of `Array.prototype.join` (so `null` is
+/// empty): strings as they are (lossy), numbers as JavaScript prints them, arrays joined with
+/// `,` (recursively, without recursion), objects as `[object Object]`.
+fn push_join_element(v: &JsValue, out: &mut String) {
+    let mut stack: Vec<(std::slice::Iter<'_, JsValue>, bool)> = Vec::new();
+    let mut next = Some(v);
+    loop {
+        if let Some(v) = next.take() {
+            match v {
+                JsValue::Null => {}
+                JsValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                JsValue::Number(n) => out.push_str(&session_format::json::number_to_string(*n)),
+                JsValue::String(s) => out.push_str(&s.to_str_lossy()),
+                JsValue::Object(_) => out.push_str("[object Object]"),
+                JsValue::Array(items) => stack.push((items.iter(), true)),
+            }
+        }
+        let Some((iter, first)) = stack.last_mut() else {
+            return;
+        };
+        match iter.next() {
+            Some(item) => {
+                if !*first {
+                    out.push(',');
+                }
+                *first = false;
+                next = Some(item);
+            }
+            None => {
+                stack.pop();
+            }
+        }
+    }
 }
 
 /// The valid session file of `dir` with the newest mtime (`findMostRecentSession`).
@@ -95,24 +156,32 @@ pub fn find_most_recent_session(dir: &Path) -> Option<PathBuf> {
         .map(|(p, _)| p)
 }
 
+/// `extractTextContent`; `None` where it throws (content neither a string nor an array, or a
+/// `null` block).
 fn text_of(message: &JsValue) -> Option<String> {
     match message.get("content")? {
         JsValue::String(s) => Some(s.to_str_lossy().into_owned()),
         JsValue::Array(blocks) => {
-            let mut parts = Vec::new();
+            let mut out = String::new();
+            let mut first = true;
             for b in blocks {
+                if b.is_null() {
+                    return None; // `block.type` of null throws.
+                }
                 if b.get("type")
                     .and_then(JsValue::as_js_string)
                     .is_some_and(|t| *t == "text")
                 {
-                    parts.push(match b.get("text") {
-                        Some(JsValue::String(s)) => s.to_str_lossy().into_owned(),
-                        Some(JsValue::Null) | None => String::new(),
-                        Some(other) => session_format::json::to_json_string(other),
-                    });
+                    if !first {
+                        out.push(' ');
+                    }
+                    first = false;
+                    if let Some(text) = b.get("text") {
+                        push_join_element(text, &mut out);
+                    }
                 }
             }
-            Some(parts.join(" "))
+            Some(out)
         }
         _ => None,
     }
@@ -139,8 +208,10 @@ pub fn session_info(path: &Path) -> Option<SessionInfo> {
     let mut last_activity: Option<f64> = None;
     for json in &rows {
         let env = scanner.scan(json).ok()?;
-        if env.kind != ValueKind::Object {
-            continue;
+        match env.kind {
+            ValueKind::Null => return None, // `entry.type` of null throws.
+            ValueKind::Object => {}
+            _ => continue,
         }
         let ty = env.r#type.as_str().and_then(EntryType::parse);
         if ty == Some(EntryType::SessionInfo) {
@@ -198,17 +269,23 @@ pub fn session_info(path: &Path) -> Option<SessionInfo> {
             .filter(|t| t.as_js_string().is_some()),
     );
     let modified = match last_activity {
-        Some(t) if t > 0.0 => t,
+        Some(t) if t > 0.0 => time_clip(t),
         _ if !header_time.is_nan() => header_time,
-        _ => mtime_ms(path).unwrap_or(0.0),
+        _ => mtime_ms(path).unwrap_or(f64::NAN),
     };
     let created = js_date_of(header.get("timestamp"));
+    let id = match header.get("id") {
+        Some(JsValue::String(s)) => s.to_str_lossy().into_owned(),
+        Some(v @ (JsValue::Number(_) | JsValue::Bool(_))) => {
+            let mut out = String::new();
+            push_join_element(v, &mut out);
+            out
+        }
+        _ => String::new(),
+    };
     Some(SessionInfo {
         path: path.to_path_buf(),
-        id: header
-            .get("id")
-            .and_then(|v| v.as_str_lossy().map(|s| s.into_owned()))
-            .unwrap_or_default(),
+        id,
         cwd: header
             .get("cwd")
             .and_then(|v| v.as_str_lossy().map(|s| s.into_owned()))
@@ -258,9 +335,13 @@ pub fn load_entries(path: &Path) -> std::io::Result<Vec<JsValue>> {
     Ok(if readable { out } else { Vec::new() })
 }
 
-fn sort_by_modified(v: &mut [SessionInfo]) {
-    // Newest first; stable for ties.
-    v.sort_by(|a, b| b.modified.total_cmp(&a.modified));
+/// Newest first, as `sort((a, b) => b.modified - a.modified)` does in V8 (stable; an invalid
+/// date compares as "equal").
+fn sort_by_modified(v: &mut Vec<SessionInfo>) {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    js_sort_by_key(&mut order, |&i| -v[i].modified);
+    let mut slots: Vec<Option<SessionInfo>> = std::mem::take(v).into_iter().map(Some).collect();
+    v.extend(order.into_iter().filter_map(|i| slots[i].take()));
 }
 
 /// The sessions of one directory (`*.jsonl` directly in it), newest `modified` first

@@ -7,9 +7,15 @@
 //!   changes (migration, re-parenting, recovery's new header) are serialised afresh;
 //! - nothing is written for a new session until the first assistant message exists, then one
 //!   full write; later appends write one line each;
+//! - no full rewrite overwrites bytes this manager did not read or write: lines another writer
+//!   appended are adopted, any other change is first backed up byte for byte
+//!   (docs/DEVIATIONS.md D11);
+//! - ids are kept exactly (WTF-8), so every id the store writes back (`parentId`, label
+//!   `targetId`, leaf-control targets, re-parented rows) is the id the file holds, lone
+//!   surrogates included; `&str` views of ids are lossy, the `*_js` methods exact;
+//! - paths are resolved lexically, as Node's `path.resolve` does, wherever the reference does;
 //! - every write goes through [`crate::io`] (atomic rewrites, `O_APPEND` appends).
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use session_format::build::{self, RowBase};
@@ -22,10 +28,14 @@ use session_format::json::{
 };
 use session_format::message::Message;
 
+use crate::deep::clone_value;
+use crate::disk::{DiskImage, Verdict};
 use crate::error::{
     AppendError, BranchError, ForkError, OpenError, ReadError, RemoveError, RowLocation,
 };
-use crate::index::Index;
+use crate::id::{self as ids, Id};
+use crate::index::{Index, Map, Set};
+use crate::inspect::OpenReport;
 use crate::io::{self, Durability};
 use crate::paths;
 use crate::rows::{self, EntryMeta, Parent, Row, RowKind};
@@ -49,7 +59,7 @@ impl Payload for JsValue {
 
 impl Payload for &JsValue {
     fn into_value(self) -> Result<JsValue, SerdeError> {
-        Ok(self.clone())
+        Ok(clone_value(self))
     }
 }
 
@@ -111,6 +121,9 @@ pub struct NewSessionOptions {
 #[derive(Debug)]
 pub struct SessionManager {
     pub(crate) cwd: String,
+    /// The working directory exactly (a header `cwd` may hold a lone surrogate); written into
+    /// new headers.
+    pub(crate) cwd_js: JsString,
     pub(crate) session_dir: PathBuf,
     pub(crate) session_file: Option<PathBuf>,
     pub(crate) persist: bool,
@@ -124,12 +137,23 @@ pub struct SessionManager {
     pub(crate) rows: Vec<Row>,
     pub(crate) header: Option<usize>,
     pub(crate) ix: Index,
+    /// What the file holds as far as this manager knows (checked before every full rewrite).
+    pub(crate) disk: DiskImage,
+    /// How many rows at the end of `rows` are not on disk yet (held appends).
+    pub(crate) held: usize,
+    /// The file-level findings of the last load ([`SessionManager::diagnostics`]).
+    pub(crate) load_report: OpenReport,
+    /// Conflict backups written before full rewrites.
+    pub(crate) conflict_backups: Vec<PathBuf>,
+    /// Lines another writer appended that were adopted.
+    pub(crate) adopted_lines: usize,
 }
 
 impl SessionManager {
     fn blank(cwd: &str, session_dir: PathBuf, persist: bool) -> Self {
         SessionManager {
             cwd: cwd.to_owned(),
+            cwd_js: JsString::from(cwd),
             session_dir,
             session_file: None,
             persist,
@@ -142,6 +166,11 @@ impl SessionManager {
             rows: Vec::new(),
             header: None,
             ix: Index::default(),
+            disk: DiskImage::Absent,
+            held: 0,
+            load_report: OpenReport::default(),
+            conflict_backups: Vec::new(),
+            adopted_lines: 0,
         }
     }
 
@@ -207,7 +236,7 @@ impl SessionManager {
     /// # Errors
     /// [`OpenError`] naming the file; a failed rewrite leaves the file untouched.
     pub fn open_with(path: &Path, params: &OpenParams) -> Result<Self, OpenError> {
-        let abs = paths::absolute(path);
+        let abs = paths::resolve(path);
         let dir = params
             .session_dir
             .clone()
@@ -215,16 +244,20 @@ impl SessionManager {
         let buf = read_optional(&abs)?;
         let loaded = buf.as_ref().map(|b| rows::load(b));
         let header_cwd = match (&buf, &loaded) {
-            (Some(b), Some(l)) => l.header.and_then(|h| header_string(&l.rows[h], b, "cwd")),
+            (Some(b), Some(l)) => l
+                .header
+                .and_then(|h| header_js_string(&l.rows[h], b, "cwd")),
             _ => None,
         };
-        let cwd = params
+        let cwd_js = params
             .cwd_override
-            .clone()
+            .as_deref()
+            .map(JsString::from)
             .or(header_cwd)
-            .or_else(|| params.fallback_cwd.clone())
-            .unwrap_or_else(paths::process_cwd);
-        let mut sm = Self::blank(&cwd, dir.clone(), true);
+            .or_else(|| params.fallback_cwd.as_deref().map(JsString::from))
+            .unwrap_or_else(|| JsString::from(paths::process_cwd()));
+        let mut sm = Self::blank(&cwd_js.to_str_lossy(), dir.clone(), true);
+        sm.cwd_js = cwd_js;
         ensure_dir(&dir)?;
         sm.set_loaded(abs, buf, loaded, true)?;
         Ok(sm)
@@ -273,7 +306,8 @@ impl SessionManager {
     ) -> Result<Self, ForkError> {
         let buf = match io::read_file(source) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // `existsSync(path)` false (missing, or `s.jsonl/`): "empty or invalid".
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || !source.exists() => {
                 return Err(ForkError::InvalidSource {
                     path: source.to_path_buf(),
                 });
@@ -343,11 +377,20 @@ impl SessionManager {
     ) -> Result<(), OpenError> {
         self.session_file = Some(abs.clone());
         self.recovered_corrupt_header = false;
+        self.conflict_backups.clear();
+        self.adopted_lines = 0;
         let (Some(buf), Some(loaded)) = (buf, loaded) else {
             self.new_session(NewSessionOptions::default());
-            self.session_file = Some(abs);
+            self.session_file = Some(abs.clone());
+            self.load_report = OpenReport {
+                path: abs,
+                ..OpenReport::default()
+            };
             return Ok(());
         };
+        self.load_report = crate::inspect::file_report(&abs, &buf, &loaded);
+        self.disk = DiskImage::read(&buf);
+        self.held = 0;
         self.buf = buf;
         match loaded.header {
             Some(h) => {
@@ -363,8 +406,12 @@ impl SessionManager {
                 self.flushed = true;
             }
             None if loaded.blank => {
+                let disk = std::mem::replace(&mut self.disk, DiskImage::Absent);
+                let report = std::mem::take(&mut self.load_report);
                 self.new_session(NewSessionOptions::default());
                 self.session_file = Some(abs.clone());
+                self.disk = disk;
+                self.load_report = report;
                 if write {
                     self.rewrite()
                         .map_err(|source| OpenError::Write { path: abs, source })?;
@@ -389,6 +436,7 @@ impl SessionManager {
                             source,
                         }
                     })?;
+                    self.load_report.corrupt_header_backup = Some(backup);
                 }
                 self.recover(loaded.rows);
                 self.migrate()?;
@@ -430,7 +478,7 @@ impl SessionManager {
         }
         let header = header.unwrap_or_else(|| {
             let id = new_session_id();
-            let value = build::header(3, &id, &now_timestamp(), &self.cwd, None);
+            let value = self.header_value(&id, &now_timestamp(), None);
             Row::from_value(&value)
         });
         let mut all = Vec::with_capacity(rest.len() + 1);
@@ -440,6 +488,15 @@ impl SessionManager {
         self.rows = all;
         self.header = Some(0);
         self.session_id = header_string(&self.rows[0], &self.buf, "id").unwrap_or_default();
+    }
+
+    /// A new `version:3` header with this manager's exact cwd.
+    fn header_value(&self, id: &str, ts: &str, parent_session: Option<&str>) -> JsValue {
+        let mut header = build::header(3, id, ts, &self.cwd, parent_session);
+        if let Some(o) = header.as_object_mut() {
+            o.insert("cwd", JsValue::String(self.cwd_js.clone()));
+        }
+        header
     }
 
     /// Migrates the loaded rows in memory; true when anything changed.
@@ -468,13 +525,7 @@ impl SessionManager {
         self.recovered_corrupt_header = false;
         self.session_id = options.id.unwrap_or_else(new_session_id);
         let ts = now_timestamp();
-        let header = build::header(
-            3,
-            &self.session_id,
-            &ts,
-            &self.cwd,
-            options.parent_session.as_deref(),
-        );
+        let header = self.header_value(&self.session_id, &ts, options.parent_session.as_deref());
         let mut row = Row::from_value(&header);
         row.kind = RowKind::Header;
         self.rows = vec![row];
@@ -482,12 +533,21 @@ impl SessionManager {
         self.buf = Vec::new();
         self.ix = Index::default();
         self.flushed = false;
+        self.disk = DiskImage::Absent;
+        self.held = 1;
+        self.conflict_backups.clear();
+        self.adopted_lines = 0;
         if self.persist {
-            self.session_file = Some(
-                self.session_dir
+            self.session_file = Some(paths::normalize(
+                &self
+                    .session_dir
                     .join(session_file_name(&ts, &self.session_id)),
-            );
+            ));
         }
+        self.load_report = OpenReport {
+            path: self.session_file.clone().unwrap_or_default(),
+            ..OpenReport::default()
+        };
         self.session_file.clone()
     }
 
@@ -535,14 +595,20 @@ impl SessionManager {
         self.flushed
     }
 
-    /// The visible leaf id (`None` = no leaf).
+    /// The visible leaf id (`None` = no leaf; lossy text for an id holding a lone surrogate,
+    /// [`SessionManager::get_leaf_id_js`] is exact).
     pub fn get_leaf_id(&self) -> Option<&str> {
-        self.ix.leaf.as_deref()
+        self.ix.leaf.as_ref().map(Id::text)
     }
 
-    /// The physical append cursor: the `parentId` the next appended row gets.
+    /// The visible leaf id exactly as the file holds it.
+    pub fn get_leaf_id_js(&self) -> Option<&JsString> {
+        self.ix.leaf.as_ref().map(Id::js)
+    }
+
+    /// The physical append cursor: the `parentId` the next appended row gets (lossy text).
     pub fn get_append_parent_id(&self) -> Option<&str> {
-        self.ix.append_parent.as_deref()
+        self.ix.append_parent.as_ref().map(Id::text)
     }
 
     /// How appends are synced (default [`Durability::SyncData`]).
@@ -581,36 +647,46 @@ impl SessionManager {
         new_entry_id(|c| self.ix.id_taken(c))
     }
 
+    /// `id`, `timestamp` of a new row; its `parentId` (the append cursor, exact) is set by
+    /// [`SessionManager::append_value`].
     fn base(&self) -> RowBase {
         RowBase {
             id: self.new_id(),
-            parent_id: self.ix.append_parent.clone(),
+            parent_id: None,
             timestamp: now_timestamp(),
         }
     }
 
-    /// `appendEntry`: pushes the row, indexes it (logical parent rule (b) at append time), moves
-    /// leaf and append cursor to it, persists it.
-    fn append_value(&mut self, value: &JsValue) -> Result<String, AppendError> {
+    /// `appendEntry`: pushes the row (its `parentId` set to the append cursor, written from the
+    /// exact id), indexes it (logical parent rule (b) at append time), moves leaf and append
+    /// cursor to it, persists it.
+    fn append_value(&mut self, mut value: JsValue) -> Result<String, AppendError> {
         if self.read_only {
             return Err(AppendError::ReadOnly {
                 path: self.file_path(),
             });
         }
-        let row = Row::from_value(value);
-        let Some(meta) = row.kind.entry().cloned() else {
+        if let Some(o) = value.as_object_mut() {
+            o.insert("parentId", ids::opt_value(self.ix.append_parent.as_ref()));
+        }
+        let row = Row::from_value(&value);
+        let Some(id) = row.kind.entry().map(|e| e.id.text().to_owned()) else {
             return Err(AppendError::Internal {
                 what: "an appended row did not classify as an entry",
             });
         };
         let i = self.rows.len();
         self.rows.push(row);
-        if let Some(row) = self.rows.get(i) {
-            self.ix.apply(i, row);
+        let row = &self.rows[i];
+        self.ix.apply(i, row);
+        if let Some(meta) = row.kind.entry() {
+            self.ix.add_child(i, meta);
         }
-        self.ix.add_child(i, &meta);
+        if self.persist {
+            self.held += 1;
+        }
         self.persist_row(i)?;
-        Ok(meta.id)
+        Ok(id)
     }
 
     /// `persist(entry)` (§2.12).
@@ -636,22 +712,96 @@ impl SessionManager {
             .get(i)
             .map(|r| r.bytes(&self.buf))
             .unwrap_or_default();
-        io::append_line(&path, line, self.durability)
-            .map_err(|source| AppendError::Write { path, source })?;
+        let out =
+            io::append_line(&path, line, self.durability).map_err(|source| AppendError::Write {
+                path: path.clone(),
+                source,
+            })?;
+        self.held = 0;
+        let mut written = Vec::with_capacity(out.bytes);
+        if out.separator {
+            written.push(b'\n');
+        }
+        written.extend_from_slice(line);
+        written.push(b'\n');
+        if !self.disk.appended(out.previous_len, &written) {
+            self.after_foreign_append(&path, out.previous_len, i);
+        }
         Ok(())
     }
 
+    /// The plain append found the file at another length than expected: another writer was
+    /// there. When the file still starts with the bytes this manager knew, the lines in
+    /// between are adopted (indexed, placed before the row just appended, kept verbatim on
+    /// rewrites); otherwise the belief becomes unknown, so the next full rewrite backs the
+    /// file up first.
+    fn after_foreign_append(&mut self, path: &Path, previous_len: u64, row: usize) {
+        let Ok(now) = io::read_file(path) else {
+            self.disk = DiskImage::Unknown;
+            return;
+        };
+        let before = usize::try_from(previous_len)
+            .ok()
+            .and_then(|n| now.get(..n));
+        match before.map(|b| (b, self.disk.check(Some(b), &self.buf))) {
+            Some((b, Verdict::Grew(at))) => {
+                let tail = b[at..].to_vec();
+                self.adopt(&now[..at], &tail, row);
+                self.disk = DiskImage::known(&now);
+            }
+            Some((_, Verdict::Vanished)) => self.disk = DiskImage::known(&now),
+            _ => self.disk = DiskImage::Unknown,
+        }
+    }
+
+    /// Adopts lines another writer appended (`tail`, which followed `prefix` in the file):
+    /// they become rows (verbatim bytes) inserted before row `at`, and the index is rebuilt;
+    /// the in-memory leaf and append cursor stay where they were.
+    fn adopt(&mut self, prefix: &[u8], tail: &[u8], at: usize) {
+        let line_base = memchr::memchr_iter(b'\n', prefix).count();
+        let version = self
+            .header
+            .and_then(|h| self.rows.get(h))
+            .map_or(3.0, |h| rows::header_version(h, &self.buf));
+        let start = self.buf.len();
+        self.buf.extend_from_slice(tail);
+        let new_rows = rows::load_appended(&self.buf, start, version, line_base, prefix.len());
+        if new_rows.is_empty() {
+            return;
+        }
+        self.adopted_lines += new_rows.len();
+        let at = at.min(self.rows.len());
+        let keep = (
+            self.ix.leaf.clone(),
+            self.ix.append_parent.clone(),
+            self.ix.side_parent.clone(),
+        );
+        self.rows.splice(at..at, new_rows);
+        self.header = self
+            .rows
+            .iter()
+            .position(|r| matches!(r.kind, RowKind::Header));
+        self.rebuild();
+        (self.ix.leaf, self.ix.append_parent, self.ix.side_parent) = keep;
+    }
+
     /// Appends a `message` entry (`{type, id, parentId, timestamp, message}`) as a child of the
-    /// append cursor and moves the leaf to it. Returns the new 8-hex id.
+    /// append cursor and moves the leaf to it. Returns the new 8-hex id. Any JSON value but
+    /// `null` is accepted, as in the reference (which throws on `null` and `undefined`).
     ///
     /// # Errors
-    /// [`AppendError`] (serialising a typed payload, read-only manager, write failure).
+    /// [`AppendError::NullMessage`] for `null` (nothing is changed); otherwise serialising a
+    /// typed payload, read-only manager, write failure.
     pub fn append_message(&mut self, message: impl Payload) -> Result<String, AppendError> {
         let message = message
             .into_value()
             .map_err(|source| AppendError::Serialize { source })?;
+        if message.is_null() {
+            // The reference reads `message.role` first and throws; nothing changes.
+            return Err(AppendError::NullMessage);
+        }
         let value = build::message(&self.base(), message);
-        self.append_value(&value)
+        self.append_value(value)
     }
 
     /// Appends `thinking_level_change{thinkingLevel}`. Returns the new id.
@@ -660,7 +810,7 @@ impl SessionManager {
     /// As [`SessionManager::append_message`].
     pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String, AppendError> {
         let value = build::thinking_level_change(&self.base(), level);
-        self.append_value(&value)
+        self.append_value(value)
     }
 
     /// Appends `model_change{provider, modelId}`. Returns the new id.
@@ -673,7 +823,7 @@ impl SessionManager {
         model_id: &str,
     ) -> Result<String, AppendError> {
         let value = build::model_change(&self.base(), provider, model_id);
-        self.append_value(&value)
+        self.append_value(value)
     }
 
     /// Appends `compaction{summary, firstKeptEntryId, tokensBefore, details?, fromHook?}`
@@ -689,15 +839,37 @@ impl SessionManager {
         details: Option<JsValue>,
         from_hook: Option<bool>,
     ) -> Result<String, AppendError> {
-        let value = build::compaction(
-            &self.base(),
+        self.append_compaction_js(
             summary,
-            first_kept_entry_id,
+            &JsString::from(first_kept_entry_id),
             tokens_before,
             details,
             from_hook,
-        );
-        self.append_value(&value)
+        )
+    }
+
+    /// As [`SessionManager::append_compaction`] with `firstKeptEntryId` as any JavaScript
+    /// string (written exactly, lone surrogates included).
+    ///
+    /// # Errors
+    /// As [`SessionManager::append_message`].
+    pub fn append_compaction_js(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: &JsString,
+        tokens_before: f64,
+        details: Option<JsValue>,
+        from_hook: Option<bool>,
+    ) -> Result<String, AppendError> {
+        let mut value =
+            build::compaction(&self.base(), summary, "", tokens_before, details, from_hook);
+        if let Some(o) = value.as_object_mut() {
+            o.insert(
+                "firstKeptEntryId",
+                JsValue::String(first_kept_entry_id.clone()),
+            );
+        }
+        self.append_value(value)
     }
 
     /// Appends `custom{customType, data?}` (extension state; never in the model context).
@@ -711,7 +883,7 @@ impl SessionManager {
         data: Option<JsValue>,
     ) -> Result<String, AppendError> {
         let value = build::custom(&self.base(), custom_type, data);
-        self.append_value(&value)
+        self.append_value(value)
     }
 
     /// Appends `custom_message{customType, content, display, details?}` (enters the model
@@ -730,7 +902,7 @@ impl SessionManager {
             .into_value()
             .map_err(|source| AppendError::Serialize { source })?;
         let value = build::custom_message(&self.base(), custom_type, content, display, details);
-        self.append_value(&value)
+        self.append_value(value)
     }
 
     /// Appends `session_info{name}` with the name `trim()`med (JavaScript whitespace; inner
@@ -747,7 +919,7 @@ impl SessionManager {
         if let Some(o) = value.as_object_mut() {
             o.insert("name", JsValue::String(trimmed));
         }
-        self.append_value(&value)
+        self.append_value(value)
     }
 
     /// Appends `label{targetId, label?}` (`None` omits the key, which clears the label, as does
@@ -774,25 +946,52 @@ impl SessionManager {
         target_id: &str,
         label: Option<JsValue>,
     ) -> Result<String, AppendError> {
-        if !self.ix.by_id.contains_key(target_id) {
+        self.append_label_change_wtf8(target_id.as_bytes(), label)
+    }
+
+    /// As [`SessionManager::append_label_change_value`] with the target as any JavaScript
+    /// string (lone surrogates included).
+    ///
+    /// # Errors
+    /// As [`SessionManager::append_label_change`].
+    pub fn append_label_change_js(
+        &mut self,
+        target_id: &JsString,
+        label: Option<JsValue>,
+    ) -> Result<String, AppendError> {
+        self.append_label_change_wtf8(target_id.as_wtf8(), label)
+    }
+
+    fn append_label_change_wtf8(
+        &mut self,
+        target_id: &[u8],
+        label: Option<JsValue>,
+    ) -> Result<String, AppendError> {
+        let Some((target, _)) = self.ix.by_id.get_key_value(target_id) else {
             return Err(AppendError::EntryNotFound {
-                id: target_id.to_owned(),
+                id: String::from_utf8_lossy(target_id).into_owned(),
             });
+        };
+        let target = target.clone();
+        let mut value = build::label(&self.base(), "", None);
+        if let Some(o) = value.as_object_mut() {
+            o.insert("targetId", target.to_value());
+            if let Some(l) = label {
+                o.insert("label", l);
+            }
         }
-        let mut value = build::label(&self.base(), target_id, None);
-        if let (Some(o), Some(l)) = (value.as_object_mut(), label) {
-            o.insert("label", l);
-        }
-        self.append_value(&value)
+        self.append_value(value)
     }
 
     // ------------------------------------------------------------------------------------
     // Branching (§2.6, §2.9)
 
-    fn resolve_branch(&self, id: &str) -> Result<Option<String>, BranchError> {
+    fn resolve_branch(&self, id: &[u8]) -> Result<Option<Id>, BranchError> {
         self.ix
             .resolve_branch_target(id)
-            .ok_or_else(|| BranchError::EntryNotFound { id: id.to_owned() })
+            .ok_or_else(|| BranchError::EntryNotFound {
+                id: String::from_utf8_lossy(id).into_owned(),
+            })
     }
 
     /// Moves leaf and append cursor to `id` (an opaque id selects its canonical ancestor).
@@ -801,6 +1000,18 @@ impl SessionManager {
     /// # Errors
     /// [`BranchError::EntryNotFound`] (`Entry <id> not found`).
     pub fn branch(&mut self, id: &str) -> Result<(), BranchError> {
+        self.branch_wtf8(id.as_bytes())
+    }
+
+    /// As [`SessionManager::branch`] for any JavaScript string (lone surrogates included).
+    ///
+    /// # Errors
+    /// As [`SessionManager::branch`].
+    pub fn branch_js(&mut self, id: &JsString) -> Result<(), BranchError> {
+        self.branch_wtf8(id.as_wtf8())
+    }
+
+    fn branch_wtf8(&mut self, id: &[u8]) -> Result<(), BranchError> {
         let target = self.resolve_branch(id)?;
         self.ix.leaf = target.clone();
         self.ix.append_parent = target;
@@ -828,25 +1039,47 @@ impl SessionManager {
         details: Option<JsValue>,
         from_hook: Option<bool>,
     ) -> Result<String, BranchError> {
+        self.branch_with_summary_wtf8(from_id.map(str::as_bytes), summary, details, from_hook)
+    }
+
+    /// As [`SessionManager::branch_with_summary`] with the id as any JavaScript string (lone
+    /// surrogates included).
+    ///
+    /// # Errors
+    /// As [`SessionManager::branch_with_summary`].
+    pub fn branch_with_summary_js(
+        &mut self,
+        from_id: Option<&JsString>,
+        summary: &str,
+        details: Option<JsValue>,
+        from_hook: Option<bool>,
+    ) -> Result<String, BranchError> {
+        self.branch_with_summary_wtf8(from_id.map(JsString::as_wtf8), summary, details, from_hook)
+    }
+
+    fn branch_with_summary_wtf8(
+        &mut self,
+        from_id: Option<&[u8]>,
+        summary: &str,
+        details: Option<JsValue>,
+        from_hook: Option<bool>,
+    ) -> Result<String, BranchError> {
+        if self.read_only {
+            return Err(BranchError::ReadOnly {
+                path: self.file_path(),
+            });
+        }
         let target = match from_id {
             None => None,
             Some(id) => self.resolve_branch(id)?,
         };
         self.ix.leaf = target.clone();
         self.ix.append_parent = target.clone();
-        let base = RowBase {
-            id: self.new_id(),
-            parent_id: target.clone(),
-            timestamp: now_timestamp(),
-        };
-        let value = build::branch_summary(
-            &base,
-            target.as_deref().unwrap_or("root"),
-            summary,
-            details,
-            from_hook,
-        );
-        Ok(self.append_value(&value)?)
+        let mut value = build::branch_summary(&self.base(), "root", summary, details, from_hook);
+        if let (Some(o), Some(t)) = (value.as_object_mut(), &target) {
+            o.insert("fromId", t.to_value());
+        }
+        Ok(self.append_value(value)?)
     }
 
     /// Switches this manager **in place** to a new session holding only the path from the
@@ -865,84 +1098,95 @@ impl SessionManager {
         &mut self,
         leaf_id: &str,
     ) -> Result<Option<PathBuf>, BranchError> {
+        self.create_branched_session_wtf8(leaf_id.as_bytes())
+    }
+
+    /// As [`SessionManager::create_branched_session`] with the leaf as any JavaScript string
+    /// (lone surrogates included).
+    ///
+    /// # Errors
+    /// As [`SessionManager::create_branched_session`].
+    pub fn create_branched_session_js(
+        &mut self,
+        leaf_id: &JsString,
+    ) -> Result<Option<PathBuf>, BranchError> {
+        self.create_branched_session_wtf8(leaf_id.as_wtf8())
+    }
+
+    fn create_branched_session_wtf8(
+        &mut self,
+        leaf_id: &[u8],
+    ) -> Result<Option<PathBuf>, BranchError> {
         if self.read_only {
             return Err(BranchError::ReadOnly {
                 path: self.file_path(),
             });
         }
-        enum Node {
+        enum Node<'a> {
             Entry(usize),
-            Opaque(String, usize),
+            Opaque(&'a Id, usize),
         }
-        let mut opaque_by_id: HashMap<&str, usize> = HashMap::new();
+        let mut opaque_by_id: Map<&[u8], (&Id, usize)> = Map::default();
         for (i, row) in self.rows.iter().enumerate() {
             match &row.kind {
                 RowKind::Leaf(l) => {
-                    opaque_by_id.insert(&l.id, i);
+                    opaque_by_id.insert(l.id.as_bytes(), (&l.id, i));
                 }
                 RowKind::Linked { id, .. } => {
-                    opaque_by_id.insert(id, i);
+                    opaque_by_id.insert(id.as_bytes(), (id, i));
                 }
                 _ => {}
             }
         }
-        let mut nodes: Vec<Node> = Vec::new();
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut cur: Option<String> = Some(leaf_id.to_owned()).filter(|s| !s.is_empty());
+        let opaque_at = |id: &[u8]| -> Option<(&Id, usize)> { opaque_by_id.get(id).copied() };
+        let mut nodes: Vec<Node<'_>> = Vec::new();
+        let mut seen: Set<&[u8]> = Set::default();
+        let mut cur: Option<&[u8]> = Some(leaf_id).filter(|s| !s.is_empty());
         while let Some(c) = cur.take() {
-            if seen.contains(&c) {
+            if !seen.insert(c) {
                 break;
             }
-            seen.insert(c.clone());
-            if let Some(&i) = self.ix.by_id.get(&c) {
+            if let Some(&i) = self.ix.by_id.get(c) {
                 nodes.push(Node::Entry(i));
                 let Some(e) = self.rows[i].kind.entry() else {
                     break;
                 };
                 if let Some(logical) = self.ix.logical_parents.get(&e.id) {
-                    let mut physical = e
-                        .parent
-                        .as_str()
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_owned);
+                    let mut physical = e.parent.as_id().filter(|s| !s.is_empty()).map(Id::as_bytes);
                     while let Some(p) = physical.take() {
-                        if seen.contains(&p) {
+                        if seen.contains(p) {
                             break;
                         }
-                        let Some(&r) = opaque_by_id.get(p.as_str()) else {
+                        let Some((pid, r)) = opaque_at(p) else {
                             break;
                         };
-                        let Some(next) = self.ix.opaque_parents.get(&p) else {
+                        let Some(next) = self.ix.opaque_parent(p) else {
                             break;
                         };
-                        seen.insert(p.clone());
-                        physical = next.clone().filter(|s| !s.is_empty());
-                        nodes.push(Node::Opaque(p, r));
+                        seen.insert(p);
+                        physical = next.filter(|s| !s.is_empty()).map(Id::as_bytes);
+                        nodes.push(Node::Opaque(pid, r));
                     }
-                    cur = logical.clone().filter(|s| !s.is_empty());
+                    cur = logical.as_ref().filter(|s| !s.is_empty()).map(Id::as_bytes);
                 } else {
-                    cur = e
-                        .parent
-                        .as_str()
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_owned);
+                    cur = e.parent.as_id().filter(|s| !s.is_empty()).map(Id::as_bytes);
                 }
                 continue;
             }
-            let Some(&r) = opaque_by_id.get(c.as_str()) else {
+            let Some((cid, r)) = opaque_at(c) else {
                 break;
             };
-            let Some(next) = self.ix.opaque_parents.get(&c) else {
+            let Some(next) = self.ix.opaque_parent(c) else {
                 break;
             };
-            cur = next.clone().filter(|s| !s.is_empty());
-            nodes.push(Node::Opaque(c, r));
+            cur = next.filter(|s| !s.is_empty()).map(Id::as_bytes);
+            nodes.push(Node::Opaque(cid, r));
         }
 
         let mut path_rows: Vec<Row> = Vec::new();
-        let mut entry_ids: HashSet<String> = HashSet::new();
-        let mut used_ids: HashSet<String> = HashSet::new();
-        let mut tail: Option<String> = None;
+        let mut entry_ids: Set<Id> = Set::default();
+        let mut used_ids: Set<Vec<u8>> = Set::default();
+        let mut tail: Option<Id> = None;
         for node in nodes.iter().rev() {
             match node {
                 Node::Entry(i) => {
@@ -961,12 +1205,12 @@ impl SessionManager {
                     } else {
                         row.with_keys(
                             &self.buf,
-                            &[("parentId", Some(JsValue::from(tail.clone())))],
+                            &[("parentId", Some(ids::opt_value(tail.as_ref())))],
                         )
                         .map_err(|e| self.read_error(*i, e))?
                     };
                     entry_ids.insert(e.id.clone());
-                    used_ids.insert(e.id.clone());
+                    used_ids.insert(e.id.as_bytes().to_vec());
                     tail = Some(e.id.clone());
                     path_rows.push(new_row);
                 }
@@ -982,19 +1226,19 @@ impl SessionManager {
                     } else {
                         row.with_keys(
                             &self.buf,
-                            &[("parentId", Some(JsValue::from(tail.clone())))],
+                            &[("parentId", Some(ids::opt_value(tail.as_ref())))],
                         )
                         .map_err(|e| self.read_error(*r, e))?
                     };
-                    used_ids.insert(id.clone());
-                    tail = Some(id.clone());
+                    used_ids.insert(id.as_bytes().to_vec());
+                    tail = Some((*id).clone());
                     path_rows.push(new_row);
                 }
             }
         }
         if entry_ids.is_empty() {
             return Err(BranchError::EntryNotFound {
-                id: leaf_id.to_owned(),
+                id: String::from_utf8_lossy(leaf_id).into_owned(),
             });
         }
         let new_id = new_session_id();
@@ -1004,7 +1248,7 @@ impl SessionManager {
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned());
         let parent_session = if self.persist { previous } else { None };
-        let header = build::header(3, &new_id, &ts, &self.cwd, parent_session.as_deref());
+        let header = self.header_value(&new_id, &ts, parent_session.as_deref());
         let mut header_row = Row::from_value(&header);
         header_row.kind = RowKind::Header;
 
@@ -1014,19 +1258,19 @@ impl SessionManager {
             if !entry_ids.contains(target) {
                 continue;
             }
-            let id = new_entry_id(|c| used_ids.contains(c));
-            used_ids.insert(id.clone());
+            let id = new_entry_id(|c| used_ids.contains(c.as_bytes()));
+            used_ids.insert(id.as_bytes().to_vec());
             let mut o = JsObject::new();
             o.insert("type", JsValue::from("label"));
             o.insert("id", JsValue::from(id.as_str()));
-            o.insert("parentId", JsValue::from(parent.clone()));
+            o.insert("parentId", ids::opt_value(parent.as_ref()));
             if let Some(t) = &state.timestamp {
-                o.insert("timestamp", t.clone());
+                o.insert("timestamp", clone_value(t));
             }
-            o.insert("targetId", JsValue::from(target.as_str()));
-            o.insert("label", state.label.clone());
+            o.insert("targetId", target.to_value());
+            o.insert("label", clone_value(&state.label));
             label_rows.push(Row::from_value(&JsValue::Object(o)));
-            parent = Some(id);
+            parent = Some(Id::from(id));
         }
 
         let mut new_rows = Vec::with_capacity(path_rows.len() + label_rows.len() + 1);
@@ -1037,11 +1281,19 @@ impl SessionManager {
         self.header = Some(0);
         self.session_id = new_id.clone();
         self.rebuild();
+        self.disk = DiskImage::Absent;
+        self.held = self.rows.len();
+        self.conflict_backups.clear();
+        self.adopted_lines = 0;
         if !self.persist {
             return Ok(None);
         }
-        let file = self.session_dir.join(session_file_name(&ts, &new_id));
+        let file = paths::normalize(&self.session_dir.join(session_file_name(&ts, &new_id)));
         self.session_file = Some(file.clone());
+        self.load_report = OpenReport {
+            path: file.clone(),
+            ..OpenReport::default()
+        };
         if self.ix.assistants > 0 {
             self.rewrite().map_err(|source| BranchError::Write {
                 path: file.clone(),
@@ -1108,9 +1360,9 @@ impl SessionManager {
         }
         let removed: Vec<usize> = file_entries[remove_start..preserved_start].to_vec();
         let removed_count = removed.len();
-        let mut drop_rows: HashSet<usize> = removed.iter().copied().collect();
-        let mut removed_parent: HashMap<String, Option<String>> = HashMap::new();
-        let parent_of = |p: &Parent| p.as_str().map(str::to_owned);
+        let mut drop_rows: Set<usize> = removed.iter().copied().collect();
+        let mut removed_parent: Map<Id, Option<Id>> = Map::default();
+        let parent_of = |p: &Parent| p.as_id().cloned();
         for &i in &removed {
             if let Some(e) = self.rows[i].kind.entry() {
                 removed_parent.insert(e.id.clone(), parent_of(&e.parent));
@@ -1126,104 +1378,86 @@ impl SessionManager {
                 drop_rows.insert(i);
             }
         }
-        let resolve = |start: Option<&str>| -> Option<String> {
-            let mut seen: HashSet<&str> = HashSet::new();
+        let resolve = |start: Option<&Id>| -> Option<Id> {
+            let mut seen: Set<&Id> = Set::default();
             let mut cur = start;
             while let Some(c) = cur {
                 if c.is_empty() || !removed_parent.contains_key(c) || !seen.insert(c) {
                     break;
                 }
-                cur = removed_parent.get(c).and_then(|p| p.as_deref());
+                cur = removed_parent.get(c).and_then(Option::as_ref);
             }
-            cur.map(str::to_owned)
+            cur.cloned()
         };
         let first_parent = removed
             .first()
             .and_then(|&i| self.rows[i].kind.entry())
-            .and_then(|e| e.parent.as_str().map(str::to_owned));
-        let replacement = resolve(first_parent.as_deref());
+            .and_then(|e| e.parent.as_id().cloned());
+        let replacement = resolve(first_parent.as_ref());
 
-        let old_rows = std::mem::take(&mut self.rows);
-        let mut new_rows = Vec::with_capacity(old_rows.len());
-        for (i, row) in old_rows.into_iter().enumerate() {
+        // Built aside, so a row that cannot be re-read leaves the session untouched.
+        let held_from = self.rows.len().saturating_sub(self.held);
+        let mut new_held = 0;
+        let mut new_rows = Vec::with_capacity(self.rows.len());
+        for (i, row) in self.rows.iter().enumerate() {
             if drop_rows.contains(&i) {
                 continue;
             }
+            if i >= held_from {
+                new_held += 1;
+            }
             let mut keys: Vec<(&str, Option<JsValue>)> = Vec::new();
+            let mut relink = |key: &'static str, p: &Id| {
+                let r = resolve(Some(p));
+                if r.as_ref() != Some(p) {
+                    keys.push((key, Some(ids::opt_value(r.as_ref()))));
+                }
+            };
             match &row.kind {
                 RowKind::Entry(EntryMeta {
                     parent: Parent::Str(p),
                     ..
-                }) => {
-                    let r = resolve(Some(p));
-                    if r.as_deref() != Some(p.as_str()) {
-                        keys.push(("parentId", Some(JsValue::from(r))));
-                    }
-                }
-                RowKind::Linked {
+                })
+                | RowKind::Linked {
                     parent: Some(p), ..
-                } => {
-                    let r = resolve(Some(p));
-                    if r.as_deref() != Some(p.as_str()) {
-                        keys.push(("parentId", Some(JsValue::from(r))));
-                    }
                 }
-                RowKind::Opaque {
+                | RowKind::Opaque {
                     object: true,
                     parent: Parent::Str(p),
                     ..
-                } => {
-                    let r = resolve(Some(p));
-                    if r.as_deref() != Some(p.as_str()) {
-                        keys.push(("parentId", Some(JsValue::from(r))));
-                    }
-                }
+                } => relink("parentId", p),
                 RowKind::Leaf(l) => {
                     if let Some(p) = &l.parent {
-                        let r = resolve(Some(p));
-                        if r.as_deref() != Some(p.as_str()) {
-                            keys.push(("parentId", Some(JsValue::from(r))));
-                        }
+                        relink("parentId", p);
                     }
                     if let Some(t) = &l.target {
-                        let r = resolve(Some(t));
-                        if r.as_deref() != Some(t.as_str()) {
-                            keys.push(("targetId", Some(JsValue::from(r))));
-                        }
+                        relink("targetId", t);
                     }
                     if let Some(Some(a)) = &l.append_parent {
-                        let r = resolve(Some(a));
-                        if r.as_deref() != Some(a.as_str()) {
-                            keys.push(("appendParentId", Some(JsValue::from(r))));
-                        }
+                        relink("appendParentId", a);
                     }
                 }
                 _ => {}
             }
             if keys.is_empty() {
-                new_rows.push(row);
+                new_rows.push(row.clone());
             } else {
-                match row.with_keys(&self.buf, &keys) {
-                    Ok(r) => new_rows.push(r),
-                    Err(e) => {
-                        let at = RowLocation {
-                            file: self.session_file.clone(),
-                            line: row.pos.map(|p| p.0),
-                            byte_offset: row.pos.map(|p| p.1),
-                        };
-                        self.rows = new_rows;
-                        return Err(RemoveError::Read(ReadError { at, source: e }));
-                    }
-                }
+                let r = row
+                    .with_keys(&self.buf, &keys)
+                    .map_err(|e| RemoveError::Read(self.read_error(i, e)))?;
+                new_rows.push(r);
             }
         }
         self.rows = new_rows;
+        self.held = new_held;
         self.header = self
             .rows
             .iter()
             .position(|r| matches!(r.kind, RowKind::Header));
         self.rebuild();
-        self.ix.leaf = self.ix.resolve_canonical(replacement.as_deref());
+        self.ix.leaf = self
+            .ix
+            .resolve_canonical(replacement.as_ref().map(Id::as_bytes));
         self.ix.append_parent = replacement;
         self.rewrite().map_err(|source| RemoveError::Write {
             path: self.file_path(),
@@ -1262,7 +1496,7 @@ impl SessionManager {
 
     /// The file-implied `(leaf, append cursor, raw tail)` of the current rows (invalid leaf
     /// controls skipped), as `getPersistedFileEntries` replays them.
-    fn persisted_state(&self) -> (Option<String>, Option<String>, Option<String>) {
+    fn persisted_state(&self) -> (Option<Id>, Option<Id>, Option<Id>) {
         let mut leaf = None;
         let mut append = None;
         let mut raw_tail = None;
@@ -1273,10 +1507,10 @@ impl SessionManager {
                     if self.ix.invalid_leaf.contains(&l.id) {
                         continue;
                     }
-                    let target = self.ix.resolve_leaf_target(l.target.as_deref());
+                    let target = self.ix.resolve_leaf_target(l.target.as_ref());
                     append = match &l.append_parent {
                         None => target.clone(),
-                        Some(ap) => self.ix.resolve_opaque_append_parent(ap.as_deref()),
+                        Some(ap) => self.ix.resolve_opaque_append_parent(ap.as_ref()),
                     };
                     leaf = target;
                 }
@@ -1296,7 +1530,8 @@ impl SessionManager {
     }
 
     /// Appends a leaf control when the file-implied leaf or append cursor differs from memory,
-    /// and remembers it as a row so the next rewrite does not repeat it.
+    /// and remembers it as a row so the next rewrite does not repeat it. Every id it names is
+    /// written from the exact id.
     fn synthesize_leaf_control(&mut self) {
         let (leaf, append, raw_tail) = self.persisted_state();
         if leaf == self.ix.leaf && append == self.ix.append_parent {
@@ -1304,14 +1539,24 @@ impl SessionManager {
         }
         let base = RowBase {
             id: self.new_id(),
-            parent_id: raw_tail,
+            parent_id: None,
             timestamp: now_timestamp(),
         };
-        let append_parent =
-            (self.ix.append_parent != self.ix.leaf).then_some(self.ix.append_parent.as_deref());
-        let value = build::leaf_control(&base, self.ix.leaf.as_deref(), append_parent, false);
+        let with_append = self.ix.append_parent != self.ix.leaf;
+        let mut value = build::leaf_control(&base, None, with_append.then_some(None), false);
+        if let Some(o) = value.as_object_mut() {
+            o.insert("parentId", ids::opt_value(raw_tail.as_ref()));
+            o.insert("targetId", ids::opt_value(self.ix.leaf.as_ref()));
+            if with_append {
+                o.insert(
+                    "appendParentId",
+                    ids::opt_value(self.ix.append_parent.as_ref()),
+                );
+            }
+        }
         let row = Row::from_value(&value);
-        self.ix.opaque_parents.insert(base.id, self.ix.leaf.clone());
+        let leaf = self.ix.leaf.clone();
+        self.ix.insert_opaque(Id::from(base.id), leaf);
         self.rows.push(row);
     }
 
@@ -1325,13 +1570,46 @@ impl SessionManager {
         out
     }
 
+    /// A full rewrite (docs/DEVIATIONS.md D11): first the file is compared with what this
+    /// manager last read or wrote. Lines another writer appended since are adopted (kept
+    /// verbatim, before the rows still held in memory); a file changed in any other way is
+    /// first backed up byte for byte (`<file>.conflict-<ts>-<8hex>.jsonl`, mode and owner
+    /// kept, listed in [`SessionManager::diagnostics`]). Nothing is overwritten when the backup
+    /// fails.
     fn write_full(&mut self) -> std::io::Result<()> {
         let Some(path) = self.session_file.clone() else {
             return Ok(());
         };
+        let current = match io::read_file(&path) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        match self.disk.check(current.as_deref(), &self.buf) {
+            Verdict::Same | Verdict::Vanished => {}
+            Verdict::Grew(at) => {
+                if let Some(now) = &current {
+                    let at_row = self.rows.len().saturating_sub(self.held);
+                    self.adopt(&now[..at], &now[at..], at_row);
+                    // Known now: a retry after a failed rewrite does not adopt them twice.
+                    self.disk = DiskImage::known(now);
+                }
+            }
+            Verdict::Changed => {
+                if let Some(now) = &current {
+                    let backup = conflict_backup_path(&path);
+                    io::backup_copy(&path, &backup, now)?;
+                    self.conflict_backups.push(backup);
+                    self.disk = DiskImage::known(now);
+                }
+            }
+        }
         self.synthesize_leaf_control();
         let bytes = self.serialized();
-        io::atomic_rewrite(&path, &bytes)
+        io::atomic_rewrite(&path, &bytes)?;
+        self.disk = DiskImage::known(&bytes);
+        self.held = 0;
+        Ok(())
     }
 }
 
@@ -1407,4 +1685,24 @@ pub(crate) fn header_string(row: &Row, buf: &[u8], key: &str) -> Option<String> 
         .get(key)?
         .as_str_lossy()
         .map(|s| s.into_owned())
+}
+
+/// `<file>.conflict-<ISO ts with ':' and '.' → '-'>-<8 hex>.jsonl` beside the session file.
+fn conflict_backup_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ts = now_timestamp().replace([':', '.'], "-");
+    let tag = new_entry_id(|_| false);
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    dir.join(format!("{name}.conflict-{ts}-{tag}.jsonl"))
+}
+
+/// A string field of a row, exactly (the header's `cwd`).
+pub(crate) fn header_js_string(row: &Row, buf: &[u8], key: &str) -> Option<JsString> {
+    match row.value(buf).ok()?.as_object_mut()?.remove(key)? {
+        JsValue::String(s) => Some(s),
+        _ => None,
+    }
 }

@@ -71,7 +71,78 @@ pub fn process_cwd() -> String {
 }
 
 /// `path` made absolute against the process working directory (no symlink resolution, like
-/// Node's `path.resolve`).
+/// Node's `path.resolve`; see [`resolve`]).
 pub fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+    resolve(path)
+}
+
+/// Node's `path.resolve(path)`: made absolute against the process working directory, then
+/// normalised lexically ([`normalize`]): `.` segments and repeated or trailing separators
+/// disappear, `..` removes the previous segment (never climbing above the root). No symlink
+/// is resolved and the file system is not asked (`<dir>/missing/../s.jsonl` is
+/// `<dir>/s.jsonl`).
+pub fn resolve(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        normalize(path)
+    } else {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        normalize(&cwd.join(path))
+    }
+}
+
+/// Node's `path.resolve(base, path)`: `path` against `base` (an absolute `path` ignores
+/// `base`), normalised lexically.
+pub fn resolve_in(base: &Path, path: &Path) -> PathBuf {
+    resolve(&base.join(path))
+}
+
+/// Lexical normalisation as Node's `path.normalize` does it, minus the trailing separator:
+/// `.` segments and repeated separators are dropped, `..` removes the previous normal segment
+/// (at the root it is dropped; a relative path keeps leading `..`). An empty result is `.`.
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut parts: Vec<Component<'_>> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match parts.last() {
+                Some(Component::Normal(_)) => {
+                    parts.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => parts.push(c),
+            },
+            other => parts.push(other),
+        }
+    }
+    if parts.is_empty() {
+        return PathBuf::from(".");
+    }
+    parts.iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_like_node() {
+        let n = |p: &str| normalize(Path::new(p)).to_string_lossy().into_owned();
+        assert_eq!(n("/a/./b/../c/"), "/a/c");
+        assert_eq!(n("/a//b///c.jsonl/"), "/a/b/c.jsonl");
+        assert_eq!(n("/../x"), "/x");
+        assert_eq!(n("/a/missing/../s.jsonl"), "/a/s.jsonl");
+        assert_eq!(n("a/../../b"), "../b");
+        assert_eq!(n("./"), ".");
+        assert_eq!(n("a/.."), ".");
+        assert_eq!(
+            resolve_in(Path::new("/d"), Path::new("./f.jsonl")),
+            Path::new("/d/f.jsonl")
+        );
+        assert_eq!(
+            resolve_in(Path::new("/d"), Path::new("/e/../f")),
+            Path::new("/f")
+        );
+        assert!(resolve(Path::new("x")).is_absolute());
+    }
 }

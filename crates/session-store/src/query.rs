@@ -2,14 +2,16 @@
 //! are borrowed views of rows; parents are reported as the logical/canonical parent; every walk
 //! carries a seen-set and costs O(depth); `get_children` reads a children index.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use session_format::entry::{Entry, EntryType};
-use session_format::json::{JsValue, SerdeError};
+use session_format::json::{JsString, JsValue, SerdeError};
 
+use crate::deep::clone_value;
 use crate::error::{NameError, ReadError, RowLocation};
-use crate::index::{ChildKey, Resolved};
-use crate::manager::{SessionManager, js_trim};
+use crate::id::Id;
+use crate::index::{ChildKey, Map, Resolved, Set};
+use crate::manager::{SessionManager, js_trim_js};
 use crate::rows::{EntryMeta, RowKind};
 
 /// A borrowed view of one entry row. Cheap to copy; the row is parsed only by
@@ -29,9 +31,18 @@ impl<'a> EntryRef<'a> {
         self.sm.rows.get(self.row).and_then(|r| r.kind.entry())
     }
 
-    /// The entry id.
+    /// The entry id (lossy: a lone surrogate reads as U+FFFD; [`EntryRef::id_js`] is exact).
     pub fn id(&self) -> &'a str {
-        self.meta().map_or("", |m| m.id.as_str())
+        self.meta().map_or("", |m| m.id.text())
+    }
+
+    /// The entry id exactly as the file holds it (lone surrogates kept).
+    pub fn id_js(&self) -> Option<&'a JsString> {
+        self.meta().map(|m| m.id.js())
+    }
+
+    pub(crate) fn id_ref(&self) -> Option<&'a Id> {
+        self.meta().map(|m| &m.id)
     }
 
     /// The `type`.
@@ -39,9 +50,9 @@ impl<'a> EntryRef<'a> {
         self.meta().map_or(EntryType::Custom, |m| m.ty)
     }
 
-    /// The `parentId` as stored in the row when it is a string.
+    /// The `parentId` as stored in the row when it is a string (lossy text).
     pub fn raw_parent_id(&self) -> Option<&'a str> {
-        self.meta().and_then(|m| m.parent.as_str())
+        self.meta().and_then(|m| m.parent.as_id()).map(Id::text)
     }
 
     pub(crate) fn resolved_parent(&self) -> Resolved {
@@ -54,9 +65,18 @@ impl<'a> EntryRef<'a> {
     /// The parent reads report: the logical parent when one was recorded, else the stored
     /// `parentId` resolved through opaque rows to a canonical entry (`None` for null, unknown
     /// or cyclic chains).
+    /// Lossy text; [`EntryRef::parent_id_js`] is exact.
     pub fn parent_id(&self) -> Option<String> {
         match self.resolved_parent() {
-            Resolved::Id(s) => Some(s),
+            Resolved::Id(s) => Some(s.text().to_owned()),
+            _ => None,
+        }
+    }
+
+    /// As [`EntryRef::parent_id`], exactly as the file holds the id.
+    pub fn parent_id_js(&self) -> Option<JsString> {
+        match self.resolved_parent() {
+            Resolved::Id(s) => Some(s.js().clone()),
             _ => None,
         }
     }
@@ -121,20 +141,20 @@ impl<'a> EntryRef<'a> {
         if meta.ty == EntryType::Compaction
             && let Some(fk) = value
                 .get("firstKeptEntryId")
-                .and_then(|v| v.as_str_lossy())
-                .map(|s| s.into_owned())
+                .and_then(JsValue::as_js_string)
+                .map(|s| Id::new(s.clone()))
         {
             let ix = &self.sm.ix;
-            if !ix.by_id.contains_key(&fk) && ix.opaque_parents.contains_key(&fk) {
+            if !ix.by_id.contains_key(&fk) && ix.is_opaque(fk.as_bytes()) {
                 let resolved = ix
-                    .resolve_canonical(Some(&fk))
+                    .resolve_canonical(Some(fk.as_bytes()))
                     .or_else(|| self.first_descendant_on_branch(&fk, parent.as_id()))
                     .or_else(|| self.first_descendant(&fk))
-                    .or_else(|| parent.as_id().map(str::to_owned));
+                    .or_else(|| parent.as_id().cloned());
                 if let Some(r) = resolved.filter(|r| !r.is_empty() && *r != fk)
                     && let Some(obj) = value.as_object_mut()
                 {
-                    obj.insert("firstKeptEntryId", JsValue::from(r));
+                    obj.insert("firstKeptEntryId", r.to_value());
                 }
             }
         }
@@ -142,51 +162,51 @@ impl<'a> EntryRef<'a> {
     }
 
     /// `findFirstCanonicalDescendantOnBranch`.
-    fn first_descendant_on_branch(&self, opaque: &str, from: Option<&str>) -> Option<String> {
+    fn first_descendant_on_branch(&self, opaque: &Id, from: Option<&Id>) -> Option<Id> {
         let ix = &self.sm.ix;
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut cur = from.map(str::to_owned);
-        let mut found: Option<String> = None;
+        let mut seen: Set<&Id> = Set::default();
+        let mut cur = from;
+        let mut found: Option<&Id> = None;
         while let Some(c) = cur.take().filter(|c| !c.is_empty()) {
-            if seen.contains(&c) {
+            if seen.contains(c) {
                 break;
             }
             if c == opaque {
-                return found;
+                return found.cloned();
             }
-            seen.insert(c.clone());
+            seen.insert(c);
             if let Some(meta) = ix
                 .by_id
-                .get(&c)
+                .get(c)
                 .and_then(|&i| self.sm.rows.get(i))
                 .and_then(|r| r.kind.entry())
             {
-                found = Some(meta.id.clone());
-                cur = meta.parent.as_str().map(str::to_owned);
+                found = Some(&meta.id);
+                cur = meta.parent.as_id();
             } else {
-                cur = ix.opaque_parents.get(&c).cloned().flatten();
+                cur = ix.opaque_parent(c.as_bytes()).flatten();
             }
         }
         None
     }
 
     /// `findFirstCanonicalDescendant`.
-    fn first_descendant(&self, opaque: &str) -> Option<String> {
+    fn first_descendant(&self, opaque: &Id) -> Option<Id> {
         let ix = &self.sm.ix;
         for row in &self.sm.rows {
             let Some(meta) = row.kind.entry() else {
                 continue;
             };
-            let mut seen: HashSet<&str> = HashSet::new();
-            let mut p = meta.parent.as_str();
+            let mut seen: Set<&Id> = Set::default();
+            let mut p = meta.parent.as_id();
             while let Some(c) = p.filter(|c| !c.is_empty()) {
-                if !ix.opaque_parents.contains_key(c) || !seen.insert(c) {
+                if !ix.is_opaque(c.as_bytes()) || !seen.insert(c) {
                     break;
                 }
                 if c == opaque {
                     return Some(meta.id.clone());
                 }
-                p = ix.opaque_parents.get(c).and_then(|v| v.as_deref());
+                p = ix.opaque_parent(c.as_bytes()).flatten();
             }
         }
         None
@@ -214,7 +234,7 @@ pub enum EntryError {
     #[error(transparent)]
     Read(#[from] ReadError),
     /// The row does not fit the typed model.
-    #[error("{at}: {source}")]
+    #[error("{at}: the row does not fit the typed entry model")]
     Typed {
         /// The row.
         at: RowLocation,
@@ -327,6 +347,15 @@ fn apply_order<T: Copy>(items: &mut [T], order: &[usize]) {
 impl SessionManager {
     /// The entry with this id (the last row carrying it), or `None`.
     pub fn get_entry(&self, id: &str) -> Option<EntryRef<'_>> {
+        self.get_entry_wtf8(id.as_bytes())
+    }
+
+    /// As [`SessionManager::get_entry`] for any JavaScript string (lone surrogates included).
+    pub fn get_entry_js(&self, id: &JsString) -> Option<EntryRef<'_>> {
+        self.get_entry_wtf8(id.as_wtf8())
+    }
+
+    pub(crate) fn get_entry_wtf8(&self, id: &[u8]) -> Option<EntryRef<'_>> {
         self.ix.by_id.get(id).map(|&i| EntryRef::new(self, i))
     }
 
@@ -334,9 +363,9 @@ impl SessionManager {
     pub fn get_leaf_entry(&self) -> Option<EntryRef<'_>> {
         self.ix
             .leaf
-            .as_deref()
+            .as_ref()
             .filter(|l| !l.is_empty())
-            .and_then(|l| self.get_entry(l))
+            .and_then(|l| self.get_entry_wtf8(l.as_bytes()))
     }
 
     /// Every recognised row in file order (duplicates included), header excluded.
@@ -361,7 +390,7 @@ impl SessionManager {
     pub fn get_children(&self, parent_id: Option<&str>) -> Vec<EntryRef<'_>> {
         let key = match parent_id {
             None => ChildKey::Null,
-            Some(p) => ChildKey::Id(p.to_owned()),
+            Some(p) => ChildKey::Id(Id::from(p)),
         };
         self.ix
             .children
@@ -372,34 +401,47 @@ impl SessionManager {
 
     /// The label of an entry.
     pub fn get_label(&self, id: &str) -> Option<&JsValue> {
-        self.ix.labels.get(id).map(|l| &l.label)
+        self.ix.labels.get(id.as_bytes()).map(|l| &l.label)
     }
 
     /// The timestamp of the label row that set an entry's label.
     pub fn get_label_timestamp(&self, id: &str) -> Option<&JsValue> {
-        self.ix.labels.get(id).and_then(|l| l.timestamp.as_ref())
+        self.ix
+            .labels
+            .get(id.as_bytes())
+            .and_then(|l| l.timestamp.as_ref())
     }
 
     /// The path from the root to `from_id` (default: the leaf), root first: reported parents
     /// are followed, an opaque id is walked through its opaque parents; a seen-set stops
     /// cycles (each entry appears once). O(depth).
     pub fn get_branch(&self, from_id: Option<&str>) -> Vec<EntryRef<'_>> {
-        let mut path = Vec::new();
-        let mut seen: crate::index::FxSet<String> = Default::default();
-        let mut cur: Option<String> = match from_id {
-            Some(id) => Some(id.to_owned()),
+        let start = match from_id {
+            Some(id) => Some(Id::from(id)),
             None => self.ix.leaf.clone(),
         };
+        self.branch_from(start)
+    }
+
+    /// As [`SessionManager::get_branch`] from any JavaScript string (lone surrogates included).
+    pub fn get_branch_js(&self, from_id: &JsString) -> Vec<EntryRef<'_>> {
+        self.branch_from(Some(Id::new(from_id.clone())))
+    }
+
+    pub(crate) fn branch_from(&self, start: Option<Id>) -> Vec<EntryRef<'_>> {
+        let mut path = Vec::new();
+        let mut seen: Set<Id> = Set::default();
+        let mut cur = start;
         while let Some(c) = cur.take().filter(|c| !c.is_empty()) {
             if !seen.insert(c.clone()) {
                 break;
             }
             if let Some(&i) = self.ix.by_id.get(&c) {
                 let e = EntryRef::new(self, i);
-                cur = e.resolved_parent().truthy().map(str::to_owned);
+                cur = e.resolved_parent().truthy().cloned();
                 path.push(e);
             } else {
-                cur = self.ix.opaque_parents.get(&c).cloned().flatten();
+                cur = self.ix.opaque_parent(c.as_bytes()).flatten().cloned();
             }
         }
         path.reverse();
@@ -427,6 +469,16 @@ impl SessionManager {
     /// [`NameError::NonStringName`] when that row's `name` is a number, boolean, array or
     /// object (OpenClaw 2026.6.11 throws `entry.name?.trim is not a function`).
     pub fn get_session_name(&self) -> Result<Option<String>, NameError> {
+        Ok(self
+            .get_session_name_js()?
+            .map(|n| n.to_str_lossy().into_owned()))
+    }
+
+    /// As [`SessionManager::get_session_name`], exactly (lone surrogates kept).
+    ///
+    /// # Errors
+    /// As [`SessionManager::get_session_name`].
+    pub fn get_session_name_js(&self) -> Result<Option<JsString>, NameError> {
         let Some(i) = self.ix.last_session_info else {
             return Ok(None);
         };
@@ -436,14 +488,14 @@ impl SessionManager {
         match value.get("name") {
             None | Some(JsValue::Null) => Ok(None),
             Some(JsValue::String(s)) => {
-                let t = js_trim(&s.to_str_lossy());
+                let t = js_trim_js(s);
                 Ok((!t.is_empty()).then_some(t))
             }
             Some(_) => Err(NameError::NonStringName {
                 id: self.rows[i]
                     .kind
                     .entry()
-                    .map(|e| e.id.clone())
+                    .map(|e| e.id.text().to_owned())
                     .unwrap_or_default(),
                 at: self.location(i),
             }),
@@ -456,25 +508,25 @@ impl SessionManager {
     /// a parent cycle, which the reference drops (or hangs on), are kept — each cycle is broken
     /// at its member that comes first in the file — so every entry appears exactly once.
     pub fn get_tree(&self) -> SessionTree<'_> {
-        let mut node_of: crate::index::FxMap<&str, usize> = Default::default();
+        let mut node_of: Map<&Id, usize> = Map::default();
         let mut nodes: Vec<TreeNode<'_>> = Vec::with_capacity(self.ix.id_order.len());
         let mut first_pos: Vec<usize> = Vec::new();
         for (pos, row) in self.rows.iter().enumerate() {
             let Some(e) = row.kind.entry() else { continue };
-            if node_of.contains_key(e.id.as_str()) {
+            if node_of.contains_key(&e.id) {
                 continue;
             }
             let Some(&last) = self.ix.by_id.get(&e.id) else {
                 continue;
             };
-            node_of.insert(e.id.as_str(), nodes.len());
+            node_of.insert(&e.id, nodes.len());
             first_pos.push(pos);
             let label = self.ix.labels.get(&e.id);
             nodes.push(TreeNode {
                 entry: EntryRef::new(self, last),
                 children: Vec::new(),
-                label: label.map(|l| l.label.clone()),
-                label_timestamp: label.and_then(|l| l.timestamp.clone()),
+                label: label.map(|l| clone_value(&l.label)),
+                label_timestamp: label.and_then(|l| l.timestamp.as_ref().map(clone_value)),
             });
         }
         let n = nodes.len();

@@ -11,14 +11,25 @@
 //! `expectError` op that succeeds records `{op: i, unexpectedSuccess: true}`; a snapshot during
 //! which a getter fails records `{op: i, error}` instead. Where this crate's typed errors word
 //! things differently from the reference (FINDINGS e, j), the runner maps them to the
-//! reference's texts.
+//! reference's texts. `file` arguments are resolved like the node runner's
+//! `path.resolve(D, file)` (lexically: `./`, `..`, repeated and trailing separators).
+//!
+//! Limit: the reference is called from JavaScript, which coerces whatever it is given (a
+//! missing `tokensBefore` becomes `undefined` → `null` in the file, a numeric `modelId` is
+//! written as a number, a `null` `customType` as `null`). This crate's API is typed and cannot
+//! express that, so the runner does not invent values: an op whose argument is missing or of
+//! the wrong type records `{op: i, error: "op 3 appendCompaction: tokensBefore must be a
+//! number"}` (or `… message is required`) and changes nothing. Scripts that exercise JavaScript
+//! coercion therefore differ from the reference by design. Ids are passed exactly (lone
+//! surrogates included) through the `*_js` methods.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use session_format::json::{JsObject, JsValue, parse_value, to_json_string};
+use session_format::json::{JsObject, JsString, JsValue, parse_value, to_json_string};
 
-use crate::error::{ContextError, NameError};
+use crate::deep::{clone_value, clone_value_with};
+use crate::error::{AppendError, ContextError, NameError};
 use crate::io;
 use crate::manager::{NewSessionOptions, OpenParams, SessionManager};
 
@@ -33,7 +44,7 @@ pub enum ReplayError {
     #[error("op-script is not an object with an `ops` array")]
     Shape,
     /// The directory cannot be canonicalised.
-    #[error("cannot use directory {path}: {source}")]
+    #[error("cannot use directory {path}")]
     Dir {
         /// The directory.
         path: PathBuf,
@@ -99,7 +110,7 @@ pub fn run_script(script: &[u8], dir: &Path) -> Result<ReplayOutput, ReplayError
             }
             continue;
         }
-        match runner.run_op(&o) {
+        match runner.run_op(i, &o) {
             Ok(ret) => {
                 if expect_error {
                     let mut r = JsObject::new();
@@ -158,9 +169,86 @@ struct Runner {
     bindings: HashMap<String, String>,
 }
 
-fn str_arg(o: &JsValue, key: &str) -> Option<String> {
-    o.get(key)
-        .and_then(|v| v.as_str_lossy().map(|s| s.into_owned()))
+/// An op's arguments, checked against the types the typed API needs. JavaScript would coerce
+/// a wrong-typed or missing argument (`undefined`, `String(5)`, …); this runner cannot express
+/// that through a typed API, so it refuses the op with an error record naming the argument
+/// (`op 3 appendCompaction: tokensBefore must be a number`) instead of inventing a value.
+struct Args<'a> {
+    o: &'a JsValue,
+    i: usize,
+    op: &'a str,
+}
+
+impl Args<'_> {
+    fn wrong(&self, key: &str, what: &str) -> String {
+        format!("op {} {}: {key} must be {what}", self.i, self.op)
+    }
+
+    /// A required string (exact: lone surrogates kept).
+    fn js_string(&self, key: &str) -> Result<JsString, String> {
+        match self.o.get(key) {
+            Some(JsValue::String(s)) => Ok(s.clone()),
+            _ => Err(self.wrong(key, "a string")),
+        }
+    }
+
+    /// A required string as text (lossy for lone surrogates).
+    fn string(&self, key: &str) -> Result<String, String> {
+        self.js_string(key).map(|s| s.to_str_lossy().into_owned())
+    }
+
+    /// An optional string (absent or `null` = none).
+    fn opt_string(&self, key: &str) -> Result<Option<String>, String> {
+        match self.o.get(key) {
+            None | Some(JsValue::Null) => Ok(None),
+            Some(JsValue::String(s)) => Ok(Some(s.to_str_lossy().into_owned())),
+            Some(_) => Err(self.wrong(key, "a string")),
+        }
+    }
+
+    fn number(&self, key: &str) -> Result<f64, String> {
+        match self.o.get(key) {
+            Some(JsValue::Number(n)) => Ok(*n),
+            _ => Err(self.wrong(key, "a number")),
+        }
+    }
+
+    fn bool(&self, key: &str) -> Result<bool, String> {
+        match self.o.get(key) {
+            Some(JsValue::Bool(b)) => Ok(*b),
+            _ => Err(self.wrong(key, "a boolean")),
+        }
+    }
+
+    /// An optional boolean (absent = none).
+    fn opt_bool(&self, key: &str) -> Result<Option<bool>, String> {
+        match self.o.get(key) {
+            None => Ok(None),
+            Some(JsValue::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(self.wrong(key, "a boolean")),
+        }
+    }
+
+    /// A required JSON value (any type, `null` included).
+    fn value(&self, key: &str) -> Result<JsValue, String> {
+        self.o
+            .get(key)
+            .cloned()
+            .ok_or_else(|| format!("op {} {}: {key} is required", self.i, self.op))
+    }
+
+    /// An optional JSON value (absent = none).
+    fn opt_value(&self, key: &str) -> Option<JsValue> {
+        self.o.get(key).cloned()
+    }
+}
+
+/// `appendMessage` errors in the reference's words where they differ.
+fn append_message_error(e: &AppendError) -> String {
+    match e {
+        AppendError::NullMessage => "Cannot read properties of null (reading 'role')".to_owned(),
+        other => other.to_string(),
+    }
 }
 
 /// `String(x)` for the few places the node runner passes a non-string where a string is
@@ -192,33 +280,19 @@ fn name_message(e: &NameError) -> String {
 }
 
 impl Runner {
+    /// `$name` → the bound id, for every string value at any depth (iteratively).
     fn substitute(&self, v: &JsValue) -> JsValue {
-        match v {
-            JsValue::String(s) => {
-                let text = s.to_str_lossy();
-                if let Some(name) = text.strip_prefix('$')
-                    && let Some(bound) = self.bindings.get(name)
-                {
-                    return JsValue::from(bound.as_str());
-                }
-                v.clone()
-            }
-            JsValue::Array(items) => {
-                JsValue::Array(items.iter().map(|x| self.substitute(x)).collect())
-            }
-            JsValue::Object(obj) => {
-                let mut out = JsObject::new();
-                for (k, x) in obj.iter() {
-                    out.insert(k.clone(), self.substitute(x));
-                }
-                JsValue::Object(out)
-            }
-            other => other.clone(),
-        }
+        clone_value_with(v, &mut |s| {
+            let text = s.to_str_lossy();
+            let name = text.strip_prefix('$')?;
+            self.bindings.get(name).map(|b| JsValue::from(b.as_str()))
+        })
     }
 
+    /// `path.resolve(D, file)`, as the node runner does (lexical: `./`, `..`, repeated and
+    /// trailing separators are normalised).
     fn in_dir(&self, file: &str) -> PathBuf {
-        self.dir.join(file)
+        crate::paths::resolve_in(&self.dir, Path::new(file))
     }
 
     fn need_sm(&mut self) -> Result<&mut SessionManager, String> {
@@ -246,14 +320,14 @@ impl Runner {
         .map_err(|e| e.to_string())
     }
 
-    /// Runs one op; `Ok(Some(id))` when it returned a string.
-    fn run_op(&mut self, o: &JsValue) -> Result<Option<String>, String> {
+    /// Runs op `i`; `Ok(Some(id))` when it returned a string.
+    fn run_op(&mut self, i: usize, o: &JsValue) -> Result<Option<String>, String> {
         let op = o.get("op");
         let name = op.and_then(|v| v.as_str_lossy().map(|s| s.into_owned()));
-        let opt_json = |k: &str| o.get(k).cloned();
-        let opt_bool = |k: &str| match o.get(k) {
-            Some(JsValue::Bool(b)) => Some(*b),
-            _ => None,
+        let args = Args {
+            o,
+            i,
+            op: name.as_deref().unwrap_or_default(),
         };
         match name.as_deref() {
             Some("create") => {
@@ -268,7 +342,7 @@ impl Runner {
                 Ok(None)
             }
             Some("open") => {
-                let path = self.in_dir(&js_string(o.get("file")));
+                let path = self.in_dir(&args.string("file")?);
                 self.sm = Some(self.open(&path)?);
                 Ok(None)
             }
@@ -285,8 +359,8 @@ impl Runner {
                 Ok(None)
             }
             Some("forkFrom") => {
-                let source = match o.get("file") {
-                    Some(f) => self.in_dir(&js_string(Some(f))),
+                let source = match args.opt_string("file")? {
+                    Some(f) => self.in_dir(&f),
                     None => self.current_file()?,
                 };
                 self.sm = Some(
@@ -296,7 +370,7 @@ impl Runner {
                 Ok(None)
             }
             Some("newSession") => {
-                let parent_session = str_arg(o, "parentSession");
+                let parent_session = args.opt_string("parentSession")?;
                 let sm = self.need_sm()?;
                 let path = sm.new_session(NewSessionOptions {
                     id: None,
@@ -305,69 +379,66 @@ impl Runner {
                 Ok(path.map(|p| p.to_string_lossy().into_owned()))
             }
             Some("writeFile") => {
-                let path = self.in_dir(&js_string(o.get("file")));
-                let content = js_string(o.get("content"));
+                let path = self.in_dir(&args.string("file")?);
+                let content = args.string("content")?;
                 io::write_raw(&path, content.as_bytes()).map_err(|e| e.to_string())?;
                 Ok(None)
             }
             Some("appendRaw") => {
-                let path = match o.get("file") {
-                    Some(f) => self.in_dir(&js_string(Some(f))),
+                let path = match args.opt_string("file")? {
+                    Some(f) => self.in_dir(&f),
                     None => self.current_file()?,
                 };
-                let content = js_string(o.get("content"));
+                let content = args.string("content")?;
                 io::append_raw(&path, content.as_bytes()).map_err(|e| e.to_string())?;
                 Ok(None)
             }
             Some("appendMessage") => {
-                let message = opt_json("message").unwrap_or(JsValue::Null);
+                let message = args.value("message")?;
                 let sm = self.need_sm()?;
                 sm.append_message(message)
                     .map(Some)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| append_message_error(&e))
             }
             Some("appendThinkingLevelChange") => {
-                let level = js_string(o.get("thinkingLevel"));
+                let level = args.string("thinkingLevel")?;
                 let sm = self.need_sm()?;
                 sm.append_thinking_level_change(&level)
                     .map(Some)
                     .map_err(|e| e.to_string())
             }
             Some("appendModelChange") => {
-                let provider = js_string(o.get("provider"));
-                let model = js_string(o.get("modelId"));
+                let provider = args.string("provider")?;
+                let model = args.string("modelId")?;
                 let sm = self.need_sm()?;
                 sm.append_model_change(&provider, &model)
                     .map(Some)
                     .map_err(|e| e.to_string())
             }
             Some("appendCompaction") => {
-                let summary = js_string(o.get("summary"));
-                let first_kept = js_string(o.get("firstKeptEntryId"));
-                let tokens = o
-                    .get("tokensBefore")
-                    .and_then(JsValue::as_f64)
-                    .unwrap_or(f64::NAN);
-                let details = opt_json("details");
-                let from_hook = opt_bool("fromHook");
+                let summary = args.string("summary")?;
+                let first_kept = args.js_string("firstKeptEntryId")?;
+                let tokens = args.number("tokensBefore")?;
+                let details = args.opt_value("details");
+                let from_hook = args.opt_bool("fromHook")?;
                 let sm = self.need_sm()?;
-                sm.append_compaction(&summary, &first_kept, tokens, details, from_hook)
+                sm.append_compaction_js(&summary, &first_kept, tokens, details, from_hook)
                     .map(Some)
                     .map_err(|e| e.to_string())
             }
             Some("appendCustomEntry") => {
-                let custom_type = js_string(o.get("customType"));
-                let data = opt_json("data");
+                let custom_type = args.string("customType")?;
+                let data = args.opt_value("data");
                 let sm = self.need_sm()?;
                 sm.append_custom_entry(&custom_type, data)
                     .map(Some)
                     .map_err(|e| e.to_string())
             }
             Some("appendCustomMessageEntry") => {
-                let custom_type = js_string(o.get("customType"));
-                let content = opt_json("content").unwrap_or(JsValue::Null);
-                let display = opt_bool("display").unwrap_or(false);
-                let details = opt_json("details");
+                let custom_type = args.string("customType")?;
+                let content = args.value("content")?;
+                let display = args.bool("display")?;
+                let details = args.opt_value("details");
                 let sm = self.need_sm()?;
                 sm.append_custom_message_entry(&custom_type, content, display, details)
                     .map(Some)
@@ -384,17 +455,17 @@ impl Runner {
                     .map_err(|e| e.to_string())
             }
             Some("appendLabelChange") => {
-                let target = js_string(o.get("targetId"));
-                let label = opt_json("label");
+                let target = args.js_string("targetId")?;
+                let label = args.opt_value("label");
                 let sm = self.need_sm()?;
-                sm.append_label_change_value(&target, label)
+                sm.append_label_change_js(&target, label)
                     .map(Some)
                     .map_err(|e| e.to_string())
             }
             Some("branch") => {
-                let id = js_string(o.get("id"));
+                let id = args.js_string("id")?;
                 let sm = self.need_sm()?;
-                sm.branch(&id).map(|()| None).map_err(|e| e.to_string())
+                sm.branch_js(&id).map(|()| None).map_err(|e| e.to_string())
             }
             Some("resetLeaf") => {
                 self.need_sm()?.reset_leaf();
@@ -403,20 +474,20 @@ impl Runner {
             Some("branchWithSummary") => {
                 let id = match o.get("id") {
                     None | Some(JsValue::Null) => None,
-                    Some(v) => Some(js_string(Some(v))),
+                    Some(_) => Some(args.js_string("id")?),
                 };
-                let summary = js_string(o.get("summary"));
-                let details = opt_json("details");
-                let from_hook = opt_bool("fromHook");
+                let summary = args.string("summary")?;
+                let details = args.opt_value("details");
+                let from_hook = args.opt_bool("fromHook")?;
                 let sm = self.need_sm()?;
-                sm.branch_with_summary(id.as_deref(), &summary, details, from_hook)
+                sm.branch_with_summary_js(id.as_ref(), &summary, details, from_hook)
                     .map(Some)
                     .map_err(|e| e.to_string())
             }
             Some("createBranchedSession") => {
-                let leaf = js_string(o.get("leafId"));
+                let leaf = args.js_string("leafId")?;
                 let sm = self.need_sm()?;
-                sm.create_branched_session(&leaf)
+                sm.create_branched_session_js(&leaf)
                     .map(|p| p.map(|p| p.to_string_lossy().into_owned()))
                     .map_err(|e| e.to_string())
             }
@@ -430,7 +501,7 @@ impl Runner {
     /// The snapshot record, or the message of the first getter that fails.
     fn snapshot(&self, label: Option<&JsValue>) -> Result<JsValue, String> {
         let mut s = JsObject::new();
-        s.insert("label", label.cloned().unwrap_or(JsValue::Null));
+        s.insert("label", label.map_or(JsValue::Null, clone_value));
         let Some(sm) = &self.sm else {
             s.insert("file", JsValue::Null);
             s.insert("leafId", JsValue::Null);
@@ -450,7 +521,7 @@ impl Runner {
             _ => JsValue::Null,
         };
         s.insert("file", file);
-        s.insert("leafId", JsValue::from(sm.get_leaf_id()));
+        s.insert("leafId", JsValue::from(sm.get_leaf_id_js().cloned()));
         s.insert(
             "header",
             sm.get_header()
@@ -470,12 +541,12 @@ impl Runner {
             .to_value()
             .map_err(|e| e.to_string())?;
         s.insert("context", context);
-        let name = sm.get_session_name().map_err(|e| name_message(&e))?;
+        let name = sm.get_session_name_js().map_err(|e| name_message(&e))?;
         s.insert("sessionName", JsValue::from(name));
         let branch = sm
             .get_branch(None)
             .iter()
-            .map(|e| JsValue::from(e.id()))
+            .map(|e| JsValue::from(e.id_js().cloned()))
             .collect();
         s.insert("branch", JsValue::Array(branch));
         Ok(wrap(s))
@@ -505,8 +576,11 @@ fn tree_value(sm: &SessionManager) -> JsValue {
                 .map(|&c| built[c].take().unwrap_or(JsValue::Null))
                 .collect();
             let mut o = JsObject::new();
-            o.insert("id", JsValue::from(node.entry.id()));
-            o.insert("label", node.label.clone().unwrap_or(JsValue::Null));
+            o.insert("id", JsValue::from(node.entry.id_js().cloned()));
+            o.insert(
+                "label",
+                node.label.as_ref().map_or(JsValue::Null, clone_value),
+            );
             o.insert("children", JsValue::Array(children));
             built[k] = Some(JsValue::Object(o));
         } else {

@@ -17,6 +17,9 @@ use session_format::line::{LineContent, LineError, LineReader};
 use session_format::migrate::{MigrationReport, MigrationRow, js_version_number, migrate};
 use session_format::row::{RowClass, classify_in};
 
+use crate::deep::take;
+use crate::id::Id;
+
 /// A `parentId`-like field as the row holds it.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub(crate) enum Parent {
@@ -26,7 +29,7 @@ pub(crate) enum Parent {
     /// `null`.
     Null,
     /// A string.
-    Str(String),
+    Str(Id),
     /// A number, boolean, array or object.
     Other,
 }
@@ -36,13 +39,13 @@ impl Parent {
         match f {
             Field::Absent => Parent::Absent,
             Field::Null => Parent::Null,
-            Field::Str(s) => Parent::Str(s.to_string()),
+            Field::Str(s) => Parent::Str(Id::from_js_str(s)),
             Field::Other => Parent::Other,
         }
     }
 
     /// The value as a reference id (`null` and anything not a string give `None`).
-    pub(crate) fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_id(&self) -> Option<&Id> {
         match self {
             Parent::Str(s) => Some(s),
             _ => None,
@@ -78,7 +81,7 @@ pub(crate) enum MsgShape {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct LabelMeta {
     /// `targetId` when it is a string.
-    pub(crate) target: Option<String>,
+    pub(crate) target: Option<Id>,
     /// `label` (any JSON value), absent = `None`.
     pub(crate) label: Option<JsValue>,
     /// `timestamp` (any JSON value), absent = `None`.
@@ -89,7 +92,7 @@ pub(crate) struct LabelMeta {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct EntryMeta {
     pub(crate) ty: EntryType,
-    pub(crate) id: String,
+    pub(crate) id: Id,
     pub(crate) parent: Parent,
     /// `appendMode === "side"`.
     pub(crate) side: bool,
@@ -103,11 +106,11 @@ pub(crate) struct EntryMeta {
 /// appendParentId?, appendMode?}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LeafMeta {
-    pub(crate) id: String,
-    pub(crate) parent: Option<String>,
-    pub(crate) target: Option<String>,
+    pub(crate) id: Id,
+    pub(crate) parent: Option<Id>,
+    pub(crate) target: Option<Id>,
     /// `None` = key absent; `Some(None)` = `null`.
-    pub(crate) append_parent: Option<Option<String>>,
+    pub(crate) append_parent: Option<Option<Id>>,
     pub(crate) side: bool,
 }
 
@@ -125,7 +128,7 @@ pub(crate) enum RowKind {
     /// A valid leaf control.
     Leaf(LeafMeta),
     /// A parent-linked opaque row (`id` + `parentId`, type not session/leaf).
-    Linked { id: String, parent: Option<String> },
+    Linked { id: Id, parent: Option<Id> },
     /// Any other JSON row.
     Opaque {
         /// The row is an object.
@@ -239,11 +242,8 @@ impl Row {
     }
 }
 
-fn field_str<'e>(f: &'e Field<'_>) -> Option<&'e str> {
-    match f {
-        Field::Str(s) => Some(s),
-        _ => None,
-    }
+fn field_id(f: &Field<'_>) -> Option<Id> {
+    f.as_js_str().map(Id::from_js_str)
 }
 
 /// Parses a leaf-control row exactly as OpenClaw 2026.6.11's `parseOpaqueLeafEntry`: an object
@@ -251,17 +251,20 @@ fn field_str<'e>(f: &'e Field<'_>) -> Option<&'e str> {
 /// string, `appendParentId` absent/`null`/string, `appendMode` absent or `"side"`.
 pub(crate) fn parse_leaf(value: &JsValue) -> Option<LeafMeta> {
     let obj = value.as_object()?;
-    let text = |k: &str| -> Option<Option<String>> {
+    let text = |k: &str| -> Option<Option<Id>> {
         match obj.get(k) {
             Some(JsValue::Null) => Some(None),
-            Some(JsValue::String(s)) => Some(Some(s.to_str_lossy().into_owned())),
+            Some(JsValue::String(s)) => Some(Some(Id::new(s.clone()))),
             _ => None,
         }
     };
     if obj.get_str("type").as_deref() != Some("leaf") {
         return None;
     }
-    let id = obj.get_str("id").filter(|s| !s.is_empty())?.into_owned();
+    let id = match obj.get("id") {
+        Some(JsValue::String(s)) if !s.is_empty() => Id::new(s.clone()),
+        _ => return None,
+    };
     let parent = text("parentId")?;
     let target = text("targetId")?;
     let append_parent = match obj.get("appendParentId") {
@@ -282,13 +285,14 @@ pub(crate) fn parse_leaf(value: &JsValue) -> Option<LeafMeta> {
     })
 }
 
-fn label_meta(value: &JsValue) -> LabelMeta {
+/// The label parts of a parsed `label` row (moved out, not copied).
+fn label_meta(mut value: JsValue) -> LabelMeta {
     LabelMeta {
         target: value
             .get("targetId")
-            .and_then(|v| v.as_str_lossy().map(|s| s.into_owned())),
-        label: value.get("label").cloned(),
-        timestamp: value.get("timestamp").cloned(),
+            .and_then(|v| v.as_js_string().map(|s| Id::new(s.clone()))),
+        label: take(&mut value, "label"),
+        timestamp: take(&mut value, "timestamp"),
     }
 }
 
@@ -305,12 +309,12 @@ pub(crate) fn classify_row(
     }
     let opaque = || RowKind::Opaque {
         object: env.kind == ValueKind::Object,
-        session: field_str(&env.r#type) == Some("session"),
+        session: env.r#type.as_str() == Some("session"),
         parent: Parent::from_field(&env.parent_id),
     };
     match classify_in(env, version) {
         RowClass::Entry(ty) => {
-            let id = field_str(&env.id).unwrap_or_default().to_owned();
+            let id = field_id(&env.id).unwrap_or_else(|| Id::from(""));
             let parent = Parent::from_field(&env.parent_id);
             let needs_parse = ty == EntryType::Label
                 || memchr::memmem::find(json, b"\"appendMode\"").is_some()
@@ -334,9 +338,11 @@ pub(crate) fn classify_row(
                 },
                 _ => MsgShape::Object,
             });
-            let label = (ty == EntryType::Label)
-                .then(|| full.as_ref().map(label_meta))
-                .flatten();
+            let label = if ty == EntryType::Label {
+                full.map(label_meta)
+            } else {
+                None
+            };
             RowKind::Entry(EntryMeta {
                 ty,
                 id,
@@ -352,8 +358,8 @@ pub(crate) fn classify_row(
             None => opaque(),
         },
         RowClass::ParentLinkedOpaque => RowKind::Linked {
-            id: field_str(&env.id).unwrap_or_default().to_owned(),
-            parent: field_str(&env.parent_id).map(str::to_owned),
+            id: field_id(&env.id).unwrap_or_else(|| Id::from("")),
+            parent: field_id(&env.parent_id),
         },
         RowClass::Session | RowClass::Opaque => opaque(),
     }
@@ -437,6 +443,46 @@ pub(crate) fn load(buf: &[u8]) -> Loaded {
         header,
         blank: session_format::line::is_blank(buf),
     }
+}
+
+/// The rows of lines another writer appended, which this manager adopts: they are `buf[start..]`
+/// (each row a span of `buf`), preceded in the file by `line_base` lines and `offset_base`
+/// bytes (so their line numbers and offsets are the file's), classified against the header's
+/// `version`. Blank lines are not rows.
+pub(crate) fn load_appended(
+    buf: &[u8],
+    start: usize,
+    version: f64,
+    line_base: usize,
+    offset_base: usize,
+) -> Vec<Row> {
+    let Some(tail) = buf.get(start..) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for line in LineReader::new(tail) {
+        let begin = start + line.raw.offset;
+        let end = begin + line.raw.bytes.len();
+        let json_off = line.json.as_ptr() as usize - line.raw.bytes.as_ptr() as usize;
+        let json = (json_off, json_off + line.json.len());
+        let pos = Some((line_base + line.raw.number, offset_base + line.raw.offset));
+        let kind = match line.content {
+            LineContent::Blank => continue,
+            LineContent::Malformed(mut err) => {
+                err.line += line_base;
+                err.byte_offset += offset_base;
+                RowKind::Malformed(err)
+            }
+            LineContent::Json(env) => classify_row(&env, line.json, version, false),
+        };
+        out.push(Row {
+            text: Text::Span { start: begin, end },
+            json,
+            pos,
+            kind,
+        });
+    }
+    out
 }
 
 /// The header's version as the reference compares it (`version ?? 1`).

@@ -47,6 +47,92 @@ where
     }
 }
 
+/// Runs `command` with no stdin and a time limit: a run that does not finish within `secs`
+/// seconds is killed and reported with code -1 and `timed out` on stderr (so a hang, e.g. on a
+/// FIFO, fails the test instead of blocking the suite).
+pub fn run_command_timeout(mut command: Command, secs: u64) -> Run {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = so.read_to_end(&mut b);
+        b
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = se.read_to_end(&mut b);
+        b
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code().unwrap_or(-1);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break -1;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = String::from_utf8_lossy(&out_t.join().unwrap()).into_owned();
+    let mut stderr = String::from_utf8_lossy(&err_t.join().unwrap()).into_owned();
+    if code == -1 {
+        stderr.push_str("\n[timed out]");
+    }
+    Run {
+        code,
+        stdout,
+        stderr,
+    }
+}
+
+/// Runs the binary with `args` in `cwd`, killed after 30 s (see [`run_command_timeout`]).
+pub fn run_in_timeout<I, S>(cwd: &Path, args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut c = cmd();
+    c.current_dir(cwd).args(args);
+    run_command_timeout(c, 30)
+}
+
+/// Makes a FIFO at `path` (with `mkfifo`).
+pub fn mkfifo(path: &Path) {
+    let st = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(st.success(), "mkfifo {}", path.display());
+}
+
+/// The file type of `path` (not following symlinks), as `fsx` names it.
+pub fn file_kind(path: &Path) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = std::fs::symlink_metadata(path).unwrap().file_type();
+    if t.is_symlink() {
+        "symlink"
+    } else if t.is_fifo() {
+        "fifo"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_dir() {
+        "directory"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_file() {
+        "regular file"
+    } else {
+        "other"
+    }
+}
+
 /// Runs the binary in the fixtures directory (so paths in the output are relative).
 pub fn run<I, S>(args: I) -> Run
 where

@@ -7,8 +7,8 @@ mod serde_bridge;
 mod value;
 mod write;
 
-pub use parse::parse_value;
-pub use scan::{Envelope, EnvelopeScanner, Field, ValueKind};
+pub use parse::{MAX_DEPTH, parse_value};
+pub use scan::{Envelope, EnvelopeScanner, Field, JsStr, ValueKind};
 pub use serde_bridge::{SerdeError, from_value, to_value};
 pub use value::{JsObject, JsString, JsValue};
 pub use write::{number_to_string, to_json_string, write_number, write_string_pub, write_value};
@@ -50,6 +50,9 @@ pub enum JsonErrorKind {
     /// A raw control character (below U+0020) inside a string.
     #[error("control character in string")]
     ControlCharacterInString,
+    /// Nesting deeper than [`MAX_DEPTH`] (valid JSON, but too deep to build a tree for).
+    #[error("nesting deeper than {MAX_DEPTH} levels")]
+    TooDeep,
     /// Something follows the value.
     #[error("trailing characters after the value")]
     TrailingCharacters,

@@ -5,7 +5,17 @@
 use super::value::{JsObject, JsString, JsValue, push_code_point};
 use super::{JsonError, JsonErrorKind};
 
+/// The deepest nesting [`parse_value`] builds a tree for. Deeper text is still valid JSON: the
+/// envelope scan accepts any depth, so the line is indexed and kept verbatim; only its full parse
+/// fails. The limit keeps every recursive operation on a tree (clone, comparison, drop, serde
+/// conversion, `Debug`) within a 2 MiB thread stack even in debug builds (measured: the tightest,
+/// `from_value`, overflows at about 1,400 levels there). OpenClaw 2026.6.11 parses deeper lines
+/// but fails with a `RangeError` at about 5,000 levels.
+pub const MAX_DEPTH: usize = 1000;
+
 /// Parses one JSON text (surrounding JSON whitespace allowed) into a [`JsValue`].
+///
+/// Nesting is limited to [`MAX_DEPTH`] arrays and objects.
 ///
 /// # Errors
 /// [`JsonError`] with the byte offset (within `input`) of the first byte that breaks the JSON
@@ -76,6 +86,9 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         JsValue::Object(JsObject::new())
                     } else {
+                        if stack.len() >= MAX_DEPTH {
+                            return Err(self.error(JsonErrorKind::TooDeep));
+                        }
                         let key = self.object_key()?;
                         stack.push(Frame::Object(JsObject::new(), key));
                         continue 'value;
@@ -88,6 +101,9 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         JsValue::Array(Vec::new())
                     } else {
+                        if stack.len() >= MAX_DEPTH {
+                            return Err(self.error(JsonErrorKind::TooDeep));
+                        }
                         stack.push(Frame::Array(Vec::new()));
                         continue 'value;
                     }

@@ -2,8 +2,10 @@
 //! top-level `type`, `id` and `parentId` (and a message's `role`) without building a tree.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use super::parse::{Parser, decode_string_body};
+use super::value::JsString;
 use super::{JsonError, JsonErrorKind};
 
 /// What a top-level JSON value is.
@@ -23,6 +25,109 @@ pub enum ValueKind {
     Null,
 }
 
+/// A decoded JSON string, borrowed from the line when it holds no escape (and is valid UTF-8),
+/// else owned. Stored as WTF-8 like [`JsString`], so a lone surrogate (`"\udc00"`) is kept
+/// exactly and two different lone surrogates stay different; [`JsStr::as_str`] gives the text
+/// only when it is well formed, [`JsStr::to_str_lossy`] puts U+FFFD in place of lone surrogates.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct JsStr<'a> {
+    /// WTF-8 bytes (valid UTF-8 except for encoded lone surrogates).
+    wtf8: Cow<'a, [u8]>,
+}
+
+impl<'a> JsStr<'a> {
+    /// The WTF-8 bytes (equal to the UTF-8 bytes for well-formed text).
+    pub fn as_wtf8(&self) -> &[u8] {
+        &self.wtf8
+    }
+
+    /// The text, when it holds no lone surrogate.
+    pub fn as_str(&self) -> Option<&str> {
+        std::str::from_utf8(&self.wtf8).ok()
+    }
+
+    /// The text with every lone surrogate replaced by U+FFFD.
+    pub fn to_str_lossy(&self) -> Cow<'_, str> {
+        match std::str::from_utf8(&self.wtf8) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => Cow::Owned(self.to_js_string().to_str_lossy().into_owned()),
+        }
+    }
+
+    /// The string as a [`JsString`] (lossless).
+    pub fn to_js_string(&self) -> JsString {
+        JsString::from_wtf8_unchecked(self.wtf8.to_vec())
+    }
+
+    /// True for `""`.
+    pub fn is_empty(&self) -> bool {
+        self.wtf8.is_empty()
+    }
+
+    /// Detaches the string from the line it was read from.
+    pub fn into_owned(self) -> JsStr<'static> {
+        JsStr {
+            wtf8: Cow::Owned(self.wtf8.into_owned()),
+        }
+    }
+}
+
+impl fmt::Debug for JsStr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_js_string(), f)
+    }
+}
+
+impl<'a> From<&'a str> for JsStr<'a> {
+    fn from(s: &'a str) -> Self {
+        JsStr {
+            wtf8: Cow::Borrowed(s.as_bytes()),
+        }
+    }
+}
+
+impl From<String> for JsStr<'static> {
+    fn from(s: String) -> Self {
+        JsStr {
+            wtf8: Cow::Owned(s.into_bytes()),
+        }
+    }
+}
+
+impl From<JsString> for JsStr<'static> {
+    fn from(s: JsString) -> Self {
+        JsStr {
+            wtf8: Cow::Owned(s.as_wtf8().to_vec()),
+        }
+    }
+}
+
+impl<'a> From<&'a JsString> for JsStr<'a> {
+    fn from(s: &'a JsString) -> Self {
+        JsStr {
+            wtf8: Cow::Borrowed(s.as_wtf8()),
+        }
+    }
+}
+
+impl PartialEq<str> for JsStr<'_> {
+    fn eq(&self, other: &str) -> bool {
+        *self.wtf8 == *other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for JsStr<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        *self.wtf8 == *other.as_bytes()
+    }
+}
+
+impl PartialEq<JsString> for JsStr<'_> {
+    fn eq(&self, other: &JsString) -> bool {
+        *self.wtf8 == *other.as_wtf8()
+    }
+}
+
 /// One top-level property as the envelope sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub enum Field<'a> {
@@ -31,24 +136,38 @@ pub enum Field<'a> {
     Absent,
     /// The property is `null`.
     Null,
-    /// The property is a string (decoded; lone surrogates read as U+FFFD).
-    Str(Cow<'a, str>),
+    /// The property is a string (decoded losslessly: lone surrogates are kept).
+    Str(JsStr<'a>),
     /// The property holds a number, boolean, array or object.
     Other,
 }
 
 impl<'a> Field<'a> {
-    /// The string value, if the field is a string.
+    /// The string value, if the field is a string without lone surrogates (a string holding
+    /// one is never a known `type` or `role`; use [`Field::as_js_str`] for ids).
     pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Field::Str(s) => s.as_str(),
+            _ => None,
+        }
+    }
+
+    /// The string value (lossless), if the field is a string.
+    pub fn as_js_str(&self) -> Option<&JsStr<'a>> {
         match self {
             Field::Str(s) => Some(s),
             _ => None,
         }
     }
 
-    /// The string value, if the field is a non-empty string.
+    /// The string value, if the field is a non-empty string without lone surrogates.
     pub fn non_empty_str(&self) -> Option<&str> {
         self.as_str().filter(|s| !s.is_empty())
+    }
+
+    /// True when the field is a non-empty string (lone surrogates allowed): a usable id.
+    pub fn is_non_empty_str(&self) -> bool {
+        matches!(self, Field::Str(s) if !s.is_empty())
     }
 
     /// True when the property exists (with any value).
@@ -61,7 +180,7 @@ impl<'a> Field<'a> {
         match self {
             Field::Absent => Field::Absent,
             Field::Null => Field::Null,
-            Field::Str(s) => Field::Str(Cow::Owned(s.into_owned())),
+            Field::Str(s) => Field::Str(s.into_owned()),
             Field::Other => Field::Other,
         }
     }
@@ -336,14 +455,15 @@ fn eof_or(p: &Parser<'_>, kind: JsonErrorKind) -> JsonError {
     }
 }
 
-/// Decodes a string field: borrowed when it is plain UTF-8 without escapes.
-fn decode_field(body: &[u8], escaped: bool) -> Cow<'_, str> {
-    if !escaped && let Ok(s) = std::str::from_utf8(body) {
-        return Cow::Borrowed(s);
+/// Decodes a string field: borrowed when it is plain UTF-8 without escapes, else decoded to
+/// WTF-8 (lone-surrogate escapes kept).
+fn decode_field(body: &[u8], escaped: bool) -> JsStr<'_> {
+    if !escaped && std::str::from_utf8(body).is_ok() {
+        return JsStr {
+            wtf8: Cow::Borrowed(body),
+        };
     }
-    Cow::Owned(
-        decode_string_body(body, escaped)
-            .to_str_lossy()
-            .into_owned(),
-    )
+    JsStr {
+        wtf8: Cow::Owned(decode_string_body(body, escaped).as_wtf8().to_vec()),
+    }
 }

@@ -1,0 +1,1114 @@
+//! The defects a new user found by trying to break `sessions` (target/cli-breaker): files that
+//! are not regular files, outputs that are not regular files, per-file results, rows too deep
+//! to decode, files that are not sessions, what `check` must report, the demo's manifest and
+//! store guard, Markdown code spans, short ids, control characters, and the usability fixes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
+
+mod support;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+use std::path::Path;
+
+use insta::assert_snapshot;
+use session_format::json::{JsValue, parse_value};
+use support::*;
+
+const HEADER: &str = r#"{"type":"session","version":3,"id":"sess-0001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}"#;
+
+fn json(text: &str) -> JsValue {
+    parse_value(text.as_bytes()).unwrap()
+}
+
+fn msg(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
+    let parent = parent.map_or_else(|| "null".to_owned(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{text}"}}],"timestamp":1767225601000}}}}"#
+    )
+}
+
+fn lines(rows: &[String]) -> Vec<u8> {
+    let mut s = rows.join("\n");
+    s.push('\n');
+    s.into_bytes()
+}
+
+/// A small clean session: header, user, assistant, user.
+fn small_session() -> Vec<u8> {
+    lines(&[
+        HEADER.to_owned(),
+        msg("a1", None, "user", "hello"),
+        msg("a2", Some("a1"), "assistant", "hi there"),
+        msg("a3", Some("a2"), "user", "more"),
+    ])
+}
+
+/// True when `s` holds a character that must not reach a terminal raw (newlines aside).
+fn has_raw_controls(s: &str) -> bool {
+    s.chars().any(|c| {
+        (c.is_control() && c != '\n')
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. export -o never replaces anything but a regular file
+
+#[test]
+fn export_never_replaces_anything_but_a_regular_file() {
+    let dir = tempdir();
+    let d = dir.path();
+    plant(&d.join("s.jsonl"), &small_session());
+    mkfifo(&d.join("out.fifo"));
+    let _sock = std::os::unix::net::UnixListener::bind(d.join("out.sock")).unwrap();
+    std::fs::create_dir(d.join("outdir")).unwrap();
+    symlink(d.join("out.fifo"), d.join("to-fifo.html")).unwrap();
+    symlink("/nonexistent-for-tests/x.html", d.join("dangling.html")).unwrap();
+    for (out, kind, after) in [
+        ("out.fifo", "fifo", "fifo"),
+        ("out.sock", "socket", "socket"),
+        ("outdir", "directory", "directory"),
+        ("to-fifo.html", "fifo", "symlink"),
+    ] {
+        let r = run_in_timeout(d, ["export", "s.jsonl", "-o", out, "--force"]);
+        assert_eq!(r.code, 2, "{out}: {}", r.stderr);
+        assert_eq!(
+            r.stderr,
+            format!(
+                "error: {out} is a {kind}, not a regular file; export writes only regular files \
+                 and never replaces anything else, even with --force (use `-o -` or a shell \
+                 redirection to write to stdout)\n"
+            )
+        );
+        assert_eq!(file_kind(&d.join(out)), after, "{out} was replaced");
+    }
+    assert_eq!(file_kind(&d.join("out.fifo")), "fifo");
+    let r = run_in_timeout(d, ["export", "s.jsonl", "-o", "dangling.html", "--force"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: dangling.html is a dangling symbolic link (its target \
+         /nonexistent-for-tests/x.html does not exist); refusing to write through it: remove the \
+         link or choose another OUT\n"
+    );
+    assert_eq!(file_kind(&d.join("dangling.html")), "symlink");
+
+    // `-o -` is stdout.
+    let to_stdout = run_in_timeout(d, ["export", "s.jsonl", "-o", "-"]);
+    let plain = run_in_timeout(d, ["export", "s.jsonl"]);
+    assert_eq!(to_stdout.code, 0, "{}", to_stdout.stderr);
+    assert_eq!(to_stdout.stdout, plain.stdout);
+    assert!(!d.join("-").exists());
+
+    // --force over a regular file keeps its mode, as the help says.
+    let reg = d.join("out.json");
+    plant(&reg, b"old\n");
+    std::fs::set_permissions(&reg, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let r = run_in_timeout(d, ["export", "s.jsonl", "-o", "out.json", "--force"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&reg).unwrap(), plain.stdout);
+    assert_eq!(std::fs::metadata(&reg).unwrap().mode() & 0o7777, 0o640);
+    let r = run_in_timeout(d, ["export", "s.jsonl", "-o", "new.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::metadata(d.join("new.json")).unwrap().mode() & 0o7777,
+        0o600
+    );
+    let help = run_in_timeout(d, ["export", "--help"]);
+    let help1 = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help1.contains("-o OUT writes a new regular file with mode 0600"),
+        "{help1}"
+    );
+    assert!(
+        help1.contains("the result keeps the replaced file's mode bits"),
+        "{help1}"
+    );
+    assert!(
+        help1.contains("a directory, FIFO, socket or device is refused even with --force"),
+        "{help1}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. FIFOs and devices named *.jsonl are never opened
+
+#[test]
+fn fifos_and_devices_named_jsonl_are_never_opened() {
+    let dir = tempdir();
+    let d = dir.path();
+    let sessions = d.join("sessions");
+    plant(&sessions.join("a.jsonl"), &small_session());
+    mkfifo(&sessions.join("fifo.jsonl"));
+    symlink("/dev/zero", sessions.join("zero.jsonl")).unwrap();
+
+    let r = run_in_timeout(d, ["list", "--dir", "sessions"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.lines().count(), 2, "{}", r.stdout);
+    assert!(r.stdout.contains("sessions/a.jsonl"), "{}", r.stdout);
+    assert_eq!(
+        r.stderr,
+        "warning: skipped 2 files:\n  sessions/fifo.jsonl: not a regular file: fifo (session \
+         files are only read when they are regular files)\n  sessions/zero.jsonl: not a regular \
+         file: character device (session files are only read when they are regular files)\n"
+    );
+
+    let r = run_in_timeout(d, ["check", "sessions/fifo.jsonl"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "sessions/fifo.jsonl: error: not a regular file: fifo (session files are only read when \
+         they are regular files)\nchecked 1 file: 0 ok, 1 unreadable\n"
+    );
+    let fifo_err = "error: sessions/fifo.jsonl: not a regular file: fifo (session files are only \
+                    read when they are regular files)\n";
+    for args in [
+        vec!["tree", "sessions/fifo.jsonl"],
+        vec!["context", "sessions/fifo.jsonl"],
+        vec!["show", "sessions/fifo.jsonl", "@1"],
+        vec!["show", "--raw", "sessions/fifo.jsonl", "@1"],
+        vec!["export", "sessions/fifo.jsonl"],
+        vec!["stats", "sessions/fifo.jsonl"],
+    ] {
+        let r = run_in_timeout(d, &args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr, fifo_err, "{args:?}");
+        assert_eq!(r.stdout, "", "{args:?}");
+    }
+    let r = run_in_timeout(d, ["tree", "sessions/zero.jsonl"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: sessions/zero.jsonl: not a regular file: character device (session files are \
+         only read when they are regular files)\n"
+    );
+    let r = run_in_timeout(d, ["tree", "--dir", "sessions", "--session", "fifo"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("not a regular file: fifo"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(file_kind(&sessions.join("fifo.jsonl")), "fifo");
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. check and stats give each file its own result
+
+#[test]
+fn check_and_stats_give_each_file_its_own_result() {
+    let dir = tempdir();
+    let d = dir.path();
+    let s = d.join("s");
+    plant(&s.join("ok.jsonl"), &small_session());
+    std::fs::create_dir_all(s.join("d.jsonl")).unwrap();
+    symlink("/nonexistent-for-tests/gone", s.join("gone.jsonl")).unwrap();
+    let r = run_in_timeout(
+        d,
+        [
+            "check",
+            "s/missing.jsonl",
+            "s/ok.jsonl",
+            "s/d.jsonl",
+            "s/gone.jsonl",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "s/missing.jsonl: error: does not exist\n\
+         s/ok.jsonl: ok (3 entries)\n\
+         s/d.jsonl: error: is a directory\n\
+         s/gone.jsonl: error: is a dangling symbolic link (its target /nonexistent-for-tests/gone \
+         does not exist)\n\
+         checked 4 files: 1 ok, 3 unreadable\n"
+    );
+    let r = run_in_timeout(d, ["check", "--json", "s/missing.jsonl", "s/ok.jsonl"]);
+    assert_eq!(r.code, 2);
+    let v = json(&r.stdout);
+    let a = v.as_array().unwrap();
+    assert_eq!(a.len(), 2);
+    assert_eq!(
+        a[0].get("error").and_then(JsValue::as_str_lossy).as_deref(),
+        Some("does not exist")
+    );
+    assert_eq!(a[0].get("ok"), Some(&JsValue::Bool(false)));
+    assert_eq!(a[1].get("error"), Some(&JsValue::Null));
+    assert_eq!(a[1].get("ok"), Some(&JsValue::Bool(true)));
+
+    // stats --dir: the directory named *.jsonl is reported, the session still counted.
+    let r = run_in_timeout(d, ["stats", "--dir", "s"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stdout.starts_with("s/ok.jsonl\n"), "{}", r.stdout);
+    assert!(r.stdout.contains("  entries        3\n"), "{}", r.stdout);
+    assert_eq!(
+        r.stderr,
+        "error: s/d.jsonl is a directory; pass a session file, or use --dir s/d.jsonl to work on \
+         the sessions in it\n\
+         error: s/gone.jsonl: is a dangling symbolic link (its target /nonexistent-for-tests/gone \
+         does not exist)\n"
+    );
+    let r = run_in_timeout(d, ["stats", "--json", "s/ok.jsonl", "s/missing.jsonl"]);
+    assert_eq!(r.code, 2);
+    let v = json(&r.stdout);
+    let a = v.as_array().unwrap();
+    assert_eq!(a.len(), 2);
+    assert_eq!(a[0].get("entries").and_then(JsValue::as_f64), Some(3.0));
+    assert_eq!(
+        a[1].get("error").and_then(JsValue::as_str_lossy).as_deref(),
+        Some("s/missing.jsonl: does not exist")
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. rows nested deeper than the library can decode
+
+fn deep_session() -> (Vec<u8>, usize) {
+    let deep = format!(
+        r#"{{"type":"message","id":"n1","parentId":"a3","timestamp":"2026-01-01T00:00:04.000Z","message":{{"role":"user","content":[{{"type":"text","text":"deep"}}],"x":{}{}}}}}"#,
+        "[".repeat(1200),
+        "]".repeat(1200)
+    );
+    let base = small_session();
+    let offset = base.len();
+    let mut bytes = base;
+    bytes.extend_from_slice(deep.as_bytes());
+    bytes.push(b'\n');
+    (bytes, offset)
+}
+
+#[test]
+fn rows_too_deep_to_decode_are_reported_and_shown_honestly() {
+    let dir = tempdir();
+    let d = dir.path();
+    let (bytes, offset) = deep_session();
+    plant(&d.join("deep.jsonl"), &bytes);
+    let abs = std::fs::canonicalize(d.join("deep.jsonl")).unwrap();
+
+    let r = run_in_timeout(d, ["check", "deep.jsonl"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        format!(
+            "deep.jsonl:5: byte {offset}: too-deep: nesting deeper than 1000 levels: kept \
+             verbatim, cannot be decoded (message entry \"n1\")\n\
+             checked 1 file: 0 ok, 1 with problems (1 problem)\n"
+        )
+    );
+
+    let r = run_in_timeout(d, ["tree", "deep.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("● n1 message    (too deep to decode)  ◀ leaf\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("(no message)"));
+    assert_eq!(
+        r.stderr,
+        "warning: deep.jsonl: 1 problem (run `sessions check deep.jsonl`)\n"
+    );
+
+    let one_line = format!(
+        "error: {}:5: byte {offset}: nesting deeper than 1000 levels: kept verbatim, cannot be \
+         decoded (`sessions show --raw {} @5` prints the line)\n",
+        abs.display(),
+        abs.display()
+    );
+    for args in [
+        vec!["context", "--json", "deep.jsonl"],
+        vec!["show", "deep.jsonl", "n1"],
+        vec!["export", "deep.jsonl", "--format", "json"],
+        vec!["export", "deep.jsonl", "--format", "html"],
+    ] {
+        let r = run_in_timeout(d, &args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert_eq!(r.stderr, one_line, "{args:?}");
+    }
+    // The text context shows it, as the tree does.
+    let r = run_in_timeout(d, ["context", "deep.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("4  n1  message    (too deep to decode)\n"),
+        "{}",
+        r.stdout
+    );
+    // --raw prints it as stored.
+    let r = run_in_timeout(d, ["show", "--raw", "deep.jsonl", "@5"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.as_bytes(), &bytes[offset..]);
+    assert_eq!(
+        r.stderr,
+        format!("deep.jsonl:5: byte {offset}: JSON, type \"message\", id \"n1\"\n")
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. files that are not sessions
+
+#[test]
+fn files_that_are_not_sessions_are_errors() {
+    let dir = tempdir();
+    let d = dir.path();
+    plant(
+        &d.join("passwd"),
+        b"root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n",
+    );
+    let binary: Vec<u8> = (0..=255u8).cycle().take(2048).collect();
+    plant(&d.join("binary.jsonl"), &binary);
+    plant(&d.join("garbage.jsonl"), b"{{{{ not json\nmore garbage\n");
+    plant(&d.join("ws.jsonl"), b"  \n\t\n");
+    plant(
+        &d.join("badonly.jsonl"),
+        b"{\"type\":\"sessionx\",\"id\":\"x\"}\n",
+    );
+    for (file, why) in [
+        (
+            "passwd",
+            "no line is a session header and no entry could be read (`sessions check passwd` has \
+             details)",
+        ),
+        (
+            "binary.jsonl",
+            "no line is a session header and no entry could be read (`sessions check \
+             binary.jsonl` has details)",
+        ),
+        (
+            "garbage.jsonl",
+            "no line is a session header and no entry could be read (`sessions check \
+             garbage.jsonl` has details)",
+        ),
+        ("ws.jsonl", "the file holds only whitespace (5 bytes)"),
+        (
+            "badonly.jsonl",
+            "no line is a session header and no entry could be read (`sessions check \
+             badonly.jsonl` has details)",
+        ),
+    ] {
+        for args in [
+            vec!["tree", file],
+            vec!["context", file],
+            vec!["stats", file],
+            vec!["export", file],
+            vec!["export", file, "--format", "jsonl"],
+            vec!["export", file, "-o", "out.json"],
+        ] {
+            let r = run_in_timeout(d, &args);
+            assert_eq!(r.code, 2, "{args:?}");
+            assert_eq!(r.stdout, "", "{args:?}");
+            assert_eq!(
+                r.stderr,
+                format!("error: not a session file: {file}: {why}\n"),
+                "{args:?}"
+            );
+        }
+    }
+    assert!(!d.join("out.json").exists());
+
+    // A corrupt header over readable entries: work on them, and say so.
+    let mut bad = b"{\"type\":\"sessionx\",\"id\":\"x\"}\n".to_vec();
+    bad.extend_from_slice(&small_session()[HEADER.len() + 1..]);
+    plant(&d.join("badheader.jsonl"), &bad);
+    let warn = "warning: badheader.jsonl: no readable session header (no line is a session row \
+                with a string id); working on the 3 entries that could be read, under a made-up \
+                header with a new session id (`sessions check badheader.jsonl` has details)\n";
+    let r = run_in_timeout(d, ["tree", "badheader.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.lines().count(), 5, "{}", r.stdout);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "{warn}warning: badheader.jsonl: 1 problem (run `sessions check badheader.jsonl`)\n"
+        )
+    );
+    let r = run_in_timeout(d, ["export", "badheader.jsonl", "--format", "jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let header = json(r.stdout.lines().next().unwrap());
+    let id = header.get("id").and_then(JsValue::as_str_lossy).unwrap();
+    let cwd = header.get("cwd").and_then(JsValue::as_str_lossy).unwrap();
+    assert_eq!(
+        r.stderr,
+        format!(
+            "{warn}warning: the exported header is made up, not read from the file: session id \
+             {id} is new and cwd {cwd} is the current directory\n"
+        )
+    );
+    assert_eq!(r.stdout.lines().count(), 4);
+}
+
+// ---------------------------------------------------------------------------------------
+// 6 and 14. what check reports: errors and warnings
+
+#[test]
+fn check_reports_what_list_and_context_building_fail_on() {
+    let dir = tempdir();
+    let d = dir.path();
+    let rows = vec![
+        HEADER.to_owned(),
+        msg("s1", None, "user", "fine"),
+        r#"{"type":"message","id":"s2","parentId":"s1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":null}}"#.to_owned(),
+        r#"{"type":"message","id":"s3","parentId":"s2","timestamp":"2026-01-01T00:00:03.000Z","message":"notobj"}"#.to_owned(),
+        r#"{"type":"message","id":"s4","parentId":"s3","timestamp":"2026-01-01T00:00:04.000Z","message":null}"#.to_owned(),
+        r#"{"type":"session_info","id":"s5","parentId":"s4","timestamp":"2026-01-01T00:00:05.000Z","name":42}"#.to_owned(),
+        r#"{"type":"message","id":"s6","parentId":"s5","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":[null]}}"#.to_owned(),
+        "null".to_owned(),
+    ];
+    plant(&d.join("bad.jsonl"), &lines(&rows));
+    let r = run_in_timeout(d, ["check", "bad.jsonl"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_snapshot!(r.stdout);
+    // `list` skips the same file.
+    let r = run_in_timeout(d, ["list", "--dir", "."]);
+    assert!(r.stderr.contains("bad.jsonl: not listable"), "{}", r.stderr);
+}
+
+#[test]
+fn check_warnings_do_not_change_the_exit_code() {
+    let dir = tempdir();
+    let d = dir.path();
+    let body = &small_session()[HEADER.len() + 1..];
+    let with_header = |h: &str| {
+        let mut b = h.as_bytes().to_vec();
+        b.push(b'\n');
+        b.extend_from_slice(body);
+        b
+    };
+    plant(
+        &d.join("v99.jsonl"),
+        &with_header(&HEADER.replace("\"version\":3", "\"version\":99")),
+    );
+    plant(
+        &d.join("vstr.jsonl"),
+        &with_header(&HEADER.replace("\"version\":3", "\"version\":\"3\"")),
+    );
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend_from_slice(&small_session());
+    plant(&d.join("bom.jsonl"), &bom);
+    let crlf = String::from_utf8(small_session())
+        .unwrap()
+        .replace('\n', "\r\n");
+    plant(&d.join("crlf.jsonl"), crlf.as_bytes());
+    let mut compaction = small_session();
+    compaction.extend_from_slice(
+        br#"{"type":"compaction","id":"cp","parentId":"a3","timestamp":"2026-01-01T00:00:05.000Z","summary":"s","firstKeptEntryId":"nowhere","tokensBefore":5}"#,
+    );
+    compaction.push(b'\n');
+    plant(&d.join("compaction.jsonl"), &compaction);
+    let files = [
+        "v99.jsonl",
+        "vstr.jsonl",
+        "bom.jsonl",
+        "crlf.jsonl",
+        "compaction.jsonl",
+    ];
+    let mut args = vec!["check"];
+    args.extend(files);
+    let r = run_in_timeout(d, &args);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_snapshot!(r.stdout);
+    let r = run_in_timeout(d, ["check", "--json", "v99.jsonl"]);
+    assert_eq!(r.code, 0);
+    let v = json(&r.stdout);
+    let p = &v.as_array().unwrap()[0];
+    assert_eq!(p.get("ok"), Some(&JsValue::Bool(true)));
+    let problem = &p.get("problems").and_then(JsValue::as_array).unwrap()[0];
+    assert_eq!(
+        problem
+            .get("severity")
+            .and_then(JsValue::as_str_lossy)
+            .as_deref(),
+        Some("warning")
+    );
+    // Whitespace-only is described as such.
+    plant(&d.join("ws.jsonl"), b" \n\t\n");
+    let r = run_in_timeout(d, ["check", "ws.jsonl"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stdout,
+        "ws.jsonl: empty: the file holds only whitespace (4 bytes, no JSON); a writable open \
+         would write a fresh header\nchecked 1 file: 0 ok, 1 with problems (1 problem)\n"
+    );
+    let help = run_in_timeout(d, ["check", "--help"]);
+    assert!(
+        help.stdout
+            .contains("Warnings (reported, exit code unchanged):")
+    );
+    assert!(help.stdout.contains("Errors (exit code 1):"));
+}
+
+// ---------------------------------------------------------------------------------------
+// 7. a failed demo can be cleaned up by --force
+
+#[test]
+fn a_demo_that_cannot_write_its_manifest_writes_nothing() {
+    let dir = tempdir();
+    let base = dir.path();
+    std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = base.join("demo");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let manifest = root.join(".sessions-demo.json");
+    plant(&manifest, b"{\"files\":[]}\n");
+    std::fs::set_permissions(&manifest, std::fs::Permissions::from_mode(0o444)).unwrap();
+    // As root, permissions do not stop writes: run the demo as `nobody`.
+    let root_user = std::fs::metadata(&manifest).unwrap().uid() == 0;
+    let demo = |force: bool| {
+        let mut c = if root_user {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(env!("CARGO_BIN_EXE_sessions"));
+            c.env("HOME", "/nonexistent-home-for-tests");
+            c
+        } else {
+            cmd()
+        };
+        c.arg("demo").arg("--root").arg(&root);
+        if force {
+            c.arg("--force");
+        }
+        run_command_timeout(c, 60)
+    };
+    if root_user
+        && std::process::Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        eprintln!("skipping a_demo_that_cannot_write_its_manifest_writes_nothing: no setpriv");
+        return;
+    }
+    let r = demo(true);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    // Nothing but the (unwritable) manifest: no session file the retry would trip over.
+    assert_eq!(dir_names(&root), [".sessions-demo.json"], "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with(&format!(
+            "error: cannot write the demo manifest {}",
+            manifest.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    // Once the manifest is writable, --force rebuilds, and again.
+    std::fs::set_permissions(&manifest, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let r = demo(true);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = demo(true);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(dir_names(&root), [".sessions-demo.json", "agents"]);
+}
+
+#[test]
+fn a_demo_interrupted_while_writing_a_file_is_cleaned_up_by_force() {
+    let dir = tempdir();
+    let root = dir.path().join("demo");
+    let tg = "agents/main/sessions/telegram_123456.jsonl";
+    // What a demo leaves when it stops while writing its first file.
+    plant(
+        &root.join(".sessions-demo.json"),
+        format!("{{\"files\":[{{\"path\":\"{tg}\",\"sha256\":null}}]}}\n").as_bytes(),
+    );
+    plant(
+        &root.join(tg),
+        b"{\"type\":\"session\",\"version\":3,\"id\":\"x\"",
+    );
+    let r = run_in_timeout(
+        dir.path(),
+        ["demo", "--root", root.to_str().unwrap(), "--force"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let c = run_in_timeout(dir.path(), ["check", root.join(tg).to_str().unwrap()]);
+    assert_eq!(c.code, 0, "{}", c.stdout);
+}
+
+// ---------------------------------------------------------------------------------------
+// 8. demo --force never writes into a store that is not a demo
+
+#[test]
+fn demo_force_refuses_an_openclaw_store_without_a_manifest() {
+    let dir = tempdir();
+    let root = dir.path().join("state");
+    plant(&root.join("openclaw.json"), b"{}\n");
+    plant(
+        &root.join("agents/main/sessions/whatsapp_1.jsonl"),
+        &small_session(),
+    );
+    for args in [
+        vec!["demo", "--root", "state"],
+        vec!["demo", "--root", "state", "--force"],
+    ] {
+        let r = run_in_timeout(dir.path(), &args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert_eq!(
+            r.stderr,
+            "error: state is not empty and holds no demo manifest (.sessions-demo.json), and it \
+             looks like an OpenClaw store (openclaw.json or agents/); the demo writes only into an \
+             empty directory or over an earlier demo, even with --force. Choose another --root\n"
+        );
+    }
+    assert_eq!(dir_names(&root), ["agents", "openclaw.json"]);
+    assert_eq!(
+        dir_names(&root.join("agents/main/sessions")),
+        ["whatsapp_1.jsonl"]
+    );
+    let help = run_in_timeout(dir.path(), ["demo", "--help"]);
+    let help = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("is refused even with --force"), "{help}");
+}
+
+// ---------------------------------------------------------------------------------------
+// 9. Markdown code spans
+
+#[test]
+fn markdown_code_spans_are_commonmark() {
+    let dir = tempdir();
+    let d = dir.path();
+    let rows = vec![
+        HEADER.replace("\"cwd\":\"/tmp\"", "\"cwd\":\"/tmp/we`ird_dir\""),
+        msg("u1", None, "user", "weather?"),
+        r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"weather_forecast","arguments":{}},{"type":"toolCall","id":"c2","name":"it`s","arguments":{}}],"provider":"p","model":"m"}}"#.to_owned(),
+        r#"{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"weather_forecast","content":[{"type":"text","text":"sunny"}],"isError":false}}"#.to_owned(),
+        r#"{"type":"custom_message","id":"x1","parentId":"r1","timestamp":"2026-01-01T00:00:04.000Z","customType":"`tick`","content":"hi","display":true}"#.to_owned(),
+    ];
+    plant(&d.join("md.jsonl"), &lines(&rows));
+    let r = run_in_timeout(d, ["export", "md.jsonl", "--format", "md"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = &r.stdout;
+    for want in [
+        "- Working directory: ``/tmp/we`ird_dir``\n",
+        "**→ tool call `weather_forecast`**\n",
+        "**→ tool call ``it`s``**\n",
+        "### Tool result `weather_forecast` · `r1` · 2026-01-01T00:00:03.000Z\n",
+        "### Custom message `` `tick` `` · `x1` · 2026-01-01T00:00:04.000Z\n",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    assert!(!out.contains("weather\\_forecast"), "{out}");
+}
+
+// ---------------------------------------------------------------------------------------
+// 11. short ids are unique
+
+#[test]
+fn tree_short_ids_are_shortest_unique_prefixes() {
+    let dir = tempdir();
+    let d = dir.path();
+    let (i1, i2, i3) = (
+        "0195f000-0000-7000-8000-000000000001",
+        "0195f000-0000-7000-8000-000000000002",
+        "0195f000-1111-7000-8000-000000000003",
+    );
+    let rows = vec![
+        HEADER.to_owned(),
+        msg(i1, None, "user", "one"),
+        msg(i2, Some(i1), "assistant", "two"),
+        msg(i3, Some(i2), "user", "three"),
+    ];
+    plant(&d.join("ids.jsonl"), &lines(&rows));
+    let r = run_in_timeout(d, ["tree", "ids.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "ids.jsonl — 3 entries, 1 root, 0 branch points, leaf 0195f000-1\n\
+         ● 0195f000-0000-7000-8000-000000000001 user       one\n\
+         ● 0195f000-0000-7000-8000-000000000002 assistant  two\n\
+         ● 0195f000-1                           user       three  ◀ leaf\n\
+         legend: ● current branch  ○ other branch  ◀ leaf  ◆ branch point  ✂ compaction  ⇤ \
+         first kept entry\n"
+    );
+    let r = run_in_timeout(d, ["context", "ids.jsonl"]);
+    assert!(
+        r.stdout
+            .contains("\n2  0195f000-0000-7000-8000-000000000002  assistant  two\n"),
+        "{}",
+        r.stdout
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// 12. control characters never reach the terminal
+
+#[test]
+fn control_and_bidi_characters_are_escaped_in_human_output() {
+    let dir = tempdir();
+    let sessions = dir.path().join("agents/main/sessions");
+    let rows = vec![
+        HEADER.to_owned(),
+        r#"{"type":"message","id":"ü\u202e\u0000x","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"rtl \u202e text\u0007bell \u001b[31mred"}],"timestamp":1767225601000}}"#.to_owned(),
+        r#"{"type":"session_info","id":"n1","parentId":"ü\u202e\u0000x","timestamp":"2026-01-01T00:00:02.000Z","name":"na\u2066me\u0000"}"#.to_owned(),
+        r#"{"type":"label","id":"l1","parentId":"n1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"n1","label":"la\u001bbel"}"#.to_owned(),
+    ];
+    plant(&sessions.join("c.jsonl"), &lines(&rows));
+    let f = sessions.join("c.jsonl");
+    let f = f.to_str().unwrap();
+    for args in [
+        vec!["tree", f],
+        vec!["context", f],
+        vec!["list", "--root", dir.path().to_str().unwrap()],
+        vec!["export", f, "--format", "md"],
+    ] {
+        let r = run_in_timeout(dir.path(), &args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(!has_raw_controls(&r.stdout), "{args:?}: {:?}", r.stdout);
+        assert!(!has_raw_controls(&r.stderr), "{args:?}: {:?}", r.stderr);
+    }
+    let r = run_in_timeout(dir.path(), ["tree", f]);
+    assert!(
+        r.stdout.contains(
+            "● ü\\u{202e}\\u{0}x user          rtl \\u{202e} text\\u{7}bell \\u{1b}[31mred\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("[la\\u{1b}bel]"), "{}", r.stdout);
+    // JSON output stays exact.
+    let r = run_in_timeout(dir.path(), ["tree", "--json", f]);
+    let v = json(&r.stdout);
+    let first = &v.get("nodes").and_then(JsValue::as_array).unwrap()[0];
+    assert_eq!(
+        first.get("id").and_then(JsValue::as_str_lossy).as_deref(),
+        Some("ü\u{202e}\u{0}x")
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// 13. small things
+
+#[test]
+fn usage_messages_say_what_is_wrong() {
+    let dir = tempdir();
+    let d = dir.path();
+    plant(&d.join("s.jsonl"), &small_session());
+    std::fs::create_dir_all(d.join("st/agents/c")).unwrap();
+    for (args, want) in [
+        (
+            vec!["show", "s.jsonl"],
+            "error: missing ENTRY_ID: `sessions show s.jsonl ENTRY_ID` (an entry id, a unique \
+             prefix of one, or @LINE; `sessions tree` lists the ids)\n",
+        ),
+        (
+            vec!["tree", "-"],
+            "error: reading a session from standard input (`-`) is not supported: sessions are \
+             opened by path; save it to a file first and pass that path\n",
+        ),
+        (
+            vec!["list", "--dir", "s.jsonl"],
+            "error: --dir s.jsonl is not a directory (it is a regular file); pass a session file \
+             without --dir, or a directory of *.jsonl files\n",
+        ),
+        (
+            vec!["list", "--root", "st", "--agent", "c"],
+            "error: agent \"c\" has no sessions directory: st/agents/c/sessions does not exist\n",
+        ),
+    ] {
+        let r = run_in_timeout(d, &args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert_eq!(r.stderr, want, "{args:?}");
+    }
+    for (args, want) in [
+        (
+            vec!["tree", "s.jsonl", "--width", "0"],
+            "the width must be at least 40 columns",
+        ),
+        (
+            vec!["tree", "s.jsonl", "--depth", "0"],
+            "the depth must be at least 1 (the root is depth 1)",
+        ),
+        (
+            vec!["context", "s.jsonl", "--width", "39"],
+            "the width must be at least 40 columns",
+        ),
+    ] {
+        let r = run_in_timeout(d, &args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+    }
+    // An OS error is printed once (reading /proc/self/mem at offset 0 fails with EIO).
+    if Path::new("/proc/self/mem").exists() {
+        let r = run_in_timeout(d, ["tree", "/proc/self/mem"]);
+        assert_eq!(r.code, 2);
+        assert_eq!(r.stderr.matches("(os error").count(), 1, "{}", r.stderr);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// usability
+
+#[test]
+fn session_addressed_by_header_id_in_any_subdirectory() {
+    let dir = tempdir();
+    let d = dir.path();
+    let cwd_dir = d.join("sessions/--home-me-proj--");
+    let id = "0195f3a0-7c1e-7000-8000-0000000000b1";
+    plant(
+        &cwd_dir.join(format!("2026-01-02T09-00-00-000Z_{id}.jsonl")),
+        &std::fs::read(fixture("branchy.jsonl")).unwrap(),
+    );
+    let other = HEADER.replace("sess-0001", "0195f3a0-9999-7000-8000-000000000000");
+    let mut b = other.into_bytes();
+    b.push(b'\n');
+    plant(&d.join("sessions/other.jsonl"), &b);
+    let by_path = run_in_timeout(
+        d,
+        [
+            "tree",
+            cwd_dir
+                .join(format!("2026-01-02T09-00-00-000Z_{id}.jsonl"))
+                .to_str()
+                .unwrap(),
+        ],
+    );
+    assert_eq!(by_path.code, 0, "{}", by_path.stderr);
+    for name in [
+        id,
+        "0195f3a0-7c1e",
+        "2026-01-02T09-00-00-000Z_0195f3a0-7c1e-7000-8000-0000000000b1",
+    ] {
+        let r = run_in_timeout(d, ["tree", "--dir", "sessions", "--session", name]);
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        assert_eq!(
+            r.stdout.lines().skip(1).collect::<Vec<_>>(),
+            by_path.stdout.lines().skip(1).collect::<Vec<_>>(),
+            "{name}"
+        );
+    }
+    let r = run_in_timeout(d, ["tree", "--dir", "sessions", "--session", "0195f3a0"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: session \"0195f3a0\" is ambiguous in sessions (several session ids start with \
+         it): other.jsonl, \
+         --home-me-proj--/2026-01-02T09-00-00-000Z_0195f3a0-7c1e-7000-8000-0000000000b1.jsonl\n"
+    );
+    let r = run_in_timeout(d, ["tree", "--dir", "sessions", "--session", "0195f3a"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("(a session id prefix needs at least 8 characters)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn dir_means_the_directory_and_its_immediate_subdirectories_everywhere() {
+    let dir = tempdir();
+    let d = dir.path();
+    plant(&d.join("s/a.jsonl"), &small_session());
+    plant(&d.join("s/sub/b.jsonl"), &small_session());
+    plant(&d.join("s/sub/deeper/c.jsonl"), &small_session());
+    let r = run_in_timeout(d, ["list", "--dir", "s"]);
+    assert_eq!(r.stdout.lines().count(), 3, "{}", r.stdout);
+    let r = run_in_timeout(d, ["check", "--dir", "s"]);
+    assert_eq!(
+        r.stdout,
+        "s/a.jsonl: ok (3 entries)\ns/sub/b.jsonl: ok (3 entries)\nchecked 2 files: 2 ok\n"
+    );
+    let r = run_in_timeout(d, ["stats", "--json", "--dir", "s"]);
+    assert_eq!(json(&r.stdout).as_array().map(Vec::len), Some(2));
+    let r = run_in_timeout(d, ["tree", "--dir", "s", "--session", "b"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with("s/sub/b.jsonl — 3 entries"),
+        "{}",
+        r.stdout
+    );
+    let help = run_in_timeout(d, ["--help"]);
+    let help = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains(
+            "A sessions directory (--agent, --dir, --pi) always means the *.jsonl files directly \
+             in it and in its immediate sub-directories, in every subcommand."
+        ),
+        "{help}"
+    );
+}
+
+#[test]
+fn list_help_explains_modified() {
+    let r = run(["list", "--help"]);
+    let help = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains(
+            "MODIFIED (UTC): the time of the newest user or assistant message (OpenClaw's \
+             SessionInfo.modified"
+        ),
+        "{help}"
+    );
+    assert!(help.contains("it is not the file's mtime"), "{help}");
+    assert!(
+        help.contains("`mtime` (the file's modification time)"),
+        "{help}"
+    );
+}
+
+#[test]
+fn tree_and_context_count_problems_and_mark_cycles() {
+    let r = run(["tree", "cycle.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "cycle.jsonl — 3 entries, 2 roots, 0 branch points, leaf c2000002\n\
+         ├─ ○ u2000001 user       hello\n\
+         └─ ● c2000001 user       a  ⟲ cycle\n\
+         \u{20}  ● c2000002 assistant  b  ⟲ cycle  ◀ leaf\n\
+         legend: ● current branch  ○ other branch  ◀ leaf  ◆ branch point  ✂ compaction  ⇤ \
+         first kept entry  ⟲ parent cycle\n"
+    );
+    let line = "warning: cycle.jsonl: 1 problem (run `sessions check cycle.jsonl`)\n";
+    assert_eq!(r.stderr, line);
+    let r = run(["context", "cycle.jsonl"]);
+    assert_eq!(r.stderr, line);
+    let r = run(["tree", "branchy.jsonl"]);
+    assert_eq!(r.stderr, "");
+}
+
+#[test]
+fn show_raw_prints_any_line_with_its_offset() {
+    let r = run(["show", "--raw", "malformed-line.jsonl", "@3"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line3 = std::fs::read_to_string(fixture("malformed-line.jsonl"))
+        .unwrap()
+        .lines()
+        .nth(2)
+        .unwrap()
+        .to_owned();
+    assert_eq!(r.stdout, format!("{line3}\n"));
+    assert_eq!(
+        r.stderr,
+        "malformed-line.jsonl:3: byte 325: not JSON: unexpected end of input at byte 28\n"
+    );
+    let r = run(["show", "--raw", "malformed-line.jsonl", "@1"]);
+    assert_eq!(r.code, 0);
+    assert_eq!(
+        r.stderr,
+        "malformed-line.jsonl:1: byte 0: JSON, type \"session\", id \
+         \"0195f3a0-7c1e-7000-8000-0000000000c1\"\n"
+    );
+    let r = run(["show", "--raw", "malformed-line.jsonl", "@9"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: malformed-line.jsonl has 4 lines; there is no line 9\n"
+    );
+}
+
+#[test]
+fn demo_next_commands_are_quoted_and_rerunnable() {
+    let dir = tempdir();
+    let root = dir.path().join("demo with space");
+    let r = run_in_timeout(dir.path(), ["demo", "--root", root.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let q = format!("'{}'", root.display());
+    let next: Vec<&str> = r.stdout.lines().skip_while(|l| *l != "Next:").collect();
+    assert_eq!(
+        next,
+        [
+            "Next:".to_owned(),
+            format!("  sessions tree --root {q} --agent main --session discord_981234567890"),
+            format!(
+                "  sessions check '{}/agents/main/sessions/telegram_123456.jsonl'",
+                root.display()
+            ),
+            format!(
+                "  sessions export '{}/agents/main/sessions/telegram_123456.jsonl' --format html > \
+                 lisbon.html",
+                root.display()
+            ),
+        ]
+    );
+    assert!(r.stdout.contains(&format!("$ sessions list --root {q}\n")));
+}
+
+#[test]
+fn top_level_help_hides_replay_and_says_what_writes() {
+    let r = run(["--help"]);
+    assert_eq!(r.code, 0);
+    let commands: Vec<&str> = r
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(commands.len() > 8, "{}", r.stdout);
+    assert!(
+        commands
+            .iter()
+            .all(|l| !l.trim_start().starts_with("replay")),
+        "{}",
+        r.stdout
+    );
+    let help = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains(
+            "What writes: `demo` (the demo store under --root), `export -o OUT` (OUT only), and \
+             the developer command `replay` (in a temporary directory it removes)."
+        ),
+        "{help}"
+    );
+    let r = run(["replay", "--help"]);
+    assert!(r.stdout.contains("Developer tool"), "{}", r.stdout);
+}
+
+#[test]
+fn pi_sessions_are_listed_with_pi() {
+    let dir = tempdir();
+    let agent = dir.path().join("pi-agent");
+    let id = "0195f3a0-7c1e-7000-8000-0000000000b1";
+    plant(
+        &agent.join(format!(
+            "sessions/--home-me-proj--/2026-01-02T09-00-00-000Z_{id}.jsonl"
+        )),
+        &std::fs::read(fixture("branchy.jsonl")).unwrap(),
+    );
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut c = cmd();
+    c.current_dir(dir.path())
+        .env("HOME", &home)
+        .env("PI_CODING_AGENT_DIR", &agent)
+        .args(["list", "--pi", "--json"]);
+    let r = run_command_timeout(c, 30);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = json(&r.stdout);
+    let s = v.get("sessions").and_then(JsValue::as_array).unwrap();
+    assert_eq!(s.len(), 1);
+    assert_eq!(
+        s[0].get("id").and_then(JsValue::as_str_lossy).as_deref(),
+        Some(id)
+    );
+    // No ~/.openclaw and no --root: say where we looked, and suggest --pi.
+    let mut c = cmd();
+    c.current_dir(dir.path())
+        .env("HOME", &home)
+        .env("PI_CODING_AGENT_DIR", &agent)
+        .arg("list");
+    let r = run_command_timeout(c, 30);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "error: no OpenClaw store at {h}/.openclaw (looked for \
+             {h}/.openclaw/agents/<agent>/sessions/; --root was not given and \
+             $OPENCLAW_STATE_DIR is not set, so the default ~/.openclaw was used); use --root \
+             DIR, or --pi for pi's sessions (found in {a}/sessions), or --dir DIR for any other \
+             directory of *.jsonl files\n",
+            h = home.display(),
+            a = agent.display()
+        )
+    );
+}
+
+#[test]
+fn context_explains_an_incomplete_model() {
+    let dir = tempdir();
+    plant(&dir.path().join("s.jsonl"), &small_session());
+    let r = run_in_timeout(dir.path(), ["context", "s.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout.lines().next().unwrap(),
+        "s.jsonl — context at leaf a3: 3 messages, thinking off, model ?/? (the last model \
+         change or assistant reply on the branch does not name both a provider and a model)"
+    );
+}
