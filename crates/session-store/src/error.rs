@@ -95,6 +95,13 @@ pub enum OpenError {
         #[source]
         source: io::Error,
     },
+    /// The file changed between the `stat`s before and after every one of the load's attempts
+    /// (another writer kept rewriting it). The reference's text.
+    #[error("session file changed repeatedly while loading: {}", path.display())]
+    ChangedWhileLoading {
+        /// The file.
+        path: PathBuf,
+    },
     /// A row could not be parsed again for migration (a bug: rows are validated when read).
     #[error("{at}: cannot re-read row for migration")]
     Reread {
@@ -106,8 +113,8 @@ pub enum OpenError {
     },
 }
 
-/// Why an append failed. The in-memory state already holds the new row when only the write
-/// failed ([`AppendError::Write`]).
+/// Why an append failed. A failed append leaves the manager's in-memory state as it was
+/// before the call (no row, leaf and append cursor unchanged), so it may be retried.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AppendError {
@@ -142,6 +149,33 @@ pub enum AppendError {
         /// The I/O error.
         #[source]
         source: io::Error,
+    },
+    /// The path now holds another file than the one this manager read or last wrote (another
+    /// device or inode: replaced by a rename, or deleted and created again), or it was replaced
+    /// during the write. Nothing was written to the file now at the path; appending there would
+    /// extend a file this manager never read (possibly a headerless one). To continue, reopen
+    /// the session ([`crate::SessionManager::open`]), which reads the new file, or write this
+    /// manager's whole session over it with [`crate::SessionManager::rewrite_file`] (the other
+    /// file is backed up first, docs/DEVIATIONS.md D11).
+    #[error(
+        "session file {} was replaced by another file since this manager read it; nothing was written to it (reopen the session to continue)",
+        path.display()
+    )]
+    FileReplaced {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file this manager read or last wrote no longer exists at its path. Nothing was
+    /// written (an append would create a file without a header). To continue, write the whole
+    /// session there again with [`crate::SessionManager::rewrite_file`], or reopen the path
+    /// ([`crate::SessionManager::open`] of a missing path binds a fresh, empty session to it).
+    #[error(
+        "session file {} was deleted since this manager read it; nothing was written (reopen the session to continue)",
+        path.display()
+    )]
+    FileDeleted {
+        /// The file.
+        path: PathBuf,
     },
     /// A built row did not classify as an entry (a bug in this crate).
     #[error("internal error: {what}")]
@@ -195,6 +229,17 @@ impl From<AppendError> for BranchError {
             AppendError::ReadOnly { path } => BranchError::ReadOnly { path },
             AppendError::Write { path, source } => BranchError::Write { path, source },
             AppendError::Serialize { source } => BranchError::Serialize { source },
+            AppendError::FileReplaced { path } => BranchError::Write {
+                source: io::Error::other(AppendError::FileReplaced { path: path.clone() }),
+                path,
+            },
+            AppendError::FileDeleted { path } => BranchError::Write {
+                source: io::Error::new(
+                    io::ErrorKind::NotFound,
+                    AppendError::FileDeleted { path: path.clone() },
+                ),
+                path,
+            },
             AppendError::NullMessage => BranchError::Write {
                 path: PathBuf::new(),
                 source: io::Error::other("message must not be null"),

@@ -98,6 +98,9 @@ pub(crate) struct Index {
     pub(crate) last_session_info: Option<usize>,
     /// Normalised parent → children rows (the `byId` rows), in `byId` order.
     pub(crate) children: Map<ChildKey, Vec<usize>>,
+    /// Raw `parentId`s of children-index rows that named no known row when their parent was
+    /// normalised: if one becomes known, the children index must be rebuilt.
+    unresolved: Set<Id>,
     /// `resolveCanonicalParentId` of every opaque id, once the replay is done (`None` while
     /// it runs: resolutions then walk the chain).
     canon: Option<Canon>,
@@ -155,6 +158,33 @@ impl Index {
         ix.rebuild_canon();
         ix.rebuild_children(rows);
         ix
+    }
+
+    /// Replays `rows[from..]` (rows just added after the rows this index was built from) and
+    /// keeps the children index equal to what [`Index::build`] over all of `rows` gives: new
+    /// rows are added to it one by one unless one of them carries an id that was already known
+    /// or that an earlier row named without finding it (its parent resolution, or an opaque
+    /// chain, then changes), in which case it is rebuilt (no row is parsed either way).
+    pub(crate) fn extend(&mut self, rows: &[Row], from: usize) {
+        let mut rebuild = false;
+        for (i, row) in rows.iter().enumerate().skip(from) {
+            if !rebuild && let Some(id) = row_id(row) {
+                rebuild = self.by_id.contains_key(id)
+                    || self.opaque_parents.contains_key(id)
+                    || self.unresolved.contains(id)
+                    || self
+                        .canon
+                        .as_ref()
+                        .is_some_and(|c| c.dangling.contains(id.as_bytes()));
+            }
+            self.apply(i, row);
+            if !rebuild && let Some(meta) = row.kind.entry() {
+                self.add_child(i, meta);
+            }
+        }
+        if rebuild {
+            self.rebuild_children(rows);
+        }
     }
 
     /// Applies one row (the replay step).
@@ -436,6 +466,7 @@ impl Index {
     /// Rebuilds the children index from the `byId` rows, in `byId` order.
     pub(crate) fn rebuild_children(&mut self, rows: &[Row]) {
         let mut children: Map<ChildKey, Vec<usize>> = Map::default();
+        let mut unresolved: Set<Id> = Set::default();
         children.reserve(self.id_order.len());
         for id in &self.id_order {
             let Some(&i) = self.by_id.get(id) else {
@@ -444,20 +475,49 @@ impl Index {
             let Some(e) = rows.get(i).and_then(|r| r.kind.entry()) else {
                 continue;
             };
+            if let Some(p) = self.unresolved_parent(e) {
+                unresolved.insert(p.clone());
+            }
             let key = ChildKey::from(&self.normalized_parent(&e.id, &e.parent));
             children.entry(key).or_default().push(i);
         }
         self.children = children;
+        self.unresolved = unresolved;
     }
 
-    /// Adds a newly appended row (already applied) to the children index.
+    /// Adds a newly appended row (already applied, its id new) to the children index.
     pub(crate) fn add_child(&mut self, i: usize, e: &EntryMeta) {
+        if let Some(p) = self.unresolved_parent(e) {
+            self.unresolved.insert(p.clone());
+        }
         let key = ChildKey::from(&self.normalized_parent(&e.id, &e.parent));
         self.children.entry(key).or_default().push(i);
+    }
+
+    /// The raw `parentId` of an entry when its normalised parent is looked up by that id and
+    /// the id names no known row.
+    fn unresolved_parent<'e>(&self, e: &'e EntryMeta) -> Option<&'e Id> {
+        if self.logical_parents.contains_key(&e.id) {
+            return None;
+        }
+        e.parent
+            .as_id()
+            .filter(|p| !p.is_empty() && !self.by_id.contains_key(*p))
+            .filter(|p| !self.opaque_parents.contains_key(*p))
     }
 
     /// True when an id is taken by an entry or an opaque row.
     pub(crate) fn id_taken(&self, id: &str) -> bool {
         self.by_id.contains_key(id.as_bytes()) || self.opaque_parents.contains_key(id.as_bytes())
+    }
+}
+
+/// The id a row adds to the index (entries, parent-linked opaque rows, leaf controls).
+fn row_id(row: &Row) -> Option<&Id> {
+    match &row.kind {
+        RowKind::Entry(e) => Some(&e.id),
+        RowKind::Linked { id, .. } => Some(id),
+        RowKind::Leaf(l) => Some(&l.id),
+        _ => None,
     }
 }

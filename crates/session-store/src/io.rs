@@ -25,6 +25,8 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::snapshot::SessionFileSnapshot;
+
 /// Permission bits of files this crate creates.
 pub const NEW_FILE_MODE: u32 = 0o600;
 
@@ -34,14 +36,50 @@ pub const HEADER_CHUNK_BYTES: usize = 4096;
 /// Largest header line the sniffer accepts.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
-/// How hard an append pushes its bytes to stable storage.
+/// How hard an append pushes its bytes to stable storage (fjall's `PersistMode`), chosen per
+/// manager ([`crate::SessionManager::set_durability`]) or per call
+/// ([`crate::SessionManager::with_durability`], [`crate::SessionManager::sync_file`]).
+///
+/// Every variant writes the whole line (with its `\n`, and a `\n` separator first after a torn
+/// tail) with one `write` call on an `O_APPEND` descriptor, so other processes' `O_APPEND`
+/// writes do not interleave inside it (a short write, e.g. on a full disk, is completed with
+/// further calls). The variants differ in what survives a crash once the call has returned:
+///
+/// | variant | process crash (kernel survives) | power loss or kernel crash |
+/// |---|---|---|
+/// | `Buffer` | the line is kept (it is in the page cache) | the line may be lost, or the file may end in a torn piece of it |
+/// | `SyncData` | kept | kept once the call returns (`fdatasync`: the data and the file size are on disk; the modification time may not be) |
+/// | `SyncAll` | kept | kept once the call returns, with all metadata (`fsync`) |
+///
+/// Full rewrites (first flush, migration, recovery, removals, branched sessions) ignore the
+/// mode: they are always atomic and fully synced (temporary file, `fsync`, rename, directory
+/// `fsync`; docs/DEVIATIONS.md D10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Durability {
-    /// Leave the line in the page cache (what the reference does).
+    /// Leave the line in the page cache (what the reference does): fastest; for streaming
+    /// output where losing the last lines on a power loss is acceptable.
     Buffer,
-    /// `fdatasync` after the line: the line survives a power loss once the call returns.
+    /// `fdatasync` after the line: the line survives a power loss once the call returns. The
+    /// default, and the usual choice at the end of a turn.
     #[default]
     SyncData,
+    /// `fsync` after the line: as [`Durability::SyncData`], plus the file's metadata
+    /// (modification time) is durable too.
+    SyncAll,
+}
+
+impl Durability {
+    /// Syncs `file` as this mode asks (nothing for [`Durability::Buffer`]).
+    ///
+    /// # Errors
+    /// The `fdatasync`/`fsync` failure.
+    pub fn sync(self, file: &File) -> io::Result<()> {
+        match self {
+            Durability::Buffer => Ok(()),
+            Durability::SyncData => file.sync_data(),
+            Durability::SyncAll => file.sync_all(),
+        }
+    }
 }
 
 /// What an append wrote.
@@ -250,6 +288,73 @@ pub fn create_new(path: &Path, contents: &[u8], mode: Option<u32>) -> io::Result
     fsync_dir(&dir)
 }
 
+/// Creates `path` holding `contents` only if nothing exists there, so that no reader ever sees
+/// it half-written, **without** syncing (for short-lived coordination files such as the session
+/// write lock, which must be cheap and whose loss in a crash is harmless). Returns the metadata
+/// of the created file (its device and inode identify it later).
+///
+/// The bytes go to a temporary file in the same directory (mode `mode`, set explicitly, so the
+/// umask does not apply), which is then linked into place with a no-clobber rename
+/// (`renameat2(RENAME_NOREPLACE)`, or `link` + `unlink` where that is unsupported, e.g. NFS). On a
+/// file system that supports neither, it falls back to `open(O_CREAT|O_EXCL)` with `mode`
+/// (subject to the umask) and a single `write` of `contents`.
+///
+/// # Errors
+/// [`io::ErrorKind::AlreadyExists`] when something exists at `path`; any other I/O failure
+/// (nothing is left behind, except a temporary file after a crash).
+pub fn create_exclusive(path: &Path, contents: &[u8], mode: u32) -> io::Result<fs::Metadata> {
+    let dir = dir_of(path);
+    let linked = (|| {
+        let mut tmp = temp_in(&dir, path)?;
+        tmp.as_file_mut().write_all(contents)?;
+        set_mode(tmp.as_file(), mode)?;
+        let file = tmp.persist_noclobber(path).map_err(|e| e.error)?;
+        file.metadata()
+    })();
+    match linked {
+        Err(e)
+            if e.kind() != io::ErrorKind::AlreadyExists && e.kind() != io::ErrorKind::NotFound =>
+        {
+            create_exclusive_open(path, contents, mode).map_err(|e2| {
+                if e2.kind() == io::ErrorKind::AlreadyExists {
+                    e2
+                } else {
+                    e
+                }
+            })
+        }
+        other => other,
+    }
+}
+
+#[cfg(unix)]
+fn create_exclusive_open(path: &Path, contents: &[u8], mode: u32) -> io::Result<fs::Metadata> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)?;
+    let written = write_once(&mut file, contents).and_then(|()| file.metadata());
+    if written.is_err() {
+        let _ = fs::remove_file(path);
+    }
+    written
+}
+
+#[cfg(not(unix))]
+fn create_exclusive_open(path: &Path, contents: &[u8], _mode: u32) -> io::Result<fs::Metadata> {
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    let written = write_once(&mut file, contents).and_then(|()| file.metadata());
+    if written.is_err() {
+        let _ = fs::remove_file(path);
+    }
+    written
+}
+
 /// Writes a byte-exact backup of `source` (whose bytes the caller already holds in
 /// `original`) at `backup`, with the source's permission bits (`mode & 0o777`, or 0600 when
 /// that is 0; setuid/setgid/sticky are not copied) and, when the process may set them, its
@@ -347,14 +452,152 @@ pub fn append_line(path: &Path, line: &[u8], durability: Durability) -> io::Resu
     out.extend_from_slice(line);
     out.push(b'\n');
     write_once(&mut file, &out)?;
-    if durability == Durability::SyncData {
-        file.sync_data()?;
-    }
+    durability.sync(&file)?;
     Ok(AppendOutcome {
         separator,
         bytes: out.len(),
         previous_len: len,
     })
+}
+
+/// What [`append_to_existing`] wrote, with the file's snapshots around the write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifiedAppend {
+    /// A `\n` separator was written first because the file did not end in one.
+    pub separator: bool,
+    /// The bytes written (separator, line, `\n`), in one `write` call.
+    pub written: Vec<u8>,
+    /// `fstat` of the descriptor just before the write.
+    pub before: SessionFileSnapshot,
+    /// `stat` of the path just after the write (and the sync): the same file as `before`.
+    pub after: SessionFileSnapshot,
+}
+
+/// Why [`append_to_existing`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendToExistingError {
+    /// Nothing exists at the path (the file was deleted, or renamed away). Nothing was written.
+    #[error("the file was deleted")]
+    Deleted,
+    /// The path holds another file than the expected one (other device or inode: replaced by a
+    /// rename, or deleted and created again). Nothing was written to it.
+    #[error("the file was replaced by another file")]
+    Replaced,
+    /// The path was deleted or replaced while the line was being written: the line went to the
+    /// old file, not to the one now at the path.
+    #[error("the file was deleted or replaced during the write")]
+    ReplacedDuringWrite,
+    /// Any I/O failure (including a path that is not a regular file).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// The file a writer believes is at a path: its last snapshot and its first line.
+#[derive(Clone, Copy, Debug)]
+pub struct KnownFile<'a> {
+    /// The snapshot when the writer last read or wrote the file.
+    pub snapshot: SessionFileSnapshot,
+    /// The file's first line as the writer knows it, `\n` included (at most its first 4 KiB);
+    /// empty to skip the check.
+    pub first_line: &'a [u8],
+}
+
+/// Appends one line (`line` must not contain `\n`; the terminating `\n` is added here) to an
+/// existing session file, never creating one: a single `write` on an `O_APPEND` descriptor,
+/// with a `\n` separator first (in the same call) when the file does not end in one, then the
+/// sync `durability` asks for. `expected` is the file the caller believes the path holds: another
+/// file there ([`SessionFileSnapshot::same_file`] fails), or the same inode no longer starting
+/// with the expected first line after it changed (a file deleted and created again on a reused
+/// inode), is refused before anything is written. The snapshots before (`fstat` of the
+/// descriptor) and after (`stat` of the path) the write are returned, so the caller can verify
+/// that the file grew by exactly the bytes written.
+///
+/// # Errors
+/// [`AppendToExistingError::Deleted`] or [`AppendToExistingError::Replaced`] (nothing written);
+/// [`AppendToExistingError::ReplacedDuringWrite`]; any I/O failure.
+pub fn append_to_existing(
+    path: &Path,
+    line: &[u8],
+    durability: Durability,
+    expected: Option<KnownFile<'_>>,
+) -> Result<VerifiedAppend, AppendToExistingError> {
+    let mut file = match fs::OpenOptions::new().read(true).append(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(AppendToExistingError::Deleted);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let meta = file.metadata()?;
+    refuse_non_regular(&meta)?;
+    let before = SessionFileSnapshot::of(&meta);
+    if let Some(known) = expected {
+        if !before.same_file(&known.snapshot) {
+            return Err(AppendToExistingError::Replaced);
+        }
+        if before != known.snapshot
+            && !known.first_line.is_empty()
+            && !starts_with(&file, known.first_line)?
+        {
+            return Err(AppendToExistingError::Replaced);
+        }
+    }
+    let separator = matches!(last_byte(&file, before.size)?, Some(b) if b != b'\n');
+    let mut out = Vec::with_capacity(line.len() + 2);
+    if separator {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(line);
+    out.push(b'\n');
+    write_once(&mut file, &out)?;
+    durability.sync(&file)?;
+    match SessionFileSnapshot::stat(path)? {
+        Some(after) if after.same_file(&before) => Ok(VerifiedAppend {
+            separator,
+            written: out,
+            before,
+            after,
+        }),
+        _ => Err(AppendToExistingError::ReplacedDuringWrite),
+    }
+}
+
+/// True when `file` starts with `prefix`.
+#[cfg(unix)]
+fn starts_with(file: &File, prefix: &[u8]) -> io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let mut got = vec![0u8; prefix.len()];
+    match file.read_exact_at(&mut got, 0) {
+        Ok(()) => Ok(got == prefix),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// True when `file` starts with `prefix`.
+#[cfg(not(unix))]
+fn starts_with(file: &File, prefix: &[u8]) -> io::Result<bool> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = file.try_clone()?;
+    f.seek(SeekFrom::Start(0))?;
+    let mut got = vec![0u8; prefix.len()];
+    match f.read_exact(&mut got) {
+        Ok(()) => Ok(got == prefix),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Syncs an existing file as `durability` asks (nothing for [`Durability::Buffer`]).
+///
+/// # Errors
+/// Opening or syncing the file failed.
+pub fn sync_existing(path: &Path, durability: Durability) -> io::Result<()> {
+    if durability == Durability::Buffer {
+        return Ok(());
+    }
+    let file = open_regular(path)?;
+    durability.sync(&file)
 }
 
 /// One `write` call; a short write (rare, e.g. a full disk) is completed with further calls.
@@ -487,4 +730,12 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
         return Ok(());
     }
     fs::create_dir_all(dir)
+}
+
+/// Removes a file this crate wrote (e.g. a repair backup the caller chose not to keep).
+///
+/// # Errors
+/// Any I/O failure ([`io::ErrorKind::NotFound`] when nothing is there).
+pub fn remove_file(path: &Path) -> io::Result<()> {
+    fs::remove_file(path)
 }

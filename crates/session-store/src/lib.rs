@@ -28,6 +28,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod cache;
 pub mod context;
 mod deep;
 mod disk;
@@ -37,11 +38,14 @@ mod index;
 pub mod inspect;
 pub mod io;
 pub mod list;
+pub mod lock;
 pub mod manager;
 pub mod paths;
 pub mod query;
+pub mod repair;
 pub mod replay;
 mod rows;
+pub mod snapshot;
 
 pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use error::{
@@ -51,8 +55,14 @@ pub use error::{
 pub use inspect::{OpenReport, ReadOnlyOpen};
 pub use io::Durability;
 pub use list::SessionInfo;
+pub use lock::{LockError, LockOptions, SessionWriteLock, WriteLockGuard};
 pub use manager::{NewSessionOptions, OpenParams, Payload, SessionManager};
 pub use query::{EntryError, EntryRef, SessionTree, TreeNode};
+pub use repair::{
+    RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RepairSnapshot,
+    invalidate_repair_cache, repair_session_file_if_needed, repair_session_file_with,
+};
+pub use snapshot::{SessionFileSnapshot, SnapshotSync, WriteOwner};
 
 impl SessionManager {
     /// The sessions of `session_dir` (default: the per-cwd directory of `cwd`), newest first

@@ -14,9 +14,16 @@
 //!   `targetId`, leaf-control targets, re-parented rows) is the id the file holds, lone
 //!   surrogates included; `&str` views of ids are lossy, the `*_js` methods exact;
 //! - paths are resolved lexically, as Node's `path.resolve` does, wherever the reference does;
-//! - every write goes through [`crate::io`] (atomic rewrites, `O_APPEND` appends).
+//! - every write goes through [`crate::io`] (atomic rewrites, `O_APPEND` appends);
+//! - a failed append leaves the in-memory state as it was; a plain append writes its line
+//!   before the row joins the state, and never to a file other than the one this manager read
+//!   or last wrote (same device and inode), nor to a missing one;
+//! - loads go through the warm cache ([`crate::cache`]): the rows, index and bytes a manager
+//!   adopts from it are shared and copied on the manager's first change, so managers never see
+//!   each other's changes; the cache advances only past verified appends.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use session_format::build::{self, RowBase};
 use session_format::entry::EntryType;
@@ -28,6 +35,7 @@ use session_format::json::{
 };
 use session_format::message::Message;
 
+use crate::cache::{self, Fetched, Pristine, Shared, Warm};
 use crate::deep::clone_value;
 use crate::disk::{DiskImage, Verdict};
 use crate::error::{
@@ -38,7 +46,8 @@ use crate::index::{Index, Map, Set};
 use crate::inspect::OpenReport;
 use crate::io::{self, Durability};
 use crate::paths;
-use crate::rows::{self, EntryMeta, Parent, Row, RowKind};
+use crate::rows::{self, EntryMeta, MsgShape, Parent, Row, RowKind};
+use crate::snapshot::{self, SessionFileSnapshot, SnapshotSync, WriteOwner};
 
 /// A payload the caller hands to an append (`message`, `data`, `details`, `content`): anything
 /// that becomes a JSON value. The value is written in its own key order (JavaScript property
@@ -132,11 +141,14 @@ pub struct SessionManager {
     pub(crate) recovered_corrupt_header: bool,
     pub(crate) session_id: String,
     pub(crate) durability: Durability,
-    /// The bytes of the file as read; rows read from it are spans of this buffer.
-    pub(crate) buf: Vec<u8>,
-    pub(crate) rows: Vec<Row>,
+    /// The bytes of the file as read (shared with the warm cache); rows read from it are spans
+    /// of this buffer, every other row owns its bytes.
+    pub(crate) buf: Arc<Vec<u8>>,
+    /// The rows in file order (copy-on-write: shared with the warm cache until changed).
+    pub(crate) rows: Shared<Vec<Row>>,
     pub(crate) header: Option<usize>,
-    pub(crate) ix: Index,
+    /// The navigation indexes (copy-on-write, as `rows`).
+    pub(crate) ix: Shared<Index>,
     /// What the file holds as far as this manager knows (checked before every full rewrite).
     pub(crate) disk: DiskImage,
     /// How many rows at the end of `rows` are not on disk yet (held appends).
@@ -147,6 +159,28 @@ pub struct SessionManager {
     pub(crate) conflict_backups: Vec<PathBuf>,
     /// Lines another writer appended that were adopted.
     pub(crate) adopted_lines: usize,
+    /// The file's snapshot when this manager last read or wrote it.
+    pub(crate) snapshot: Option<SessionFileSnapshot>,
+    /// The file's first line (`\n` included, at most 4 KiB) when this manager last read or
+    /// wrote it: an append checks it is still there when the file changed meanwhile.
+    pub(crate) first_line: Arc<[u8]>,
+    /// The warm cache key of the file (its canonical path), once it exists.
+    pub(crate) cache_key: Option<PathBuf>,
+    /// Lines of the file the envelope scan read for this manager.
+    pub(crate) parsed_lines: usize,
+    /// The owned write context ([`SessionManager::set_write_owner`]).
+    pub(crate) owner: Option<Arc<dyn WriteOwner>>,
+}
+
+/// The state a full write puts back when it fails.
+struct Saved {
+    rows: Shared<Vec<Row>>,
+    ix: Shared<Index>,
+    header: Option<usize>,
+    held: usize,
+    disk: DiskImage,
+    adopted_lines: usize,
+    snapshot: Option<SessionFileSnapshot>,
 }
 
 impl SessionManager {
@@ -162,15 +196,20 @@ impl SessionManager {
             recovered_corrupt_header: false,
             session_id: String::new(),
             durability: Durability::default(),
-            buf: Vec::new(),
-            rows: Vec::new(),
+            buf: Arc::default(),
+            rows: Shared::default(),
             header: None,
-            ix: Index::default(),
+            ix: Shared::default(),
             disk: DiskImage::Absent,
             held: 0,
             load_report: OpenReport::default(),
             conflict_backups: Vec::new(),
             adopted_lines: 0,
+            snapshot: None,
+            first_line: Arc::from(&[][..]),
+            cache_key: None,
+            parsed_lines: 0,
+            owner: None,
         }
     }
 
@@ -233,34 +272,96 @@ impl SessionManager {
     ///
     /// Unparseable lines elsewhere are kept in place and re-emitted verbatim on rewrites.
     ///
+    /// The file is loaded with stat-read-stat (up to three attempts) through the process-wide
+    /// warm cache ([`crate::cache`]): a file the cache holds unchanged is not read or parsed
+    /// again, and a file that only grew since (another writer appended) has only its new
+    /// lines read ([`SessionManager::parsed_lines`] counts what was parsed).
+    ///
     /// # Errors
-    /// [`OpenError`] naming the file; a failed rewrite leaves the file untouched.
+    /// [`OpenError`] naming the file ([`OpenError::ChangedWhileLoading`] when it changed during
+    /// every attempt); a failed rewrite leaves the file untouched.
     pub fn open_with(path: &Path, params: &OpenParams) -> Result<Self, OpenError> {
         let abs = paths::resolve(path);
         let dir = params
             .session_dir
             .clone()
             .unwrap_or_else(|| abs.parent().map(Path::to_path_buf).unwrap_or_default());
-        let buf = read_optional(&abs)?;
-        let loaded = buf.as_ref().map(|b| rows::load(b));
-        let header_cwd = match (&buf, &loaded) {
-            (Some(b), Some(l)) => l
-                .header
-                .and_then(|h| header_js_string(&l.rows[h], b, "cwd")),
-            _ => None,
+        let fetch = cache::fetch(&abs)?;
+        let cwd_of = |header_cwd: Option<JsString>| {
+            params
+                .cwd_override
+                .as_deref()
+                .map(JsString::from)
+                .or(header_cwd)
+                .or_else(|| params.fallback_cwd.as_deref().map(JsString::from))
+                .unwrap_or_else(|| JsString::from(paths::process_cwd()))
         };
-        let cwd_js = params
-            .cwd_override
-            .as_deref()
-            .map(JsString::from)
-            .or(header_cwd)
-            .or_else(|| params.fallback_cwd.as_deref().map(JsString::from))
-            .unwrap_or_else(|| JsString::from(paths::process_cwd()));
-        let mut sm = Self::blank(&cwd_js.to_str_lossy(), dir.clone(), true);
-        sm.cwd_js = cwd_js;
-        ensure_dir(&dir)?;
-        sm.set_loaded(abs, buf, loaded, true)?;
-        Ok(sm)
+        let blank = |cwd_js: JsString| {
+            let mut sm = Self::blank(&cwd_js.to_str_lossy(), dir.clone(), true);
+            sm.cwd_js = cwd_js;
+            sm
+        };
+        match fetch.fetched {
+            Fetched::Missing => {
+                let mut sm = blank(cwd_of(None));
+                ensure_dir(&dir)?;
+                sm.set_loaded(abs, None, None, true)?;
+                Ok(sm)
+            }
+            Fetched::Warm { state, scanned } => {
+                let mut sm = blank(cwd_of(state.header_cwd.clone()));
+                ensure_dir(&dir)?;
+                sm.adopt_warm(abs, *state, fetch.key);
+                sm.parsed_lines += scanned;
+                Ok(sm)
+            }
+            Fetched::Cold { buf, snapshot } => {
+                let loaded = rows::load(&buf);
+                let header_cwd = loaded
+                    .header
+                    .and_then(|h| header_js_string(&loaded.rows[h], &buf, "cwd"));
+                let mut sm = blank(cwd_of(header_cwd.clone()));
+                ensure_dir(&dir)?;
+                sm.parsed_lines += loaded.scanned;
+                sm.snapshot = Some(snapshot);
+                sm.cache_key = fetch.key;
+                if sm.set_loaded(abs, Some(buf), Some(loaded), true)? {
+                    let warm = Warm::from_parts(Pristine {
+                        snapshot,
+                        buf: Arc::clone(&sm.buf),
+                        rows: sm.rows.clone(),
+                        ix: sm.ix.clone(),
+                        header: sm.header,
+                        session_id: sm.session_id.clone(),
+                        header_cwd,
+                        report: sm.load_report.clone(),
+                    });
+                    cache::store(sm.cache_key.as_deref(), warm);
+                }
+                Ok(sm)
+            }
+        }
+    }
+
+    /// Takes a cached state as this manager's (sharing its parts).
+    fn adopt_warm(&mut self, abs: PathBuf, w: Warm, key: Option<PathBuf>) {
+        self.session_file = Some(abs.clone());
+        self.recovered_corrupt_header = false;
+        self.conflict_backups.clear();
+        self.adopted_lines = 0;
+        self.load_report = w.report;
+        self.load_report.path = abs;
+        self.disk = w.disk;
+        self.held = 0;
+        self.buf = w.buf;
+        self.rows = w.rows;
+        self.header = Some(w.header);
+        self.session_id = w.session_id;
+        self.ix = w.ix;
+        self.flushed = true;
+        self.snapshot = Some(w.snapshot);
+        self.first_line = first_line(&w.head);
+        self.cache_key = key;
     }
 
     /// Opens the most recently modified session of `session_dir` (default: the per-cwd
@@ -367,14 +468,15 @@ impl SessionManager {
     }
 
     /// Loads `buf` (the file's bytes, `None` when missing) into this manager; `write` allows
-    /// the repair writes of a writable open.
+    /// the repair writes of a writable open. Returns true when the state is the file exactly
+    /// as read (a readable header, nothing migrated, recovered or rewritten).
     pub(crate) fn set_loaded(
         &mut self,
         abs: PathBuf,
         buf: Option<Vec<u8>>,
         loaded: Option<rows::Loaded>,
         write: bool,
-    ) -> Result<(), OpenError> {
+    ) -> Result<bool, OpenError> {
         self.session_file = Some(abs.clone());
         self.recovered_corrupt_header = false;
         self.conflict_backups.clear();
@@ -386,15 +488,17 @@ impl SessionManager {
                 path: abs,
                 ..OpenReport::default()
             };
-            return Ok(());
+            return Ok(false);
         };
         self.load_report = crate::inspect::file_report(&abs, &buf, &loaded);
         self.disk = DiskImage::read(&buf);
+        self.first_line = first_line(&buf);
         self.held = 0;
-        self.buf = buf;
+        self.buf = Arc::new(buf);
+        let mut pristine = false;
         match loaded.header {
             Some(h) => {
-                self.rows = loaded.rows;
+                self.rows = loaded.rows.into();
                 self.header = Some(h);
                 self.session_id = header_string(&self.rows[h], &self.buf, "id").unwrap_or_default();
                 let migrated = self.migrate()?;
@@ -404,6 +508,7 @@ impl SessionManager {
                         .map_err(|source| OpenError::Write { path: abs, source })?;
                 }
                 self.flushed = true;
+                pristine = !migrated;
             }
             None if loaded.blank => {
                 let disk = std::mem::replace(&mut self.disk, DiskImage::Absent);
@@ -449,7 +554,7 @@ impl SessionManager {
                 self.flushed = true;
             }
         }
-        Ok(())
+        Ok(pristine)
     }
 
     /// Corrupt-header recovery (§1.6): the first `{type:"session", id:string}` row anywhere (or
@@ -485,7 +590,7 @@ impl SessionManager {
         all.push(header);
         all.extend(rest);
         rows::reclassify(&mut all, &self.buf, 0);
-        self.rows = all;
+        self.rows = all.into();
         self.header = Some(0);
         self.session_id = header_string(&self.rows[0], &self.buf, "id").unwrap_or_default();
     }
@@ -515,7 +620,7 @@ impl SessionManager {
 
     /// Rebuilds every index from the rows.
     pub(crate) fn rebuild(&mut self) {
-        self.ix = Index::build(&self.rows);
+        self.ix = Index::build(&self.rows).into();
     }
 
     /// Resets to a fresh session (header `version:3`, new id unless given, `leaf = null`,
@@ -528,15 +633,18 @@ impl SessionManager {
         let header = self.header_value(&self.session_id, &ts, options.parent_session.as_deref());
         let mut row = Row::from_value(&header);
         row.kind = RowKind::Header;
-        self.rows = vec![row];
+        self.rows = vec![row].into();
         self.header = Some(0);
-        self.buf = Vec::new();
-        self.ix = Index::default();
+        self.buf = Arc::default();
+        self.ix = Shared::default();
         self.flushed = false;
         self.disk = DiskImage::Absent;
         self.held = 1;
         self.conflict_backups.clear();
         self.adopted_lines = 0;
+        self.snapshot = None;
+        self.first_line = Arc::from(&[][..]);
+        self.cache_key = None;
         if self.persist {
             self.session_file = Some(paths::normalize(
                 &self
@@ -611,9 +719,101 @@ impl SessionManager {
         self.ix.append_parent.as_ref().map(Id::text)
     }
 
-    /// How appends are synced (default [`Durability::SyncData`]).
+    /// How this manager's appends are synced from now on (default [`Durability::SyncData`];
+    /// see [`Durability`] for what each mode guarantees). Full rewrites are always fully
+    /// synced.
     pub fn set_durability(&mut self, durability: Durability) {
         self.durability = durability;
+    }
+
+    /// How this manager's appends are synced.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Runs `f` with appends synced as `durability` asks, then restores the manager's own mode:
+    /// the per-call choice (e.g. `Buffer` while streaming a reply, `SyncAll` for one record
+    /// that must survive a power loss with its metadata).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use session_store::{Durability, SessionManager};
+    /// # let mut sm = SessionManager::open(std::path::Path::new("/tmp/s.jsonl"), None, None)?;
+    /// sm.with_durability(Durability::SyncAll, |sm| sm.append_custom_entry("checkpoint", None))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_durability<R>(
+        &mut self,
+        durability: Durability,
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let own = std::mem::replace(&mut self.durability, durability);
+        let out = f(self);
+        self.durability = own;
+        out
+    }
+
+    /// Makes what was already written durable as `durability` asks (`fdatasync` or `fsync` of
+    /// the session file; nothing for [`Durability::Buffer`], nor when no file exists yet):
+    /// after a run of [`Durability::Buffer`] appends, e.g. at the end of a turn.
+    ///
+    /// # Errors
+    /// [`AppendError::Write`] when the file cannot be opened or synced.
+    pub fn sync_file(&self, durability: Durability) -> Result<(), AppendError> {
+        let Some(path) = &self.session_file else {
+            return Ok(());
+        };
+        if !self.persist || !path.exists() {
+            return Ok(());
+        }
+        io::sync_existing(path, durability).map_err(|source| AppendError::Write {
+            path: path.clone(),
+            source,
+        })
+    }
+
+    /// Lines of the file the envelope scan has read for this manager since it was created:
+    /// its load (0 for a warm open of an unchanged file; only the new lines when the cache held
+    /// the file before another writer appended to it), lines of other writers adopted later,
+    /// and the re-read that re-caches the file after each full rewrite.
+    pub fn parsed_lines(&self) -> usize {
+        self.parsed_lines
+    }
+
+    /// The file's snapshot when this manager last read or wrote it (`None` before the file
+    /// exists).
+    pub fn file_snapshot(&self) -> Option<SessionFileSnapshot> {
+        self.snapshot
+    }
+
+    /// Attaches (or with `None` detaches) the owned write context of the session file
+    /// (openclaw-jsonl.md §3.4): when it names this manager's file, each append first asks it
+    /// whether the warm cache may advance ([`WriteOwner::can_advance_cache`]), and every
+    /// verified write (append or full rewrite) publishes the file's new snapshot to it
+    /// ([`WriteOwner::publish_snapshot`]).
+    pub fn set_write_owner(&mut self, owner: Option<Arc<dyn WriteOwner>>) {
+        self.owner = owner;
+    }
+
+    /// The owner, when it names this manager's file.
+    fn active_owner(&self) -> Option<Arc<dyn WriteOwner>> {
+        let owner = self.owner.as_ref()?;
+        let file = self.session_file.as_ref()?;
+        let theirs = owner.session_file()?;
+        let same = paths::resolve(&theirs) == *file
+            || snapshot::canonical(&theirs).is_some_and(|t| {
+                self.cache_key.clone().or_else(|| snapshot::canonical(file)) == Some(t)
+            });
+        same.then(|| Arc::clone(owner))
+    }
+
+    /// Publishes a verified snapshot to the owner; a refusal drops the warm cache entry.
+    fn publish(&self, owner: Option<&Arc<dyn WriteOwner>>, snapshot: &SessionFileSnapshot) {
+        if let Some(o) = owner
+            && !o.publish_snapshot(snapshot)
+        {
+            cache::invalidate_key(self.cache_key.as_deref());
+        }
     }
 
     pub(crate) fn location(&self, row: usize) -> RowLocation {
@@ -657,9 +857,9 @@ impl SessionManager {
         }
     }
 
-    /// `appendEntry`: pushes the row (its `parentId` set to the append cursor, written from the
-    /// exact id), indexes it (logical parent rule (b) at append time), moves leaf and append
-    /// cursor to it, persists it.
+    /// `appendEntry`: builds the row (its `parentId` set to the append cursor, written from the
+    /// exact id), persists it (§2.12), then indexes it (logical parent rule (b) at append time)
+    /// and moves leaf and append cursor to it. A failed write leaves the state as it was.
     fn append_value(&mut self, mut value: JsValue) -> Result<String, AppendError> {
         if self.read_only {
             return Err(AppendError::ReadOnly {
@@ -670,106 +870,199 @@ impl SessionManager {
             o.insert("parentId", ids::opt_value(self.ix.append_parent.as_ref()));
         }
         let row = Row::from_value(&value);
-        let Some(id) = row.kind.entry().map(|e| e.id.text().to_owned()) else {
+        let Some(meta) = row.kind.entry() else {
             return Err(AppendError::Internal {
                 what: "an appended row did not classify as an entry",
             });
         };
-        let i = self.rows.len();
-        self.rows.push(row);
-        let row = &self.rows[i];
-        self.ix.apply(i, row);
-        if let Some(meta) = row.kind.entry() {
-            self.ix.add_child(i, meta);
+        let id = meta.id.text().to_owned();
+        let assistant = meta.msg == Some(MsgShape::Assistant);
+        let written = self.persist && (self.ix.assistants > 0 || assistant);
+        match self.session_file.clone() {
+            // A plain append (§3.2): the line is written before the row joins the state.
+            Some(path) if written && self.flushed => {
+                let owner = self.active_owner();
+                let may_advance = match (&owner, &self.snapshot) {
+                    (Some(o), Some(snap)) => o.can_advance_cache(snap),
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                };
+                let out = self.write_line(&path, row.bytes(&self.buf))?;
+                let i = self.push_row(row);
+                self.after_append(&path, &out, i, owner.as_ref(), may_advance);
+            }
+            // The first assistant of a held session: one full write of everything.
+            Some(path) if written => {
+                let saved = self.save();
+                self.push_row(row);
+                self.held += 1;
+                if let Err(source) = self.write_full() {
+                    self.restore(saved);
+                    return Err(AppendError::Write { path, source });
+                }
+                self.flushed = true;
+            }
+            file => {
+                self.push_row(row);
+                if self.persist {
+                    self.held += 1;
+                    if file.is_some() {
+                        self.flushed = false;
+                    }
+                }
+            }
         }
-        if self.persist {
-            self.held += 1;
-        }
-        self.persist_row(i)?;
         Ok(id)
     }
 
-    /// `persist(entry)` (§2.12).
-    fn persist_row(&mut self, i: usize) -> Result<(), AppendError> {
-        if !self.persist {
-            return Ok(());
+    /// Pushes a row and indexes it; returns its index.
+    fn push_row(&mut self, row: Row) -> usize {
+        let i = self.rows.len();
+        self.rows.push(row);
+        self.ix.extend(&self.rows, i);
+        i
+    }
+
+    fn save(&self) -> Saved {
+        Saved {
+            rows: self.rows.clone(),
+            ix: self.ix.clone(),
+            header: self.header,
+            held: self.held,
+            disk: self.disk.clone(),
+            adopted_lines: self.adopted_lines,
+            snapshot: self.snapshot,
         }
-        let Some(path) = self.session_file.clone() else {
-            return Ok(());
-        };
-        if self.ix.assistants == 0 {
-            self.flushed = false;
-            return Ok(());
-        }
-        if !self.flushed {
-            self.write_full()
-                .map_err(|source| AppendError::Write { path, source })?;
-            self.flushed = true;
-            return Ok(());
-        }
-        let line = self
-            .rows
-            .get(i)
-            .map(|r| r.bytes(&self.buf))
-            .unwrap_or_default();
-        let out =
-            io::append_line(&path, line, self.durability).map_err(|source| AppendError::Write {
-                path: path.clone(),
+    }
+
+    fn restore(&mut self, saved: Saved) {
+        self.rows = saved.rows;
+        self.ix = saved.ix;
+        self.header = saved.header;
+        self.held = saved.held;
+        self.disk = saved.disk;
+        self.adopted_lines = saved.adopted_lines;
+        self.snapshot = saved.snapshot;
+    }
+
+    /// Appends one line to the existing file: never to another file than the one this manager
+    /// read or last wrote (same device and inode), never creating one.
+    fn write_line(&self, path: &Path, line: &[u8]) -> Result<io::VerifiedAppend, AppendError> {
+        let expected = self.snapshot.map(|snapshot| io::KnownFile {
+            snapshot,
+            first_line: &self.first_line,
+        });
+        io::append_to_existing(path, line, self.durability, expected).map_err(|e| match e {
+            io::AppendToExistingError::Deleted => AppendError::FileDeleted {
+                path: path.to_path_buf(),
+            },
+            io::AppendToExistingError::Replaced
+            | io::AppendToExistingError::ReplacedDuringWrite => AppendError::FileReplaced {
+                path: path.to_path_buf(),
+            },
+            io::AppendToExistingError::Io(source) => AppendError::Write {
+                path: path.to_path_buf(),
                 source,
-            })?;
+            },
+        })
+    }
+
+    /// After a plain append of row `row`: the belief about the file is extended (or the lines
+    /// another writer appended before ours are adopted, D11), and the warm cache advances when
+    /// the append is verified (§3.2 step 5: this manager's snapshot and the cache's both equal
+    /// the `fstat` before the write, and the file is the same file, exactly the bytes written
+    /// longer); a verified append is published to the owner.
+    fn after_append(
+        &mut self,
+        path: &Path,
+        out: &io::VerifiedAppend,
+        row: usize,
+        owner: Option<&Arc<dyn WriteOwner>>,
+        may_advance: bool,
+    ) {
         self.held = 0;
-        let mut written = Vec::with_capacity(out.bytes);
-        if out.separator {
-            written.push(b'\n');
+        let mut row = row;
+        if !self.disk.appended(out.before.size, &out.written) {
+            row += self.after_foreign_append(path, out, row);
         }
-        written.extend_from_slice(line);
-        written.push(b'\n');
-        if !self.disk.appended(out.previous_len, &written) {
-            self.after_foreign_append(&path, out.previous_len, i);
+        let verified = self.snapshot == Some(out.before)
+            && out.after.same_file(&out.before)
+            && out.after.size == out.before.size + out.written.len() as u64;
+        if self.cache_key.is_none() {
+            self.cache_key = snapshot::canonical(path);
         }
-        Ok(())
+        let key = self.cache_key.as_deref();
+        if out.separator || !may_advance {
+            // A torn last line was terminated (its entry would no longer equal a fresh
+            // load), or the owner refused: the entry goes.
+            cache::invalidate_key(key);
+        } else if verified {
+            cache::advance(key, &out.before, out.after, &self.rows[row], &out.written);
+        }
+        // Otherwise the entry is stale (its snapshot is not the file's): a later open reads
+        // only what was appended after it.
+        self.snapshot = Some(out.after);
+        if verified {
+            self.publish(owner, &out.after);
+        }
     }
 
     /// The plain append found the file at another length than expected: another writer was
-    /// there. When the file still starts with the bytes this manager knew, the lines in
-    /// between are adopted (indexed, placed before the row just appended, kept verbatim on
-    /// rewrites); otherwise the belief becomes unknown, so the next full rewrite backs the
-    /// file up first.
-    fn after_foreign_append(&mut self, path: &Path, previous_len: u64, row: usize) {
+    /// there. When the file still starts with the bytes this manager knew, followed by other
+    /// lines and then the line just written, the lines in between are adopted (indexed, placed
+    /// before the row just appended, kept verbatim on rewrites); otherwise the belief becomes
+    /// unknown, so the next full rewrite backs the file up first. Returns how many rows were
+    /// inserted before `row`.
+    fn after_foreign_append(&mut self, path: &Path, out: &io::VerifiedAppend, row: usize) -> usize {
         let Ok(now) = io::read_file(path) else {
             self.disk = DiskImage::Unknown;
-            return;
+            return 0;
         };
-        let before = usize::try_from(previous_len)
-            .ok()
-            .and_then(|n| now.get(..n));
+        let Ok(previous) = usize::try_from(out.before.size) else {
+            self.disk = DiskImage::Unknown;
+            return 0;
+        };
+        let ours = now.get(previous..previous + out.written.len()) == Some(&out.written[..]);
+        let before = now.get(..previous).filter(|_| ours);
         match before.map(|b| (b, self.disk.check(Some(b), &self.buf))) {
             Some((b, Verdict::Grew(at))) => {
-                let tail = b[at..].to_vec();
-                self.adopt(&now[..at], &tail, row);
-                self.disk = DiskImage::known(&now);
+                let tail = &b[at..];
+                let inserted = self.adopt(&b[..at], tail, row);
+                let extended = self.disk.appended(at as u64, tail)
+                    && self.disk.appended(out.before.size, &out.written);
+                if !extended {
+                    self.disk = DiskImage::known(&now[..previous + out.written.len()]);
+                }
+                inserted
             }
-            Some((_, Verdict::Vanished)) => self.disk = DiskImage::known(&now),
-            _ => self.disk = DiskImage::Unknown,
+            Some((b, Verdict::Vanished)) => {
+                self.disk = DiskImage::known(&now[..b.len() + out.written.len()]);
+                0
+            }
+            _ => {
+                self.disk = DiskImage::Unknown;
+                0
+            }
         }
     }
 
     /// Adopts lines another writer appended (`tail`, which followed `prefix` in the file):
-    /// they become rows (verbatim bytes) inserted before row `at`, and the index is rebuilt;
-    /// the in-memory leaf and append cursor stay where they were.
-    fn adopt(&mut self, prefix: &[u8], tail: &[u8], at: usize) {
+    /// they become rows (their exact bytes, read as a full load would read them) inserted
+    /// before row `at`, and the index is rebuilt; the in-memory leaf and append cursor stay
+    /// where they were. Returns how many rows were inserted.
+    fn adopt(&mut self, prefix: &[u8], tail: &[u8], at: usize) -> usize {
         let line_base = memchr::memchr_iter(b'\n', prefix).count();
         let version = self
             .header
             .and_then(|h| self.rows.get(h))
             .map_or(3.0, |h| rows::header_version(h, &self.buf));
-        let start = self.buf.len();
-        self.buf.extend_from_slice(tail);
-        let new_rows = rows::load_appended(&self.buf, start, version, line_base, prefix.len());
+        let (new_rows, scanned) = rows::load_tail(tail, version, line_base, prefix.len());
+        self.parsed_lines += scanned;
         if new_rows.is_empty() {
-            return;
+            return 0;
         }
-        self.adopted_lines += new_rows.len();
+        let inserted = new_rows.len();
+        self.adopted_lines += inserted;
         let at = at.min(self.rows.len());
         let keep = (
             self.ix.leaf.clone(),
@@ -782,7 +1075,9 @@ impl SessionManager {
             .iter()
             .position(|r| matches!(r.kind, RowKind::Header));
         self.rebuild();
-        (self.ix.leaf, self.ix.append_parent, self.ix.side_parent) = keep;
+        let ix = &mut *self.ix;
+        (ix.leaf, ix.append_parent, ix.side_parent) = keep;
+        inserted
     }
 
     /// Appends a `message` entry (`{type, id, parentId, timestamp, message}`) as a child of the
@@ -1073,13 +1368,26 @@ impl SessionManager {
             None => None,
             Some(id) => self.resolve_branch(id)?,
         };
+        let before = (
+            self.ix.leaf.clone(),
+            self.ix.append_parent.clone(),
+            self.ix.side_parent.clone(),
+        );
         self.ix.leaf = target.clone();
         self.ix.append_parent = target.clone();
         let mut value = build::branch_summary(&self.base(), "root", summary, details, from_hook);
         if let (Some(o), Some(t)) = (value.as_object_mut(), &target) {
             o.insert("fromId", t.to_value());
         }
-        Ok(self.append_value(value)?)
+        match self.append_value(value) {
+            Ok(id) => Ok(id),
+            Err(e) => {
+                // A failed append changes nothing, the move to the target included.
+                let ix = &mut *self.ix;
+                (ix.leaf, ix.append_parent, ix.side_parent) = before;
+                Err(e.into())
+            }
+        }
     }
 
     /// Switches this manager **in place** to a new session holding only the path from the
@@ -1277,11 +1585,14 @@ impl SessionManager {
         new_rows.push(header_row);
         new_rows.extend(path_rows);
         new_rows.extend(label_rows);
-        self.rows = new_rows;
+        self.rows = new_rows.into();
         self.header = Some(0);
         self.session_id = new_id.clone();
         self.rebuild();
         self.disk = DiskImage::Absent;
+        self.snapshot = None;
+        self.first_line = Arc::from(&[][..]);
+        self.cache_key = None;
         self.held = self.rows.len();
         self.conflict_backups.clear();
         self.adopted_lines = 0;
@@ -1448,16 +1759,17 @@ impl SessionManager {
                 new_rows.push(r);
             }
         }
-        self.rows = new_rows;
+        self.rows = new_rows.into();
         self.held = new_held;
         self.header = self
             .rows
             .iter()
             .position(|r| matches!(r.kind, RowKind::Header));
         self.rebuild();
-        self.ix.leaf = self
+        let leaf = self
             .ix
             .resolve_canonical(replacement.as_ref().map(Id::as_bytes));
+        self.ix.leaf = leaf;
         self.ix.append_parent = replacement;
         self.rewrite().map_err(|source| RemoveError::Write {
             path: self.file_path(),
@@ -1491,6 +1803,160 @@ impl SessionManager {
             source,
         })?;
         self.flushed = true;
+        Ok(())
+    }
+
+    /// Writes this manager's whole session to its file now, whether or not it is flushed: an
+    /// atomic full rewrite with the usual checks (lines another writer appended are adopted
+    /// first, a file changed in any other way is backed up byte for byte first; D11). The way
+    /// to go on after [`AppendError::FileDeleted`] (the file is written again) or
+    /// [`AppendError::FileReplaced`] (this session replaces the other file, which is kept as a
+    /// `.conflict-` backup), instead of reopening.
+    ///
+    /// # Errors
+    /// [`AppendError::ReadOnly`]; [`AppendError::Write`] (nothing changed on disk or in memory).
+    pub fn rewrite_file(&mut self) -> Result<(), AppendError> {
+        if self.read_only {
+            return Err(AppendError::ReadOnly {
+                path: self.file_path(),
+            });
+        }
+        if !self.persist || self.session_file.is_none() {
+            return Ok(());
+        }
+        let saved = self.save();
+        if let Err(source) = self.write_full() {
+            self.restore(saved);
+            return Err(AppendError::Write {
+                path: self.file_path(),
+                source,
+            });
+        }
+        self.flushed = true;
+        Ok(())
+    }
+
+    /// `syncSnapshotAfterHeaderRewrite` (openclaw-jsonl.md §3.3): someone else rewrote this
+    /// manager's file (e.g. normalised its header) and tells the manager, with the bytes it
+    /// wrote when it has them. The file is re-read with stat-read-stat:
+    /// - a stable read holding `expected` (or any stable read when `expected` is `None`): the
+    ///   manager takes the file as it now is (rows, index, snapshot; rows it still holds
+    ///   unwritten stay after them, and the leaf and append cursor stay where they were when
+    ///   their entries still exist), the file is re-cached, and, only when `expected` was given
+    ///   and matched, the snapshot is published to the owner;
+    /// - bytes other than `expected`, or an unstable read: the warm cache entry is dropped,
+    ///   nothing is published, and the manager keeps its rows but no longer trusts the file
+    ///   (its next full rewrite backs it up first, D11).
+    ///
+    /// A file over the cache's byte cap is neither verified nor cached (`{snapshot, false,
+    /// false}`, as the reference); the manager still takes its content (read with
+    /// stat-read-stat).
+    ///
+    /// # Errors
+    /// [`OpenError`] when the file cannot be read (or keeps changing).
+    pub fn sync_snapshot_after_header_rewrite(
+        &mut self,
+        expected: Option<&[u8]>,
+    ) -> Result<SnapshotSync, OpenError> {
+        let Some(path) = self.session_file.clone() else {
+            return Ok(SnapshotSync {
+                snapshot: None,
+                verified_write: false,
+                stable_read: false,
+            });
+        };
+        let r = cache::reread(&path, expected).map_err(|source| OpenError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        self.parsed_lines += r.scanned;
+        self.cache_key = snapshot::canonical(&path);
+        let over_cap = r
+            .sync
+            .snapshot
+            .is_some_and(|s| s.size > cache::limits().max_bytes);
+        if r.sync.stable_read {
+            match (r.state, r.bytes, r.sync.snapshot) {
+                (Some(w), _, _) => self.reload(
+                    path,
+                    Fetched::Warm {
+                        state: w,
+                        scanned: 0,
+                    },
+                )?,
+                (None, Some(buf), Some(snapshot)) => {
+                    self.reload(path, Fetched::Cold { buf, snapshot })?;
+                }
+                _ => {}
+            }
+            if r.sync.verified_write {
+                let owner = self.active_owner();
+                if let Some(snap) = r.sync.snapshot {
+                    self.publish(owner.as_ref(), &snap);
+                }
+            }
+        } else if over_cap {
+            let fetch = cache::fetch(&path)?;
+            self.reload(path, fetch.fetched)?;
+        } else {
+            self.snapshot = r.sync.snapshot;
+            if r.sync.snapshot.is_some() {
+                self.disk = DiskImage::Unknown;
+            }
+        }
+        Ok(r.sync)
+    }
+
+    /// Takes the file's current content as this manager's (see
+    /// [`SessionManager::sync_snapshot_after_header_rewrite`]).
+    fn reload(&mut self, path: PathBuf, fetched: Fetched) -> Result<(), OpenError> {
+        let held_from = self.rows.len().saturating_sub(self.held);
+        let held: Vec<Row> = self.rows[held_from..].to_vec();
+        let keep = (
+            self.ix.leaf.clone(),
+            self.ix.append_parent.clone(),
+            self.ix.side_parent.clone(),
+        );
+        let backups = std::mem::take(&mut self.conflict_backups);
+        let adopted = self.adopted_lines;
+        let key = self.cache_key.clone();
+        match fetched {
+            Fetched::Warm { state, scanned } => {
+                self.adopt_warm(path, *state, key);
+                self.parsed_lines += scanned;
+            }
+            Fetched::Cold { buf, snapshot } => {
+                let loaded = rows::load(&buf);
+                self.parsed_lines += loaded.scanned;
+                self.set_loaded(path, Some(buf), Some(loaded), false)?;
+                self.snapshot = Some(snapshot);
+                self.cache_key = key;
+            }
+            Fetched::Missing => {
+                self.disk = DiskImage::Absent;
+                self.snapshot = None;
+            }
+        }
+        self.conflict_backups = backups;
+        self.adopted_lines = adopted;
+        if !held.is_empty() {
+            let from = self.rows.len();
+            self.held = held.len();
+            self.rows.extend(held);
+            self.ix.extend(&self.rows, from);
+            self.flushed = false;
+        }
+        let known = |ix: &Index, id: &Option<Id>| {
+            id.as_ref()
+                .is_none_or(|i| ix.by_id.contains_key(i) || ix.is_opaque(i.as_bytes()))
+        };
+        let (leaf, append, side) = keep;
+        if known(&self.ix, &leaf) && known(&self.ix, &append) {
+            let ix = &mut *self.ix;
+            ix.leaf = leaf;
+            ix.append_parent = append;
+            ix.side_parent = side;
+        }
         Ok(())
     }
 
@@ -1592,7 +2058,9 @@ impl SessionManager {
                     let at_row = self.rows.len().saturating_sub(self.held);
                     self.adopt(&now[..at], &now[at..], at_row);
                     // Known now: a retry after a failed rewrite does not adopt them twice.
-                    self.disk = DiskImage::known(now);
+                    if !self.disk.appended(at as u64, &now[at..]) {
+                        self.disk = DiskImage::known(now);
+                    }
                 }
             }
             Verdict::Changed => {
@@ -1609,7 +2077,33 @@ impl SessionManager {
         io::atomic_rewrite(&path, &bytes)?;
         self.disk = DiskImage::known(&bytes);
         self.held = 0;
+        self.after_full_write(&path, &bytes);
         Ok(())
+    }
+
+    /// `rememberWrittenSessionEntries(path, written)` after a full rewrite: the file is read
+    /// back between two `stat`s; when it holds exactly the bytes written, it is re-cached
+    /// (parsed once more, unless over the cache's byte cap) and its snapshot published to the
+    /// owner. The manager's snapshot becomes the file's.
+    fn after_full_write(&mut self, path: &Path, bytes: &[u8]) {
+        self.cache_key = snapshot::canonical(path);
+        self.first_line = first_line(bytes);
+        match cache::reread(path, Some(bytes)) {
+            Ok(r) => {
+                self.parsed_lines += r.scanned;
+                self.snapshot = r.sync.snapshot;
+                if r.sync.verified_write
+                    && let Some(snap) = r.sync.snapshot
+                {
+                    let owner = self.active_owner();
+                    self.publish(owner.as_ref(), &snap);
+                }
+            }
+            Err(_) => {
+                cache::invalidate_key(self.cache_key.as_deref());
+                self.snapshot = SessionFileSnapshot::stat(path).ok().flatten();
+            }
+        }
     }
 }
 
@@ -1660,17 +2154,6 @@ pub(crate) fn js_trim(s: &str) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, OpenError> {
-    match io::read_file(path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(OpenError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
-}
-
 fn ensure_dir(dir: &Path) -> Result<(), OpenError> {
     io::ensure_dir(dir).map_err(|source| OpenError::CreateDir {
         path: dir.to_path_buf(),
@@ -1685,6 +2168,13 @@ pub(crate) fn header_string(row: &Row, buf: &[u8], key: &str) -> Option<String> 
         .get(key)?
         .as_str_lossy()
         .map(|s| s.into_owned())
+}
+
+/// A file's first line, `\n` included, at most its first 4 KiB.
+fn first_line(bytes: &[u8]) -> Arc<[u8]> {
+    let head = &bytes[..bytes.len().min(4096)];
+    let end = memchr::memchr(b'\n', head).map_or(head.len(), |i| i + 1);
+    Arc::from(&head[..end])
 }
 
 /// `<file>.conflict-<ISO ts with ':' and '.' → '-'>-<8 hex>.jsonl` beside the session file.

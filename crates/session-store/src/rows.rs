@@ -373,6 +373,8 @@ pub(crate) struct Loaded {
     pub(crate) header: Option<usize>,
     /// The buffer is empty or JavaScript whitespace only.
     pub(crate) blank: bool,
+    /// Lines the envelope scan read (every non-blank line).
+    pub(crate) scanned: usize,
 }
 
 /// Reads every line of `buf` into rows (blank lines are not rows), classifying them against
@@ -427,6 +429,7 @@ pub(crate) fn load(buf: &[u8]) -> Loaded {
         Some(i) => header_version(&pending[i].row, buf),
         None => 3.0,
     };
+    let scanned = pending.len();
     let rows = pending
         .into_iter()
         .enumerate()
@@ -442,47 +445,53 @@ pub(crate) fn load(buf: &[u8]) -> Loaded {
         rows,
         header,
         blank: session_format::line::is_blank(buf),
+        scanned,
     }
 }
 
-/// The rows of lines another writer appended, which this manager adopts: they are `buf[start..]`
-/// (each row a span of `buf`), preceded in the file by `line_base` lines and `offset_base`
-/// bytes (so their line numbers and offsets are the file's), classified against the header's
-/// `version`. Blank lines are not rows.
-pub(crate) fn load_appended(
-    buf: &[u8],
-    start: usize,
+/// Rows of `tail`: bytes a file gained after its first `offset_base` bytes, which held
+/// `line_base` line feeds. Every line is read exactly as a full load of the whole file reads it
+/// (the tail never starts the file, so no leading whitespace is trimmed; the last line is the
+/// file's last line), numbered and placed as in the file, classified against the header's
+/// `version`. Each row owns its bytes (the tail is not kept). Blank lines are not rows. Returns
+/// the rows and the number of lines the envelope scan read.
+pub(crate) fn load_tail(
+    tail: &[u8],
     version: f64,
     line_base: usize,
     offset_base: usize,
-) -> Vec<Row> {
-    let Some(tail) = buf.get(start..) else {
-        return Vec::new();
-    };
+) -> (Vec<Row>, usize) {
+    // A one-line JSON lead makes the reader treat the tail as lines after the file's first
+    // non-blank line; it is skipped below.
+    const LEAD: &[u8] = b"0\n";
+    let mut src = Vec::with_capacity(tail.len() + LEAD.len());
+    src.extend_from_slice(LEAD);
+    src.extend_from_slice(tail);
     let mut out = Vec::new();
-    for line in LineReader::new(tail) {
-        let begin = start + line.raw.offset;
-        let end = begin + line.raw.bytes.len();
+    let mut scanned = 0;
+    for line in LineReader::new(&src).skip(1) {
+        let rel = line.raw.offset - LEAD.len();
+        let number = line_base + line.raw.number - 1;
         let json_off = line.json.as_ptr() as usize - line.raw.bytes.as_ptr() as usize;
         let json = (json_off, json_off + line.json.len());
-        let pos = Some((line_base + line.raw.number, offset_base + line.raw.offset));
         let kind = match line.content {
             LineContent::Blank => continue,
             LineContent::Malformed(mut err) => {
-                err.line += line_base;
-                err.byte_offset += offset_base;
+                err.line = number;
+                err.byte_offset = err.byte_offset - LEAD.len() + offset_base;
                 RowKind::Malformed(err)
             }
             LineContent::Json(env) => classify_row(&env, line.json, version, false),
         };
+        scanned += 1;
         out.push(Row {
-            text: Text::Span { start: begin, end },
+            text: Text::Owned(line.raw.bytes.into()),
             json,
-            pos,
+            pos: Some((number, offset_base + rel)),
             kind,
         });
     }
-    out
+    (out, scanned)
 }
 
 /// The header's version as the reference compares it (`version ?? 1`).

@@ -1,0 +1,940 @@
+//! Session policies: the `sessions` config section (history limits, per-chat-type overrides,
+//! retention, reset policies), duration and byte-size parsing, reset-policy resolution and
+//! freshness (openclaw-jsonl.md §5.5; OpenClaw 2026.6.11 `resolveSessionResetPolicy`,
+//! `evaluateSessionFreshness`, `resolveDailyResetAtMs`, `parseDurationMs`, `parseByteSize`,
+//! checked against the reference with `tests/data/session-key-corpus.jsonl`).
+//!
+//! Reset policies follow OpenClaw 2026.6.11 (the workspace's reference), which differs from
+//! the 2026.9.6 text of §5.5: there is no `none` mode, and with nothing configured the policy is
+//! `daily` at 04:00 (flagged `configured: false`). A `resetByChannel` entry replaces the base and
+//! type entries; a type entry's fields win over the base's one by one.
+//!
+//! Time is injected: every evaluation takes `now` in milliseconds and a [`chrono::TimeZone`] for
+//! the daily boundary, which is computed as JavaScript's `Date#setHours` does (a local time
+//! skipped by a DST change is read with the offset before the change; a repeated one resolves to
+//! its first occurrence).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chrono::{Duration, LocalResult, NaiveDateTime, TimeZone};
+use indexmap::IndexMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::js;
+use crate::key::{DmScope, IdentityLinks};
+use crate::kind::{ChatType, ResetType};
+
+// ---------------------------------------------------------------------------------------------
+// Durations and sizes
+
+/// A duration string that does not parse (`parseDurationMs`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid duration {input:?}: {reason} (use values like 500ms, 30s, 5m, 2h, 30d or 1h30m)")]
+pub struct DurationError {
+    /// The text given.
+    pub input: String,
+    /// What is wrong.
+    pub reason: &'static str,
+}
+
+/// A byte size string that does not parse (`parseByteSize`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid byte size {input:?}: {reason} (use values like 512kb, 10mb, 1gb or 500)")]
+pub struct ByteSizeError {
+    /// The text given.
+    pub input: String,
+    /// What is wrong.
+    pub reason: &'static str,
+}
+
+/// Units of [`parse_duration_ms`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DurationUnit {
+    /// Milliseconds (`ms`).
+    Millis,
+    /// Seconds (`s`).
+    Seconds,
+    /// Minutes (`m`).
+    Minutes,
+    /// Hours (`h`).
+    Hours,
+    /// Days (`d`).
+    Days,
+}
+
+impl DurationUnit {
+    fn millis(self) -> f64 {
+        match self {
+            DurationUnit::Millis => 1.0,
+            DurationUnit::Seconds => 1e3,
+            DurationUnit::Minutes => 6e4,
+            DurationUnit::Hours => 36e5,
+            DurationUnit::Days => 864e5,
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "ms" => DurationUnit::Millis,
+            "s" => DurationUnit::Seconds,
+            "m" => DurationUnit::Minutes,
+            "h" => DurationUnit::Hours,
+            "d" => DurationUnit::Days,
+            _ => return None,
+        })
+    }
+}
+
+/// `\d+(\.\d+)?` at the start of `s`: its length.
+fn number_len(s: &str) -> usize {
+    let b = s.as_bytes();
+    let int = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if int == 0 {
+        return 0;
+    }
+    if b.get(int) == Some(&b'.') {
+        let frac = b[int + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if frac > 0 {
+            return int + 1 + frac;
+        }
+    }
+    int
+}
+
+/// `Number.isSafeInteger(Math.round(x))` for non-negative `x`.
+fn round_safe(x: f64) -> Option<u64> {
+    let r = x.round();
+    (r.is_finite() && r <= 9_007_199_254_740_991.0).then_some(r as u64)
+}
+
+/// `parseDurationMs(raw, {defaultUnit})`: `<number><unit>` or a composite such as `1h30m`
+/// (units `ms s m h d`, case-insensitive; a bare number takes `default_unit`), rounded to whole
+/// milliseconds.
+///
+/// # Errors
+/// [`DurationError`] for empty or malformed text, a composite segment without a unit, or a
+/// result beyond 2^53 − 1 ms.
+pub fn parse_duration_ms(raw: &str, default_unit: DurationUnit) -> Result<u64, DurationError> {
+    let err = |reason| DurationError {
+        input: raw.to_owned(),
+        reason,
+    };
+    let text = js::lower_trim(raw);
+    if text.is_empty() {
+        return Err(err("empty"));
+    }
+    let n = number_len(&text);
+    if n > 0 {
+        let unit = &text[n..];
+        let unit = if unit.is_empty() {
+            Some(default_unit)
+        } else {
+            DurationUnit::parse(unit)
+        };
+        if let Some(unit) = unit {
+            let value: f64 = text[..n].parse().map_err(|_| err("not a number"))?;
+            return round_safe(value * unit.millis()).ok_or_else(|| err("too large"));
+        }
+    }
+    let mut total = 0.0;
+    let mut s = text.as_str();
+    while !s.is_empty() {
+        let n = number_len(s);
+        if n == 0 {
+            return Err(err("each composite segment needs a unit"));
+        }
+        let value: f64 = s[..n].parse().map_err(|_| err("not a number"))?;
+        let after = &s[n..];
+        let (unit, len) = if after.starts_with("ms") {
+            (DurationUnit::Millis, 2)
+        } else {
+            match after.chars().next() {
+                Some(c) => match DurationUnit::parse(c.encode_utf8(&mut [0; 4])) {
+                    Some(u) => (u, 1),
+                    None => return Err(err("unknown unit")),
+                },
+                None => return Err(err("each composite segment needs a unit")),
+            }
+        };
+        total += value * unit.millis();
+        s = &after[len..];
+    }
+    round_safe(total).ok_or_else(|| err("too large"))
+}
+
+/// `parseByteSize(raw, {defaultUnit: "b"})`: `<number>[b|k|kb|m|mb|g|gb|t|tb]`
+/// (case-insensitive, binary multiples: `1kb` = 1024), rounded to whole bytes (the same double
+/// the reference computes, so sizes beyond 2^53 are as inexact as there).
+///
+/// # Errors
+/// [`ByteSizeError`] for empty or malformed text, an unknown unit, or a size of 2^64 bytes or
+/// more (the reference would still return a float).
+pub fn parse_byte_size(raw: &str) -> Result<u64, ByteSizeError> {
+    let err = |reason| ByteSizeError {
+        input: raw.to_owned(),
+        reason,
+    };
+    let text = js::lower_trim(raw);
+    if text.is_empty() {
+        return Err(err("empty"));
+    }
+    let n = number_len(&text);
+    let unit = &text[n..];
+    if n == 0 || !unit.bytes().all(|c| c.is_ascii_lowercase()) {
+        return Err(err("not a number with an optional unit"));
+    }
+    let mult: f64 = match unit {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1024.0,
+        "m" | "mb" => 1024f64.powi(2),
+        "g" | "gb" => 1024f64.powi(3),
+        "t" | "tb" => 1024f64.powi(4),
+        _ => return Err(err("unknown unit")),
+    };
+    let value: f64 = text[..n].parse().map_err(|_| err("not a number"))?;
+    let r = (value * mult).round();
+    // Every double below 2^64 that `round` returns is an integer, so the cast is exact.
+    (r.is_finite() && r < 18_446_744_073_709_551_616.0)
+        .then_some(r as u64)
+        .ok_or_else(|| err("too large"))
+}
+
+/// A duration setting: the text as written (kept for display) and its milliseconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DurationSetting {
+    /// As written (`"30d"`; a JSON number `30` is kept as `"30"`).
+    pub text: String,
+    /// Milliseconds.
+    pub ms: u64,
+}
+
+/// A byte-size setting: the text as written and its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeSetting {
+    /// As written (`"100mb"`).
+    pub text: String,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// A string or a number, as the reference's `normalizeStringifiedOptionalString` reads
+/// durations and sizes.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum TextOrNumber {
+    Text(String),
+    Number(serde_json::Number),
+    Off(bool),
+}
+
+fn text_of<E: serde::de::Error>(v: TextOrNumber) -> Result<Option<String>, E> {
+    match v {
+        TextOrNumber::Text(s) => Ok(Some(s)),
+        TextOrNumber::Number(n) => Ok(Some(n.to_string())),
+        TextOrNumber::Off(false) => Ok(None),
+        TextOrNumber::Off(true) => Err(E::custom("expected a string, a number or false")),
+    }
+}
+
+/// `maxAge`: a duration (bare numbers are days), or `false` to disable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MaxAge(pub Option<DurationSetting>);
+
+/// `maxSize`: a byte size (bare numbers are bytes), or `false` to disable (the default).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MaxSize(pub Option<SizeSetting>);
+
+/// The default `sessions.retention.maxAge` (OpenClaw's `pruneAfter` default).
+pub const DEFAULT_MAX_AGE: &str = "30d";
+
+impl Default for MaxAge {
+    fn default() -> Self {
+        MaxAge(Some(DurationSetting {
+            text: DEFAULT_MAX_AGE.to_owned(),
+            ms: 30 * 86_400_000,
+        }))
+    }
+}
+
+impl<'de> Deserialize<'de> for MaxAge {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Some(text) = text_of(TextOrNumber::deserialize(d)?)? else {
+            return Ok(MaxAge(None));
+        };
+        let ms = parse_duration_ms(&text, DurationUnit::Days).map_err(serde::de::Error::custom)?;
+        Ok(MaxAge(Some(DurationSetting { text, ms })))
+    }
+}
+
+impl Serialize for MaxAge {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Some(d) => s.serialize_str(&d.text),
+            None => s.serialize_bool(false),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MaxSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Some(text) = text_of(TextOrNumber::deserialize(d)?)? else {
+            return Ok(MaxSize(None));
+        };
+        let bytes = parse_byte_size(&text).map_err(serde::de::Error::custom)?;
+        Ok(MaxSize(Some(SizeSetting { text, bytes })))
+    }
+}
+
+impl Serialize for MaxSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Some(b) => s.serialize_str(&b.text),
+            None => s.serialize_bool(false),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config
+
+/// Reset mode (`session.reset.mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResetMode {
+    /// Sessions started before the latest `atHour` boundary (local time) are stale.
+    Daily,
+    /// Sessions idle for more than `idleMinutes` are stale.
+    Idle,
+}
+
+impl ResetMode {
+    /// `daily` or `idle`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResetMode::Daily => "daily",
+            ResetMode::Idle => "idle",
+        }
+    }
+}
+
+fn de_at_hour<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+    let v = Option::<u8>::deserialize(d)?;
+    match v {
+        Some(h) if h > 23 => Err(serde::de::Error::custom(format!(
+            "atHour must be an integer from 0 to 23, got {h}"
+        ))),
+        v => Ok(v),
+    }
+}
+
+fn de_positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let v = Option::<u32>::deserialize(d)?;
+    match v {
+        Some(0) => Err(serde::de::Error::custom(
+            "must be a positive integer, got 0",
+        )),
+        v => Ok(v),
+    }
+}
+
+fn de_positive_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let v = Option::<u64>::deserialize(d)?;
+    match v {
+        Some(0) => Err(serde::de::Error::custom(
+            "must be a positive integer, got 0",
+        )),
+        v => Ok(v),
+    }
+}
+
+/// One reset policy entry (`{mode?, atHour?, idleMinutes?}`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResetConfig {
+    /// `daily` or `idle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ResetMode>,
+    /// Hour of the daily boundary, 0–23 (default 4).
+    #[serde(
+        default,
+        deserialize_with = "de_at_hour",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub at_hour: Option<u8>,
+    /// Idle timeout in minutes (positive).
+    #[serde(
+        default,
+        deserialize_with = "de_positive",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub idle_minutes: Option<u32>,
+}
+
+/// `resetByType`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResetByType {
+    /// Direct conversations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct: Option<ResetConfig>,
+    /// Deprecated spelling of `direct` (used when `direct` is absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dm: Option<ResetConfig>,
+    /// Group and channel conversations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<ResetConfig>,
+    /// Threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<ResetConfig>,
+}
+
+/// History limits of one chat type (`channelOverrides.dm` / `.group`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HistoryOverride {
+    /// Most messages kept in the model's history.
+    #[serde(
+        default,
+        deserialize_with = "de_positive",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_history_messages: Option<u32>,
+    /// Most tokens kept in the model's history.
+    #[serde(
+        default,
+        deserialize_with = "de_positive_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_history_tokens: Option<u64>,
+}
+
+/// `channelOverrides`: history limits for direct (`dm`) and group/channel (`group`) chats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChannelOverrides {
+    /// Direct conversations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dm: Option<HistoryOverride>,
+    /// Group and channel conversations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<HistoryOverride>,
+}
+
+/// `retention`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RetentionConfig {
+    /// Sessions whose last activity is older than this are archived (default `30d`; `false`
+    /// disables).
+    #[serde(default)]
+    pub max_age: MaxAge,
+    /// When the live sessions of an agent take more than this, the oldest are archived until
+    /// they fit (default: no limit).
+    #[serde(default)]
+    pub max_size: MaxSize,
+}
+
+/// The `sessions` config section.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionsConfig {
+    /// Most messages kept in the model's history (default: no limit).
+    #[serde(
+        default,
+        deserialize_with = "de_positive",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_history_messages: Option<u32>,
+    /// Most tokens kept in the model's history (default: no limit).
+    #[serde(
+        default,
+        deserialize_with = "de_positive_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_history_tokens: Option<u64>,
+    /// Per-chat-type history limits.
+    #[serde(default)]
+    pub channel_overrides: ChannelOverrides,
+    /// Archiving of old and surplus sessions.
+    #[serde(default)]
+    pub retention: RetentionConfig,
+    /// Base reset policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset: Option<ResetConfig>,
+    /// Reset policy per reset type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_by_type: Option<ResetByType>,
+    /// Reset policy per channel (replaces base and type policies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_by_channel: Option<BTreeMap<String, ResetConfig>>,
+    /// Legacy idle timeout (used when no `reset`/`resetByType` is configured).
+    #[serde(
+        default,
+        deserialize_with = "de_positive",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub idle_minutes: Option<u32>,
+    /// The main session key (default `main`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_key: Option<String>,
+    /// How DMs are keyed (default `main`).
+    #[serde(default)]
+    pub dm_scope: DmScope,
+    /// Linked peer ids per canonical name.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub identity_links: IdentityLinks,
+}
+
+/// A config document: `{"sessions": {...}}`. Other top-level keys are ignored; unknown keys
+/// inside `sessions` are errors (typos never pass silently).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Config {
+    /// The sessions section.
+    #[serde(default)]
+    pub sessions: SessionsConfig,
+}
+
+/// A config document that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid sessions config: {source}")]
+pub struct ConfigError {
+    /// The JSON or validation error (with line and column).
+    #[from]
+    pub source: serde_json::Error,
+}
+
+impl Config {
+    /// Parses a JSON config document.
+    ///
+    /// # Errors
+    /// [`ConfigError`] for malformed JSON, unknown keys inside `sessions`, or invalid values
+    /// (e.g. `atHour: 24`, `maxAge: "30x"`).
+    pub fn from_json(text: &str) -> Result<Self, ConfigError> {
+        Ok(serde_json::from_str(text)?)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// History limits
+
+/// The history limits that apply to one chat.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryLimits {
+    /// Most messages (`None`: no limit).
+    pub max_messages: Option<u32>,
+    /// Most tokens (`None`: no limit).
+    pub max_tokens: Option<u64>,
+}
+
+impl HistoryLimits {
+    /// The index of the first message to keep, given the token counts of the messages in
+    /// order: the longest suffix within both limits. The newest message is always kept, even
+    /// when it alone exceeds the token limit.
+    pub fn keep_from(&self, token_counts: &[u64]) -> usize {
+        let mut start = token_counts.len();
+        let mut tokens: u64 = 0;
+        for (i, &t) in token_counts.iter().enumerate().rev() {
+            let kept = token_counts.len() - i;
+            let within_messages = self.max_messages.is_none_or(|m| kept <= m as usize);
+            let within_tokens = self
+                .max_tokens
+                .is_none_or(|m| tokens.saturating_add(t) <= m);
+            if kept > 1 && !(within_messages && within_tokens) {
+                break;
+            }
+            tokens = tokens.saturating_add(t);
+            start = i;
+        }
+        start
+    }
+}
+
+impl SessionsConfig {
+    /// The history limits for a chat type: `channelOverrides.dm` for direct chats,
+    /// `channelOverrides.group` for group and channel chats, field by field over the base
+    /// `maxHistoryMessages`/`maxHistoryTokens`.
+    pub fn history_limits(&self, chat_type: ChatType) -> HistoryLimits {
+        let o = match chat_type {
+            ChatType::Direct => self.channel_overrides.dm,
+            ChatType::Group | ChatType::Channel => self.channel_overrides.group,
+            ChatType::Unknown => None,
+        }
+        .unwrap_or_default();
+        HistoryLimits {
+            max_messages: o.max_history_messages.or(self.max_history_messages),
+            max_tokens: o.max_history_tokens.or(self.max_history_tokens),
+        }
+    }
+
+    /// The `resetByChannel` entry for a channel (`resolveChannelResetConfig`): looked up by the
+    /// channel's canonical id (aliases such as `teams` → `msteams` resolved), else by the
+    /// trimmed, lowercased name.
+    pub fn channel_reset(&self, channel: &str) -> Option<ResetConfig> {
+        let map = self.reset_by_channel.as_ref()?;
+        let key = normalize_channel(channel)?;
+        map.get(&key).copied()
+    }
+
+    /// The effective reset policy for a reset type and (optionally) a channel
+    /// (`resolveSessionResetPolicy` with `resolveChannelResetConfig`).
+    pub fn reset_policy(&self, reset_type: ResetType, channel: Option<&str>) -> ResetPolicy {
+        let override_ = channel.and_then(|c| self.channel_reset(c));
+        resolve_reset_policy(self, reset_type, override_)
+    }
+}
+
+/// Built-in channel aliases of OpenClaw 2026.6.11 (alias → channel id).
+const CHANNEL_ALIASES: &[(&str, &str)] = &[
+    ("lark", "feishu"),
+    ("gchat", "googlechat"),
+    ("google-chat", "googlechat"),
+    ("imsg", "imessage"),
+    ("internet-relay-chat", "irc"),
+    ("teams", "msteams"),
+    ("nc", "nextcloud-talk"),
+    ("nc-talk", "nextcloud-talk"),
+    ("twitch-chat", "twitch"),
+    ("zl", "zalo"),
+    ("zlu", "zalouser"),
+];
+
+/// `normalizeMessageChannel` for the built-in channels: trimmed, lowercased, aliases resolved;
+/// `None` when blank.
+pub fn normalize_channel(channel: &str) -> Option<String> {
+    let c = js::lower_trim(channel);
+    if c.is_empty() {
+        return None;
+    }
+    Some(
+        CHANNEL_ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == c)
+            .map_or(c, |(_, id)| (*id).to_owned()),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reset policy and freshness
+
+/// The default hour of the daily boundary.
+pub const DEFAULT_RESET_AT_HOUR: u8 = 4;
+
+/// A resolved reset policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResetPolicy {
+    /// The mode.
+    pub mode: ResetMode,
+    /// Hour of the daily boundary (local time).
+    pub at_hour: u8,
+    /// Idle timeout in minutes (`Some(0)` for idle mode without minutes: never idle-stale).
+    pub idle_minutes: Option<u32>,
+    /// True when any reset setting applied (false: the built-in daily default).
+    pub configured: bool,
+}
+
+/// `resolveSessionResetPolicy`: with a channel override, it alone is used; otherwise the type
+/// entry (`resetByType.<type>`, `dm` for direct when `direct` is absent) over the base
+/// (`reset`), field by field; the legacy `idleMinutes` applies when neither `reset` nor
+/// `resetByType` exists (and then makes the mode `idle`). The mode defaults to `daily`, the
+/// hour to 4; idle mode without minutes gives 0.
+pub fn resolve_reset_policy(
+    cfg: &SessionsConfig,
+    reset_type: ResetType,
+    channel_override: Option<ResetConfig>,
+) -> ResetPolicy {
+    let base = channel_override.or(cfg.reset);
+    let type_reset = if channel_override.is_some() {
+        None
+    } else {
+        cfg.reset_by_type.and_then(|t| match reset_type {
+            ResetType::Direct => t.direct.or(t.dm),
+            ResetType::Group => t.group,
+            ResetType::Thread => t.thread,
+        })
+    };
+    let has_explicit = base.is_some() || cfg.reset_by_type.is_some();
+    let legacy_idle = if channel_override.is_some() {
+        None
+    } else {
+        cfg.idle_minutes
+    };
+    let configured = base.is_some() || type_reset.is_some() || legacy_idle.is_some();
+    let mode = type_reset
+        .and_then(|t| t.mode)
+        .or(base.and_then(|b| b.mode))
+        .unwrap_or(if !has_explicit && legacy_idle.is_some() {
+            ResetMode::Idle
+        } else {
+            ResetMode::Daily
+        });
+    let at_hour = type_reset
+        .and_then(|t| t.at_hour)
+        .or(base.and_then(|b| b.at_hour))
+        .unwrap_or(DEFAULT_RESET_AT_HOUR);
+    let idle_raw = type_reset
+        .and_then(|t| t.idle_minutes)
+        .or(base.and_then(|b| b.idle_minutes))
+        .or(legacy_idle);
+    let idle_minutes = match idle_raw {
+        Some(m) => Some(m),
+        None if mode == ResetMode::Idle => Some(0),
+        None => None,
+    };
+    ResetPolicy {
+        mode,
+        at_hour,
+        idle_minutes,
+        configured,
+    }
+}
+
+/// Why a session is stale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StaleReason {
+    /// The daily boundary passed after the session started.
+    Daily,
+    /// The idle timeout expired.
+    Idle,
+}
+
+/// The timestamps freshness reads (milliseconds since the epoch; a negative, non-finite or
+/// future value counts as absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SessionTimes {
+    /// `updatedAt` (absent → 0).
+    pub updated_at: Option<f64>,
+    /// When the session started (default: `updated_at`).
+    pub session_started_at: Option<f64>,
+    /// The last interaction (default: the start).
+    pub last_interaction_at: Option<f64>,
+}
+
+/// The result of [`evaluate_freshness`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Freshness {
+    /// True when neither boundary has passed.
+    pub fresh: bool,
+    /// The latest daily boundary (daily mode only).
+    pub daily_reset_at: Option<i64>,
+    /// When the idle timeout expires (positive idle minutes only).
+    pub idle_expires_at: Option<f64>,
+    /// Why the session is stale: when both apply, the earlier boundary (daily on a tie).
+    pub stale_reason: Option<StaleReason>,
+}
+
+/// JavaScript's `UTC(t)` for a local date-time: a repeated local time resolves to its first
+/// occurrence; a skipped one is read with the offset in force before the change.
+fn local_to_utc_ms<Tz: TimeZone>(tz: &Tz, local: NaiveDateTime) -> i64 {
+    let resolve = |dt: NaiveDateTime| match tz.from_local_datetime(&dt) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Some(t),
+        LocalResult::None => None,
+    };
+    if let Some(t) = resolve(local) {
+        return t.timestamp_millis();
+    }
+    let local_ms = local.and_utc().timestamp_millis();
+    let before = local - Duration::days(1);
+    let offset_ms = match tz.from_local_datetime(&before) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(_, t) => {
+            t.naive_local().and_utc().timestamp_millis() - t.timestamp_millis()
+        }
+        LocalResult::None => 0,
+    };
+    local_ms - offset_ms
+}
+
+/// `resolveDailyResetAtMs(now, atHour)`: today's `atHour:00` local time, or the day before's
+/// when that is still ahead of `now` (computed as `Date#setHours` and `Date#setDate` do).
+pub fn daily_reset_at<Tz: TimeZone>(now_ms: i64, at_hour: u8, tz: &Tz) -> i64 {
+    let hour = u32::from(at_hour.min(23));
+    let local_now = match tz.timestamp_millis_opt(now_ms) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t.naive_local(),
+        LocalResult::None => return now_ms,
+    };
+    let Some(candidate) = local_now.date().and_hms_opt(hour, 0, 0) else {
+        return now_ms;
+    };
+    let mut reset = local_to_utc_ms(tz, candidate);
+    if now_ms < reset {
+        let reset_local = match tz.timestamp_millis_opt(reset) {
+            LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t.naive_local(),
+            LocalResult::None => return reset,
+        };
+        let prev = reset_local - Duration::days(1);
+        reset = local_to_utc_ms(tz, prev);
+    }
+    reset
+}
+
+fn valid_time(v: Option<f64>, now: f64) -> Option<f64> {
+    v.filter(|t| t.is_finite() && *t >= 0.0 && *t <= now)
+}
+
+/// `evaluateSessionFreshness`: daily mode is stale when the session started before the latest
+/// boundary; a positive idle timeout is stale when `now` is past the last interaction plus the
+/// timeout; both may apply whatever the mode.
+pub fn evaluate_freshness<Tz: TimeZone>(
+    times: &SessionTimes,
+    now_ms: i64,
+    policy: &ResetPolicy,
+    tz: &Tz,
+) -> Freshness {
+    let now = now_ms as f64;
+    let updated = valid_time(times.updated_at, now).unwrap_or(0.0);
+    let started = valid_time(times.session_started_at, now).unwrap_or(updated);
+    let last = valid_time(times.last_interaction_at, now).unwrap_or(started);
+    let daily_reset_at =
+        (policy.mode == ResetMode::Daily).then(|| daily_reset_at(now_ms, policy.at_hour, tz));
+    let idle_expires_at = policy
+        .idle_minutes
+        .filter(|m| *m > 0)
+        .map(|m| last + f64::from(m) * 6e4);
+    let stale_daily = daily_reset_at.is_some_and(|d| started < d as f64);
+    let stale_idle = idle_expires_at.is_some_and(|i| now > i);
+    let stale_reason = match (stale_daily, stale_idle) {
+        (true, true) => {
+            let d = daily_reset_at.map_or(f64::INFINITY, |d| d as f64);
+            let i = idle_expires_at.unwrap_or(f64::INFINITY);
+            Some(if d <= i {
+                StaleReason::Daily
+            } else {
+                StaleReason::Idle
+            })
+        }
+        (false, true) => Some(StaleReason::Idle),
+        (true, false) => Some(StaleReason::Daily),
+        (false, false) => None,
+    };
+    Freshness {
+        fresh: !(stale_daily || stale_idle),
+        daily_reset_at,
+        idle_expires_at,
+        stale_reason,
+    }
+}
+
+/// A clock in milliseconds since the epoch (injected so evaluations are deterministic).
+pub trait Clock {
+    /// Now.
+    fn now_ms(&self) -> i64;
+}
+
+/// The system clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        session_format::ids::now_ms()
+    }
+}
+
+/// A clock that always says the same time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FixedClock(pub i64);
+
+impl Clock for FixedClock {
+    fn now_ms(&self) -> i64 {
+        self.0
+    }
+}
+
+impl fmt::Display for ResetPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.mode {
+            ResetMode::Daily => write!(f, "daily at {:02}:00", self.at_hour)?,
+            ResetMode::Idle => f.write_str("idle")?,
+        }
+        if let Some(m) = self.idle_minutes.filter(|m| *m > 0) {
+            write!(f, ", idle after {m} min")?;
+        }
+        if !self.configured {
+            f.write_str(" (default)")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_sizes() {
+        let d = |s| parse_duration_ms(s, DurationUnit::Days);
+        assert_eq!(d("30d"), Ok(2_592_000_000));
+        assert_eq!(d(" 1H30M "), Ok(5_400_000));
+        assert_eq!(d("30"), Ok(2_592_000_000));
+        assert_eq!(d("1.5h"), Ok(5_400_000));
+        assert_eq!(d("500ms"), Ok(500));
+        assert!(d("1h30").is_err());
+        assert!(d("").is_err());
+        assert!(d("-1d").is_err());
+        assert_eq!(parse_byte_size("100mb"), Ok(104_857_600));
+        assert_eq!(parse_byte_size("1.5K"), Ok(1536));
+        assert_eq!(parse_byte_size("500"), Ok(500));
+        assert!(parse_byte_size("10xb").is_err());
+        assert!(parse_byte_size("1 mb").is_err());
+    }
+
+    #[test]
+    fn config_defaults_and_validation() {
+        let c = Config::from_json("{}").unwrap();
+        assert_eq!(
+            c.sessions.retention.max_age.0.as_ref().map(|d| d.ms),
+            Some(2_592_000_000)
+        );
+        assert_eq!(c.sessions.retention.max_size.0, None);
+        let c = Config::from_json(
+            r#"{"sessions":{"retention":{"maxAge":false,"maxSize":"100mb"},"maxHistoryMessages":50,
+               "channelOverrides":{"group":{"maxHistoryMessages":20}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.sessions.retention.max_age.0, None);
+        assert_eq!(
+            c.sessions.retention.max_size.0.as_ref().map(|s| s.bytes),
+            Some(104_857_600)
+        );
+        assert_eq!(
+            c.sessions.history_limits(ChatType::Channel),
+            HistoryLimits {
+                max_messages: Some(20),
+                max_tokens: None
+            }
+        );
+        assert_eq!(
+            c.sessions.history_limits(ChatType::Direct).max_messages,
+            Some(50)
+        );
+        for bad in [
+            r#"{"sessions":{"reset":{"atHour":24}}}"#,
+            r#"{"sessions":{"reset":{"mode":"none"}}}"#,
+            r#"{"sessions":{"retention":{"maxAge":"30x"}}}"#,
+            r#"{"sessions":{"maxHistoryMessage":3}}"#,
+            r#"{"sessions":{"maxHistoryMessages":0}}"#,
+        ] {
+            assert!(Config::from_json(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn history_window() {
+        let l = HistoryLimits {
+            max_messages: Some(3),
+            max_tokens: Some(100),
+        };
+        assert_eq!(l.keep_from(&[10, 10, 10, 10]), 1);
+        assert_eq!(l.keep_from(&[10, 60, 50]), 2);
+        assert_eq!(l.keep_from(&[500]), 0);
+        assert_eq!(l.keep_from(&[]), 0);
+        assert_eq!(HistoryLimits::default().keep_from(&[1, 2]), 0);
+    }
+}

@@ -1,0 +1,1111 @@
+//! Retention: archiving old or surplus sessions and clearing sessions, with dry-run reports
+//! that are data (serde) so a CLI can print text ([`std::fmt::Display`]) or JSON.
+//!
+//! - [`plan_archive`] looks at every `*.jsonl` directly in `<root>/agents/<agent>/sessions/`
+//!   and plans to move into `<sessions>/archive/`: sessions whose last activity (the newest
+//!   user/assistant message time inside the file, as `session_store::list` reports it, else
+//!   the header timestamp; never the file's mtime) is older than `maxAge`; then, while the live
+//!   sessions take more than `maxSize`, the oldest remaining ones. [`ArchivePlan::execute`]
+//!   performs the plan, re-checking each file first.
+//! - [`clear`] archives (or, when asked, deletes) one session or every session of an agent.
+//!
+//! A file is never touched when it is locked (a `<file>.lock` exists next to it, see
+//! [`crate::fsops`]), is not a session (its first line is not a session header), cannot be
+//! read, is a symlink or not a regular file, has a name that could address another directory,
+//! or resolves outside the sessions directory; each such file is listed under `skipped` with
+//! the reason. Live size counts every session that stays plus locked files (which cannot move).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use crate::events::{EventBus, Lifecycle, LifecycleEvent, SessionTarget};
+use crate::fsops;
+use crate::key::SessionKey;
+use crate::layout::{self, ARCHIVE_DIR_NAME, PathError, SESSION_SUFFIX, StoreLayout};
+use crate::policy::{Clock, RetentionConfig};
+
+/// The limits [`plan_archive`] applies.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionPolicy {
+    /// `maxAge` as written (for reports).
+    pub max_age: Option<String>,
+    /// `maxAge` in milliseconds.
+    pub max_age_ms: Option<u64>,
+    /// `maxSize` as written.
+    pub max_size: Option<String>,
+    /// `maxSize` in bytes.
+    pub max_size_bytes: Option<u64>,
+}
+
+impl From<&RetentionConfig> for RetentionPolicy {
+    fn from(c: &RetentionConfig) -> Self {
+        RetentionPolicy {
+            max_age: c.max_age.0.as_ref().map(|d| d.text.clone()),
+            max_age_ms: c.max_age.0.as_ref().map(|d| d.ms),
+            max_size: c.max_size.0.as_ref().map(|s| s.text.clone()),
+            max_size_bytes: c.max_size.0.as_ref().map(|s| s.bytes),
+        }
+    }
+}
+
+/// Why a file was left alone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// The name is a symlink (never followed).
+    Symlink,
+    /// A directory, FIFO, socket or device.
+    NotRegularFile,
+    /// OpenClaw's lock file exists.
+    #[serde(rename_all = "camelCase")]
+    Locked {
+        /// The lock file's name.
+        lock_file: String,
+    },
+    /// The file cannot be read.
+    Unreadable {
+        /// The error.
+        error: String,
+    },
+    /// The first line is not a session header (or the file is empty).
+    NotASession,
+    /// A session header, but rows the reference's listing rejects (a `null` row, a message
+    /// without a message, …).
+    Malformed,
+    /// Neither a message time nor a header timestamp inside the file.
+    NoActivityTime,
+    /// The name could address another directory or is not valid UTF-8.
+    #[serde(rename_all = "camelCase")]
+    UnsafeName {
+        /// Why.
+        error: String,
+    },
+    /// The file resolves outside the sessions directory.
+    OutsideStore,
+    /// The file changed (size or mtime) between the plan and the execution.
+    Changed,
+    /// The file disappeared.
+    Vanished,
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::Symlink => f.write_str("a symlink (never followed)"),
+            SkipReason::NotRegularFile => f.write_str("not a regular file"),
+            SkipReason::Locked { lock_file } => write!(f, "locked ({lock_file} exists)"),
+            SkipReason::Unreadable { error } => write!(f, "unreadable: {error}"),
+            SkipReason::NotASession => f.write_str("not a session (no session header)"),
+            SkipReason::Malformed => f.write_str("malformed session rows"),
+            SkipReason::NoActivityTime => {
+                f.write_str("no message time or header timestamp inside the file")
+            }
+            SkipReason::UnsafeName { error } => write!(f, "unsafe name: {error}"),
+            SkipReason::OutsideStore => f.write_str("resolves outside the sessions directory"),
+            SkipReason::Changed => f.write_str("changed since the plan"),
+            SkipReason::Vanished => f.write_str("disappeared"),
+        }
+    }
+}
+
+/// A file left alone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// The file name (lossy for non-UTF-8 names).
+    pub file: String,
+    /// Why.
+    #[serde(flatten)]
+    pub reason: SkipReason,
+}
+
+/// What happened (or will happen) to a planned action.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Dry run: would be done.
+    Planned,
+    /// Moved into the archive directory.
+    Archived,
+    /// Deleted.
+    Purged,
+    /// Not done: the file no longer qualified when it was re-checked.
+    Skipped {
+        /// Why.
+        #[serde(flatten)]
+        reason: SkipReason,
+    },
+    /// The move or delete failed.
+    Failed {
+        /// The error.
+        error: String,
+    },
+}
+
+/// Why a session is archived.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ArchiveReason {
+    /// Older than `maxAge`.
+    #[serde(rename_all = "camelCase")]
+    MaxAge {
+        /// Milliseconds since the last activity.
+        age_ms: i64,
+    },
+    /// Among the oldest while the live sessions exceed `maxSize`.
+    MaxSize,
+}
+
+/// One session to archive.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchiveAction {
+    /// The file name in the sessions directory.
+    pub file: String,
+    /// Where it goes, relative to the sessions directory (`archive/<name>`).
+    pub destination: String,
+    /// The session key, when the name encodes one.
+    pub session_key: Option<String>,
+    /// The header's session id.
+    pub session_id: String,
+    /// Last activity (ISO 8601, UTC).
+    pub last_activity: String,
+    /// Last activity in milliseconds.
+    pub last_activity_ms: i64,
+    /// File size.
+    pub size_bytes: u64,
+    /// Why.
+    pub reason: ArchiveReason,
+    /// Planned, done, skipped or failed.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    #[serde(skip)]
+    check: FileStamp,
+}
+
+/// The size and mtime a plan saw, re-checked before acting.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+struct FileStamp {
+    size: u64,
+    mtime: Option<SystemTime>,
+}
+
+/// A dry-run or executed archive run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchiveReport {
+    /// The agent.
+    pub agent_id: String,
+    /// The sessions directory (canonical).
+    pub sessions_dir: PathBuf,
+    /// The archive directory.
+    pub archive_dir: PathBuf,
+    /// True for a plan, false after execution.
+    pub dry_run: bool,
+    /// The time the plan was made for (ISO 8601).
+    pub now: String,
+    /// The limits.
+    pub policy: RetentionPolicy,
+    /// Live bytes before.
+    pub live_bytes_before: u64,
+    /// Live bytes once the actions are done.
+    pub live_bytes_after: u64,
+    /// Sessions to archive, oldest activity first within each reason (max-age first).
+    pub actions: Vec<ArchiveAction>,
+    /// Files left alone, by name.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Why an archive or clear run could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RetentionError {
+    /// A bad agent id or a sessions directory outside the store.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// The sessions directory cannot be listed.
+    #[error("cannot list {path}: {source}")]
+    ReadDir {
+        /// The directory.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `archive` exists but is not a real directory.
+    #[error("archive directory unusable: {source}")]
+    ArchiveDir {
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The named session does not exist.
+    #[error("no session file {name} in {dir}")]
+    NotFound {
+        /// The file name.
+        name: String,
+        /// The sessions directory.
+        dir: PathBuf,
+    },
+    /// A key names another agent than the one asked for.
+    #[error("session key {key} belongs to agent {key_agent}, not {agent}")]
+    AgentMismatch {
+        /// The key.
+        key: String,
+        /// Its agent.
+        key_agent: String,
+        /// The agent asked for.
+        agent: String,
+    },
+    /// A session reference that is neither a key nor a file name.
+    #[error("{input:?} is neither a session key nor a session file name: {reason}")]
+    BadSessionRef {
+        /// The reference.
+        input: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A session file that qualifies for retention.
+struct Candidate {
+    name: String,
+    key: Option<SessionKey>,
+    session_id: String,
+    modified_ms: i64,
+    stamp: FileStamp,
+}
+
+enum Scan {
+    Live(Candidate),
+    /// Skipped, with the bytes it keeps occupying (locked files count as live).
+    Skip(Skipped, u64),
+}
+
+fn mtime_ms(t: SystemTime) -> f64 {
+    match t.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => (d.as_secs_f64() * 1e3 + 0.5).floor(),
+        Err(e) => -(e.duration().as_secs_f64() * 1e3),
+    }
+}
+
+fn stamp_of(meta: &std::fs::Metadata) -> FileStamp {
+    FileStamp {
+        size: meta.len(),
+        mtime: meta.modified().ok(),
+    }
+}
+
+/// Checks one directory entry (`dir` canonical).
+fn inspect(agent_id: &str, dir: &Path, name: &str) -> Scan {
+    let skip = |reason| {
+        Scan::Skip(
+            Skipped {
+                file: name.to_owned(),
+                reason,
+            },
+            0,
+        )
+    };
+    if let Err(e) = layout::validate_file_name(name) {
+        return skip(SkipReason::UnsafeName {
+            error: e.to_string(),
+        });
+    }
+    let path = dir.join(name);
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip(SkipReason::Vanished),
+        Err(e) => {
+            return skip(SkipReason::Unreadable {
+                error: e.to_string(),
+            });
+        }
+    };
+    if meta.file_type().is_symlink() {
+        return skip(SkipReason::Symlink);
+    }
+    if !meta.is_file() {
+        return skip(SkipReason::NotRegularFile);
+    }
+    match std::fs::canonicalize(&path) {
+        Ok(real) if real.parent() == Some(dir) => {}
+        Ok(_) => return skip(SkipReason::OutsideStore),
+        Err(e) => {
+            return skip(SkipReason::Unreadable {
+                error: e.to_string(),
+            });
+        }
+    }
+    if let Some(lock) = fsops::lock_holding(&path) {
+        let lock_file = lock
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        return Scan::Skip(
+            Skipped {
+                file: name.to_owned(),
+                reason: SkipReason::Locked { lock_file },
+            },
+            meta.len(),
+        );
+    }
+    if let Err(e) = session_store::io::read_first_line(&path) {
+        return skip(SkipReason::Unreadable {
+            error: e.to_string(),
+        });
+    }
+    if !session_store::list::is_valid_session_file(&path) {
+        return skip(SkipReason::NotASession);
+    }
+    let Some(info) = session_store::list::session_info(&path) else {
+        return skip(SkipReason::Malformed);
+    };
+    let stamp = stamp_of(&meta);
+    let from_mtime =
+        info.created.is_none() && stamp.mtime.is_some_and(|t| mtime_ms(t) == info.modified);
+    if !info.modified.is_finite() || from_mtime {
+        return skip(SkipReason::NoActivityTime);
+    }
+    Scan::Live(Candidate {
+        name: name.to_owned(),
+        key: layout::key_for_file_name(agent_id, name),
+        session_id: info.id,
+        modified_ms: info.modified as i64,
+        stamp,
+    })
+}
+
+/// Every `*.jsonl` entry of the sessions directory, checked, sorted by name.
+fn scan_dir(agent_id: &str, dir: &Path) -> Result<Vec<Scan>, RetentionError> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(source) => {
+            return Err(RetentionError::ReadDir {
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let mut names: Vec<Result<String, String>> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().ends_with(SESSION_SUFFIX))
+        .map(|n| {
+            n.into_string()
+                .map_err(|n| n.to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    Ok(names
+        .into_iter()
+        .map(|n| match n {
+            Ok(name) => inspect(agent_id, dir, &name),
+            Err(lossy) => Scan::Skip(
+                Skipped {
+                    file: lossy,
+                    reason: SkipReason::UnsafeName {
+                        error: "not valid UTF-8".to_owned(),
+                    },
+                },
+                0,
+            ),
+        })
+        .collect())
+}
+
+/// The canonical sessions directory, or `None` when it does not exist.
+fn sessions_dir(layout: &StoreLayout, agent_id: &str) -> Result<Option<PathBuf>, RetentionError> {
+    let lexical = layout.sessions_dir(agent_id)?;
+    match std::fs::symlink_metadata(&lexical) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        _ => Ok(Some(layout.canonical_sessions_dir(agent_id)?)),
+    }
+}
+
+fn iso(ms: i64) -> String {
+    session_format::time::to_iso_string(ms).unwrap_or_else(|| ms.to_string())
+}
+
+/// A planned archive run: [`ArchivePlan::report`] is the dry run, [`ArchivePlan::execute`]
+/// performs it.
+#[derive(Clone, Debug)]
+pub struct ArchivePlan {
+    report: ArchiveReport,
+}
+
+/// Plans an archive run for one agent at `now_ms` (see the module documentation). A missing
+/// sessions directory gives an empty plan.
+///
+/// # Errors
+/// [`RetentionError::Path`] for an invalid agent id or a sessions directory that resolves
+/// outside the store root; [`RetentionError::ReadDir`]; [`RetentionError::ArchiveDir`] when
+/// `archive` exists but is not a real directory.
+pub fn plan_archive(
+    layout: &StoreLayout,
+    agent_id: &str,
+    policy: &RetentionPolicy,
+    now_ms: i64,
+) -> Result<ArchivePlan, RetentionError> {
+    let mut report = ArchiveReport {
+        agent_id: agent_id.to_owned(),
+        sessions_dir: layout.sessions_dir(agent_id)?,
+        archive_dir: layout.archive_dir(agent_id)?,
+        dry_run: true,
+        now: iso(now_ms),
+        policy: policy.clone(),
+        live_bytes_before: 0,
+        live_bytes_after: 0,
+        actions: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let Some(dir) = sessions_dir(layout, agent_id)? else {
+        return Ok(ArchivePlan { report });
+    };
+    report.archive_dir = dir.join(ARCHIVE_DIR_NAME);
+    report.sessions_dir = dir.clone();
+    check_archive_dir(&report.archive_dir)?;
+    let mut live: Vec<Candidate> = Vec::new();
+    let mut pinned_bytes = 0;
+    for scan in scan_dir(agent_id, &dir)? {
+        match scan {
+            Scan::Live(c) => live.push(c),
+            Scan::Skip(s, bytes) => {
+                pinned_bytes += bytes;
+                report.skipped.push(s);
+            }
+        }
+    }
+    live.sort_by(|a, b| {
+        a.modified_ms
+            .cmp(&b.modified_ms)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    report.live_bytes_before = pinned_bytes + live.iter().map(|c| c.stamp.size).sum::<u64>();
+    let mut chosen: Vec<(Candidate, ArchiveReason)> = Vec::new();
+    let mut rest: Vec<Candidate> = Vec::new();
+    for c in live {
+        let age = now_ms.saturating_sub(c.modified_ms);
+        match policy.max_age_ms {
+            Some(max) if age > 0 && age.unsigned_abs() > max => {
+                chosen.push((c, ArchiveReason::MaxAge { age_ms: age }));
+            }
+            _ => rest.push(c),
+        }
+    }
+    let mut live_bytes = pinned_bytes + rest.iter().map(|c| c.stamp.size).sum::<u64>();
+    if let Some(max) = policy.max_size_bytes {
+        for c in rest {
+            if live_bytes <= max {
+                break;
+            }
+            live_bytes -= c.stamp.size;
+            chosen.push((c, ArchiveReason::MaxSize));
+        }
+    }
+    report.live_bytes_after = live_bytes;
+    let mut taken: Vec<String> = Vec::new();
+    for (c, reason) in chosen {
+        let Some(dest) = fsops::free_name(&report.archive_dir, &c.name, &taken) else {
+            report.skipped.push(Skipped {
+                file: c.name,
+                reason: SkipReason::UnsafeName {
+                    error: "no free archive name within 255 bytes".to_owned(),
+                },
+            });
+            continue;
+        };
+        taken.push(dest.clone());
+        report.actions.push(ArchiveAction {
+            file: c.name,
+            destination: format!("{ARCHIVE_DIR_NAME}/{dest}"),
+            session_key: c.key.map(|k| k.to_string()),
+            session_id: c.session_id,
+            last_activity: iso(c.modified_ms),
+            last_activity_ms: c.modified_ms,
+            size_bytes: c.stamp.size,
+            reason,
+            outcome: Outcome::Planned,
+            check: c.stamp,
+        });
+    }
+    report.skipped.sort_by(|a, b| a.file.cmp(&b.file));
+    Ok(ArchivePlan { report })
+}
+
+fn check_archive_dir(dir: &Path) -> Result<(), RetentionError> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(RetentionError::ArchiveDir {
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{} exists and is not a real directory", dir.display()),
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Plans with `clock` and, unless `dry_run`, executes (see [`plan_archive`],
+/// [`ArchivePlan::execute`]).
+///
+/// # Errors
+/// As [`plan_archive`].
+pub fn archive(
+    layout: &StoreLayout,
+    agent_id: &str,
+    policy: &RetentionPolicy,
+    clock: &dyn Clock,
+    dry_run: bool,
+    bus: Option<&EventBus>,
+) -> Result<ArchiveReport, RetentionError> {
+    let plan = plan_archive(layout, agent_id, policy, clock.now_ms())?;
+    Ok(if dry_run {
+        plan.report
+    } else {
+        plan.execute(bus)
+    })
+}
+
+/// Re-checks a planned file: still a regular file (not a symlink) with the planned size and
+/// mtime, and not locked.
+fn recheck(path: &Path, stamp: &FileStamp) -> Result<(), SkipReason> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SkipReason::Vanished),
+        Err(e) => {
+            return Err(SkipReason::Unreadable {
+                error: e.to_string(),
+            });
+        }
+    };
+    if meta.file_type().is_symlink() {
+        return Err(SkipReason::Symlink);
+    }
+    if !meta.is_file() {
+        return Err(SkipReason::NotRegularFile);
+    }
+    if let Some(lock) = fsops::lock_holding(path) {
+        return Err(SkipReason::Locked {
+            lock_file: lock
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        });
+    }
+    if stamp_of(&meta) != *stamp {
+        return Err(SkipReason::Changed);
+    }
+    Ok(())
+}
+
+/// Moves one file into the archive directory (choosing another free name when the planned
+/// one was taken meanwhile). Returns the final relative destination.
+fn archive_one(
+    dir: &Path,
+    archive_dir: &Path,
+    file: &str,
+    planned: &str,
+) -> Result<String, std::io::Error> {
+    fsops::ensure_real_dir(archive_dir)?;
+    let planned_name = planned
+        .strip_prefix(&format!("{ARCHIVE_DIR_NAME}/"))
+        .unwrap_or(planned);
+    let name = fsops::free_name(archive_dir, planned_name, &[]).ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "no free archive name")
+    })?;
+    fsops::move_file(&dir.join(file), &archive_dir.join(&name))?;
+    Ok(format!("{ARCHIVE_DIR_NAME}/{name}"))
+}
+
+fn emit(
+    bus: Option<&EventBus>,
+    agent_id: &str,
+    session_id: &str,
+    key: Option<&str>,
+    file: PathBuf,
+    lifecycle: Lifecycle,
+) {
+    if let Some(bus) = bus {
+        bus.emit_lifecycle(LifecycleEvent {
+            target: SessionTarget {
+                agent_id: agent_id.to_owned(),
+                session_id: session_id.to_owned(),
+                session_key: key.map(str::to_owned),
+                session_file: Some(file),
+            },
+            parent_session_key: None,
+            lifecycle,
+        });
+    }
+}
+
+impl ArchiveReport {
+    /// How many actions failed (a CLI's exit status).
+    pub fn failed(&self) -> usize {
+        self.actions
+            .iter()
+            .filter(|a| matches!(a.outcome, Outcome::Failed { .. }))
+            .count()
+    }
+}
+
+impl ClearReport {
+    /// How many actions failed.
+    pub fn failed(&self) -> usize {
+        self.actions
+            .iter()
+            .filter(|a| matches!(a.outcome, Outcome::Failed { .. }))
+            .count()
+    }
+}
+
+impl ArchivePlan {
+    /// The dry-run report.
+    pub fn report(&self) -> &ArchiveReport {
+        &self.report
+    }
+
+    /// Performs the plan: each file is re-checked (still a regular file with the planned size
+    /// and mtime, not locked) and moved; outcomes are recorded per action, and an `archived`
+    /// lifecycle event is emitted per moved session when a bus is given.
+    pub fn execute(self, bus: Option<&EventBus>) -> ArchiveReport {
+        let mut report = self.report;
+        report.dry_run = false;
+        let dir = report.sessions_dir.clone();
+        let archive_dir = report.archive_dir.clone();
+        for a in &mut report.actions {
+            let path = dir.join(&a.file);
+            if let Err(reason) = recheck(&path, &a.check) {
+                report.live_bytes_after += a.size_bytes;
+                a.outcome = Outcome::Skipped { reason };
+                continue;
+            }
+            match archive_one(&dir, &archive_dir, &a.file, &a.destination) {
+                Ok(dest) => {
+                    a.destination = dest;
+                    a.outcome = Outcome::Archived;
+                    emit(
+                        bus,
+                        &report.agent_id,
+                        &a.session_id,
+                        a.session_key.as_deref(),
+                        path,
+                        Lifecycle::Archived {
+                            archived_to: dir.join(&a.destination),
+                        },
+                    );
+                }
+                Err(e) => {
+                    report.live_bytes_after += a.size_bytes;
+                    a.outcome = Outcome::Failed {
+                        error: e.to_string(),
+                    };
+                }
+            }
+        }
+        report
+    }
+}
+
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn human_age(ms: i64) -> String {
+    let m = ms.max(0) / 60_000;
+    let (d, h, min) = (m / 1440, (m / 60) % 24, m % 60);
+    if d > 0 {
+        format!("{d}d {h}h")
+    } else if h > 0 {
+        format!("{h}h {min}m")
+    } else {
+        format!("{min}m")
+    }
+}
+
+fn outcome_verb(o: &Outcome, dry: &'static str, done: &'static str) -> String {
+    match o {
+        Outcome::Planned => dry.to_owned(),
+        Outcome::Archived | Outcome::Purged => done.to_owned(),
+        Outcome::Skipped { reason } => format!("skipped ({reason}):"),
+        Outcome::Failed { error } => format!("FAILED ({error}):"),
+    }
+}
+
+impl fmt::Display for ArchiveReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} for agent {} in {} (now {}; max age {}, max size {})",
+            if self.dry_run {
+                "archive plan"
+            } else {
+                "archive"
+            },
+            self.agent_id,
+            self.sessions_dir.display(),
+            self.now,
+            self.policy.max_age.as_deref().unwrap_or("off"),
+            self.policy.max_size.as_deref().unwrap_or("off"),
+        )?;
+        for a in &self.actions {
+            let why = match &a.reason {
+                ArchiveReason::MaxAge { age_ms } => format!("{} old", human_age(*age_ms)),
+                ArchiveReason::MaxSize => "over max size".to_owned(),
+            };
+            writeln!(
+                f,
+                "  {} {} -> {}  ({}, last activity {}, {})",
+                outcome_verb(&a.outcome, "would archive", "archived"),
+                a.file,
+                a.destination,
+                human_bytes(a.size_bytes),
+                a.last_activity,
+                why
+            )?;
+        }
+        for s in &self.skipped {
+            writeln!(f, "  left alone {}: {}", s.file, s.reason)?;
+        }
+        write!(
+            f,
+            "  live size {} -> {}; {} to archive, {} left alone",
+            human_bytes(self.live_bytes_before),
+            human_bytes(self.live_bytes_after),
+            self.actions.len(),
+            self.skipped.len()
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clear
+
+/// A session named by key or by file name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionRef {
+    /// A session key (its agent id selects the directory).
+    Key(SessionKey),
+    /// A file in an agent's sessions directory.
+    File {
+        /// The agent.
+        agent_id: String,
+        /// The file name.
+        name: String,
+    },
+}
+
+impl SessionRef {
+    /// Reads a reference as a CLI would: an `agent:` key; else a name ending in `.jsonl` (a
+    /// file of `agent_id`); else a request key of `agent_id` (`main` → the main key,
+    /// `telegram:direct:alice` → `agent:<agent_id>:telegram:direct:alice`).
+    ///
+    /// # Errors
+    /// [`RetentionError::AgentMismatch`] for a key of another agent;
+    /// [`RetentionError::BadSessionRef`] when nothing fits.
+    pub fn parse(agent_id: &str, input: &str) -> Result<Self, RetentionError> {
+        let bad = |reason: String| RetentionError::BadSessionRef {
+            input: input.to_owned(),
+            reason,
+        };
+        if input.trim().to_lowercase().starts_with("agent:") {
+            let key = SessionKey::parse(input).map_err(|e| bad(e.to_string()))?;
+            if key.agent_id() != agent_id {
+                return Err(RetentionError::AgentMismatch {
+                    key: key.to_string(),
+                    key_agent: key.agent_id().to_owned(),
+                    agent: agent_id.to_owned(),
+                });
+            }
+            return Ok(SessionRef::Key(key));
+        }
+        if input.ends_with(SESSION_SUFFIX) {
+            layout::validate_file_name(input).map_err(|e| bad(e.to_string()))?;
+            return Ok(SessionRef::File {
+                agent_id: agent_id.to_owned(),
+                name: input.to_owned(),
+            });
+        }
+        SessionKey::for_request(agent_id, input, None)
+            .map(SessionRef::Key)
+            .map_err(|e| bad(e.to_string()))
+    }
+
+    fn resolve(&self) -> Result<(String, String), RetentionError> {
+        match self {
+            SessionRef::Key(k) => Ok((k.agent_id().to_owned(), layout::file_name_for_key(k)?)),
+            SessionRef::File { agent_id, name } => {
+                layout::validate_file_name(name)?;
+                Ok((agent_id.clone(), name.clone()))
+            }
+        }
+    }
+}
+
+/// What [`clear`] applies to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClearTarget {
+    /// One session.
+    Session(SessionRef),
+    /// Every session of an agent.
+    Agent(String),
+}
+
+/// Archive (move into `archive/`) or purge (delete).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClearMode {
+    /// Move into the archive directory.
+    Archive,
+    /// Delete.
+    Purge,
+}
+
+/// One session cleared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClearAction {
+    /// The file name.
+    pub file: String,
+    /// Where it goes (`archive/<name>`; none when purged).
+    pub destination: Option<String>,
+    /// The session key, when the name encodes one.
+    pub session_key: Option<String>,
+    /// The header's session id.
+    pub session_id: String,
+    /// File size.
+    pub size_bytes: u64,
+    /// Planned, done, skipped or failed.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    #[serde(skip)]
+    check: FileStamp,
+}
+
+/// A dry-run or executed clear.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClearReport {
+    /// The agent.
+    pub agent_id: String,
+    /// The sessions directory.
+    pub sessions_dir: PathBuf,
+    /// Archive or purge.
+    pub mode: ClearMode,
+    /// True when nothing was changed.
+    pub dry_run: bool,
+    /// The sessions cleared.
+    pub actions: Vec<ClearAction>,
+    /// Files left alone.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Clears one session or all of an agent: archives them (or deletes them with
+/// [`ClearMode::Purge`]); with `dry_run`, only reports. The same files are left alone as for
+/// [`plan_archive`] (a session without activity time is cleared all the same).
+///
+/// # Errors
+/// [`RetentionError::NotFound`] when a single named session does not exist;
+/// [`RetentionError::Path`] for a bad agent id, name or key; [`RetentionError::ReadDir`].
+pub fn clear(
+    layout: &StoreLayout,
+    target: &ClearTarget,
+    mode: ClearMode,
+    dry_run: bool,
+    bus: Option<&EventBus>,
+) -> Result<ClearReport, RetentionError> {
+    let (agent_id, only) = match target {
+        ClearTarget::Session(r) => {
+            let (a, n) = r.resolve()?;
+            (a, Some(n))
+        }
+        ClearTarget::Agent(a) => (a.clone(), None),
+    };
+    let mut report = ClearReport {
+        agent_id: agent_id.clone(),
+        sessions_dir: layout.sessions_dir(&agent_id)?,
+        mode,
+        dry_run,
+        actions: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let Some(dir) = sessions_dir(layout, &agent_id)? else {
+        return match only {
+            Some(name) => Err(RetentionError::NotFound {
+                name,
+                dir: report.sessions_dir,
+            }),
+            None => Ok(report),
+        };
+    };
+    report.sessions_dir = dir.clone();
+    let archive_dir = dir.join(ARCHIVE_DIR_NAME);
+    if mode == ClearMode::Archive {
+        check_archive_dir(&archive_dir)?;
+    }
+    let scans = match &only {
+        Some(name) => {
+            if std::fs::symlink_metadata(dir.join(name)).is_err() {
+                return Err(RetentionError::NotFound {
+                    name: name.clone(),
+                    dir,
+                });
+            }
+            vec![inspect(&agent_id, &dir, name)]
+        }
+        None => scan_dir(&agent_id, &dir)?,
+    };
+    let mut taken = Vec::new();
+    for scan in scans {
+        let c = match scan {
+            Scan::Live(c) => c,
+            Scan::Skip(
+                Skipped {
+                    file,
+                    reason: SkipReason::NoActivityTime,
+                },
+                _,
+            ) => match session_info_candidate(&agent_id, &dir, &file) {
+                Some(c) => c,
+                None => continue,
+            },
+            Scan::Skip(s, _) => {
+                report.skipped.push(s);
+                continue;
+            }
+        };
+        let destination = match mode {
+            ClearMode::Purge => None,
+            ClearMode::Archive => match fsops::free_name(&archive_dir, &c.name, &taken) {
+                Some(d) => {
+                    taken.push(d.clone());
+                    Some(format!("{ARCHIVE_DIR_NAME}/{d}"))
+                }
+                None => {
+                    report.skipped.push(Skipped {
+                        file: c.name,
+                        reason: SkipReason::UnsafeName {
+                            error: "no free archive name within 255 bytes".to_owned(),
+                        },
+                    });
+                    continue;
+                }
+            },
+        };
+        report.actions.push(ClearAction {
+            file: c.name,
+            destination,
+            session_key: c.key.map(|k| k.to_string()),
+            session_id: c.session_id,
+            size_bytes: c.stamp.size,
+            outcome: Outcome::Planned,
+            check: c.stamp,
+        });
+    }
+    if dry_run {
+        return Ok(report);
+    }
+    for a in &mut report.actions {
+        let path = dir.join(&a.file);
+        if let Err(reason) = recheck(&path, &a.check) {
+            a.outcome = Outcome::Skipped { reason };
+            continue;
+        }
+        let result = match (&a.destination, mode) {
+            (Some(dest), ClearMode::Archive) => {
+                archive_one(&dir, &archive_dir, &a.file, dest).map(|d| {
+                    a.destination = Some(d.clone());
+                    Lifecycle::Archived {
+                        archived_to: dir.join(d),
+                    }
+                })
+            }
+            _ => fsops::delete_file(&path).map(|()| Lifecycle::Deleted),
+        };
+        match result {
+            Ok(lifecycle) => {
+                a.outcome = if mode == ClearMode::Purge {
+                    Outcome::Purged
+                } else {
+                    Outcome::Archived
+                };
+                emit(
+                    bus,
+                    &agent_id,
+                    &a.session_id,
+                    a.session_key.as_deref(),
+                    path,
+                    lifecycle,
+                );
+            }
+            Err(e) => {
+                a.outcome = Outcome::Failed {
+                    error: e.to_string(),
+                }
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// A session without activity time still qualifies for `clear`.
+fn session_info_candidate(agent_id: &str, dir: &Path, name: &str) -> Option<Candidate> {
+    let path = dir.join(name);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    let info = session_store::list::session_info(&path)?;
+    Some(Candidate {
+        name: name.to_owned(),
+        key: layout::key_for_file_name(agent_id, name),
+        session_id: info.id,
+        modified_ms: 0,
+        stamp: stamp_of(&meta),
+    })
+}
+
+impl fmt::Display for ClearReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "clear ({}{}) for agent {} in {}",
+            match self.mode {
+                ClearMode::Archive => "archive",
+                ClearMode::Purge => "purge",
+            },
+            if self.dry_run { ", dry run" } else { "" },
+            self.agent_id,
+            self.sessions_dir.display()
+        )?;
+        for a in &self.actions {
+            let (dry, done) = match self.mode {
+                ClearMode::Archive => ("would archive", "archived"),
+                ClearMode::Purge => ("would delete", "deleted"),
+            };
+            write!(f, "  {} {}", outcome_verb(&a.outcome, dry, done), a.file)?;
+            if let Some(d) = &a.destination {
+                write!(f, " -> {d}")?;
+            }
+            writeln!(f, "  ({})", human_bytes(a.size_bytes))?;
+        }
+        for s in &self.skipped {
+            writeln!(f, "  left alone {}: {}", s.file, s.reason)?;
+        }
+        write!(
+            f,
+            "  {} session(s), {} left alone",
+            self.actions.len(),
+            self.skipped.len()
+        )
+    }
+}
