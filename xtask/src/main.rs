@@ -1,7 +1,10 @@
 //! Project automation: `cargo xtask <command>`.
 
+mod bench;
 mod conformance;
 mod generate;
+mod proc;
+mod profile;
 
 use std::time::Instant;
 
@@ -21,8 +24,16 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Generate a deterministic transcript (`--size 200MB --branch-rate 0.01 --seed N -o FILE`).
+    /// Generate a deterministic transcript (`--size 200MB --branch-rate 0.01 --seed N -o FILE`;
+    /// `--shape chain --entries 100000`, `--preset tree-60k`, `--sessions 10000 -o DIR`).
     Gen(generate::GenArgs),
+    /// Generate (once) the benchmark data sets under target/bench-data/ and print their paths.
+    BenchData(bench::BenchDataArgs),
+    /// Run the workloads through our code and the references (fresh processes, alternating) and
+    /// write the table into docs/BENCHMARKS.md.
+    BenchCompare(bench::CompareArgs),
+    /// Break the time and memory of `SessionManager::open` on FILE into phases.
+    ProfileOpen(profile::ProfileArgs),
     /// Compare our op-script outputs with the reference goldens (`--refresh` regenerates them).
     Conformance(conformance::ConformanceArgs),
     /// Measure the envelope scan (line framing + validation + type/id/parentId) over a file.
@@ -35,16 +46,46 @@ enum Command {
     },
 }
 
+/// Set in the release build `cargo xtask` re-executes for heavy commands.
+const REEXEC_ENV: &str = "XTASK_RELEASE_REEXEC";
+
+/// `cargo xtask` is a debug build; generating hundreds of megabytes or driving benchmarks wants
+/// an optimised one. Builds the release binaries and runs the same command there; returns its
+/// exit code.
+fn reexec_in_release() -> Result<i32> {
+    eprintln!("xtask: building the release binaries for this command");
+    bench::build_release_bins(true)?;
+    let exe = bench::target_dir()
+        .join("release")
+        .join(format!("xtask{}", std::env::consts::EXE_SUFFIX));
+    let status = std::process::Command::new(&exe)
+        .args(std::env::args_os().skip(1))
+        .env(REEXEC_ENV, "1")
+        .status()
+        .with_context(|| format!("running {}", exe.display()))?;
+    Ok(status.code().unwrap_or(1))
+}
+
 fn main() -> Result<()> {
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    let heavy = matches!(
+        cli.command,
+        Command::Gen(_)
+            | Command::BenchData(_)
+            | Command::BenchCompare(_)
+            | Command::ProfileOpen(_)
+    );
+    if heavy && cfg!(debug_assertions) && std::env::var_os(REEXEC_ENV).is_none() {
+        std::process::exit(reexec_in_release()?);
+    }
+    match cli.command {
+        Command::BenchData(args) => bench::bench_data(&args)?,
+        Command::BenchCompare(args) => bench::compare(&args)?,
+        Command::ProfileOpen(args) => profile::run(&args)?,
         Command::Gen(args) => {
             let start = Instant::now();
-            let (lines, bytes) = generate::generate(&args)?;
-            println!(
-                "wrote {} ({lines} lines, {bytes} bytes) in {:.2}s",
-                args.output.display(),
-                start.elapsed().as_secs_f64()
-            );
+            let summary = generate::run(&args)?;
+            println!("{summary} in {:.2}s", start.elapsed().as_secs_f64());
         }
         Command::Conformance(args) => conformance::run(&args)?,
         Command::Scan { file, runs } => {

@@ -376,6 +376,27 @@ fn one_of(dir: &Path, name: &str, hits: Vec<PathBuf>, how: &str) -> anyhow::Resu
 /// least). Each step must find exactly one file. No guessing beyond that: a prefix of another
 /// user's id must not open their session.
 pub(crate) fn resolve_session(dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    resolve_among(dir, name, || session_files(dir))
+}
+
+/// [`resolve_session`] among the `*.jsonl` files directly in `dir` only (not its
+/// sub-directories, such as `archive/`), for commands that act on those alone (`clear`).
+pub(crate) fn resolve_direct_session(dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    resolve_among(dir, name, || {
+        let mut l = Listing::default();
+        if let Err(e) = jsonl_in(dir, &mut l.files) {
+            l.unreadable
+                .push((dir.to_path_buf(), format!("cannot read directory: {e}")));
+        }
+        l
+    })
+}
+
+fn resolve_among(
+    dir: &Path,
+    name: &str,
+    list: impl FnOnce() -> Listing,
+) -> anyhow::Result<PathBuf> {
     let stem = name.strip_suffix(".jsonl").unwrap_or(name);
     if stem.is_empty() {
         bail!(UsageError::new("--session needs a name"));
@@ -384,7 +405,7 @@ pub(crate) fn resolve_session(dir: &Path, name: &str) -> anyhow::Result<PathBuf>
     if std::fs::symlink_metadata(&exact).is_ok() {
         return Ok(exact);
     }
-    let listing = session_files(dir);
+    let listing = list();
     let by_name: Vec<PathBuf> = listing
         .files
         .iter()

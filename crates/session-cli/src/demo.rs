@@ -1,6 +1,8 @@
 //! `sessions demo`: builds a small OpenClaw store through the public library API
-//! (`SessionManager::open` on missing paths, then appends, branches, labels, a compaction and
-//! tool calls) and prints `list`, a `tree` and a `context` of it.
+//! (`SessionManager::open` on missing paths, then appends, branches, labels and tool calls; the
+//! Telegram DM through an `agent_session::AgentSession` with registered tools that run each
+//! tool call, model and thinking changes and one compaction) and prints what the AgentSession
+//! did, then `list`, a `tree` and a `context` of the store.
 //!
 //! Safety: the demo never destroys anything. It writes only into an empty (or missing) root or
 //! over an earlier demo: a non-empty root without a demo manifest (`.sessions-demo.json`) is
@@ -11,7 +13,13 @@
 //! `--force`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use agent_session::{
+    AgentSession, AgentSessionOptions, CompactionResult, CompactionStrategy,
+    DeterministicSummarizer, PrepareParams, Tool, ToolError, ToolOutput,
+    prepare_session_manager_for_run,
+};
 use anyhow::{Context, bail};
 use session_format::json::{JsObject, JsValue, parse_value};
 use session_store::{Durability, SessionManager};
@@ -26,13 +34,21 @@ Build a demo store and show what the other subcommands print on it.
 
 The store (default ./sessions-demo) uses OpenClaw's layout,
 <root>/agents/<agentId>/sessions/<channel>_<userId>.jsonl, with two agents and three sessions:
-  main/telegram_123456        a Telegram DM: tool calls, a failed booking on a side branch, a
-                              branch summary, labels and a compaction
+  main/telegram_123456        a Telegram DM recorded through an AgentSession: tools run for
+                              each tool call, a failed booking on a side branch, a branch
+                              summary, labels and one compaction
   main/discord_981234567890   a Discord group chat with several people
   ops/slack_U02OPSBOT         a Slack DM: shell tool calls, thinking, a model change
 Every file is written through the library's SessionManager (opened on a missing path, then
-appended to), exactly as OpenClaw writes sessions. Then the demo prints `sessions list`, the
-`sessions tree` of the Telegram DM and its `sessions context`.
+appended to), exactly as OpenClaw writes sessions. The Telegram DM is recorded as OpenClaw's
+runner records a run, through an AgentSession (crate agent-session) over that manager: the
+session prepared for the run, the model and thinking level set, three tools registered
+(weather_forecast, restaurant_search, book_table; they answer from small built-in tables), each
+tool call run by its tool and its toolResult appended, and one summary compaction (a
+deterministic summariser stands in for the model: the summary counts the messages it replaces
+by role). The demo prints what the AgentSession did (active tools, tool calls, model and
+thinking level, the compaction's first kept entry and tokens before), then `sessions list`,
+the `sessions tree` of the Telegram DM and its `sessions context`.
 
 The demo writes only into an empty or missing directory, or over an earlier demo. A non-empty
 root that holds no demo manifest (<root>/.sessions-demo.json), such as a real OpenClaw store
@@ -181,39 +197,251 @@ fn open_new(path: &Path, cwd: &str) -> anyhow::Result<SessionManager> {
     Ok(sm)
 }
 
-/// A Telegram DM: tool calls, a failed booking on a side branch, a branch summary, labels and a
-/// compaction.
-fn build_telegram(path: &Path) -> anyhow::Result<()> {
+/// One of the Telegram DM's tools: a fixed schema and a deterministic `run` over its arguments
+/// (the demo has no network; the answers come from small tables).
+#[derive(Debug)]
+struct DemoTool {
+    name: &'static str,
+    description: &'static str,
+    parameters: &'static str,
+    snippet: &'static str,
+    guidelines: &'static [&'static str],
+    run: fn(&JsValue) -> Result<ToolOutput, ToolError>,
+}
+
+impl Tool for DemoTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        self.description
+    }
+    fn parameters(&self) -> JsValue {
+        parse_value(self.parameters.as_bytes()).unwrap_or(JsValue::Null)
+    }
+    fn prompt_snippet(&self) -> Option<String> {
+        Some(self.snippet.to_owned())
+    }
+    fn prompt_guidelines(&self) -> Vec<String> {
+        self.guidelines.iter().map(|g| (*g).to_owned()).collect()
+    }
+    fn execute(&self, _tool_call_id: &str, arguments: &JsValue) -> Result<ToolOutput, ToolError> {
+        (self.run)(arguments)
+    }
+}
+
+/// A string argument, or the error result a model gets when it is missing.
+fn str_arg(args: &JsValue, key: &str) -> Result<String, ToolError> {
+    args.get(key)
+        .and_then(JsValue::as_str_lossy)
+        .map(|v| v.into_owned())
+        .ok_or_else(|| ToolError::new(format!("missing string argument `{key}`")))
+}
+
+/// A text result with these details.
+fn text_output(text: &str, details: JsValue) -> ToolOutput {
+    ToolOutput {
+        content: vec![text_block(text)],
+        details,
+    }
+}
+
+fn run_weather_forecast(args: &JsValue) -> Result<ToolOutput, ToolError> {
+    const LISBON: [&str; 3] = [
+        "Sat 2026-01-10: 24°C, sunny",
+        "Sun 2026-01-11: 19°C, light rain",
+        "Mon 2026-01-12: 21°C, cloudy",
+    ];
+    let city = str_arg(args, "city")?;
+    if city != "Lisbon" {
+        return Err(ToolError::new(format!("No forecast for {city}")));
+    }
+    let days = args
+        .get("days")
+        .and_then(|d| match d {
+            JsValue::Number(n) if *n >= 1.0 => Some(n.min(3.0) as usize),
+            _ => None,
+        })
+        .unwrap_or(3);
+    Ok(text_output(
+        &LISBON[..days].join("\n"),
+        obj(vec![("city", s(&city)), ("days", n(days as f64))]),
+    ))
+}
+
+fn run_restaurant_search(args: &JsValue) -> Result<ToolOutput, ToolError> {
+    let city = str_arg(args, "city")?;
+    let cuisine = str_arg(args, "cuisine")?;
+    if city != "Lisbon" || cuisine != "seafood" {
+        return Err(ToolError::new(format!(
+            "No {cuisine} restaurants found in {city}"
+        )));
+    }
+    Ok(text_output(
+        "1. Cervejaria Ramiro: 21:30\n2. Taberna da Rua: 20:00",
+        obj(vec![("results", n(2.0))]),
+    ))
+}
+
+fn run_book_table(args: &JsValue) -> Result<ToolOutput, ToolError> {
+    let restaurant = str_arg(args, "restaurant")?;
+    let time = str_arg(args, "time")?;
+    let party = args.get("party").cloned().unwrap_or(n(2.0));
+    match (restaurant.as_str(), time.as_str()) {
+        ("Taberna da Rua", "20:00") => Ok(text_output(
+            "Booked: Taberna da Rua, Sat 2026-01-10 20:00, party of 2 (confirmation TB-2291)",
+            obj(vec![("confirmation", s("TB-2291")), ("party", party)]),
+        )),
+        ("Taberna da Rua" | "Cervejaria Ramiro", _) => {
+            Err(ToolError::new(format!("Fully booked at {time}")))
+        }
+        _ => Err(ToolError::new(format!("Unknown restaurant: {restaurant}"))),
+    }
+}
+
+/// The Telegram DM's tools, registered as the AgentSession's base tools.
+fn telegram_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(DemoTool {
+            name: "weather_forecast",
+            description: "Daily weather forecast for a city, up to 3 days ahead.",
+            parameters: r#"{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer","minimum":1,"maximum":3}},"required":["city"]}"#,
+            snippet: "Get a city's weather forecast (up to 3 days)",
+            guidelines: &[],
+            run: run_weather_forecast,
+        }),
+        Arc::new(DemoTool {
+            name: "restaurant_search",
+            description: "Find restaurants with a free table for a party on a date.",
+            parameters: r#"{"type":"object","properties":{"city":{"type":"string"},"date":{"type":"string"},"party":{"type":"integer"},"cuisine":{"type":"string"}},"required":["city","date","party","cuisine"]}"#,
+            snippet: "Search restaurants with free tables",
+            guidelines: &[],
+            run: run_restaurant_search,
+        }),
+        Arc::new(DemoTool {
+            name: "book_table",
+            description: "Book a table at a restaurant.",
+            parameters: r#"{"type":"object","properties":{"restaurant":{"type":"string"},"time":{"type":"string"},"party":{"type":"integer"}},"required":["restaurant","time","party"]}"#,
+            snippet: "Book a restaurant table",
+            guidelines: &["Ask which restaurant the user wants before calling book_table."],
+            run: run_book_table,
+        }),
+    ]
+}
+
+/// What the AgentSession behind the Telegram DM did, for the demo's summary.
+#[derive(Debug)]
+struct AgentReport {
+    /// The active tools, in order.
+    active_tools: Vec<String>,
+    /// Tool calls run through `execute_tool_call` (each appended a `toolResult`).
+    tool_calls: usize,
+    /// The names of the tools whose result was an error, one per such call.
+    tool_errors: Vec<String>,
+    /// The model at the end, `provider/modelId`.
+    model: String,
+    /// The thinking level at the end.
+    thinking: String,
+    /// The one compaction.
+    compaction: CompactionResult,
+    /// The `type` of its first kept entry.
+    first_kept_type: String,
+}
+
+/// Drives an [`AgentSession`]: appends an assistant message with these tool calls, then runs
+/// each call through the registered tools (appending its `toolResult`). Returns the assistant
+/// entry's id.
+fn tool_turn(
+    agent: &mut AgentSession,
+    c: &mut Clock,
+    text: Option<&str>,
+    calls: &[(&str, &str, &str)],
+    input: f64,
+    report: &mut Vec<(String, bool)>,
+) -> anyhow::Result<String> {
+    let mut blocks = Vec::new();
+    if let Some(t) = text {
+        blocks.push(text_block(t));
+    }
+    let mut call_blocks = Vec::new();
+    for (id, name, args) in calls {
+        call_blocks.push(tool_call(id, name, args)?);
+    }
+    blocks.extend(call_blocks.iter().cloned());
+    let id = agent.append_message(assistant(c, SONNET, blocks, input))?;
+    for call in &call_blocks {
+        let result_id = agent.execute_tool_call(call)?;
+        let is_error = agent
+            .session_manager()
+            .get_entry(&result_id)
+            .and_then(|e| e.value().ok())
+            .and_then(|v| v.get("message").and_then(|m| m.get("isError")).cloned())
+            == Some(JsValue::Bool(true));
+        let name = call
+            .get("name")
+            .and_then(JsValue::as_str_lossy)
+            .map(|n| n.into_owned())
+            .unwrap_or_default();
+        report.push((name, is_error));
+    }
+    Ok(id)
+}
+
+/// Token budget the Telegram DM's compaction keeps. Its newest three messages (the booking at
+/// Taberna da Rua) estimate 21 + 20 + 17 = 58 tokens and the user message starting that turn
+/// 8 more: a budget of 60 is reached at that user message, so the cut falls at the start of the
+/// turn, widened back over the branch summary before it (`firstKeptEntryId` = the
+/// `branch_summary` entry).
+const TELEGRAM_KEEP_RECENT_TOKENS: u64 = 60;
+
+/// A Telegram DM recorded through an [`AgentSession`] as OpenClaw's runner records a run: the
+/// session prepared for the run, the model and thinking level set, tools registered and run
+/// for every tool call (a failed booking on a side branch), a branch summary, labels and one
+/// `summary` compaction.
+fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
     let mut c = Clock(1_767_430_800_000.0); // 2026-01-03 09:00 UTC
-    let mut sm = open_new(path, "/home/openclaw/workspace")?;
-    sm.append_model_change("anthropic", "claude-sonnet-4-5")?;
-    sm.append_thinking_level_change("low")?;
-    sm.append_message(user(
+    let cwd = "/home/openclaw/workspace";
+    let mut sm = open_new(path, cwd)?;
+    let session_id = sm.get_session_id().to_owned();
+    prepare_session_manager_for_run(
+        &mut sm,
+        PrepareParams {
+            session_file: path,
+            had_session_file: false,
+            session_id: &session_id,
+            cwd,
+        },
+    )?;
+    let mut agent = AgentSession::new(
+        sm,
+        AgentSessionOptions {
+            base_tools: telegram_tools(),
+            ..AgentSessionOptions::default()
+        },
+    )?;
+    let mut calls: Vec<(String, bool)> = Vec::new();
+    agent.set_model(SONNET.provider, SONNET.id)?;
+    agent.set_thinking_level("low")?;
+    agent.append_message(user(
         &mut c,
         "Can you check the weather in Lisbon for this weekend?",
     ))?;
-    sm.append_session_info("Lisbon weekend")?;
-    sm.append_message(assistant(
+    agent
+        .session_manager_mut()
+        .append_session_info("Lisbon weekend")?;
+    tool_turn(
+        &mut agent,
         &mut c,
-        SONNET,
-        vec![
-            text_block("Let me look that up."),
-            tool_call(
-                "call_weather_1",
-                "weather_forecast",
-                r#"{"city":"Lisbon","days":3}"#,
-            )?,
-        ],
+        Some("Let me look that up."),
+        &[(
+            "call_weather_1",
+            "weather_forecast",
+            r#"{"city":"Lisbon","days":3}"#,
+        )],
         1_840.0,
-    ))?;
-    sm.append_message(tool_result(
-        &mut c,
-        "call_weather_1",
-        "weather_forecast",
-        "Sat 2026-01-10: 24°C, sunny\nSun 2026-01-11: 19°C, light rain\nMon 2026-01-12: 21°C, cloudy",
-        false,
-    ))?;
-    let forecast = sm.append_message(assistant(
+        &mut calls,
+    )?;
+    let forecast = agent.append_message(assistant(
         &mut c,
         SONNET,
         vec![text_block(
@@ -221,29 +449,26 @@ fn build_telegram(path: &Path) -> anyhow::Result<()> {
         )],
         2_010.0,
     ))?;
-    sm.append_label_change(&forecast, Some("forecast"))?;
-    sm.append_message(user(
+    agent
+        .session_manager_mut()
+        .append_label_change(&forecast, Some("forecast"))?;
+    agent.append_message(user(
         &mut c,
         "Great. Book a table for two on Saturday evening, somewhere with good fish.",
     ))?;
-    sm.append_message(assistant(
+    tool_turn(
+        &mut agent,
         &mut c,
-        SONNET,
-        vec![tool_call(
+        None,
+        &[(
             "call_search_2",
             "restaurant_search",
             r#"{"city":"Lisbon","date":"2026-01-10","party":2,"cuisine":"seafood"}"#,
-        )?],
+        )],
         2_300.0,
-    ))?;
-    sm.append_message(tool_result(
-        &mut c,
-        "call_search_2",
-        "restaurant_search",
-        "1. Cervejaria Ramiro: 21:30\n2. Taberna da Rua: 20:00",
-        false,
-    ))?;
-    let options = sm.append_message(assistant(
+        &mut calls,
+    )?;
+    let options = agent.append_message(assistant(
         &mut c,
         SONNET,
         vec![text_block(
@@ -252,25 +477,20 @@ fn build_telegram(path: &Path) -> anyhow::Result<()> {
         2_520.0,
     ))?;
     // The side branch: a booking that fails.
-    sm.append_message(user(&mut c, "Cervejaria Ramiro, please."))?;
-    sm.append_message(assistant(
+    agent.append_message(user(&mut c, "Cervejaria Ramiro, please."))?;
+    tool_turn(
+        &mut agent,
         &mut c,
-        SONNET,
-        vec![tool_call(
+        None,
+        &[(
             "call_book_3",
             "book_table",
             r#"{"restaurant":"Cervejaria Ramiro","time":"21:30","party":2}"#,
-        )?],
+        )],
         2_610.0,
-    ))?;
-    sm.append_message(tool_result(
-        &mut c,
-        "call_book_3",
-        "book_table",
-        "Fully booked at 21:30",
-        true,
-    ))?;
-    let dead_end = sm.append_message(assistant(
+        &mut calls,
+    )?;
+    let dead_end = agent.append_message(assistant(
         &mut c,
         SONNET,
         vec![text_block(
@@ -278,33 +498,30 @@ fn build_telegram(path: &Path) -> anyhow::Result<()> {
         )],
         2_700.0,
     ))?;
-    sm.append_label_change(&dead_end, Some("dead end"))?;
+    agent
+        .session_manager_mut()
+        .append_label_change(&dead_end, Some("dead end"))?;
     // Back to the two options, with a summary of the abandoned branch.
-    sm.branch_with_summary(
+    agent.session_manager_mut().branch_with_summary(
         Some(&options),
         "Tried Cervejaria Ramiro at 21:30; it was fully booked, so we went back to the list.",
         None,
         Some(false),
     )?;
-    let kept = sm.append_message(user(&mut c, "Then Taberna da Rua at 20:00."))?;
-    sm.append_message(assistant(
+    agent.append_message(user(&mut c, "Then Taberna da Rua at 20:00."))?;
+    tool_turn(
+        &mut agent,
         &mut c,
-        SONNET,
-        vec![tool_call(
+        None,
+        &[(
             "call_book_4",
             "book_table",
             r#"{"restaurant":"Taberna da Rua","time":"20:00","party":2}"#,
-        )?],
+        )],
         2_890.0,
-    ))?;
-    sm.append_message(tool_result(
-        &mut c,
-        "call_book_4",
-        "book_table",
-        "Booked: Taberna da Rua, Sat 2026-01-10 20:00, party of 2 (confirmation TB-2291)",
-        false,
-    ))?;
-    let booked = sm.append_message(assistant(
+        &mut calls,
+    )?;
+    let booked = agent.append_message(assistant(
         &mut c,
         SONNET,
         vec![text_block(
@@ -312,17 +529,25 @@ fn build_telegram(path: &Path) -> anyhow::Result<()> {
         )],
         3_050.0,
     ))?;
-    sm.append_label_change(&booked, Some("booked"))?;
-    sm.append_compaction(
-        "Ana asked about the Lisbon weekend weather (Saturday sunny, 24 °C) and wanted a seafood \
-         dinner for two on Saturday. Cervejaria Ramiro was full at 21:30.",
-        &kept,
-        18_432.0,
-        Some(parse_value(br#"{"readFiles":[],"modifiedFiles":[]}"#)?),
-        Some(false),
-    )?;
-    sm.append_message(user(&mut c, "Remind me: what time is dinner?"))?;
-    sm.append_message(assistant(
+    agent
+        .session_manager_mut()
+        .append_label_change(&booked, Some("booked"))?;
+    agent.set_keep_recent_tokens(TELEGRAM_KEEP_RECENT_TOKENS);
+    let compaction = agent.compact(CompactionStrategy::Summary(Box::new(
+        DeterministicSummarizer,
+    )))?;
+    let first_kept_type = agent
+        .session_manager()
+        .get_entry(&compaction.first_kept_entry_id.to_str_lossy())
+        .and_then(|e| e.value().ok())
+        .and_then(|v| {
+            v.get("type")
+                .and_then(JsValue::as_str_lossy)
+                .map(|t| t.into_owned())
+        })
+        .unwrap_or_default();
+    agent.append_message(user(&mut c, "Remind me: what time is dinner?"))?;
+    agent.append_message(assistant(
         &mut c,
         SONNET,
         vec![text_block(
@@ -330,12 +555,28 @@ fn build_telegram(path: &Path) -> anyhow::Result<()> {
         )],
         1_200.0,
     ))?;
+    let report = AgentReport {
+        active_tools: agent.get_active_tool_names(),
+        tool_calls: calls.len(),
+        tool_errors: calls
+            .iter()
+            .filter(|(_, e)| *e)
+            .map(|(name, _)| name.clone())
+            .collect(),
+        model: agent
+            .model()
+            .map_or_else(String::new, |m| format!("{}/{}", m.provider, m.model_id)),
+        thinking: agent.thinking_level().to_owned(),
+        compaction,
+        first_kept_type,
+    };
+    let mut sm = agent.into_session_manager();
     sm.flush()?;
-    Ok(())
+    Ok(Some(report))
 }
 
 /// A Discord group chat with several people.
-fn build_discord(path: &Path) -> anyhow::Result<()> {
+fn build_discord(path: &Path) -> anyhow::Result<Option<AgentReport>> {
     let mut c = Clock(1_767_463_200_000.0); // 2026-01-03 18:00 UTC
     let mut sm = open_new(path, "/home/openclaw/workspace")?;
     sm.append_message(user(
@@ -383,11 +624,11 @@ fn build_discord(path: &Path) -> anyhow::Result<()> {
     ))?;
     sm.append_label_change(&done, Some("party of 4"))?;
     sm.flush()?;
-    Ok(())
+    Ok(None)
 }
 
 /// A Slack DM with an ops engineer: shell tool calls, thinking and a model change.
-fn build_slack(path: &Path) -> anyhow::Result<()> {
+fn build_slack(path: &Path) -> anyhow::Result<Option<AgentReport>> {
     let mut c = Clock(1_767_601_800_000.0); // 2026-01-05 08:30 UTC
     let mut sm = open_new(path, "/srv/ops")?;
     sm.append_thinking_level_change("high")?;
@@ -462,7 +703,7 @@ fn build_slack(path: &Path) -> anyhow::Result<()> {
         3_100.0,
     ))?;
     sm.flush()?;
-    Ok(())
+    Ok(None)
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -625,6 +866,41 @@ fn write_manifest(root: &Path, files: &[(&str, Option<String>)]) -> anyhow::Resu
     Ok(())
 }
 
+/// The lines saying what the Telegram DM's [`AgentSession`] did: its active tools, the tool
+/// calls it ran, its model and thinking level, and its compaction.
+fn write_agent_report(r: &AgentReport, out: &mut Output) -> anyhow::Result<()> {
+    let c = &r.compaction;
+    out.line("The Telegram DM was recorded through an AgentSession (crate agent-session):")?;
+    out.line(&format!("  active tools  {}", r.active_tools.join(", ")))?;
+    let errors = if r.tool_errors.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} error result{}: {})",
+            r.tool_errors.len(),
+            if r.tool_errors.len() == 1 { "" } else { "s" },
+            r.tool_errors.join(", ")
+        )
+    };
+    out.line(&format!(
+        "  tool calls    {} run by the registered tools, each recorded as a toolResult{errors}",
+        r.tool_calls
+    ))?;
+    out.line(&format!(
+        "  model         {}, thinking {}",
+        r.model, r.thinking
+    ))?;
+    out.line(&format!(
+        "  compaction    {}: {} messages summarised, first kept entry {} ({}), tokens before {}",
+        c.entry_id,
+        c.summarized_messages,
+        c.first_kept_entry_id.to_str_lossy(),
+        r.first_kept_type,
+        c.tokens_before
+    ))?;
+    Ok(())
+}
+
 /// `sessions demo [--root DIR] [--force]`.
 pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> anyhow::Result<()> {
     prepare_root(root, force)?;
@@ -633,7 +909,8 @@ pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> a
     // The manifest comes first: when it cannot be written, nothing else is.
     let mut recorded: Vec<(&str, Option<String>)> = Vec::new();
     write_manifest(root, &recorded)?;
-    type Build = fn(&Path) -> anyhow::Result<()>;
+    type Build = fn(&Path) -> anyhow::Result<Option<AgentReport>>;
+    let mut agent_report = None;
     let steps: [(&str, Build, &str); 3] = [
         (TELEGRAM, build_telegram, "the Telegram demo session"),
         (DISCORD, build_discord, "the Discord demo session"),
@@ -659,7 +936,9 @@ pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> a
             None => {}
         }
         write_manifest(root, &recorded)?;
-        result?;
+        if let Some(r) = result? {
+            agent_report = Some(r);
+        }
     }
 
     let shown = crate::text::path(root);
@@ -667,6 +946,9 @@ pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> a
     out.line(&format!(
         "Built a demo store in {shown}: 2 agents (main, ops), 3 sessions (a Telegram DM, a Discord group chat, a Slack DM)."
     ))?;
+    if let Some(r) = &agent_report {
+        write_agent_report(r, out)?;
+    }
     out.line("")?;
     out.line(&format!("$ sessions list --root {}", quoted(root)))?;
     let loc = Locator {
@@ -706,4 +988,102 @@ pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> a
         quoted(&dm)
     ))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
+
+    use super::*;
+    use session_format::json::to_json_string;
+
+    fn args(text: &str) -> JsValue {
+        parse_value(text.as_bytes()).unwrap()
+    }
+
+    fn shown(r: Result<ToolOutput, ToolError>) -> String {
+        match r {
+            Ok(o) => format!(
+                "ok {} {}",
+                to_json_string(&JsValue::Array(o.content)),
+                to_json_string(&o.details)
+            ),
+            Err(e) => format!("error {}", e.message),
+        }
+    }
+
+    #[test]
+    fn the_telegram_tools_answer_from_their_arguments() {
+        assert_eq!(
+            shown(run_weather_forecast(&args(r#"{"city":"Lisbon","days":1}"#))),
+            r#"ok [{"type":"text","text":"Sat 2026-01-10: 24°C, sunny"}] {"city":"Lisbon","days":1}"#
+        );
+        assert_eq!(
+            shown(run_weather_forecast(&args(r#"{"city":"Lisbon","days":9}"#))),
+            r#"ok [{"type":"text","text":"Sat 2026-01-10: 24°C, sunny\nSun 2026-01-11: 19°C, light rain\nMon 2026-01-12: 21°C, cloudy"}] {"city":"Lisbon","days":3}"#
+        );
+        assert_eq!(
+            shown(run_weather_forecast(&args(r#"{"city":"Porto"}"#))),
+            "error No forecast for Porto"
+        );
+        assert_eq!(
+            shown(run_weather_forecast(&args("{}"))),
+            "error missing string argument `city`"
+        );
+        assert_eq!(
+            shown(run_restaurant_search(&args(
+                r#"{"city":"Lisbon","cuisine":"sushi"}"#
+            ))),
+            "error No sushi restaurants found in Lisbon"
+        );
+        assert_eq!(
+            shown(run_book_table(&args(
+                r#"{"restaurant":"Taberna da Rua","time":"21:00","party":2}"#
+            ))),
+            "error Fully booked at 21:00"
+        );
+        assert_eq!(
+            shown(run_book_table(&args(
+                r#"{"restaurant":"Nowhere","time":"20:00","party":2}"#
+            ))),
+            "error Unknown restaurant: Nowhere"
+        );
+    }
+
+    #[test]
+    fn the_telegram_tools_are_registered_with_snippets_and_guidelines() {
+        let sm = SessionManager::in_memory("/home/openclaw/workspace");
+        let agent = AgentSession::new(
+            sm,
+            AgentSessionOptions {
+                base_tools: telegram_tools(),
+                ..AgentSessionOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            agent.get_active_tool_names(),
+            ["weather_forecast", "restaurant_search", "book_table"]
+        );
+        let prompt = agent.system_prompt();
+        for line in [
+            "- weather_forecast: Get a city's weather forecast (up to 3 days)",
+            "- restaurant_search: Search restaurants with free tables",
+            "- book_table: Book a restaurant table",
+            "Ask which restaurant the user wants before calling book_table.",
+        ] {
+            assert!(prompt.contains(line), "{line:?} not in {prompt}");
+        }
+        for tool in agent.get_all_tools() {
+            assert_eq!(
+                tool.parameters
+                    .get("type")
+                    .and_then(JsValue::as_str_lossy)
+                    .as_deref(),
+                Some("object"),
+                "{}",
+                tool.name
+            );
+        }
+    }
 }

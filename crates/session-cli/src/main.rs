@@ -1,45 +1,63 @@
 //! The `sessions` command: list, inspect, check and export OpenClaw and pi session transcripts
-//! (JSONL) without ever modifying them, and build a demo store.
+//! (JSONL) without ever modifying them, build a demo store, and the write commands of the store's
+//! maintenance: repair a session, remove stale write locks, archive and clear sessions; plus
+//! `keys parse`, which classifies a session key.
 //!
 //! Invariants:
 //! - every inspection subcommand (`list`, `tree`, `context`, `show`, `stats`, `check`, `export`)
-//!   opens files with [`session_store::SessionManager::open_read_only`] or reads them with
-//!   `session_store::io::read_file` / `session_store::list::session_info`: no writable open, so a
-//!   file's bytes and mtime are unchanged afterwards (even a v1 file, which a writable open
-//!   would migrate);
+//!   and `keys parse` opens files with [`session_store::SessionManager::open_read_only`] or reads
+//!   them with `session_store::io::read_file` / `session_store::list::session_info` (or reads
+//!   nothing): no writable open, so a file's bytes and mtime are unchanged afterwards (even a v1
+//!   file, which a writable open would migrate);
 //! - a session file is read only after `stat` (following symlinks) found a regular file
 //!   (`fsx`): a FIFO is never opened, a link to a device never read;
-//! - the only files this command writes are `export -o OUT` (only over a regular file or a
-//!   missing path), the demo store, and `replay`'s temporary directory, all through
-//!   `session_store::io`;
+//! - the files this command writes are: `export -o OUT` (only over a regular file or a missing
+//!   path), the demo store, `replay`'s temporary directory, and the write commands —
+//!   `repair` (the session file, atomically, after a byte-exact backup `<file>.bak-<pid>-<ms>`
+//!   that is kept unless `--no-backup`, under the session write lock `<file>.lock`, which it
+//!   creates and removes), `unlock --stale` (removes only stale `*.jsonl.lock` files, never a
+//!   running holder's), `archive` and `clear` (move sessions into `<sessions>/archive/`; `clear
+//!   --purge` deletes; `clear` needs `--yes`; locked files, symlinks and non-session files are
+//!   never touched) — all through `session_store::io`, `session_store::lock` and
+//!   `session_semantics::retention`;
+//! - every write command has `--dry-run`, which writes nothing at all (no lock file, no backup);
 //! - human output escapes control and bidirectional-text characters; JSON output is exact;
-//! - exit codes: 0 ok, 1 `check` found problems, 2 usage or I/O errors.
+//! - exit codes: 0 ok (nothing to do); 1 `check` found problems, or a write command changed
+//!   something (with `--dry-run`: would change something); 2 usage or I/O errors, and failed
+//!   write actions.
 
 mod address;
+mod archive;
 mod check;
+mod clear;
 mod context;
 mod demo;
 mod export;
 mod fsx;
+mod keys;
 mod list;
 mod model;
 mod output;
 mod render;
+mod repair;
 mod replay;
+mod report;
 mod show;
 mod stats;
 mod text;
 mod tree;
+mod unlock;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::address::{Locator, SessionSelector};
 
 const ABOUT: &str = "List, inspect, check and export OpenClaw and pi session transcripts (JSONL) \
-                     without modifying them.";
+                     without modifying them; repair, unlock, archive and clear on request.";
 
 const LONG_ABOUT: &str = "\
 List, inspect, check and export OpenClaw and pi session transcripts (JSONL).
@@ -48,8 +66,13 @@ The inspection subcommands (list, tree, context, show, stats, check, export to s
 files read-only: a file's bytes and modification time are the same afterwards, even for an old
 (v1/v2) file that OpenClaw would migrate and rewrite on open. Only regular files are read
 (a FIFO, device or socket named *.jsonl is reported, never opened). What writes: `demo` (the
-demo store under --root), `export -o OUT` (OUT only), and the developer command `replay` (in a
-temporary directory it removes).
+demo store under --root), `export -o OUT` (OUT only), the developer command `replay` (in a
+temporary directory it removes), and the write commands: `repair` (rewrites a session after a
+byte-exact backup, under the session write lock), `unlock --stale` (removes stale lock files,
+never a running holder's), `archive` and `clear` (move sessions into <sessions>/archive/;
+`clear --purge` deletes, and `clear` needs --yes). Each write command has --dry-run, which
+writes nothing. Locked sessions, symlinks and files that are not sessions are never archived or
+cleared. `keys parse` reads nothing.
 
 Addressing a session (the same for every subcommand that takes one):
   FILE                               a path to a .jsonl transcript (not `-`: stdin is not read)
@@ -69,8 +92,10 @@ session is an error listing close matches.
 Human output escapes control and bidirectional-text characters (as \\u{202e}); JSON output is
 exact.
 
-Exit codes: 0 ok; 1 `check` found problems; 2 usage or I/O error (also when some of several
-files could not be read by `check` or `stats`).";
+Exit codes: 0 ok; 1 `check` found problems, or a write command (repair, unlock, archive,
+clear) changed something (with --dry-run: would change something); 2 usage or I/O error (also
+when some of several files could not be read by `check` or `stats`, a lock could not be taken,
+a key does not parse, or a write action failed).";
 
 /// `--width`: at least 40 columns.
 fn parse_width(s: &str) -> Result<usize, String> {
@@ -88,6 +113,13 @@ fn parse_depth(s: &str) -> Result<usize, String> {
         Ok(_) => Err("the depth must be at least 1 (the root is depth 1)".to_owned()),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// `--lock-timeout`, `--stale-after`: a duration (bare numbers are milliseconds).
+fn parse_ms_duration(s: &str) -> Result<Duration, String> {
+    session_semantics::policy::parse_duration_ms(s, session_semantics::policy::DurationUnit::Millis)
+        .map(Duration::from_millis)
+        .map_err(|e| e.to_string())
 }
 
 /// The command line.
@@ -127,6 +159,24 @@ enum Command {
     /// Build a demo store and show `list`, `tree` and `context` on it.
     #[command(long_about = demo::LONG_ABOUT)]
     Demo(DemoArgs),
+    /// Repair a session file as OpenClaw does before a run (writes; --dry-run writes nothing).
+    #[command(long_about = repair::LONG_ABOUT)]
+    Repair(RepairArgs),
+    /// List the write-lock files of a sessions directory and remove the stale ones.
+    #[command(long_about = unlock::LONG_ABOUT)]
+    Unlock(UnlockArgs),
+    /// Session keys: `keys parse KEY` classifies one.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Move old or surplus sessions into `<sessions>/archive/` (retention policy).
+    #[command(long_about = archive::LONG_ABOUT)]
+    Archive(ArchiveArgs),
+    /// Archive (or with --purge, delete) one or every session of an agent; needs --yes.
+    #[command(
+        long_about = clear::LONG_ABOUT,
+        override_usage = "sessions clear [OPTIONS] --agent ID (--session NAME | --all) (--yes | --dry-run)"
+    )]
+    Clear(ClearArgs),
     /// Developer tool: run a conformance op-script in a temporary directory and print its
     /// normalized output.
     #[command(long_about = replay::LONG_ABOUT, hide = true)]
@@ -252,6 +302,134 @@ struct DemoArgs {
 }
 
 #[derive(Debug, Args)]
+struct RepairArgs {
+    /// The session file (or use --agent/--dir/--pi with --session).
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    selector: SessionSelector,
+    /// Print what would change and write nothing (no lock file, no backup).
+    #[arg(long)]
+    dry_run: bool,
+    /// Delete the backup once the rewritten file has been read back and verified.
+    #[arg(long)]
+    no_backup: bool,
+    /// How long to wait for the session write lock (units ms, s, m, h, d; bare numbers are
+    /// milliseconds; 0 tries once) [default: 60s, or
+    /// $OPENCLAW_SESSION_WRITE_LOCK_ACQUIRE_TIMEOUT_MS].
+    #[arg(long, value_name = "DURATION", value_parser = parse_ms_duration)]
+    lock_timeout: Option<Duration>,
+    /// Print JSON instead of text (shape in `sessions repair --help`).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct UnlockArgs {
+    /// Only stale locks are ever removed (required: says so explicitly).
+    #[arg(long, required = true)]
+    stale: bool,
+    /// The sessions directory holding the `*.jsonl.lock` files.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Age past which a lock counts as too-old (units ms, s, m, h, d; bare numbers are
+    /// milliseconds) [default: 30m, or $OPENCLAW_SESSION_WRITE_LOCK_STALE_MS].
+    #[arg(long, value_name = "DURATION", value_parser = parse_ms_duration)]
+    stale_after: Option<Duration>,
+    /// List what would be removed and remove nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print JSON instead of text (shape in `sessions unlock --help`).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Parse and classify a session key (agent:<agentId>:<rest>).
+    #[command(long_about = keys::LONG_ABOUT)]
+    Parse(KeysParseArgs),
+}
+
+#[derive(Debug, Args)]
+struct KeysParseArgs {
+    /// The session key.
+    key: String,
+    /// The main session key (`session.mainKey`) [default: main].
+    #[arg(long, value_name = "NAME")]
+    main_key: Option<String>,
+    /// Print JSON instead of text (shape in `sessions keys parse --help`).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct ArchiveArgs {
+    /// The agent whose sessions to archive: `<root>/agents/<ID>/sessions/`.
+    #[arg(long, value_name = "ID", conflicts_with = "all")]
+    agent: Option<String>,
+    /// Every agent of the store.
+    #[arg(long)]
+    all: bool,
+    /// The OpenClaw state directory [default: $OPENCLAW_STATE_DIR, else ~/.openclaw].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// A JSON config with `sessions.retention.maxAge` / `maxSize` (the flags win over it).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Archive sessions whose last activity is older (e.g. 30d, 12h, 1h30m; bare numbers are
+    /// days; `off` disables).
+    #[arg(long, value_name = "DURATION", value_parser = archive::parse_age)]
+    max_age: Option<archive::AgeFlag>,
+    /// Then archive the oldest while the live sessions take more (e.g. 100mb; bare numbers are
+    /// bytes; `off` disables).
+    #[arg(long, value_name = "SIZE", value_parser = archive::parse_size)]
+    max_size: Option<archive::SizeFlag>,
+    /// Plan as of this time (ISO 8601, UTC unless it has an offset, or epoch milliseconds)
+    /// [default: now].
+    #[arg(long, value_name = "TIME", value_parser = archive::parse_now)]
+    now: Option<i64>,
+    /// Print the plan and move nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print JSON instead of text (shape in `sessions archive --help`).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct ClearArgs {
+    /// The agent: `<root>/agents/<ID>/sessions/`.
+    #[arg(long, value_name = "ID", required = true)]
+    agent: String,
+    /// The session to clear: a key, a file name, or a session id (see `sessions clear --help`).
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "all",
+        required_unless_present = "all"
+    )]
+    session: Option<String>,
+    /// Every session of the agent.
+    #[arg(long)]
+    all: bool,
+    /// The OpenClaw state directory [default: $OPENCLAW_STATE_DIR, else ~/.openclaw].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Delete instead of moving into archive/.
+    #[arg(long)]
+    purge: bool,
+    /// Do it (required unless --dry-run; the command never prompts).
+    #[arg(long)]
+    yes: bool,
+    /// Print what would be cleared and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print JSON instead of text (shape in `sessions clear --help`).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
 struct ReplayArgs {
     /// The op-script (JSON, format: shared/conformance/OPS.md).
     script: PathBuf,
@@ -264,6 +442,8 @@ pub(crate) enum Outcome {
     Ok,
     /// `check` found problems (exit code 1).
     Problems,
+    /// A write command changed something, or with `--dry-run` would (exit code 1).
+    Changed,
     /// Some input could not be read; already reported on stderr (exit code 2).
     Failed,
 }
@@ -347,6 +527,53 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             demo::run(&a.root, a.force, text::output_width(a.width), &mut out)?;
             Outcome::Ok
         }
+        Command::Repair(a) => {
+            let path = address::resolve_one(a.file.as_deref(), &a.selector)?;
+            repair::run(
+                &repair::RepairRequest {
+                    path,
+                    dry_run: a.dry_run,
+                    no_backup: a.no_backup,
+                    lock_timeout: a.lock_timeout,
+                    json: a.json,
+                },
+                &mut out,
+            )?
+        }
+        Command::Unlock(a) => {
+            debug_assert!(a.stale);
+            unlock::run(&a.dir, a.stale_after, a.dry_run, a.json, &mut out)?
+        }
+        Command::Keys(KeysCommand::Parse(a)) => {
+            keys::parse(&a.key, a.main_key.as_deref(), a.json, &mut out)?
+        }
+        Command::Archive(a) => archive::run(
+            &archive::ArchiveRequest {
+                agent: a.agent,
+                all: a.all,
+                root: a.root,
+                config: a.config,
+                max_age: a.max_age,
+                max_size: a.max_size,
+                now: a.now,
+                dry_run: a.dry_run,
+                json: a.json,
+            },
+            &mut out,
+        )?,
+        Command::Clear(a) => clear::run(
+            &clear::ClearRequest {
+                agent: a.agent,
+                session: a.session,
+                all: a.all,
+                root: a.root,
+                purge: a.purge,
+                yes: a.yes,
+                dry_run: a.dry_run,
+                json: a.json,
+            },
+            &mut out,
+        )?,
         Command::Replay(a) => {
             replay::run(&a.script, &mut out)?;
             Outcome::Ok
@@ -360,7 +587,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::Problems) => ExitCode::from(1),
+        Ok(Outcome::Problems | Outcome::Changed) => ExitCode::from(1),
         Ok(Outcome::Failed) => ExitCode::from(2),
         Err(e) => {
             if output::is_broken_pipe(&e) {

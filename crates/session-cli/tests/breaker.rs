@@ -1042,8 +1042,13 @@ fn top_level_help_hides_replay_and_says_what_writes() {
     let help = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         help.contains(
-            "What writes: `demo` (the demo store under --root), `export -o OUT` (OUT only), and \
-             the developer command `replay` (in a temporary directory it removes)."
+            "What writes: `demo` (the demo store under --root), `export -o OUT` (OUT only), the \
+             developer command `replay` (in a temporary directory it removes), and the write \
+             commands: `repair` (rewrites a session after a byte-exact backup, under the session \
+             write lock), `unlock --stale` (removes stale lock files, never a running holder's), \
+             `archive` and `clear` (move sessions into <sessions>/archive/; `clear --purge` \
+             deletes, and `clear` needs --yes). Each write command has --dry-run, which writes \
+             nothing."
         ),
         "{help}"
     );

@@ -598,9 +598,24 @@ fn usage_errors_exit_2() {
 #[test]
 fn help_documents_every_subcommand() {
     for sub in [
-        "list", "tree", "context", "show", "stats", "check", "export", "demo", "replay",
+        "list",
+        "tree",
+        "context",
+        "show",
+        "stats",
+        "check",
+        "export",
+        "demo",
+        "replay",
+        "repair",
+        "unlock",
+        "archive",
+        "clear",
+        "keys parse",
     ] {
-        let r = run([sub, "--help"]);
+        let mut args: Vec<&str> = sub.split(' ').collect();
+        args.push("--help");
+        let r = run(&args);
         assert_eq!(r.code, 0, "{sub}");
         assert!(
             r.stdout.len() > 400,

@@ -2,13 +2,23 @@
 //! `std::fs::rename`; `session_store::io` has no move), deleting one, preparing the archive
 //! directory, and the lock-file check.
 //!
-//! The lock check is a plain existence test of `realpath(dir)/<name>.lock` (OpenClaw's write-lock
-//! file, openclaw-jsonl.md §1.10, §3.5): a lock file, even a stale one, means "in use". It is a
-//! stand-in until `session_store::lock` (the OpenClaw lock protocol with staleness rules) exists.
-//! A writer that takes the lock after the check and before the move is not detected.
+//! The lock check looks at `realpath(dir)/<name>.lock` (OpenClaw's write-lock file,
+//! openclaw-jsonl.md §1.10, §3.5) and judges it with `session_store::lock`'s rules
+//! ([`session_store::lock::inspect_session_lock`]): a lock whose holder is alive (including a
+//! live holder that has held it longer than the stale age, which writers do not reclaim either),
+//! a lock this process holds, and a fresh malformed lock mean "in use"; a lock a writer would
+//! reclaim (dead or recycled pid, an orphan of our own pid, a malformed payload older than its
+//! grace) does not. Moves and deletes hold the lock themselves ([`lock_for_retire`]), so a
+//! writer that respects the lock cannot start between the check and the move.
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use session_store::lock::{
+    LockError, LockOptions, NonRegularLock, SessionWriteLock, WriteLockGuard,
+    inspect_session_lock,
+};
 
 use crate::layout::LOCK_SUFFIX;
 
@@ -29,16 +39,81 @@ pub fn lock_file_of(path: &Path) -> io::Result<PathBuf> {
     Ok(std::fs::canonicalize(dir)?.join(lock))
 }
 
-/// The lock file of `path` when one exists (a dangling symlink counts). When the directory
-/// cannot be resolved, the file is treated as locked (`Some` of the lexical lock path).
+/// The lock file of `path` when it holds the session in use (see the module docs), judged with
+/// the stale age of [`LockOptions::from_env`] (30 min unless
+/// `OPENCLAW_SESSION_WRITE_LOCK_STALE_MS` says otherwise); `None` when there is no lock file or
+/// a writer would reclaim it. When the lock cannot be judged (its directory cannot be
+/// resolved, or the lock file cannot be read), the file is treated as locked (`Some` of the
+/// lock path, lexical when unresolved).
 pub fn lock_holding(path: &Path) -> Option<PathBuf> {
-    match lock_file_of(path) {
-        Ok(lock) => std::fs::symlink_metadata(&lock).is_ok().then_some(lock),
-        Err(_) => {
+    lock_holding_with(path, LockOptions::from_env().stale)
+}
+
+/// [`lock_holding`] with an explicit stale age (past which a live holder's lock is
+/// `too-old`: reported, still in use).
+pub fn lock_holding_with(path: &Path, stale: Duration) -> Option<PathBuf> {
+    lock_status_with(path, stale).map(|busy| busy.lock)
+}
+
+/// A session file in use (see [`lock_status`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockBusy {
+    /// The lock file (lexical `<path>.lock` when its directory cannot be resolved).
+    pub lock: PathBuf,
+    /// Set when the lock path holds a directory, FIFO, socket or device (or a symlink to
+    /// one) instead of a lock file: nothing there was opened, and only its removal by hand
+    /// frees the session.
+    pub not_a_lock_file: Option<NonRegularLock>,
+}
+
+/// [`lock_holding`] with the reason: `None` when the session is free (no lock file, or one a
+/// writer would reclaim).
+pub fn lock_status(path: &Path) -> Option<LockBusy> {
+    lock_status_with(path, LockOptions::from_env().stale)
+}
+
+/// [`lock_status`] with an explicit stale age.
+pub fn lock_status_with(path: &Path, stale: Duration) -> Option<LockBusy> {
+    let unresolved = || LockBusy {
+        lock: lock_file_of(path).unwrap_or_else(|_| {
             let mut p = path.as_os_str().to_os_string();
             p.push(LOCK_SUFFIX);
-            Some(PathBuf::from(p))
-        }
+            PathBuf::from(p)
+        }),
+        not_a_lock_file: None,
+    };
+    match lock_file_of(path) {
+        Err(_) => Some(unresolved()),
+        Ok(_) => match inspect_session_lock(path, stale) {
+            Ok(None) => None,
+            Ok(Some(info)) => info.is_held().then_some(LockBusy {
+                not_a_lock_file: info.not_regular,
+                lock: info.lock_path,
+            }),
+            Err(_) => Some(unresolved()),
+        },
+    }
+}
+
+/// Takes the session write lock of `path` for moving or deleting it: `Err(lock path)` when the
+/// session is in use ([`lock_holding`], or another writer holds the lock: one attempt, no
+/// waiting); otherwise the guard, held until the move or delete is done, so a writer that
+/// respects the lock cannot start appending between the check and the move (that race is what
+/// a plain [`lock_holding`] check leaves open). A stale lock (dead or recycled holder, old
+/// malformed payload) is reclaimed on the way, as any writer would. `Ok(None)` when the lock
+/// file cannot be created at all (e.g. a read-only directory, where the move fails by itself).
+///
+/// # Errors
+/// The lock file (or, unresolved, `<path>.lock`) when the session is in use.
+pub fn lock_for_retire(path: &Path) -> Result<Option<WriteLockGuard>, PathBuf> {
+    if let Some(lock) = lock_holding(path) {
+        return Err(lock);
+    }
+    let options = LockOptions::from_env().with_timeout(Some(Duration::ZERO));
+    match SessionWriteLock::acquire(path, &options) {
+        Ok(guard) => Ok(Some(guard)),
+        Err(LockError::Io { .. }) => Ok(None),
+        Err(e) => Err(e.lock_path().to_path_buf()),
     }
 }
 
@@ -49,25 +124,48 @@ fn dir_of(path: &Path) -> &Path {
     }
 }
 
-/// Moves `src` to `dst` within one file system (`rename`), refusing to replace an existing
-/// `dst`, then fsyncs both directories. The check and the rename are two steps: a file created
-/// at `dst` in between would be replaced (the archive directory is written only by this crate).
+/// Moves `src` to `dst` within one file system without ever replacing an existing `dst`, then
+/// fsyncs both directories. The move is a hard link at `dst` (which fails atomically when
+/// anything exists there) followed by the removal of `src`, so two movers racing for one
+/// destination can never both succeed (a check followed by `rename` could: the second rename
+/// silently replaced the first file). Where the file system refuses hard links (`EPERM`,
+/// `ENOTSUP`, `EMLINK`, …) it falls back to a check and `rename`, which another process could
+/// still race. A crash between the link and the removal leaves the file under both names
+/// (nothing is lost).
 ///
 /// # Errors
-/// [`io::ErrorKind::AlreadyExists`] when `dst` exists; the rename's or fsync's failure (a
-/// cross-device move fails with the OS error; nothing is copied).
+/// [`io::ErrorKind::AlreadyExists`] when `dst` exists; the link's, removal's, rename's or
+/// fsync's failure (a cross-device move fails with the OS error; nothing is copied; when the
+/// source cannot be removed after the link, the link is removed again).
 pub fn move_file(src: &Path, dst: &Path) -> io::Result<()> {
-    match std::fs::symlink_metadata(dst) {
-        Ok(_) => {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!("{} already exists", dst.display()),
-            ));
+    let exists = || {
+        io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{} already exists", dst.display()),
+        )
+    };
+    match std::fs::hard_link(src, dst) {
+        Ok(()) => {
+            if let Err(e) = std::fs::remove_file(src) {
+                let _ = std::fs::remove_file(dst);
+                return Err(e);
+            }
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::CrossesDevices =>
+        {
+            return Err(e);
+        }
+        Err(_) => {
+            match std::fs::symlink_metadata(dst) {
+                Ok(_) => return Err(exists()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+            std::fs::rename(src, dst)?;
+        }
     }
-    std::fs::rename(src, dst)?;
     session_store::io::fsync_dir(dir_of(dst))?;
     if dir_of(src) != dir_of(dst) {
         session_store::io::fsync_dir(dir_of(src))?;
@@ -135,4 +233,163 @@ pub fn free_name(dir: &Path, name: &str, taken: &[String]) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::{Child, Command, Stdio};
+    use std::time::SystemTime;
+
+    use session_store::lock::{LockOptions, SessionWriteLock};
+
+    use super::*;
+
+    const STALE: Duration = Duration::from_secs(30 * 60);
+
+    fn iso(ago: Duration) -> String {
+        let ms = i64::try_from(
+            (SystemTime::now() - ago)
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_millis(),
+        )
+        .unwrap();
+        session_format::time::to_iso_string(ms).unwrap()
+    }
+
+    fn plant(lock: &Path, text: &str) {
+        session_store::io::write_raw(lock, text.as_bytes()).unwrap();
+    }
+
+    fn set_mtime(path: &Path, ago: Duration) {
+        let f = std::fs::File::open(path).unwrap();
+        f.set_modified(SystemTime::now() - ago).unwrap();
+    }
+
+    /// A live child process that does nothing (killed on drop).
+    struct Sleeper(Child);
+
+    impl Drop for Sleeper {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn sleeper() -> Sleeper {
+        Sleeper(
+            Command::new("sleep")
+                .arg("600")
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    }
+
+    fn dead_pid() -> u32 {
+        let mut child = Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        let file = real.join("s.jsonl");
+        let lock = real.join("s.jsonl.lock");
+        (dir, file, lock)
+    }
+
+    #[test]
+    fn no_lock_file_is_not_locked() {
+        let (_dir, file, _lock) = setup();
+        assert_eq!(lock_holding_with(&file, STALE), None);
+    }
+
+    #[test]
+    fn a_lock_held_by_this_process_is_in_use_until_released() {
+        let (_dir, file, lock) = setup();
+        let guard = SessionWriteLock::acquire(&file, &LockOptions::default()).unwrap();
+        assert_eq!(lock_holding_with(&file, STALE), Some(lock.clone()));
+        drop(guard);
+        assert!(!lock.exists());
+        assert_eq!(lock_holding_with(&file, STALE), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_live_owner_holds_the_lock_and_a_stale_one_does_not() {
+        let (_dir, file, lock) = setup();
+        let live = sleeper();
+        let pid = live.0.id();
+        // Live, fresh: in use.
+        plant(
+            &lock,
+            &format!(
+                "{{\"pid\": {pid}, \"createdAt\": \"{}\"}}",
+                iso(Duration::ZERO)
+            ),
+        );
+        assert_eq!(lock_holding_with(&file, STALE), Some(lock.clone()));
+        // Live but held for longer than the stale age: writers fail rather than reclaim it,
+        // so it is still in use.
+        plant(
+            &lock,
+            &format!(
+                "{{\"pid\": {pid}, \"createdAt\": \"{}\"}}",
+                iso(Duration::from_secs(2 * 3600))
+            ),
+        );
+        assert_eq!(lock_holding_with(&file, STALE), Some(lock.clone()));
+        // The pid is alive but is another process than the one that wrote the lock.
+        plant(
+            &lock,
+            &format!(
+                "{{\"pid\": {pid}, \"createdAt\": \"{}\", \"starttime\": 1}}",
+                iso(Duration::ZERO)
+            ),
+        );
+        assert_eq!(lock_holding_with(&file, STALE), None);
+        // A dead holder.
+        let dead = dead_pid();
+        plant(
+            &lock,
+            &format!(
+                "{{\"pid\": {dead}, \"createdAt\": \"{}\"}}",
+                iso(Duration::ZERO)
+            ),
+        );
+        assert_eq!(lock_holding_with(&file, STALE), None);
+        // Nothing was removed by looking.
+        assert!(lock.exists());
+    }
+
+    #[test]
+    fn a_malformed_lock_is_in_use_until_its_grace_has_passed() {
+        let (_dir, file, lock) = setup();
+        plant(&lock, "{}");
+        assert_eq!(lock_holding_with(&file, STALE), Some(lock.clone()));
+        set_mtime(&lock, Duration::from_secs(25));
+        assert_eq!(lock_holding_with(&file, STALE), Some(lock.clone()));
+        set_mtime(&lock, Duration::from_secs(31));
+        assert_eq!(lock_holding_with(&file, STALE), None);
+        // With a stale age under the 30 s grace, that age decides.
+        set_mtime(&lock, Duration::from_secs(11));
+        assert_eq!(lock_holding_with(&file, Duration::from_secs(10)), None);
+        assert_eq!(
+            lock_holding_with(&file, Duration::from_secs(12)),
+            Some(lock)
+        );
+    }
+
+    #[test]
+    fn an_unresolvable_directory_counts_as_locked() {
+        let (dir, _file, _lock) = setup();
+        let file = dir.path().join("missing-dir").join("s.jsonl");
+        assert_eq!(
+            lock_holding_with(&file, STALE),
+            Some(dir.path().join("missing-dir").join("s.jsonl.lock"))
+        );
+    }
 }

@@ -9,7 +9,7 @@
 //!   performs the plan, re-checking each file first.
 //! - [`clear`] archives (or, when asked, deletes) one session or every session of an agent.
 //!
-//! A file is never touched when it is locked (a `<file>.lock` exists next to it, see
+//! A file is never touched when it is locked (its `<file>.lock` is held by a live writer, see
 //! [`crate::fsops`]), is not a session (its first line is not a session header), cannot be
 //! read, is a symlink or not a regular file, has a name that could address another directory,
 //! or resolves outside the sessions directory; each such file is listed under `skipped` with
@@ -66,6 +66,16 @@ pub enum SkipReason {
         /// The lock file's name.
         lock_file: String,
     },
+    /// The lock path holds a directory, FIFO, socket or device (or a symlink to one) instead
+    /// of a lock file: the session counts as locked by something that cannot be judged (it
+    /// is never opened; remove it by hand if no writer uses it).
+    #[serde(rename_all = "camelCase")]
+    LockNotAFile {
+        /// The lock path.
+        lock_path: PathBuf,
+        /// What is there (`a FIFO`, `a directory`, `a symlink to a FIFO`, …).
+        found: String,
+    },
     /// The file cannot be read.
     Unreadable {
         /// The error.
@@ -98,6 +108,11 @@ impl fmt::Display for SkipReason {
             SkipReason::Symlink => f.write_str("a symlink (never followed)"),
             SkipReason::NotRegularFile => f.write_str("not a regular file"),
             SkipReason::Locked { lock_file } => write!(f, "locked ({lock_file} exists)"),
+            SkipReason::LockNotAFile { lock_path, found } => write!(
+                f,
+                "locked: its lock path {} is {found}, not a lock file (remove it by hand if no writer uses it)",
+                lock_path.display()
+            ),
             SkipReason::Unreadable { error } => write!(f, "unreadable: {error}"),
             SkipReason::NotASession => f.write_str("not a session (no session header)"),
             SkipReason::Malformed => f.write_str("malformed session rows"),
@@ -285,13 +300,6 @@ enum Scan {
     Skip(Skipped, u64),
 }
 
-fn mtime_ms(t: SystemTime) -> f64 {
-    match t.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(d) => (d.as_secs_f64() * 1e3 + 0.5).floor(),
-        Err(e) => -(e.duration().as_secs_f64() * 1e3),
-    }
-}
-
 fn stamp_of(meta: &std::fs::Metadata) -> FileStamp {
     FileStamp {
         size: meta.len(),
@@ -340,14 +348,23 @@ fn inspect(agent_id: &str, dir: &Path, name: &str) -> Scan {
             });
         }
     }
-    if let Some(lock) = fsops::lock_holding(&path) {
-        let lock_file = lock
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    if let Some(busy) = fsops::lock_status(&path) {
+        let reason = match busy.not_a_lock_file {
+            Some(found) => SkipReason::LockNotAFile {
+                lock_path: busy.lock,
+                found: found.to_string(),
+            },
+            None => SkipReason::Locked {
+                lock_file: busy
+                    .lock
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            },
+        };
         return Scan::Skip(
             Skipped {
                 file: name.to_owned(),
-                reason: SkipReason::Locked { lock_file },
+                reason,
             },
             meta.len(),
         );
@@ -364,9 +381,7 @@ fn inspect(agent_id: &str, dir: &Path, name: &str) -> Scan {
         return skip(SkipReason::Malformed);
     };
     let stamp = stamp_of(&meta);
-    let from_mtime =
-        info.created.is_none() && stamp.mtime.is_some_and(|t| mtime_ms(t) == info.modified);
-    if !info.modified.is_finite() || from_mtime {
+    if !info.modified.is_finite() || info.modified_from_mtime {
         return skip(SkipReason::NoActivityTime);
     }
     Scan::Live(Candidate {
@@ -568,8 +583,29 @@ pub fn archive(
     })
 }
 
+/// Takes the write lock of a planned file for its move or deletion (see
+/// [`fsops::lock_for_retire`]), then re-checks it: still a regular file (not a symlink) with
+/// the planned size and mtime. The guard is held until the caller is done.
+fn lock_and_recheck(
+    path: &Path,
+    stamp: &FileStamp,
+) -> Result<Option<session_store::WriteLockGuard>, SkipReason> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SkipReason::Vanished),
+        Ok(m) if m.file_type().is_symlink() => return Err(SkipReason::Symlink),
+        _ => {}
+    }
+    let guard = fsops::lock_for_retire(path).map_err(|lock| SkipReason::Locked {
+        lock_file: lock
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+    })?;
+    recheck(path, stamp)?;
+    Ok(guard)
+}
+
 /// Re-checks a planned file: still a regular file (not a symlink) with the planned size and
-/// mtime, and not locked.
+/// mtime.
 fn recheck(path: &Path, stamp: &FileStamp) -> Result<(), SkipReason> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
@@ -585,13 +621,6 @@ fn recheck(path: &Path, stamp: &FileStamp) -> Result<(), SkipReason> {
     }
     if !meta.is_file() {
         return Err(SkipReason::NotRegularFile);
-    }
-    if let Some(lock) = fsops::lock_holding(path) {
-        return Err(SkipReason::Locked {
-            lock_file: lock
-                .file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-        });
     }
     if stamp_of(&meta) != *stamp {
         return Err(SkipReason::Changed);
@@ -676,11 +705,14 @@ impl ArchivePlan {
         let archive_dir = report.archive_dir.clone();
         for a in &mut report.actions {
             let path = dir.join(&a.file);
-            if let Err(reason) = recheck(&path, &a.check) {
-                report.live_bytes_after += a.size_bytes;
-                a.outcome = Outcome::Skipped { reason };
-                continue;
-            }
+            let _guard = match lock_and_recheck(&path, &a.check) {
+                Ok(guard) => guard,
+                Err(reason) => {
+                    report.live_bytes_after += a.size_bytes;
+                    a.outcome = Outcome::Skipped { reason };
+                    continue;
+                }
+            };
             match archive_one(&dir, &archive_dir, &a.file, &a.destination) {
                 Ok(dest) => {
                     a.destination = dest;
@@ -1019,10 +1051,13 @@ pub fn clear(
     }
     for a in &mut report.actions {
         let path = dir.join(&a.file);
-        if let Err(reason) = recheck(&path, &a.check) {
-            a.outcome = Outcome::Skipped { reason };
-            continue;
-        }
+        let _guard = match lock_and_recheck(&path, &a.check) {
+            Ok(guard) => guard,
+            Err(reason) => {
+                a.outcome = Outcome::Skipped { reason };
+                continue;
+            }
+        };
         let result = match (&a.destination, mode) {
             (Some(dest), ClearMode::Archive) => {
                 archive_one(&dir, &archive_dir, &a.file, dest).map(|d| {

@@ -468,15 +468,14 @@ impl SemanticSession {
         Ok(child)
     }
 
-    /// The session file's lock file, when one exists.
-    fn check_unlocked(&self) -> Result<(), RetireSessionError> {
-        match self
-            .manager
-            .get_session_file()
-            .and_then(fsops::lock_holding)
-        {
-            Some(lock) => Err(RetireSessionError::Locked { lock }),
-            None => Ok(()),
+    /// Takes the session file's write lock for a move or delete ([`fsops::lock_for_retire`]):
+    /// [`RetireSessionError::Locked`] when the session is in use.
+    fn check_unlocked(&self) -> Result<Option<session_store::WriteLockGuard>, RetireSessionError> {
+        match self.manager.get_session_file() {
+            Some(file) => {
+                fsops::lock_for_retire(file).map_err(|lock| RetireSessionError::Locked { lock })
+            }
+            None => Ok(None),
         }
     }
 
@@ -519,7 +518,7 @@ impl SemanticSession {
     /// [`RetireSessionError::Locked`], [`RetireSessionError::Move`],
     /// [`RetireSessionError::Store`].
     pub fn reset(&mut self, cause: ResetReason) -> Result<Option<PathBuf>, RetireSessionError> {
-        self.check_unlocked()?;
+        let _guard = self.check_unlocked()?;
         let previous = self.target();
         let archived_to = match self.file_on_disk() {
             Some(file) => Some(self.move_to_archive(&file)?),
@@ -556,7 +555,7 @@ impl SemanticSession {
     /// [`RetireSessionError::Move`]; the file stays in place.
     pub fn archive(mut self) -> Result<PathBuf, RetireSessionError> {
         self.manager.flush().map_err(RetireSessionError::Flush)?;
-        self.check_unlocked()?;
+        let _guard = self.check_unlocked()?;
         let file = self
             .file_on_disk()
             .ok_or_else(|| RetireSessionError::Move {
@@ -582,7 +581,7 @@ impl SemanticSession {
     /// # Errors
     /// [`RetireSessionError::Locked`], [`RetireSessionError::Delete`].
     pub fn delete(self) -> Result<(), RetireSessionError> {
-        self.check_unlocked()?;
+        let _guard = self.check_unlocked()?;
         if let Some(file) = self.file_on_disk() {
             fsops::delete_file(&file).map_err(|source| RetireSessionError::Delete {
                 path: file.clone(),

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use session_format::json::{JsonError, SerdeError};
 
+use crate::lock::LockError;
+
 /// Where a row came from: the file, its 1-based line number and the byte offset of its first
 /// byte. Rows created in this process have no line.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -95,6 +97,18 @@ pub enum OpenError {
         #[source]
         source: io::Error,
     },
+    /// The session write lock ([`crate::SessionManager::set_write_lock`]) could not be taken:
+    /// another holder kept it for the whole timeout ([`LockError::Timeout`], naming the lock
+    /// file and its owner's pid), a live holder has held it too long ([`LockError::Stale`]),
+    /// or the lock file could not be created. Nothing was written and the file is untouched.
+    #[error("cannot take the write lock of session file {}", path.display())]
+    Lock {
+        /// The session file.
+        path: PathBuf,
+        /// The lock failure (lock path, owner pid and liveness).
+        #[source]
+        source: LockError,
+    },
     /// The file changed between the `stat`s before and after every one of the load's attempts
     /// (another writer kept rewriting it). The reference's text.
     #[error("session file changed repeatedly while loading: {}", path.display())]
@@ -150,6 +164,18 @@ pub enum AppendError {
         #[source]
         source: io::Error,
     },
+    /// The session write lock ([`crate::SessionManager::set_write_lock`]) could not be taken:
+    /// another holder kept it for the whole timeout ([`LockError::Timeout`], naming the lock
+    /// file and its owner's pid), a live holder has held it too long ([`LockError::Stale`]),
+    /// or the lock file could not be created. Nothing was written; the manager is unchanged.
+    #[error("cannot take the write lock of session file {}", path.display())]
+    Lock {
+        /// The session file.
+        path: PathBuf,
+        /// The lock failure (lock path, owner pid and liveness).
+        #[source]
+        source: LockError,
+    },
     /// The path now holds another file than the one this manager read or last wrote (another
     /// device or inode: replaced by a rename, or deleted and created again), or it was replaced
     /// during the write. Nothing was written to the file now at the path; appending there would
@@ -185,6 +211,16 @@ pub enum AppendError {
     },
 }
 
+impl AppendError {
+    /// The lock failure, for [`AppendError::Lock`].
+    pub fn lock_error(&self) -> Option<&LockError> {
+        match self {
+            AppendError::Lock { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
 /// Why `branch`, `branch_with_summary` or `create_branched_session` failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -210,6 +246,18 @@ pub enum BranchError {
         #[source]
         source: io::Error,
     },
+    /// The session write lock ([`crate::SessionManager::set_write_lock`]) could not be taken:
+    /// another holder kept it for the whole timeout ([`LockError::Timeout`], naming the lock
+    /// file and its owner's pid), a live holder has held it too long ([`LockError::Stale`]),
+    /// or the lock file could not be created. Nothing was written.
+    #[error("cannot take the write lock of session file {}", path.display())]
+    Lock {
+        /// The session file.
+        path: PathBuf,
+        /// The lock failure (lock path, owner pid and liveness).
+        #[source]
+        source: LockError,
+    },
     /// The summary payload could not be serialised.
     #[error("cannot serialise payload")]
     Serialize {
@@ -228,6 +276,7 @@ impl From<AppendError> for BranchError {
             AppendError::EntryNotFound { id } => BranchError::EntryNotFound { id },
             AppendError::ReadOnly { path } => BranchError::ReadOnly { path },
             AppendError::Write { path, source } => BranchError::Write { path, source },
+            AppendError::Lock { path, source } => BranchError::Lock { path, source },
             AppendError::Serialize { source } => BranchError::Serialize { source },
             AppendError::FileReplaced { path } => BranchError::Write {
                 source: io::Error::other(AppendError::FileReplaced { path: path.clone() }),
@@ -306,6 +355,18 @@ pub enum RemoveError {
         /// The I/O error.
         #[source]
         source: io::Error,
+    },
+    /// The session write lock ([`crate::SessionManager::set_write_lock`]) could not be taken:
+    /// another holder kept it for the whole timeout ([`LockError::Timeout`], naming the lock
+    /// file and its owner's pid), a live holder has held it too long ([`LockError::Stale`]),
+    /// or the lock file could not be created. Nothing was written (memory already holds the new state).
+    #[error("cannot take the write lock of session file {}", path.display())]
+    Lock {
+        /// The session file.
+        path: PathBuf,
+        /// The lock failure (lock path, owner pid and liveness).
+        #[source]
+        source: LockError,
     },
 }
 

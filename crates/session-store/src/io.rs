@@ -628,16 +628,36 @@ pub fn write_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
     atomic_rewrite(path, bytes)
 }
 
+/// Opens `path` read-only with `O_NONBLOCK` (symlinks followed): the open never blocks, even
+/// when a FIFO is at the path or appears there after a check (reads of a regular file are not
+/// affected by the flag). Callers `fstat` the descriptor before reading it.
+///
+/// # Errors
+/// The `open` failure.
+pub fn open_nonblocking(path: &Path) -> io::Result<File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // `OFlags` bits fit in an `i32` (they are the C `int` open flags).
+        #[allow(clippy::cast_possible_wrap)]
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    options.open(path)
+}
+
 /// Opens a session file for reading, refusing anything that is not a regular file (after
 /// following symlinks): a FIFO would block the open, and a device such as `/dev/zero` would be
-/// read without end.
+/// read without end. The open itself is non-blocking ([`open_nonblocking`]), so a FIFO that
+/// replaces the file between the check and the open is refused too instead of hanging.
 ///
 /// # Errors
 /// [`io::ErrorKind::InvalidInput`] naming the file type for non-regular files; any other I/O
 /// failure ([`io::ErrorKind::NotFound`] for a missing file).
 pub fn open_regular(path: &Path) -> io::Result<File> {
     refuse_non_regular(&fs::metadata(path)?)?;
-    let f = File::open(path)?;
+    let f = open_nonblocking(path)?;
     // The path may have been replaced between the two calls.
     if !f.metadata()?.is_file() {
         return Err(io::Error::new(

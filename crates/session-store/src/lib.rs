@@ -45,6 +45,7 @@ pub mod query;
 pub mod repair;
 pub mod replay;
 mod rows;
+mod run_prep;
 pub mod snapshot;
 
 pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};

@@ -43,6 +43,11 @@ pub struct SessionInfo {
     /// the millisecond as node does). `NaN` when the reference's `Date` is invalid (a message
     /// timestamp beyond ±8.64e15 ms, e.g. `1e300`); such sessions sort as V8 sorts them.
     pub modified: f64,
+    /// `modified` is the file's mtime: the file holds neither a message time nor a valid
+    /// header timestamp (not a field of the reference; it lets callers that must judge a
+    /// session by its content alone, such as retention, tell the fallback apart without
+    /// comparing times).
+    pub modified_from_mtime: bool,
     /// Every `message` row (all roles, all branches).
     pub message_count: usize,
     /// The first user text (text blocks joined by a space), or `"(no messages)"`.
@@ -268,10 +273,10 @@ pub fn session_info(path: &Path) -> Option<SessionInfo> {
             .get("timestamp")
             .filter(|t| t.as_js_string().is_some()),
     );
-    let modified = match last_activity {
-        Some(t) if t > 0.0 => time_clip(t),
-        _ if !header_time.is_nan() => header_time,
-        _ => mtime_ms(path).unwrap_or(f64::NAN),
+    let (modified, modified_from_mtime) = match last_activity {
+        Some(t) if t > 0.0 => (time_clip(t), false),
+        _ if !header_time.is_nan() => (header_time, false),
+        _ => (mtime_ms(path).unwrap_or(f64::NAN), true),
     };
     let created = js_date_of(header.get("timestamp"));
     let id = match header.get("id") {
@@ -296,6 +301,7 @@ pub fn session_info(path: &Path) -> Option<SessionInfo> {
             .and_then(|v| v.as_str_lossy().map(|s| s.into_owned())),
         created: (!created.is_nan()).then_some(created),
         modified,
+        modified_from_mtime,
         message_count,
         first_message: if first_message.is_empty() {
             "(no messages)".to_owned()

@@ -27,7 +27,15 @@
 //!   - only `too-old` / `hold-exceeded` (the holder is alive): not reclaimed; the acquisition fails
 //!     at once with [`LockError::Stale`] (the reference's `SessionWriteLockStaleError`);
 //!   - anything else (dead or recycled pid, orphan self lock): the file is deleted, if it still has
-//!     the identity and bytes that were judged, and creation is retried at once.
+//!     the identity and bytes that were judged, and creation is retried at once. The re-check and
+//!     the deletion run under an exclusive `flock` of the lock's directory, so of several of our
+//!     processes that judged the same stale file exactly one deletes it, and none deletes the
+//!     fresh lock the winner created meanwhile.
+//! - A lock file is read without blocking and without reading much: only a regular file (or
+//!   a symlink to one) is opened, with `O_NONBLOCK`, and at most [`MAX_LOCK_PAYLOAD_BYTES`]
+//!   are read (a longer file is a malformed payload: the mtime rule above). A directory, FIFO,
+//!   socket or device at the lock path (or a symlink to one) is never opened: the acquisition
+//!   fails at once with [`LockError::NotALockFile`] naming the path, and nothing removes it.
 //! - Giving up after the timeout yields [`LockError::Timeout`], whose message is the reference's
 //!   `session file locked (timeout <ms>ms): <owner> <lockPath>` (owner `pid=<n> alive=<bool>
 //!   [ageMs=<n>]` or `owner=unknown [ageMs=<n>]`).
@@ -85,6 +93,8 @@
 //!   us; the reference treats it as dead and reclaims.
 //! - [`clean_stale_lock_files`] only removes a file that is unchanged since it was judged, and
 //!   knows which locks this process holds (the reference always says "not held here").
+//! - Stale locks are removed under the directory `flock` above; the reference has no such guard,
+//!   so a node contender can still remove a lock one of our processes created a moment before.
 //! - The default [`Backoff`] is linear (`min(1000, 50·attempt)` ms); the reference polls every
 //!   50 ms ([`Backoff::Fixed`]).
 //!
@@ -110,7 +120,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use clean::{LockFileInfo, clean_stale_lock_files};
+pub use clean::{LockFileInfo, clean_stale_lock_files, inspect_session_lock};
 pub use held::{
     SessionWriteLock, WriteLockGuard, current_guard, release_all_held_locks, run_watchdog_check,
     with_session_write_lock,
@@ -136,6 +146,12 @@ pub const MALFORMED_LOCK_GRACE: Duration = Duration::from_secs(30);
 /// The same grace when the acquire timeout is shorter than [`MALFORMED_LOCK_GRACE`]
 /// (`SHORT_TIMEOUT_ORPHAN_LOCK_PAYLOAD_GRACE_MS`).
 pub const MALFORMED_LOCK_GRACE_SHORT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Largest lock payload read, in bytes. A lock file is tiny (the reference's payload is about
+/// 110 bytes); a larger regular file is not read at all and counts as a malformed payload
+/// (`missing-pid`, `invalid-createdAt`), judged by its mtime like an empty or garbage one, so a
+/// huge or sparse file at a lock path costs no memory and no read time.
+pub const MAX_LOCK_PAYLOAD_BYTES: u64 = 64 * 1024;
 
 /// Environment variables the reference reads for its defaults (see [`LockOptions::from_env`]).
 pub const ENV_ACQUIRE_TIMEOUT_MS: &str = "OPENCLAW_SESSION_WRITE_LOCK_ACQUIRE_TIMEOUT_MS";
@@ -333,6 +349,92 @@ fn join_reasons(reasons: &[StaleReason]) -> String {
         .join(", ")
 }
 
+/// What a lock path holds when it is not a regular file (nor a symlink to one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NonRegularKind {
+    /// A directory.
+    Directory,
+    /// A FIFO (named pipe): opening it for reading would block until a writer appears.
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// A character device (such as `/dev/zero`, which never ends).
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// Any other file type.
+    Other,
+}
+
+impl NonRegularKind {
+    /// The kind of a file's metadata, `None` for a regular file (or a symlink: callers look
+    /// through it first).
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Option<Self> {
+        let t = meta.file_type();
+        if t.is_file() || t.is_symlink() {
+            return None;
+        }
+        if t.is_dir() {
+            return Some(NonRegularKind::Directory);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if t.is_fifo() {
+                return Some(NonRegularKind::Fifo);
+            }
+            if t.is_socket() {
+                return Some(NonRegularKind::Socket);
+            }
+            if t.is_char_device() {
+                return Some(NonRegularKind::CharDevice);
+            }
+            if t.is_block_device() {
+                return Some(NonRegularKind::BlockDevice);
+            }
+        }
+        Some(NonRegularKind::Other)
+    }
+
+    /// `a directory`, `a FIFO`, `a socket`, `a character device`, `a block device`,
+    /// `not a regular file`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NonRegularKind::Directory => "a directory",
+            NonRegularKind::Fifo => "a FIFO",
+            NonRegularKind::Socket => "a socket",
+            NonRegularKind::CharDevice => "a character device",
+            NonRegularKind::BlockDevice => "a block device",
+            NonRegularKind::Other => "not a regular file",
+        }
+    }
+}
+
+/// A lock path that holds something other than a lock file: a directory, FIFO, socket or
+/// device, itself or as the target of a symlink. Nothing is opened or read there (a FIFO would
+/// block the reader, a device such as `/dev/zero` never ends), and it is never removed: the
+/// session counts as locked by something this process cannot judge, until someone removes it
+/// by hand. OpenClaw 2026.6.11 fails its acquisition at once with `EISDIR` on a directory and
+/// blocks forever on a FIFO (docs/DEVIATIONS.md D19 (9)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NonRegularLock {
+    /// What is there (the symlink's target when [`NonRegularLock::via_symlink`]).
+    pub kind: NonRegularKind,
+    /// The lock path is a symlink to it.
+    pub via_symlink: bool,
+}
+
+impl fmt::Display for NonRegularLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.via_symlink {
+            write!(f, "a symlink to {}", self.kind.as_str())
+        } else {
+            f.write_str(self.kind.as_str())
+        }
+    }
+}
+
 /// Why the lock could not be acquired (or released).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -368,6 +470,19 @@ pub enum LockError {
         /// The lock file.
         lock_path: PathBuf,
     },
+    /// The lock path holds a directory, FIFO, socket or device (or a symlink to one): the
+    /// session is locked by something this process cannot judge. Returned at once, without
+    /// waiting (it would never go away by itself) and without opening it.
+    #[error(
+        "session write lock {} is {found}, not a lock file: the session counts as locked (remove it by hand if no writer uses it)",
+        .lock_path.display()
+    )]
+    NotALockFile {
+        /// What is at the lock path.
+        found: NonRegularLock,
+        /// The lock path.
+        lock_path: PathBuf,
+    },
     /// Creating, reading or removing the lock file (or its directory) failed.
     #[error("session write lock {}: {source}", .path.display())]
     Io {
@@ -390,14 +505,16 @@ impl LockError {
         match self {
             LockError::Timeout { .. } => Some(Self::TIMEOUT_CODE),
             LockError::Stale { .. } => Some(Self::STALE_CODE),
-            LockError::Io { .. } => None,
+            LockError::NotALockFile { .. } | LockError::Io { .. } => None,
         }
     }
 
     /// The lock file concerned.
     pub fn lock_path(&self) -> &Path {
         match self {
-            LockError::Timeout { lock_path, .. } | LockError::Stale { lock_path, .. } => lock_path,
+            LockError::Timeout { lock_path, .. }
+            | LockError::Stale { lock_path, .. }
+            | LockError::NotALockFile { lock_path, .. } => lock_path,
             LockError::Io { path, .. } => path,
         }
     }

@@ -20,7 +20,12 @@
 //!   or last wrote (same device and inode), nor to a missing one;
 //! - loads go through the warm cache ([`crate::cache`]): the rows, index and bytes a manager
 //!   adopts from it are shared and copied on the manager's first change, so managers never see
-//!   each other's changes; the cache advances only past verified appends.
+//!   each other's changes; the cache advances only past verified appends;
+//! - with a write lock set ([`SessionManager::set_write_lock`], opt-in), every write runs inside
+//!   the file's cross-process session write lock, and a plain append first adopts what another
+//!   writer appended while it waited;
+//! - every full rewrite, and every append that is not verified, drops the file from the
+//!   incremental repair cache ([`crate::repair::invalidate_repair_cache`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -45,6 +50,7 @@ use crate::id::{self as ids, Id};
 use crate::index::{Index, Map, Set};
 use crate::inspect::OpenReport;
 use crate::io::{self, Durability};
+use crate::lock::{self as write_lock, LockError, LockOptions};
 use crate::paths;
 use crate::rows::{self, EntryMeta, MsgShape, Parent, Row, RowKind};
 use crate::snapshot::{self, SessionFileSnapshot, SnapshotSync, WriteOwner};
@@ -170,6 +176,45 @@ pub struct SessionManager {
     pub(crate) parsed_lines: usize,
     /// The owned write context ([`SessionManager::set_write_owner`]).
     pub(crate) owner: Option<Arc<dyn WriteOwner>>,
+    /// Every write runs under the session write lock with these options
+    /// ([`SessionManager::set_write_lock`]).
+    pub(crate) write_lock: Option<LockOptions>,
+}
+
+/// Why a full write failed: taking the session write lock, or the write itself.
+pub(crate) enum FullWriteError {
+    Io(std::io::Error),
+    Lock(LockError),
+}
+
+impl FullWriteError {
+    fn into_open(self, path: PathBuf) -> OpenError {
+        match self {
+            FullWriteError::Io(source) => OpenError::Write { path, source },
+            FullWriteError::Lock(source) => OpenError::Lock { path, source },
+        }
+    }
+
+    fn into_append(self, path: PathBuf) -> AppendError {
+        match self {
+            FullWriteError::Io(source) => AppendError::Write { path, source },
+            FullWriteError::Lock(source) => AppendError::Lock { path, source },
+        }
+    }
+
+    fn into_branch(self, path: PathBuf) -> BranchError {
+        match self {
+            FullWriteError::Io(source) => BranchError::Write { path, source },
+            FullWriteError::Lock(source) => BranchError::Lock { path, source },
+        }
+    }
+
+    fn into_remove(self, path: PathBuf) -> RemoveError {
+        match self {
+            FullWriteError::Io(source) => RemoveError::Write { path, source },
+            FullWriteError::Lock(source) => RemoveError::Lock { path, source },
+        }
+    }
 }
 
 /// The state a full write puts back when it fails.
@@ -210,6 +255,7 @@ impl SessionManager {
             cache_key: None,
             parsed_lines: 0,
             owner: None,
+            write_lock: None,
         }
     }
 
@@ -504,8 +550,7 @@ impl SessionManager {
                 let migrated = self.migrate()?;
                 self.rebuild();
                 if migrated && write {
-                    self.rewrite()
-                        .map_err(|source| OpenError::Write { path: abs, source })?;
+                    self.rewrite().map_err(|e| e.into_open(abs))?;
                 }
                 self.flushed = true;
                 pristine = !migrated;
@@ -518,8 +563,7 @@ impl SessionManager {
                 self.disk = disk;
                 self.load_report = report;
                 if write {
-                    self.rewrite()
-                        .map_err(|source| OpenError::Write { path: abs, source })?;
+                    self.rewrite().map_err(|e| e.into_open(abs))?;
                 }
                 self.flushed = true;
             }
@@ -547,8 +591,7 @@ impl SessionManager {
                 self.migrate()?;
                 self.rebuild();
                 if write {
-                    self.rewrite()
-                        .map_err(|source| OpenError::Write { path: abs, source })?;
+                    self.rewrite().map_err(|e| e.into_open(abs))?;
                 }
                 self.recovered_corrupt_header = true;
                 self.flushed = true;
@@ -795,6 +838,74 @@ impl SessionManager {
         self.owner = owner;
     }
 
+    /// Makes every write of this manager run under the cross-process session write lock of
+    /// its file ([`crate::lock`], interoperable with OpenClaw's `acquireSessionWriteLock`), with
+    /// `options` (timeout, stale age, max-hold, backoff); `None` (the default) writes without
+    /// it. With the lock set:
+    /// - each plain append, full write (first assistant message of a held session,
+    ///   [`SessionManager::flush`], [`SessionManager::rewrite_file`]), branched-session write
+    ///   and trailing removal takes the lock of the file it writes (for a branched session:
+    ///   the new file) around the write, through [`crate::lock::with_session_write_lock`], so a
+    ///   thread that already holds that lock (a nested writer, the "owned write context") reuses
+    ///   it instead of waiting for itself;
+    /// - inside the lock, before a plain append, the file is checked again (its snapshot, then
+    ///   length and fingerprint of the known bytes, D11): lines another process appended while
+    ///   this manager waited are adopted first (kept verbatim, before the new row; leaf and
+    ///   append cursor stay), never overwritten or interleaved; a full rewrite makes the same
+    ///   check inside the lock (and backs up a file changed in any other way);
+    /// - a lock that cannot be taken fails the write with a `Lock` error
+    ///   ([`AppendError::Lock`], [`BranchError::Lock`], [`RemoveError::Lock`]) carrying the
+    ///   [`LockError`] (lock path, owner pid), and nothing is written.
+    ///
+    /// Each write takes and releases the lock (creating and removing the lock file); a caller
+    /// appending a batch can hold it around the batch with
+    /// [`crate::lock::with_session_write_lock`], which the manager's writes then reuse.
+    ///
+    /// The writes a writable open makes (migration, corrupt-header recovery, the header of an
+    /// empty file) happen before this can be called: open with
+    /// [`SessionManager::open_locked`] to make them under the lock too. Reads never take it.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use session_store::{LockOptions, SessionManager};
+    /// let mut sm = SessionManager::open(std::path::Path::new("/tmp/s.jsonl"), None, None)?;
+    /// sm.set_write_lock(Some(LockOptions::from_env()));
+    /// sm.append_custom_entry("checkpoint", None)?; // under the lock
+    /// # Ok(()) }
+    /// ```
+    pub fn set_write_lock(&mut self, options: Option<LockOptions>) {
+        self.write_lock = options;
+    }
+
+    /// The write lock options in effect ([`SessionManager::set_write_lock`]).
+    pub fn write_lock(&self) -> Option<&LockOptions> {
+        self.write_lock.as_ref()
+    }
+
+    /// [`SessionManager::open_with`] inside the session write lock of `path`, then
+    /// [`SessionManager::set_write_lock`]`(Some(options))`: the open's own writes (migration,
+    /// corrupt-header recovery, the header of an empty file) and every later write run under
+    /// the lock.
+    ///
+    /// # Errors
+    /// [`OpenError::Lock`] when the lock cannot be taken (nothing was read or written);
+    /// otherwise as [`SessionManager::open_with`].
+    pub fn open_locked(
+        path: &Path,
+        params: &OpenParams,
+        options: LockOptions,
+    ) -> Result<Self, OpenError> {
+        let abs = paths::resolve(path);
+        let mut sm =
+            write_lock::with_session_write_lock(&abs, &options, |_| Self::open_with(&abs, params))
+                .map_err(|source| OpenError::Lock {
+                    path: abs.clone(),
+                    source,
+                })??;
+        sm.write_lock = Some(options);
+        Ok(sm)
+    }
+
     /// The owner, when it names this manager's file.
     fn active_owner(&self) -> Option<Arc<dyn WriteOwner>> {
         let owner = self.owner.as_ref()?;
@@ -881,24 +992,26 @@ impl SessionManager {
         match self.session_file.clone() {
             // A plain append (§3.2): the line is written before the row joins the state.
             Some(path) if written && self.flushed => {
-                let owner = self.active_owner();
-                let may_advance = match (&owner, &self.snapshot) {
-                    (Some(o), Some(snap)) => o.can_advance_cache(snap),
-                    (Some(_), None) => false,
-                    (None, _) => true,
-                };
-                let out = self.write_line(&path, row.bytes(&self.buf))?;
-                let i = self.push_row(row);
-                self.after_append(&path, &out, i, owner.as_ref(), may_advance);
+                let locked = self.write_lock.is_some();
+                self.under_lock(&path, |sm| {
+                    if locked {
+                        sm.catch_up(&path);
+                    }
+                    sm.plain_append(&path, row)
+                })
+                .map_err(|source| AppendError::Lock {
+                    path: path.clone(),
+                    source,
+                })??;
             }
             // The first assistant of a held session: one full write of everything.
             Some(path) if written => {
                 let saved = self.save();
                 self.push_row(row);
                 self.held += 1;
-                if let Err(source) = self.write_full() {
+                if let Err(e) = self.write_full_locked() {
                     self.restore(saved);
-                    return Err(AppendError::Write { path, source });
+                    return Err(e.into_append(path));
                 }
                 self.flushed = true;
             }
@@ -913,6 +1026,67 @@ impl SessionManager {
             }
         }
         Ok(id)
+    }
+
+    /// A plain append of `row` to `path`: written first, then the row joins the state.
+    fn plain_append(&mut self, path: &Path, row: Row) -> Result<(), AppendError> {
+        let owner = self.active_owner();
+        let may_advance = match (&owner, &self.snapshot) {
+            (Some(o), Some(snap)) => o.can_advance_cache(snap),
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        let out = self.write_line(path, row.bytes(&self.buf))?;
+        let i = self.push_row(row);
+        self.after_append(path, &out, i, owner.as_ref(), may_advance);
+        Ok(())
+    }
+
+    /// Runs `write` inside the session write lock of `path` when one is set
+    /// ([`SessionManager::set_write_lock`]; re-entrant: a lock this thread already holds for the
+    /// file is reused), else directly.
+    fn under_lock<R>(
+        &mut self,
+        path: &Path,
+        write: impl FnOnce(&mut Self) -> R,
+    ) -> Result<R, LockError> {
+        match self.write_lock.clone() {
+            None => Ok(write(self)),
+            Some(options) => write_lock::with_session_write_lock(path, &options, |_| write(self)),
+        }
+    }
+
+    /// Under the write lock, before a plain append: when the file is no longer as this manager
+    /// last saw it, it is re-read (between two equal `stat`s) and the lines another writer
+    /// appended meanwhile are adopted (D11: indexed and kept verbatim, before the rows still
+    /// held; leaf and append cursor stay), so the append lands after them and is verified
+    /// against the file as it now is. Any other change (rewritten, replaced, deleted, a read
+    /// that did not hold still) is left to the append's own checks.
+    fn catch_up(&mut self, path: &Path) {
+        let Some(known) = self.snapshot else {
+            return;
+        };
+        let Ok(Some(before)) = SessionFileSnapshot::stat(path) else {
+            return;
+        };
+        if before == known || !before.same_file(&known) || before.size <= known.size {
+            return;
+        }
+        let Ok(now) = io::read_file(path) else {
+            return;
+        };
+        let stable = SessionFileSnapshot::stat(path).is_ok_and(|after| after == Some(before));
+        if !stable || now.len() as u64 != before.size {
+            return;
+        }
+        if let Verdict::Grew(at) = self.disk.check(Some(&now), &self.buf) {
+            let at_row = self.rows.len().saturating_sub(self.held);
+            self.adopt(&now[..at], &now[at..], at_row);
+            if !self.disk.appended(at as u64, &now[at..]) {
+                self.disk = DiskImage::known(&now);
+            }
+            self.snapshot = Some(before);
+        }
     }
 
     /// Pushes a row and indexes it; returns its index.
@@ -1001,6 +1175,10 @@ impl SessionManager {
         }
         // Otherwise the entry is stale (its snapshot is not the file's): a later open reads
         // only what was appended after it.
+        if !verified || out.separator {
+            // The incremental repair must not trust a prefix it has not seen whole.
+            crate::repair::invalidate_repair_cache(path);
+        }
         self.snapshot = Some(out.after);
         if verified {
             self.publish(owner, &out.after);
@@ -1606,10 +1784,7 @@ impl SessionManager {
             ..OpenReport::default()
         };
         if self.ix.assistants > 0 {
-            self.rewrite().map_err(|source| BranchError::Write {
-                path: file.clone(),
-                source,
-            })?;
+            self.rewrite().map_err(|e| e.into_branch(file.clone()))?;
             self.flushed = true;
         } else {
             self.flushed = false;
@@ -1771,22 +1946,31 @@ impl SessionManager {
             .resolve_canonical(replacement.as_ref().map(Id::as_bytes));
         self.ix.leaf = leaf;
         self.ix.append_parent = replacement;
-        self.rewrite().map_err(|source| RemoveError::Write {
-            path: self.file_path(),
-            source,
-        })?;
+        self.rewrite()
+            .map_err(|e| e.into_remove(self.file_path()))?;
         Ok(removed_count)
     }
 
     // ------------------------------------------------------------------------------------
     // Full rewrites (§2.12)
 
-    /// `rewriteFile`: a full rewrite when persisting (flushed is left as it is).
-    pub(crate) fn rewrite(&mut self) -> std::io::Result<()> {
+    /// `rewriteFile`: a full rewrite when persisting (flushed is left as it is), under the
+    /// write lock when one is set.
+    pub(crate) fn rewrite(&mut self) -> Result<(), FullWriteError> {
         if !self.persist || self.session_file.is_none() {
             return Ok(());
         }
-        self.write_full()
+        self.write_full_locked()
+    }
+
+    /// [`SessionManager::write_full`] inside the session write lock when one is set.
+    fn write_full_locked(&mut self) -> Result<(), FullWriteError> {
+        let Some(path) = self.session_file.clone() else {
+            return Ok(());
+        };
+        self.under_lock(&path, Self::write_full)
+            .map_err(FullWriteError::Lock)?
+            .map_err(FullWriteError::Io)
     }
 
     /// Forces a full write of a persisting session now (the reference's
@@ -1798,10 +1982,8 @@ impl SessionManager {
         if !self.persist || self.session_file.is_none() || self.flushed {
             return Ok(());
         }
-        self.write_full().map_err(|source| AppendError::Write {
-            path: self.file_path(),
-            source,
-        })?;
+        self.write_full_locked()
+            .map_err(|e| e.into_append(self.file_path()))?;
         self.flushed = true;
         Ok(())
     }
@@ -1825,12 +2007,9 @@ impl SessionManager {
             return Ok(());
         }
         let saved = self.save();
-        if let Err(source) = self.write_full() {
+        if let Err(e) = self.write_full_locked() {
             self.restore(saved);
-            return Err(AppendError::Write {
-                path: self.file_path(),
-                source,
-            });
+            return Err(e.into_append(self.file_path()));
         }
         self.flushed = true;
         Ok(())
@@ -2075,6 +2254,8 @@ impl SessionManager {
         self.synthesize_leaf_control();
         let bytes = self.serialized();
         io::atomic_rewrite(&path, &bytes)?;
+        // The incremental repair must not trust the prefix it saw before.
+        crate::repair::invalidate_repair_cache(&path);
         self.disk = DiskImage::known(&bytes);
         self.held = 0;
         self.after_full_write(&path, &bytes);

@@ -5,8 +5,9 @@
 //! unparseable lines dropped; `message` rows without an object `message` or with a missing,
 //! `null` or blank `role` dropped (#77228); an `error` assistant turn with empty content given
 //! the placeholder text (a silent `stop` turn is kept); corrupted inline images replaced by a text
-//! block ([`image`]); blank user text turned into `"(continue)"`; missing code-mode and Responses
-//! `message`-tool results inserted — and rewrites the file only when something must change.
+//! block (the `image` submodule); blank user text turned into `"(continue)"`; missing code-mode
+//! and Responses `message`-tool results inserted — and rewrites the file only when something must
+//! change.
 //! Every other row (non-message rows, trailing assistants, rows of any other shape) is kept.
 //!
 //! Invariants:
@@ -16,11 +17,13 @@
 //! - a rewrite first writes a byte-exact, mode-preserving backup `<file>.bak-<pid>-<ms>`, then
 //!   replaces the file atomically ([`crate::io::atomic_rewrite`], owner and mode kept), then
 //!   re-reads it to verify; the backup is kept and reported unless
-//!   [`RepairOptions::keep_backup`] is false (docs/DEVIATIONS.md D16);
+//!   [`RepairOptions::keep_backup`] is false (docs/DEVIATIONS.md D16); a
+//!   [`RepairOptions::dry_run`] reports the counts a rewrite would have and writes nothing;
 //! - a repaired file needs no further repair, so a second call writes nothing and leaves no
 //!   second backup (no pile-up, reference issue #80960);
-//! - nothing is written for a missing, unreadable, empty or header-less file, or a `sqlite:`
-//!   marker.
+//! - nothing is written for a missing, unreadable, empty or header-less file. A legacy
+//!   `sqlite:<agent>:<session>:<store>` marker is no special case: like the reference, the
+//!   repair resolves it as a relative path (normally: `missing session file`).
 //!
 //! Incremental mode: a process-wide cache of at most [`MAX_CACHED_SESSION_REPAIRS`] files
 //! remembers, for each file last seen clean, its [`RepairSnapshot`], the ids its tool results
@@ -149,11 +152,19 @@ pub struct RepairOptions {
     /// only when that deletion fails (or when the verification does, in which case it is kept).
     /// The backup is the only copy of the dropped lines and of the content the repair rewrote.
     pub keep_backup: bool,
+    /// Compute what a repair would do and write nothing: no backup, no rewrite (default
+    /// `false`). A file that needs repair gets its counts (and
+    /// [`RepairOutcome::inserted_tool_results`]) with `repaired: false` and no reason; see
+    /// [`RepairOutcome::needs_repair`].
+    pub dry_run: bool,
 }
 
 impl Default for RepairOptions {
     fn default() -> Self {
-        Self { keep_backup: true }
+        Self {
+            keep_backup: true,
+            dry_run: false,
+        }
     }
 }
 
@@ -162,9 +173,6 @@ impl Default for RepairOptions {
 pub enum RepairSkip {
     /// The path is blank, or nothing exists there: `missing session file`.
     MissingSessionFile,
-    /// The path is a legacy `sqlite:<agent>:<session>:<store>` marker, never a file:
-    /// `sqlite transcript`.
-    SqliteTranscript,
     /// The file could not be read: `failed to read session file: <message>`.
     ReadFailed {
         /// What failed, in Node's wording where the error is one Node names the same way
@@ -189,7 +197,6 @@ impl fmt::Display for RepairSkip {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RepairSkip::MissingSessionFile => f.write_str("missing session file"),
-            RepairSkip::SqliteTranscript => f.write_str("sqlite transcript"),
             RepairSkip::ReadFailed { message } => {
                 write!(f, "failed to read session file: {message}")
             }
@@ -250,6 +257,20 @@ pub struct RepairOutcome {
 }
 
 impl RepairOutcome {
+    /// Whether the file needed a repair: it was rewritten, or a dry run found something to
+    /// change (no skip reason, and a non-zero count).
+    pub fn needs_repair(&self) -> bool {
+        self.repaired
+            || (self.reason.is_none()
+                && self.dropped_lines
+                    + self.rewritten_assistant_messages
+                    + self.dropped_blank_user_messages
+                    + self.rewritten_user_messages
+                    + self.removed_corrupted_image_blocks
+                    + self.inserted_tool_results
+                    > 0)
+    }
+
     fn clean(validated_snapshot: Option<RepairSnapshot>) -> Self {
         Self {
             validated_snapshot,
@@ -422,9 +443,6 @@ pub fn repair_session_file_with(
     let Some(input) = trimmed_input(session_file) else {
         return RepairOutcome::skipped(RepairSkip::MissingSessionFile, 0);
     };
-    if is_sqlite_marker(&input) {
-        return RepairOutcome::skipped(RepairSkip::SqliteTranscript, 0);
-    }
     let file = paths::resolve(&input);
     let before = RepairSnapshot::of(&file).ok();
     match before {
@@ -503,13 +521,18 @@ fn full_pass(
         return RepairOutcome::clean(validated);
     }
 
+    let mut outcome = RepairOutcome::default();
+    outcome.counts(&counts);
+    if options.dry_run {
+        forget(file);
+        outcome.inserted_tool_results = insertion.inserted;
+        return outcome;
+    }
     let mut cleaned = Vec::with_capacity(bytes.len() + 64);
     for row in &scan.kept {
         cleaned.extend_from_slice(&row.bytes);
         cleaned.push(b'\n');
     }
-    let mut outcome = RepairOutcome::default();
-    outcome.counts(&counts);
 
     let backup = match write_backup(file, bytes) {
         Ok(path) => path,
@@ -727,24 +750,6 @@ fn trimmed_input(path: &Path) -> Option<PathBuf> {
     }
 }
 
-/// `^sqlite:([^:]+):([^:]+):(.*)$` (the last group holds no line terminator).
-fn is_sqlite_marker(path: &Path) -> bool {
-    let Some(text) = path.to_str() else {
-        return false;
-    };
-    let Some(rest) = text.strip_prefix("sqlite:") else {
-        return false;
-    };
-    let mut parts = rest.splitn(3, ':');
-    let (Some(agent), Some(session), Some(store)) = (parts.next(), parts.next(), parts.next())
-    else {
-        return false;
-    };
-    !agent.is_empty()
-        && !session.is_empty()
-        && !store.contains(['\n', '\r', '\u{2028}', '\u{2029}'])
-}
-
 fn basename(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -786,16 +791,6 @@ mod tests {
             summary(&c, 3),
             "dropped 2 malformed line(s), rewrote 1 assistant message(s), inserted 3 missing tool result(s)"
         );
-    }
-
-    #[test]
-    fn sqlite_markers() {
-        assert!(is_sqlite_marker(Path::new("sqlite:main:abc:/x/y.sqlite")));
-        assert!(is_sqlite_marker(Path::new("sqlite:main:abc:")));
-        assert!(!is_sqlite_marker(Path::new("sqlite::abc:/x")));
-        assert!(!is_sqlite_marker(Path::new("sqlite:main:/x")));
-        assert!(!is_sqlite_marker(Path::new("sqlite:a:b:/x\ny")));
-        assert!(!is_sqlite_marker(Path::new("/tmp/sqlite:a:b:c")));
     }
 
     #[test]

@@ -3,8 +3,7 @@
 //! reference's own results, captured with node by `tests/fixtures/repair/capture.mjs` from the
 //! inputs in `tests/fixtures/repair/cases/`: the result object, the warn/debug texts, how many
 //! lines it parsed, and the repaired bytes. Differences are the listed deviations only: rows the
-//! repair leaves alone keep their bytes (D1), the backup is kept (D16), a `sqlite:` marker is
-//! skipped by name (D16).
+//! repair leaves alone keep their bytes (D1), the backup is kept (D16).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 mod repair_common;
@@ -16,7 +15,7 @@ use repair_common::{
     restringify, tempdir,
 };
 use session_format::json::{JsValue, to_json_string};
-use session_store::repair::parsed_lines_on_this_thread;
+use session_store::repair::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{
     RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RepairSnapshot,
     repair_session_file_if_needed, repair_session_file_with,
@@ -501,20 +500,20 @@ fn paths_that_are_not_files() {
         }
     );
     assert_eq!(missing.reason.unwrap().to_string(), reason("missing"));
-    // The reference resolves a marker as a relative path (usually: "missing session file"); we
-    // never touch a path that is a marker (D16).
-    assert_eq!(reason("sqliteMarker"), "missing session file");
+    // A legacy `sqlite:<agent>:<session>:<store>` marker is resolved as a relative path, as the
+    // reference does: here nothing exists there (tests/repair_paths.rs repairs a file that does).
     let marker = format!("sqlite:main:abc:{}", dir.path().join("s.sqlite").display());
     let outcome = repair_session_file_if_needed(Path::new(&marker), None);
-    assert_eq!(outcome.reason, Some(RepairSkip::SqliteTranscript));
     assert_eq!(
-        outcome
-            .to_reference_json()
-            .get("reason")
-            .unwrap()
-            .as_str_lossy()
-            .unwrap(),
-        "sqlite transcript"
+        outcome,
+        RepairOutcome {
+            reason: Some(RepairSkip::MissingSessionFile),
+            ..RepairOutcome::default()
+        }
+    );
+    assert_eq!(
+        outcome.to_reference_json(),
+        *field(&expected, &["sqliteMarker", "result"])
     );
     // A directory: the reference's EISDIR text, warned once.
     let sub = dir.path().join("dir.jsonl");
@@ -562,7 +561,10 @@ fn the_backup_is_byte_identical_with_the_same_mode() {
 fn keep_backup_false_deletes_it_after_a_verified_replace() {
     let dir = tempdir();
     let file = plant(dir.path(), &case_input("01-malformed-lines"), 0o600);
-    let options = RepairOptions { keep_backup: false };
+    let options = RepairOptions {
+        keep_backup: false,
+        ..RepairOptions::default()
+    };
     let outcome = repair_session_file_with(&file, None, &options);
     assert!(outcome.repaired);
     assert_eq!(outcome.backup_path, None);
@@ -571,6 +573,91 @@ fn keep_backup_false_deletes_it_after_a_verified_replace() {
     let again = repair_session_file_with(&file, None, &options);
     assert!(!again.repaired);
     assert!(backups(dir.path()).is_empty());
+}
+
+/// The names in a directory, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn dry_run_reports_the_counts_and_writes_nothing() {
+    let dry = RepairOptions {
+        dry_run: true,
+        ..RepairOptions::default()
+    };
+    // (case, dropped, rewritten assistants, rewritten users, removed images, inserted results)
+    for (stem, counts) in [
+        ("10-drops-and-rewrites", [2, 1, 1, 0, 0]),
+        ("11-code-mode-tool-results", [0, 0, 0, 0, 3]),
+        ("06-images", [0, 0, 0, 12, 0]),
+    ] {
+        let input = case_input(stem);
+        let dir = tempdir();
+        let file = plant(dir.path(), &input, 0o640);
+        let names = listing(dir.path());
+        assert_eq!(names, ["session.jsonl"]);
+        let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+
+        let outcome = repair_session_file_with(&file, None, &dry);
+        assert_eq!(std::fs::read(&file).unwrap(), input, "{stem}: bytes");
+        assert_eq!(listing(dir.path()), names, "{stem}: listing");
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().modified().unwrap(),
+            mtime,
+            "{stem}: mtime"
+        );
+        assert_eq!(
+            outcome,
+            RepairOutcome {
+                dropped_lines: counts[0],
+                rewritten_assistant_messages: counts[1],
+                rewritten_user_messages: counts[2],
+                removed_corrupted_image_blocks: counts[3],
+                inserted_tool_results: counts[4],
+                ..RepairOutcome::default()
+            },
+            "{stem}"
+        );
+        assert!(outcome.needs_repair(), "{stem}");
+        assert!(
+            !is_repair_cached(&file),
+            "{stem}: a file needing repair is not cached"
+        );
+
+        // The real run does what the dry run announced.
+        let real = repair_session_file_if_needed(&file, None);
+        assert!(real.repaired, "{stem}");
+        assert_eq!(
+            [
+                real.dropped_lines,
+                real.rewritten_assistant_messages,
+                real.rewritten_user_messages,
+                real.removed_corrupted_image_blocks,
+                real.inserted_tool_results,
+            ],
+            counts,
+            "{stem}"
+        );
+        // A clean file: the dry run reports nothing to do.
+        let again = repair_session_file_with(&file, None, &dry);
+        assert!(!again.needs_repair(), "{stem}");
+        assert_eq!(again.reason, None);
+    }
+    // A file the repair skips keeps its reason in a dry run, and writes nothing either.
+    let input = case_input("19-invalid-header-message-first");
+    let dir = tempdir();
+    let file = plant(dir.path(), &input, 0o600);
+    let outcome = repair_session_file_with(&file, None, &dry);
+    assert_eq!(outcome.reason, Some(RepairSkip::InvalidSessionHeader));
+    assert!(!outcome.needs_repair());
+    assert_eq!(std::fs::read(&file).unwrap(), input);
+    assert_eq!(listing(dir.path()), ["session.jsonl"]);
 }
 
 #[test]

@@ -14,8 +14,8 @@ use parking_lot::{Condvar, Mutex, RawMutex, RawThreadId, ReentrantMutex};
 
 use super::WATCHDOG_INTERVAL;
 use super::payload::{
-    self, Identity, Judge, Removal, Snapshot, inspect, new_lock_mode, own_start_time,
-    read_snapshot, remove_if_unchanged,
+    self, Content, Identity, Judge, Removal, Snapshot, inspect, new_lock_mode, own_start_time,
+    read_snapshot, remove_if_unchanged, remove_stale_if_unchanged,
 };
 use super::{LockError, LockOptions, MALFORMED_LOCK_GRACE, MALFORMED_LOCK_GRACE_SHORT_TIMEOUT};
 
@@ -231,7 +231,7 @@ impl SessionWriteLock {
                 Ok(meta) => {
                     return Ok(Snapshot {
                         identity: Identity::of(&meta),
-                        raw,
+                        content: Content::Bytes(raw),
                         mtime: meta.modified().ok(),
                     });
                 }
@@ -243,6 +243,13 @@ impl SessionWriteLock {
             else {
                 continue; // released meanwhile
             };
+            if let Some(found) = snapshot.not_regular() {
+                // A directory, FIFO, socket or device never goes away by itself: fail at once.
+                return Err(LockError::NotALockFile {
+                    found,
+                    lock_path: self.lock_path.clone(),
+                });
+            }
             let judged = inspect(snapshot.payload().as_ref(), &self.judge(options));
             if !judged.reasons.is_empty() {
                 if judged.needs_mtime_fallback() {
@@ -295,7 +302,7 @@ impl SessionWriteLock {
         snapshot: &Snapshot,
         judged: &payload::Inspection,
     ) -> Result<bool, LockError> {
-        let removal = remove_if_unchanged(&self.lock_path, snapshot)
+        let removal = remove_stale_if_unchanged(&self.lock_path, snapshot)
             .map_err(|e| LockError::io(&self.lock_path, e))?;
         if removal == Removal::Removed {
             tracing::debug!(

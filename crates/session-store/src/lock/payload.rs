@@ -2,14 +2,14 @@
 //! `JSON.parse` semantics), the stale-reason rules, and what `/proc` says about a pid.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::Path;
 use std::sync::LazyLock;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use session_format::json::{JsValue, number_to_string, parse_value};
 
-use super::StaleReason;
+use super::{MAX_LOCK_PAYLOAD_BYTES, NonRegularKind, NonRegularLock, StaleReason};
 
 /// The payload text of a lock this process creates now: what the reference writes with
 /// `JSON.stringify({pid, createdAt, maxHoldMs, starttime?}, null, 2) + "\n"`.
@@ -295,22 +295,54 @@ fn current_umask() -> u32 {
         & 0o777
 }
 
-/// A lock file as read: its identity, bytes and mtime.
+/// What a lock path held when it was read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Content {
+    /// The bytes of a regular file (of the symlink's target for a symlink), at most
+    /// [`MAX_LOCK_PAYLOAD_BYTES`].
+    Bytes(Vec<u8>),
+    /// A regular file longer than [`MAX_LOCK_PAYLOAD_BYTES`] (its length): not read; a
+    /// malformed payload.
+    Oversized(u64),
+    /// A symlink whose target does not exist (or loops): a lock without a payload.
+    Dangling,
+    /// A directory, FIFO, socket or device, or a symlink to one: never opened.
+    NotRegular(NonRegularLock),
+}
+
+/// A lock file as read: its identity (of the path itself, a symlink not followed), what it
+/// held, and its mtime (of the symlink's target when there is one, as the reference's
+/// `fs.stat`; of the symlink itself when it dangles).
 #[derive(Clone, Debug)]
 pub(crate) struct Snapshot {
     pub identity: Identity,
-    pub raw: Vec<u8>,
+    pub content: Content,
     pub mtime: Option<SystemTime>,
 }
 
 impl Snapshot {
+    /// The payload: `None` for anything but a readable, parseable JSON object.
     pub fn payload(&self) -> Option<Payload> {
-        parse(&self.raw)
+        match &self.content {
+            Content::Bytes(raw) => parse(raw),
+            _ => None,
+        }
     }
 
-    /// Whether `other` is the same file with the same bytes.
+    /// What is at the path when it is not a lock file at all.
+    pub fn not_regular(&self) -> Option<NonRegularLock> {
+        match self.content {
+            Content::NotRegular(found) => Some(found),
+            _ => None,
+        }
+    }
+
+    /// Whether `other` is the same file with the same bytes (for content that was not read:
+    /// the same length or kind and the same mtime).
     pub fn same_as(&self, other: &Snapshot) -> bool {
-        self.identity == other.identity && self.raw == other.raw
+        self.identity == other.identity
+            && self.content == other.content
+            && (matches!(self.content, Content::Bytes(_)) || self.mtime == other.mtime)
     }
 }
 
@@ -331,29 +363,87 @@ impl Identity {
     }
 }
 
-/// Reads a lock file without following a symlink for its identity; `Ok(None)` when it does not
-/// exist.
+/// Reads a lock path without ever blocking or reading much; `Ok(None)` when nothing is there.
+///
+/// - A symlink is followed for the payload (as the reference does), never for the identity.
+/// - Only a regular file is opened, non-blocking (a FIFO swapped in between the `stat` and the
+///   `open` cannot block it: the descriptor is `fstat`ed and refused unless it is a regular
+///   file), and at most [`MAX_LOCK_PAYLOAD_BYTES`] are read; a longer file is
+///   [`Content::Oversized`] without being read.
+/// - A directory, FIFO, socket or device is [`Content::NotRegular`], never opened.
 pub(crate) fn read_snapshot(lock_path: &Path) -> io::Result<Option<Snapshot>> {
     let meta = match fs::symlink_metadata(lock_path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let raw = match fs::read(lock_path) {
-        Ok(r) => r,
-        // A dangling symlink: a lock without a payload (judged by its mtime), not a missing lock
-        // (which would make the contention loop spin).
-        Err(e) if e.kind() == io::ErrorKind::NotFound && meta.file_type().is_symlink() => {
-            Vec::new()
+    let identity = Identity::of(&meta);
+    let via_symlink = meta.file_type().is_symlink();
+    let dangling = || Snapshot {
+        identity,
+        content: Content::Dangling,
+        mtime: meta.modified().ok(),
+    };
+    let target = if via_symlink {
+        match fs::metadata(lock_path) {
+            Ok(m) => m,
+            // A dangling (or looping) symlink: a lock without a payload (judged by its mtime),
+            // not a missing lock (which would make the contention loop spin).
+            Err(e) if is_dangling(&e) => return Ok(Some(dangling())),
+            Err(e) => return Err(e),
         }
+    } else {
+        meta.clone()
+    };
+    let not_regular = |target: &fs::Metadata| {
+        NonRegularKind::of(target).map(|kind| Snapshot {
+            identity,
+            content: Content::NotRegular(NonRegularLock { kind, via_symlink }),
+            mtime: target.modified().ok(),
+        })
+    };
+    if let Some(s) = not_regular(&target) {
+        return Ok(Some(s));
+    }
+    if target.len() > MAX_LOCK_PAYLOAD_BYTES {
+        return Ok(Some(Snapshot {
+            identity,
+            content: Content::Oversized(target.len()),
+            mtime: target.modified().ok(),
+        }));
+    }
+    let file = match crate::io::open_nonblocking(lock_path) {
+        Ok(f) => f,
+        Err(e) if via_symlink && is_dangling(&e) => return Ok(Some(dangling())),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
+    // The path may have changed between the `stat` and the `open`: judge what was opened.
+    let opened = file.metadata()?;
+    if let Some(s) = not_regular(&opened) {
+        return Ok(Some(s));
+    }
+    let mut raw = Vec::new();
+    file.take(MAX_LOCK_PAYLOAD_BYTES + 1).read_to_end(&mut raw)?;
+    let content = if raw.len() as u64 > MAX_LOCK_PAYLOAD_BYTES {
+        Content::Oversized(opened.len().max(raw.len() as u64))
+    } else {
+        Content::Bytes(raw)
+    };
     Ok(Some(Snapshot {
-        identity: Identity::of(&meta),
-        raw,
-        mtime: meta.modified().ok(),
+        identity,
+        content,
+        mtime: opened.modified().ok(),
     }))
+}
+
+/// `ENOENT` through a symlink (its target is missing) or `ELOOP` (a symlink loop).
+fn is_dangling(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+        return true;
+    }
+    e.kind() == io::ErrorKind::NotFound
 }
 
 /// What removing a lock file "if unchanged" did.
@@ -373,6 +463,81 @@ pub(crate) fn remove_if_unchanged(lock_path: &Path, expected: &Snapshot) -> io::
             Err(e) => Err(e),
         },
         _ => Ok(Removal::Changed),
+    }
+}
+
+/// Removes a **stale** lock file (one judged reclaimable: a dead or recycled holder, an orphan,
+/// an old malformed payload) only while it is still the file in `expected`, with the re-check and
+/// the removal made atomic with respect to every other process of this crate doing the same.
+///
+/// Without that, two contenders that judged the same stale file could interleave as "A re-reads
+/// (unchanged) · B re-reads (unchanged) · B removes · B creates its fresh lock · A removes" —
+/// A then deletes B's live lock and both hold the lock at once (reproduced with four processes
+/// reclaiming dead-pid locks: about 2.5 % of the takeovers ended with two holders). The re-check
+/// and the removal therefore run under an exclusive `flock` of the lock's directory (no extra
+/// file; the kernel drops it when a process dies). Creating a lock needs no guard: a new lock can
+/// only appear once the stale one is gone, and every removal of a stale lock holds the guard.
+/// Where the directory cannot be opened or locked (e.g. NFS, which does not `flock`
+/// directories) the removal goes ahead unguarded, as the reference's always does; the reference
+/// itself (and so a node contender) has the same window (docs/DEVIATIONS.md D19 (8)).
+pub(crate) fn remove_stale_if_unchanged(
+    lock_path: &Path,
+    expected: &Snapshot,
+) -> io::Result<Removal> {
+    let _guard = ReclaimGuard::take(lock_path);
+    remove_if_unchanged(lock_path, expected)
+}
+
+/// How long a reclaimer waits for another one's directory `flock` before going ahead without
+/// it.
+const RECLAIM_GUARD_WAIT: Duration = Duration::from_secs(2);
+
+/// An exclusive `flock` on a lock file's directory, released when dropped (the descriptor is
+/// closed).
+struct ReclaimGuard(Option<fs::File>);
+
+impl ReclaimGuard {
+    fn take(lock_path: &Path) -> Self {
+        let dir = match lock_path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let f = match fs::File::open(dir) {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::debug!(
+                    dir = %dir.display(),
+                    "cannot open the lock directory ({e}); removing the stale lock unguarded"
+                );
+                return ReclaimGuard(None);
+            }
+        };
+        // Other reclaimers hold it for a read and an unlink; anything holding it longer is
+        // not one of them, and must not block a lock acquisition past its timeout.
+        let give_up = Instant::now() + RECLAIM_GUARD_WAIT;
+        loop {
+            match f.try_lock() {
+                Ok(()) => return ReclaimGuard(Some(f)),
+                Err(fs::TryLockError::WouldBlock) if Instant::now() < give_up => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => {
+                    tracing::debug!(
+                        dir = %dir.display(),
+                        "cannot flock the lock directory ({e}); removing the stale lock unguarded"
+                    );
+                    return ReclaimGuard(None);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for ReclaimGuard {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            let _ = f.unlock();
+        }
     }
 }
 

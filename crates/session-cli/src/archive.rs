@@ -1,0 +1,289 @@
+//! `sessions archive`: retention (openclaw-jsonl.md §5.5; the `sessions.retention` config) for one
+//! agent or every agent of a store, through [`session_semantics::retention::archive`]: plan,
+//! report every action, and unless `--dry-run` move the sessions into `<sessions>/archive/`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+use session_semantics::policy::{
+    Config, DurationSetting, DurationUnit, MaxAge, MaxSize, RetentionConfig, SizeSetting,
+    parse_byte_size, parse_duration_ms,
+};
+use session_semantics::retention::{self, ArchiveReport, Outcome as ActionOutcome};
+use session_semantics::{FixedClock, RetentionPolicy, StoreLayout, SystemClock};
+
+use crate::address::{self, Locator, UsageError};
+use crate::output::Output;
+use crate::{Outcome, report, text};
+
+pub(crate) const LONG_ABOUT: &str = "\
+Archive old or surplus sessions of an agent (--agent ID) or of every agent of the store (--all),
+under --root (default $OPENCLAW_STATE_DIR, else ~/.openclaw): the *.jsonl files directly in
+<root>/agents/<ID>/sessions/ are moved into <root>/agents/<ID>/sessions/archive/ (a free name is
+chosen when one is taken there), never deleted.
+
+Which sessions:
+  --max-age DURATION  sessions whose last activity is older (the newest user/assistant message
+                      time inside the file, else the header's timestamp; never the file's
+                      mtime, which any append changes); units ms, s, m, h, d, composites such
+                      as 1h30m; a bare number is days; `off` disables
+  --max-size SIZE     then, while the live sessions of the agent take more than SIZE bytes,
+                      the oldest remaining ones (units b, kb, mb, gb, tb, binary: 1kb = 1024;
+                      a bare number is bytes; `off` disables)
+The policy comes from --config FILE, a JSON document {\"sessions\": {\"retention\": {\"maxAge\":
+\"30d\", \"maxSize\": \"100mb\"}}} (maxAge defaults to 30d there; false disables either), and the
+flags, which win over the file. Without --config, --max-age nor --max-size there is no policy
+and the command fails saying so.
+
+Never touched (listed under `left alone` with the reason): a file that is locked (its
+write lock <name>.jsonl.lock is in use: its holder runs, or it is a malformed lock written less
+than 30 s ago; a lock left by a dead process does not count, `sessions unlock --stale` removes
+it), a symlink, anything that is not a
+regular file, a file that is not a session (no session header) or whose rows are malformed, a
+file without any activity time, a name that could address another directory, a file that
+resolves outside the sessions directory. Locked files count towards the live size. Before each
+move the file is checked again (still a regular file with the planned size and mtime, not
+locked); a file that changed is skipped.
+
+--dry-run prints the plan and changes nothing. --now TIME plans as of TIME (ISO 8601, UTC
+unless it has an offset, or milliseconds since the epoch) instead of the current time.
+
+JSON output (--json): {\"dryRun\", \"reports\": [one per agent: {\"agentId\", \"sessionsDir\",
+\"archiveDir\", \"dryRun\", \"now\", \"policy\": {\"maxAge\", \"maxAgeMs\", \"maxSize\",
+\"maxSizeBytes\"}, \"liveBytesBefore\", \"liveBytesAfter\", \"actions\": [{\"file\", \"destination\",
+\"sessionKey\", \"sessionId\", \"lastActivity\", \"lastActivityMs\", \"sizeBytes\", \"reason\":
+{\"kind\": \"max-age\", \"ageMs\"}|{\"kind\": \"max-size\"} (why it was chosen), \"outcome\":
+\"planned\"|\"archived\"|\"skipped\"|\"failed\", plus \"skipReason\" (and \"lockFile\" or
+\"error\" when the reason has one) when skipped at the re-check, \"error\" when failed}],
+\"skipped\": [{\"file\", \"reason\", …}]}], \"errors\": [with --all, one per agent whose run
+could not start: {\"agentId\", \"error\"}]}
+
+Exit codes: 0 nothing to archive; 1 sessions were archived (with --dry-run: would be); 2 usage
+or I/O error, no policy, a move failed, or (--all) an agent's run could not start (the other
+agents are still archived and reported).";
+
+/// `--max-age`: a duration (bare numbers are days) or `off`.
+#[derive(Debug, Clone)]
+pub(crate) struct AgeFlag(Option<DurationSetting>);
+
+/// `--max-size`: a byte size (bare numbers are bytes) or `off`.
+#[derive(Debug, Clone)]
+pub(crate) struct SizeFlag(Option<SizeSetting>);
+
+fn is_off(s: &str) -> bool {
+    matches!(s.trim(), "off" | "false")
+}
+
+/// Parses `--max-age`.
+pub(crate) fn parse_age(s: &str) -> Result<AgeFlag, String> {
+    if is_off(s) {
+        return Ok(AgeFlag(None));
+    }
+    let ms = parse_duration_ms(s, DurationUnit::Days).map_err(|e| e.to_string())?;
+    Ok(AgeFlag(Some(DurationSetting {
+        text: s.trim().to_owned(),
+        ms,
+    })))
+}
+
+/// Parses `--max-size`.
+pub(crate) fn parse_size(s: &str) -> Result<SizeFlag, String> {
+    if is_off(s) {
+        return Ok(SizeFlag(None));
+    }
+    let bytes = parse_byte_size(s).map_err(|e| e.to_string())?;
+    Ok(SizeFlag(Some(SizeSetting {
+        text: s.trim().to_owned(),
+        bytes,
+    })))
+}
+
+/// Parses `--now`: ISO 8601 (UTC unless it has an offset) or epoch milliseconds, between the
+/// years 0000 and 9999 (the times the report prints as ISO 8601).
+pub(crate) fn parse_now(s: &str) -> Result<i64, String> {
+    let ms = match s.trim().parse::<i64>() {
+        Ok(ms) => ms,
+        Err(_) => {
+            session_format::time::parse_js_date_in(s.trim(), &chrono::Utc).ok_or_else(|| {
+                format!(
+                    "{s:?} is not a time: use ISO 8601 (2026-07-01T00:00:00Z) or epoch \
+                     milliseconds"
+                )
+            })?
+        }
+    };
+    if session_format::time::to_iso_string(ms).is_none() {
+        return Err(format!(
+            "{s:?} is out of range: the time must lie between 0000-01-01T00:00:00.000Z and \
+             9999-12-31T23:59:59.999Z (epoch milliseconds -62167219200000 to 253402300799999)"
+        ));
+    }
+    Ok(ms)
+}
+
+/// The arguments of `archive`.
+#[derive(Debug, Clone)]
+pub(crate) struct ArchiveRequest {
+    pub(crate) agent: Option<String>,
+    pub(crate) all: bool,
+    pub(crate) root: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
+    pub(crate) max_age: Option<AgeFlag>,
+    pub(crate) max_size: Option<SizeFlag>,
+    pub(crate) now: Option<i64>,
+    pub(crate) dry_run: bool,
+    pub(crate) json: bool,
+}
+
+/// The retention policy from `--config` and the flags (flags win).
+///
+/// # Errors
+/// The config cannot be read or parsed; nothing limits anything.
+fn policy(req: &ArchiveRequest) -> anyhow::Result<RetentionPolicy> {
+    let mut cfg = match &req.config {
+        Some(file) => {
+            let problem = match crate::fsx::probe(file) {
+                crate::fsx::Found::Regular => None,
+                crate::fsx::Found::Other(kind) => Some(format!("is a {kind}")),
+                _ => crate::fsx::not_readable_reason(file),
+            };
+            if let Some(reason) = problem {
+                anyhow::bail!(UsageError::new(format!(
+                    "--config {}: {reason}; the config must be a regular JSON file",
+                    text::path(file)
+                )));
+            }
+            let bytes = session_store::io::read_file(file)
+                .with_context(|| format!("cannot read {}", text::path(file)))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("{} is not UTF-8", text::path(file)))?;
+            Config::from_json(&text)
+                .with_context(|| text::path(file))?
+                .sessions
+                .retention
+        }
+        None => RetentionConfig {
+            max_age: MaxAge(None),
+            max_size: MaxSize(None),
+        },
+    };
+    if let Some(AgeFlag(a)) = &req.max_age {
+        cfg.max_age = MaxAge(a.clone());
+    }
+    if let Some(SizeFlag(s)) = &req.max_size {
+        cfg.max_size = MaxSize(s.clone());
+    }
+    if cfg.max_age.0.is_none() && cfg.max_size.0.is_none() {
+        let msg = match &req.config {
+            None => "no retention policy: give --max-age DURATION (e.g. 30d) and/or --max-size \
+                     SIZE (e.g. 100mb), or --config FILE with sessions.retention.maxAge / maxSize"
+                .to_owned(),
+            Some(file) => format!(
+                "no retention policy: sessions.retention.maxAge and maxSize are both off in {} \
+                 (or turned off by the flags); give --max-age DURATION or --max-size SIZE",
+                text::path(file)
+            ),
+        };
+        anyhow::bail!(UsageError::new(msg));
+    }
+    Ok(RetentionPolicy::from(&cfg))
+}
+
+/// The agents to work on (each checked to have a sessions directory).
+fn agents(req: &ArchiveRequest, root: &Path) -> anyhow::Result<Vec<String>> {
+    match (&req.agent, req.all) {
+        (Some(agent), false) => {
+            let loc = Locator {
+                root: req.root.clone(),
+                agent: Some(agent.clone()),
+                ..Locator::default()
+            };
+            address::sessions_dir(&loc)?;
+            Ok(vec![agent.clone()])
+        }
+        (None, true) => {
+            if !root.join("agents").is_dir() {
+                anyhow::bail!(address::no_store_error(root, req.root.as_deref()));
+            }
+            // Only directories are agents: a stray file such as `agents/notes` or
+            // `agents/.DS_Store` is not one (and must not stop the other agents' runs).
+            let agents_dir = root.join("agents");
+            Ok(StoreLayout::new(root)
+                .agent_ids()?
+                .into_iter()
+                .filter(|id| agents_dir.join(id).is_dir())
+                .collect())
+        }
+        _ => anyhow::bail!(UsageError::new(
+            "archive needs --agent ID (one agent) or --all (every agent of the store)"
+        )),
+    }
+}
+
+/// Plans (and unless `--dry-run`, executes) the archive runs and prints them. With `--all`, an
+/// agent whose run cannot start (its sessions directory resolves outside the store, its
+/// `archive` is not a directory, …) is reported and the other agents are still archived; the
+/// exit code is then 2.
+///
+/// # Errors
+/// Usage errors (no policy, unknown agent), a config that does not parse, a sessions
+/// directory that cannot be listed (for a single `--agent`), stdout.
+pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outcome> {
+    let policy = policy(req)?;
+    let root = address::state_root(req.root.as_deref());
+    let ids = agents(req, &root)?;
+    let layout = StoreLayout::new(&root);
+    let now = req.now.unwrap_or_else(|| {
+        use session_semantics::Clock as _;
+        SystemClock.now_ms()
+    });
+    let mut reports: Vec<ArchiveReport> = Vec::with_capacity(ids.len());
+    let mut errors: Vec<(String, String)> = Vec::new();
+    for id in &ids {
+        match retention::archive(&layout, id, &policy, &FixedClock(now), req.dry_run, None) {
+            Ok(r) => reports.push(r),
+            Err(e) if req.all => errors.push((id.clone(), e.to_string())),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if req.json {
+        let reports = reports
+            .iter()
+            .map(report::archive_json)
+            .collect::<anyhow::Result<Vec<Value>>>()?;
+        let errors: Vec<Value> = errors
+            .iter()
+            .map(|(agent, error)| json!({ "agentId": agent, "error": error }))
+            .collect();
+        let v = json!({ "dryRun": req.dry_run, "reports": reports, "errors": errors });
+        out.line(&serde_json::to_string_pretty(&v)?)?;
+    } else if reports.is_empty() && errors.is_empty() {
+        out.line(&format!(
+            "no agents with a sessions directory in {}",
+            text::path(&root.join("agents"))
+        ))?;
+    } else if !reports.is_empty() {
+        let texts: Vec<String> = reports.iter().map(report::archive_text).collect();
+        out.line(&texts.join("\n\n"))?;
+    }
+    for (agent, error) in &errors {
+        out.error(&format!(
+            "agent {}: not archived: {}",
+            text::safe(agent),
+            text::safe(error)
+        ))?;
+    }
+    let failed: usize = reports.iter().map(ArchiveReport::failed).sum();
+    if failed > 0 {
+        out.error(&format!("{failed} session(s) could not be archived"))?;
+    }
+    if failed > 0 || !errors.is_empty() {
+        return Ok(Outcome::Failed);
+    }
+    let moved = reports
+        .iter()
+        .flat_map(|r| &r.actions)
+        .any(|a| matches!(a.outcome, ActionOutcome::Planned | ActionOutcome::Archived));
+    Ok(if moved { Outcome::Changed } else { Outcome::Ok })
+}

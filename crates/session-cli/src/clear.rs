@@ -1,0 +1,162 @@
+//! `sessions clear`: archive (or with `--purge`, delete) one session or every session of an
+//! agent, through [`session_semantics::retention::clear`]. Refuses without `--yes` or
+//! `--dry-run`; never prompts.
+
+use std::path::PathBuf;
+
+use session_semantics::retention::{self, ClearMode, ClearTarget, Outcome as ActionOutcome};
+use session_semantics::{SessionRef, StoreLayout};
+
+use crate::address::{self, Locator, UsageError};
+use crate::output::Output;
+use crate::{Outcome, report, text};
+
+pub(crate) const LONG_ABOUT: &str = "\
+Clear one session (--session NAME) or every session (--all) of an agent: move the files into
+<root>/agents/<ID>/sessions/archive/ (a free name is chosen when one is taken), or with --purge
+delete them. Only *.jsonl files directly in the sessions directory are cleared.
+
+This changes the store, so it needs --yes; without --yes and without --dry-run it refuses
+(exit code 2) and changes nothing. It never asks on the terminal. --dry-run prints what it would
+do and changes nothing.
+
+NAME is a session key (agent:<ID>:<rest>, which must belong to --agent), or as in the other
+subcommands: the file name (with or without .jsonl), the part of the file name after its first
+'_', or the session id from the file's header (in full or a unique prefix of at least 8
+characters).
+
+Never touched (listed under `left alone` with the reason): a file that is locked (its
+write lock <name>.jsonl.lock is in use: its holder runs, or it is a malformed lock written less
+than 30 s ago; a lock left by a dead process does not count, `sessions unlock --stale` removes
+it), a symlink, anything that is not a
+regular file, a file that is not a session or whose rows are malformed, a name that could
+address another directory, a file that resolves outside the sessions directory. Before each
+move or delete the file is checked again (same size and mtime, not locked).
+
+JSON output (--json): {\"agentId\", \"sessionsDir\", \"mode\": \"archive\"|\"purge\", \"dryRun\",
+\"actions\": [{\"file\", \"destination\", \"sessionKey\", \"sessionId\", \"sizeBytes\", \"outcome\":
+\"planned\"|\"archived\"|\"purged\"|\"skipped\"|\"failed\", plus \"reason\" or \"error\"}],
+\"skipped\": [{\"file\", \"reason\", …}]}
+
+Exit codes: 0 nothing to clear; 1 sessions were cleared (with --dry-run: would be); 2 usage
+or I/O error, no --yes, the named session was left alone, or a move or delete failed.";
+
+/// The arguments of `clear`.
+#[derive(Debug, Clone)]
+pub(crate) struct ClearRequest {
+    pub(crate) agent: String,
+    pub(crate) session: Option<String>,
+    pub(crate) all: bool,
+    pub(crate) root: Option<PathBuf>,
+    pub(crate) purge: bool,
+    pub(crate) yes: bool,
+    pub(crate) dry_run: bool,
+    pub(crate) json: bool,
+}
+
+/// The session `--session NAME` names.
+fn session_ref(agent: &str, dir: &std::path::Path, name: &str) -> anyhow::Result<SessionRef> {
+    if name.trim().to_lowercase().starts_with("agent:") {
+        return Ok(SessionRef::parse(agent, name)?);
+    }
+    // Only the files directly in the directory count: an archived copy in `archive/` (or a
+    // file in any other sub-directory) must not make a live session's name ambiguous.
+    let path = address::resolve_direct_session(dir, name)?;
+    if path.parent() != Some(dir) {
+        anyhow::bail!(UsageError::new(format!(
+            "session {name:?} is {}, not directly in {}: clear only acts on the sessions \
+             directly in the sessions directory",
+            text::path(&path),
+            text::path(dir)
+        )));
+    }
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(SessionRef::File {
+        agent_id: agent.to_owned(),
+        name: file,
+    })
+}
+
+/// Clears (or with `--dry-run`, plans) and prints the report.
+///
+/// # Errors
+/// Usage errors (no `--yes`, unknown agent or session), a sessions directory that cannot be
+/// listed, stdout.
+pub(crate) fn run(req: &ClearRequest, out: &mut Output) -> anyhow::Result<Outcome> {
+    let mode = if req.purge {
+        ClearMode::Purge
+    } else {
+        ClearMode::Archive
+    };
+    if !req.yes && !req.dry_run {
+        anyhow::bail!(UsageError::new(format!(
+            "clear changes the store ({}): add --yes to do it, or --dry-run to see what it \
+             would do; nothing was changed",
+            match mode {
+                ClearMode::Archive => "it moves sessions into archive/",
+                ClearMode::Purge => "--purge deletes sessions",
+            }
+        )));
+    }
+    let loc = Locator {
+        root: req.root.clone(),
+        agent: Some(req.agent.clone()),
+        ..Locator::default()
+    };
+    let Some(dir) = address::sessions_dir(&loc)? else {
+        anyhow::bail!(UsageError::new("clear needs --agent ID"));
+    };
+    let target = match (&req.session, req.all) {
+        (Some(name), false) => ClearTarget::Session(session_ref(&req.agent, &dir, name)?),
+        (None, true) => ClearTarget::Agent(req.agent.clone()),
+        _ => anyhow::bail!(UsageError::new(
+            "clear needs --session NAME (one session) or --all (every session of the agent)"
+        )),
+    };
+    let layout = StoreLayout::new(address::state_root(req.root.as_deref()));
+    let report = retention::clear(&layout, &target, mode, req.dry_run, None)?;
+    if req.json {
+        out.line(&serde_json::to_string_pretty(&report::clear_json(
+            &report,
+        )?)?)?;
+    } else {
+        out.line(&report::clear_text(&report))?;
+    }
+    let failed = report.failed();
+    if failed > 0 {
+        out.error(&format!("{failed} session(s) could not be cleared"))?;
+        return Ok(Outcome::Failed);
+    }
+    // One named session that was not cleared (left alone when planned, or skipped when
+    // re-checked): the command did not do what it was asked.
+    if let Some(name) = &req.session {
+        let why = report
+            .skipped
+            .first()
+            .map(|s| s.reason.to_string())
+            .or_else(|| {
+                report.actions.iter().find_map(|a| match &a.outcome {
+                    ActionOutcome::Skipped { reason } => Some(reason.to_string()),
+                    _ => None,
+                })
+            });
+        if let Some(why) = why {
+            out.error(&format!(
+                "session {:?} was left alone: {}",
+                text::safe(name),
+                text::safe(&why)
+            ))?;
+            return Ok(Outcome::Failed);
+        }
+    }
+    let done = report.actions.iter().any(|a| {
+        matches!(
+            a.outcome,
+            ActionOutcome::Planned | ActionOutcome::Archived | ActionOutcome::Purged
+        )
+    });
+    Ok(if done { Outcome::Changed } else { Outcome::Ok })
+}

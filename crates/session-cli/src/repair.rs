@@ -1,0 +1,201 @@
+//! `sessions repair FILE`: OpenClaw 2026.6.11's `repairSessionFileIfNeeded` (openclaw-jsonl.md
+//! §1.8, §7.5) on one session file, through [`session_store::repair_session_file_with`], under
+//! the session write lock (§3.4–§3.5: the OpenClaw-compatible `<file>.lock` next to the real
+//! file), keeping the byte-exact backup (docs/DEVIATIONS.md D16) unless `--no-backup`.
+//! `--dry-run` takes no lock and writes nothing.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use session_store::lock::{LockOptions, with_session_write_lock};
+use session_store::{RepairLevel, RepairOptions, RepairOutcome, RepairSkip};
+
+use crate::output::Output;
+use crate::{Outcome, text};
+
+pub(crate) const LONG_ABOUT: &str = "\
+Repair one session file as OpenClaw 2026.6.11 does before a run (repairSessionFileIfNeeded):
+lines that are not JSON and message rows without an object message or a role are dropped; a
+failed assistant turn with empty content gets the placeholder text; corrupted inline images are
+replaced by a text block; blank user text becomes \"(continue)\"; missing code-mode and
+Responses message-tool results are inserted. Rows the repair does not change keep their exact
+bytes. A file that needs nothing is not written.
+
+The repair runs under the session write lock: the OpenClaw-compatible lock file
+<real directory>/<name>.jsonl.lock is created for the duration and removed afterwards, so it
+never races an OpenClaw writer. A lock held by a running process is waited for, up to
+--lock-timeout (default 60 s, or $OPENCLAW_SESSION_WRITE_LOCK_ACQUIRE_TIMEOUT_MS), then the
+command fails naming the lock file and its holder. A lock whose holder is gone is reclaimed.
+
+Before rewriting, the original bytes are copied to <file>.bak-<pid>-<ms> (same mode); the
+backup is kept and its path printed (--no-backup deletes it once the rewritten file has been
+read back and verified, as OpenClaw does). --dry-run reads the file, prints what the repair
+would change, and writes nothing at all: no lock file, no backup, no rewrite.
+
+Output: the file, the result (repaired; needs repair (dry run); nothing to repair; not
+repaired: REASON), the count of each rule, and the backup.
+
+JSON output (--json):
+  {\"file\", \"dryRun\", \"needsRepair\", \"repaired\", \"reason\", \"droppedLines\",
+   \"rewrittenAssistantMessages\", \"droppedBlankUserMessages\", \"rewrittenUserMessages\",
+   \"removedCorruptedImageBlocks\", \"insertedToolResults\", \"backupPath\", \"lockPath\",
+   \"messages\": [{\"level\": \"warn\"|\"debug\", \"text\"}]}
+`reason` is null unless the repair was skipped or failed (OpenClaw's texts: \"invalid session
+header\", \"empty session file\", \"repair failed: …\"); `backupPath` is null when no backup
+exists afterwards; `lockPath` is the lock file used (null with --dry-run).
+
+Exit codes: 0 nothing to repair; 1 the file needed repair (it was repaired, or with --dry-run
+would be); 2 usage or I/O error, the lock could not be taken, or the repair was skipped or
+failed (the reason is printed).";
+
+/// What `repair` was asked to do.
+#[derive(Debug, Clone)]
+pub(crate) struct RepairRequest {
+    /// The session file (checked to be a regular file).
+    pub(crate) path: PathBuf,
+    /// Write nothing.
+    pub(crate) dry_run: bool,
+    /// Delete the backup once the rewrite is verified.
+    pub(crate) no_backup: bool,
+    /// `--lock-timeout`, overriding the environment's or the default 60 s.
+    pub(crate) lock_timeout: Option<Duration>,
+    /// Print JSON.
+    pub(crate) json: bool,
+}
+
+/// Runs the repair and prints its report.
+///
+/// # Errors
+/// The file cannot be resolved, the lock cannot be taken (timeout, live stale holder, I/O), or
+/// stdout fails.
+pub(crate) fn run(req: &RepairRequest, out: &mut Output) -> anyhow::Result<Outcome> {
+    // The lock lives next to the real file, where OpenClaw (which knows the store path) looks.
+    let real = std::fs::canonicalize(&req.path)
+        .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", text::path(&req.path)))?;
+    let options = RepairOptions {
+        keep_backup: !req.no_backup,
+        dry_run: req.dry_run,
+    };
+    let (outcome, lock_path) = if req.dry_run {
+        (
+            session_store::repair_session_file_with(&real, None, &options),
+            None,
+        )
+    } else {
+        let mut lock = LockOptions::from_env();
+        if let Some(t) = req.lock_timeout {
+            lock.timeout = Some(t);
+        }
+        with_session_write_lock(&real, &lock, |guard| {
+            (
+                session_store::repair_session_file_with(&real, None, &options),
+                Some(guard.lock_path().to_path_buf()),
+            )
+        })?
+    };
+    if req.json {
+        let v = to_json(&req.path, req, &outcome, lock_path.as_deref());
+        out.line(&serde_json::to_string_pretty(&v)?)?;
+    } else {
+        write_text(&req.path, req, &outcome, out)?;
+    }
+    Ok(match &outcome.reason {
+        Some(reason) => {
+            out.error(&format!(
+                "{} was not repaired: {}",
+                text::path(&req.path),
+                text::safe(&reason.to_string())
+            ))?;
+            Outcome::Failed
+        }
+        None if outcome.needs_repair() => Outcome::Changed,
+        None => Outcome::Ok,
+    })
+}
+
+fn result_text(req: &RepairRequest, o: &RepairOutcome) -> String {
+    match &o.reason {
+        Some(r) => format!("not repaired: {}", text::safe(&r.to_string())),
+        None if o.repaired => "repaired".to_owned(),
+        None if o.needs_repair() && req.dry_run => {
+            "needs repair (dry run: nothing written)".to_owned()
+        }
+        None => "nothing to repair".to_owned(),
+    }
+}
+
+fn write_text(
+    path: &Path,
+    req: &RepairRequest,
+    o: &RepairOutcome,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    out.line(&format!(
+        "file:                         {}",
+        text::path(path)
+    ))?;
+    out.line(&format!(
+        "result:                       {}",
+        result_text(req, o)
+    ))?;
+    for (label, n) in [
+        ("dropped lines:               ", o.dropped_lines),
+        (
+            "rewritten assistant messages:",
+            o.rewritten_assistant_messages,
+        ),
+        ("rewritten user messages:     ", o.rewritten_user_messages),
+        (
+            "removed corrupted images:    ",
+            o.removed_corrupted_image_blocks,
+        ),
+        ("inserted tool results:       ", o.inserted_tool_results),
+    ] {
+        out.line(&format!("{label} {n}"))?;
+    }
+    let failed = matches!(o.reason, Some(RepairSkip::RepairFailed { .. }));
+    match &o.backup_path {
+        Some(b) => out.line(&format!("backup:                       {}", text::path(b)))?,
+        None if o.repaired => out.line(
+            "backup:                       none (--no-backup: deleted once the rewrite was \
+             verified)",
+        )?,
+        None if failed => out.line("backup:                       none")?,
+        None => {}
+    }
+    Ok(())
+}
+
+fn to_json(path: &Path, req: &RepairRequest, o: &RepairOutcome, lock: Option<&Path>) -> Value {
+    let p = |p: &Path| Value::from(p.to_string_lossy().into_owned());
+    let messages: Vec<Value> = o
+        .messages
+        .iter()
+        .map(|m| {
+            json!({
+                "level": match m.level {
+                    RepairLevel::Warn => "warn",
+                    RepairLevel::Debug => "debug",
+                },
+                "text": m.text,
+            })
+        })
+        .collect();
+    json!({
+        "file": p(path),
+        "dryRun": req.dry_run,
+        "needsRepair": o.needs_repair(),
+        "repaired": o.repaired,
+        "reason": o.reason.as_ref().map(ToString::to_string),
+        "droppedLines": o.dropped_lines,
+        "rewrittenAssistantMessages": o.rewritten_assistant_messages,
+        "droppedBlankUserMessages": o.dropped_blank_user_messages,
+        "rewrittenUserMessages": o.rewritten_user_messages,
+        "removedCorruptedImageBlocks": o.removed_corrupted_image_blocks,
+        "insertedToolResults": o.inserted_tool_results,
+        "backupPath": o.backup_path.as_deref().map(p),
+        "lockPath": lock.map(p),
+        "messages": messages,
+    })
+}
