@@ -19,10 +19,12 @@
 //
 // Prints one JSON line on stdout: {"first_ms": F, "warm_ms": [..], "count": N}. Times are
 // performance.now() around the call only (module loading and process start are not included).
-// SessionManager is located as xtask/conformance/runner.mjs does (see there).
-import { appendFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
+// SessionManager is located by xtask/conformance/session-manager.mjs, as the conformance runner does.
+import { appendFileSync, existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+
+import { loadSessionManager } from "../conformance/session-manager.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "..", "..");
@@ -60,43 +62,12 @@ const out = process.stdout.write.bind(process.stdout);
 process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
 for (const k of ["log", "info", "debug"]) console[k] = (...a) => console.error(...a);
 
-function isSessionManagerClass(v) {
-  return (
-    typeof v === "function" &&
-    typeof v.prototype === "object" &&
-    ["create", "open", "inMemory", "forkFrom"].every((m) => typeof v[m] === "function")
-  );
+let SessionManager;
+try {
+  ({ SessionManager } = await loadSessionManager(args.reference, pkgDir, PKGS[args.reference]));
+} catch (e) {
+  fail(e.message);
 }
-
-async function loadSessionManager() {
-  if (args.reference === "pi") {
-    const pj = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
-    let entry = pj.exports?.["."];
-    if (entry && typeof entry === "object") entry = entry.import ?? entry.default;
-    const mod = await import(pathToFileURL(join(pkgDir, entry ?? pj.main ?? "index.js")).href);
-    if (!isSessionManagerClass(mod.SessionManager)) fail("pi does not export a SessionManager class");
-    return mod.SessionManager;
-  }
-  const dist = join(pkgDir, "dist");
-  const files = readdirSync(dist).filter((f) => f.endsWith(".js"));
-  const looksLikeIt = (f) => {
-    const text = readFileSync(join(dist, f), "utf8");
-    return ["create", "open", "inMemory", "forkFrom"].every((m) =>
-      new RegExp(`\\bstatic\\s+${m}\\s*\\(`).test(text),
-    );
-  };
-  let candidates = files.filter((f) => /^session-manager-.*\.js$/.test(f)).filter(looksLikeIt);
-  if (candidates.length === 0) candidates = files.filter(looksLikeIt);
-  const found = new Set();
-  for (const f of candidates) {
-    const mod = await import(pathToFileURL(join(dist, f)).href);
-    for (const v of Object.values(mod)) if (isSessionManagerClass(v)) found.add(v);
-  }
-  if (found.size !== 1) fail(`expected exactly one SessionManager class in ${dist}, found ${found.size}`);
-  return [...found][0];
-}
-
-const SessionManager = await loadSessionManager();
 const path = args.path ? resolve(args.path) : undefined;
 const dir = path ? dirname(path) : undefined;
 

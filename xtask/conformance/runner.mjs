@@ -14,7 +14,7 @@
 //   --ref-dir    where the reference is installed (default: <repo>/target/conformance-ref/<reference>,
 //                as laid out by install.sh; env CONFORMANCE_REF_DIR does the same)
 //
-// How SessionManager is found:
+// How SessionManager is found (session-manager.mjs, shared with ../bench/ref.mjs):
 //   * pi: the package's public entry (`exports["."].import` of @mariozechner/pi-coding-agent, i.e.
 //     dist/index.js) exports `SessionManager` by name.
 //   * openclaw: the class lives in an internal, content-hashed bundler chunk
@@ -38,14 +38,16 @@ import {
   existsSync,
   mkdtempSync,
   readFileSync,
-  readdirSync,
   realpathSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+
+import { normalize } from "./normalize.mjs";
+import { loadSessionManager } from "./session-manager.mjs";
 
 const SCRIPT_PATH = fileURLToPath(import.meta.url);
 const HERE = dirname(SCRIPT_PATH);
@@ -124,56 +126,6 @@ if (installedVersion !== ref.version) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Locating SessionManager
-
-function isSessionManagerClass(v) {
-  return (
-    typeof v === "function" &&
-    typeof v.prototype === "object" &&
-    ["create", "open", "inMemory", "forkFrom"].every((m) => typeof v[m] === "function")
-  );
-}
-
-async function loadPiSessionManager() {
-  const pj = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
-  let entry = pj.exports?.["."];
-  if (entry && typeof entry === "object") entry = entry.import ?? entry.default;
-  entry = entry ?? pj.main ?? "index.js";
-  const mod = await import(pathToFileURL(join(pkgDir, entry)).href);
-  if (!isSessionManagerClass(mod.SessionManager)) {
-    throw new Error(`${ref.pkg}: ${entry} does not export a SessionManager class`);
-  }
-  return mod.SessionManager;
-}
-
-async function loadOpenclawSessionManager() {
-  const dist = join(pkgDir, "dist");
-  const files = readdirSync(dist).filter((f) => f.endsWith(".js"));
-  const looksLikeIt = (f) => {
-    const text = readFileSync(join(dist, f), "utf8");
-    return ["create", "open", "inMemory", "forkFrom"].every((m) =>
-      new RegExp(`\\bstatic\\s+${m}\\s*\\(`).test(text),
-    );
-  };
-  let candidates = files.filter((f) => /^session-manager-.*\.js$/.test(f)).filter(looksLikeIt);
-  if (candidates.length === 0) candidates = files.filter(looksLikeIt);
-  const found = new Map(); // class -> "file#export"
-  for (const f of candidates) {
-    const mod = await import(pathToFileURL(join(dist, f)).href);
-    for (const [name, v] of Object.entries(mod)) {
-      if (isSessionManagerClass(v) && !found.has(v)) found.set(v, `dist/${f}#${name}`);
-    }
-  }
-  if (found.size !== 1) {
-    const where = [...found.values()].join(", ") || "none";
-    throw new Error(`openclaw: expected exactly one SessionManager class in dist, found: ${where}`);
-  }
-  const [[cls, where]] = [...found.entries()];
-  if (process.env.CONFORMANCE_RUNNER_DEBUG) process.stderr.write(`runner.mjs: SessionManager from ${where}\n`);
-  return cls;
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // Running the script
 
 const script = JSON.parse(readFileSync(resolve(args.script), "utf8"));
@@ -185,8 +137,8 @@ const realStdoutWrite = process.stdout.write.bind(process.stdout);
 process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
 for (const k of ["log", "info", "debug"]) console[k] = (...a) => console.error(...a);
 
-const SessionManager =
-  args.reference === "openclaw" ? await loadOpenclawSessionManager() : await loadPiSessionManager();
+const { SessionManager, where: smWhere } = await loadSessionManager(args.reference, pkgDir, ref.pkg);
+if (process.env.CONFORMANCE_RUNNER_DEBUG) process.stderr.write(`runner.mjs: SessionManager from ${smWhere}\n`);
 
 const D = realpathSync(mkdtempSync(join(tmpdir(), "sm-conformance-")));
 process.chdir(D);
@@ -319,36 +271,7 @@ for (let i = 0; i < ops.length; i++) {
   }
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Normalization (OPS.md, steps 1-6, in order)
-
-function normalize(res) {
-  let text = JSON.stringify(res);
-  text = text.split(D).join("<dir>"); // 1
-  text = text.replace(/\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z_/g, "<fts>_"); // 2
-  text = text.replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/g, "<ts>"); // 3
-  const ids = new Map(); // 4
-  text = text.replace(
-    /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b[0-9a-f]{8}\b/g,
-    (m) => {
-      if (!ids.has(m)) ids.set(m, `#${ids.size + 1}`);
-      return ids.get(m);
-    },
-  );
-  const nowMs = (v) => (typeof v === "number" && Math.abs(v - startMs) <= 86_400_000 ? "<now-ms>" : v);
-  const walk = (v) => {
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === "object") {
-      const out = {};
-      for (const [k, x] of Object.entries(v)) out[k] = walk(x);
-      return out;
-    }
-    return nowMs(v);
-  };
-  return JSON.stringify(walk(JSON.parse(text)), null, 1) + "\n"; // 5, 6
-}
-
-const out = args.raw ? JSON.stringify(results, null, 1) + "\n" : normalize(results);
+const out = args.raw ? JSON.stringify(results, null, 1) + "\n" : normalize(results, D, startMs);
 
 if (args.keep) process.stderr.write(`runner.mjs: kept session directory ${D}\n`);
 else {

@@ -492,8 +492,12 @@ fn median(v: &[f64]) -> Option<f64> {
 }
 
 impl Cell {
+    /// The median over the samples of one number per sample.
+    fn median_by(&self, f: impl Fn(&Sample) -> f64) -> Option<f64> {
+        median(&self.samples.iter().map(f).collect::<Vec<_>>())
+    }
     fn first(&self) -> Option<f64> {
-        median(&self.samples.iter().map(|s| s.first_ms).collect::<Vec<_>>())
+        self.median_by(|s| s.first_ms)
     }
     fn warm(&self) -> Option<f64> {
         median(
@@ -505,16 +509,10 @@ impl Cell {
         )
     }
     fn wall(&self) -> Option<f64> {
-        median(&self.samples.iter().map(|s| s.wall_ms).collect::<Vec<_>>())
+        self.median_by(|s| s.wall_ms)
     }
     fn rss_kib(&self) -> Option<f64> {
-        median(
-            &self
-                .samples
-                .iter()
-                .map(|s| s.rss_kib as f64)
-                .collect::<Vec<_>>(),
-        )
+        self.median_by(|s| s.rss_kib as f64)
     }
     fn count(&self) -> Option<u64> {
         self.samples.first().map(|s| s.count)
@@ -801,19 +799,13 @@ impl Report<'_> {
             s.push('\n');
         }
         // Table 2: warm repeats.
-        s.push_str(
+        push_ref_table_head(
+            &mut s,
             "\n**Warm calls**: the same call repeated in the same process after the first \
              (median of all repeats; for `tail`, each repeat is a new 1 KB append followed by a \
-             reopen).\n\n| workload | ours |",
+             reopen).\n\n",
+            &refs,
         );
-        for r in &refs {
-            let _ = write!(s, " {} |", r.label());
-        }
-        s.push_str("\n|---|---|");
-        for _ in &refs {
-            s.push_str("---|");
-        }
-        s.push('\n');
         for w in self.workloads.iter().filter(|w| w.warm_ours > 0) {
             let _ = write!(
                 s,
@@ -832,19 +824,13 @@ impl Report<'_> {
             s.push('\n');
         }
         // Table 3: process wall time and RSS.
-        s.push_str(
+        push_ref_table_head(
+            &mut s,
             "\n**Whole process**: wall time from spawn to exit and peak resident set size \
              (`ru_maxrss` from `wait4`), medians. The process includes the untimed setup of the \
-             workload (e.g. the open before `get_tree`).\n\n| workload | ours |",
+             workload (e.g. the open before `get_tree`).\n\n",
+            &refs,
         );
-        for r in &refs {
-            let _ = write!(s, " {} |", r.label());
-        }
-        s.push_str("\n|---|---|");
-        for _ in &refs {
-            s.push_str("---|");
-        }
-        s.push('\n');
         for w in &self.workloads {
             let both = |c: &Cell| -> String {
                 match (c.wall(), c.rss_kib()) {
@@ -1001,6 +987,21 @@ impl Report<'_> {
         }
         s
     }
+}
+
+/// `intro`, then the head of a Markdown table with the columns `workload`, `ours` and one per
+/// reference in `refs`, and its separator row.
+fn push_ref_table_head(s: &mut String, intro: &str, refs: &[Imp]) {
+    s.push_str(intro);
+    s.push_str("| workload | ours |");
+    for r in refs {
+        let _ = write!(s, " {} |", r.label());
+    }
+    s.push_str("\n|---|---|");
+    for _ in refs {
+        s.push_str("---|");
+    }
+    s.push('\n');
 }
 
 fn short(i: Imp) -> &'static str {

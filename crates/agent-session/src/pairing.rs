@@ -21,7 +21,9 @@
 //!   `toolName` is normalised (trimmed, else the call's name, else `unknown`).
 
 use indexmap::IndexMap;
+use session_format::js;
 use session_format::json::{JsObject, JsValue};
+use session_format::message::{TOOL_CALL_BLOCK_TYPES, TOOL_RESULT_ID_KEYS};
 
 /// Text of a synthetic result for a call that has none.
 pub const MISSING_TOOL_RESULT_TEXT: &str = "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair.";
@@ -71,16 +73,10 @@ struct Call {
     name: Option<String>,
 }
 
-fn js_trim(s: &str) -> &str {
-    let b = session_format::line::trim_js_end(session_format::line::trim_js_start(s.as_bytes()));
-    // Trimming whole UTF-8 whitespace sequences keeps the slice on char boundaries.
-    std::str::from_utf8(b).unwrap_or_default()
-}
-
 /// `normalizeOptionalString`: a string trimmed, `None` when not a string or blank.
 fn optional_string(v: Option<&JsValue>) -> Option<String> {
     let s = v?.as_str_lossy()?;
-    let t = js_trim(&s);
+    let t = js::trim(&s);
     (!t.is_empty()).then(|| t.to_owned())
 }
 
@@ -89,8 +85,6 @@ fn role(m: &JsValue) -> Option<&[u8]> {
         .and_then(JsValue::as_js_string)
         .map(|s| s.as_wtf8())
 }
-
-const CALL_TYPES: [&[u8]; 3] = [b"toolCall", b"toolUse", b"functionCall"];
 
 /// `extractToolCallsFromAssistant`.
 fn tool_calls(m: &JsValue) -> Vec<Call> {
@@ -102,7 +96,11 @@ fn tool_calls(m: &JsValue) -> Vec<Call> {
         .filter_map(|b| {
             let id = b.get("id").and_then(JsValue::as_str_lossy)?;
             let ty = b.get("type").and_then(JsValue::as_js_string)?;
-            (!id.is_empty() && CALL_TYPES.contains(&ty.as_wtf8())).then(|| Call {
+            (!id.is_empty()
+                && TOOL_CALL_BLOCK_TYPES
+                    .iter()
+                    .any(|t| ty.as_wtf8() == t.as_bytes()))
+            .then(|| Call {
                 id: id.into_owned(),
                 name: b
                     .get("name")
@@ -120,16 +118,9 @@ fn has_tool_calls(m: &JsValue) -> bool {
 /// `extractToolResultId`: the first of `toolCallId`, `toolUseId`, `tool_call_id`,
 /// `tool_use_id`, `callId`, `call_id` that is a non-blank string, trimmed.
 fn result_id(m: &JsValue) -> Option<String> {
-    [
-        "toolCallId",
-        "toolUseId",
-        "tool_call_id",
-        "tool_use_id",
-        "callId",
-        "call_id",
-    ]
-    .iter()
-    .find_map(|k| optional_string(m.get(k)))
+    TOOL_RESULT_ID_KEYS
+        .iter()
+        .find_map(|k| optional_string(m.get(k)))
 }
 
 fn with_keys(m: &JsValue, keys: &[(&str, JsValue)]) -> JsValue {
@@ -149,7 +140,7 @@ fn legacy_id(m: &JsValue, calls: &[Call]) -> JsValue {
     }
     let call = &calls[0];
     let result_name = optional_string(m.get("toolName"));
-    let call_name = call.name.as_deref().map(js_trim).filter(|s| !s.is_empty());
+    let call_name = call.name.as_deref().map(js::trim).filter(|s| !s.is_empty());
     if let (Some(r), Some(c)) = (&result_name, call_name)
         && r != c
     {
@@ -173,7 +164,7 @@ fn normalize_name(m: JsValue, fallback: Option<&str>) -> JsValue {
         }
         return with_keys(&m, &[("toolName", JsValue::from(n))]);
     }
-    if let Some(f) = fallback.map(js_trim).filter(|s| !s.is_empty()) {
+    if let Some(f) = fallback.map(js::trim).filter(|s| !s.is_empty()) {
         return with_keys(&m, &[("toolName", JsValue::from(f))]);
     }
     if raw.is_some_and(|r| r.as_js_string().is_some()) {

@@ -228,29 +228,10 @@ pub fn next_active_tool_names(
 }
 
 /// JavaScript whitespace (`\s` in a regular expression, and what `String.prototype.trim`
-/// removes): WhiteSpace and LineTerminator. Unlike [`char::is_whitespace`] it includes U+FEFF
-/// and excludes U+0085.
-pub fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
-}
-
-/// `String.prototype.trim`: [`is_js_whitespace`] removed at both ends.
-pub fn js_trim(text: &str) -> &str {
-    text.trim_matches(is_js_whitespace)
-}
+/// removes); see [`session_format::js::is_whitespace`].
+pub use session_format::js::is_whitespace as is_js_whitespace;
+/// `String.prototype.trim`; see [`session_format::js::trim`].
+pub use session_format::js::trim as js_trim;
 
 /// `normalizePromptSnippet`: newline runs and then whitespace runs (JavaScript `\s`,
 /// [`is_js_whitespace`]) become one space, trimmed; `None` when empty.

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
+use session_semantics::layout::SkippedAgentDir;
 use session_semantics::policy::{
     Config, DurationSetting, DurationUnit, MaxAge, MaxSize, RetentionConfig, SizeSetting,
     parse_byte_size, parse_duration_ms,
@@ -57,7 +58,8 @@ JSON output (--json): {\"dryRun\", \"reports\": [one per agent: {\"agentId\", \"
 \"planned\"|\"archived\"|\"skipped\"|\"failed\", plus \"skipReason\" (and \"lockFile\" or
 \"error\" when the reason has one) when skipped at the re-check, \"error\" when failed}],
 \"skipped\": [{\"file\", \"reason\", …}]}], \"errors\": [with --all, one per agent whose run
-could not start: {\"agentId\", \"error\"}]}
+could not start: {\"agentId\", \"error\"}], \"skippedAgents\": [with --all, one per directory
+of <root>/agents whose name is not an agent id, never archived: {\"name\", \"reason\"}]}
 
 Exit codes: 0 nothing to archive; 1 sessions were archived (with --dry-run: would be); 2 usage
 or I/O error, no policy, a move failed, or (--all) an agent's run could not start (the other
@@ -190,8 +192,12 @@ fn policy(req: &ArchiveRequest) -> anyhow::Result<RetentionPolicy> {
     Ok(RetentionPolicy::from(&cfg))
 }
 
-/// The agents to work on (each checked to have a sessions directory).
-fn agents(req: &ArchiveRequest, root: &Path) -> anyhow::Result<Vec<String>> {
+/// The agents to work on (each checked to have a sessions directory), and with `--all` the
+/// directories of `<root>/agents` that are not agents (their names are not agent ids).
+fn agents(
+    req: &ArchiveRequest,
+    root: &Path,
+) -> anyhow::Result<(Vec<String>, Vec<SkippedAgentDir>)> {
     match (&req.agent, req.all) {
         (Some(agent), false) => {
             let loc = Locator {
@@ -200,20 +206,17 @@ fn agents(req: &ArchiveRequest, root: &Path) -> anyhow::Result<Vec<String>> {
                 ..Locator::default()
             };
             address::sessions_dir(&loc)?;
-            Ok(vec![agent.clone()])
+            Ok((vec![agent.clone()], Vec::new()))
         }
         (None, true) => {
             if !root.join("agents").is_dir() {
                 anyhow::bail!(address::no_store_error(root, req.root.as_deref()));
             }
             // Only directories are agents: a stray file such as `agents/notes` or
-            // `agents/.DS_Store` is not one (and must not stop the other agents' runs).
-            let agents_dir = root.join("agents");
-            Ok(StoreLayout::new(root)
-                .agent_ids()?
-                .into_iter()
-                .filter(|id| agents_dir.join(id).is_dir())
-                .collect())
+            // `agents/.DS_Store` is not one (and must not stop the other agents' runs); a
+            // directory whose name is not an agent id is reported, never archived.
+            let dirs = StoreLayout::new(root).agent_dirs()?;
+            Ok((dirs.ids, dirs.skipped))
         }
         _ => anyhow::bail!(UsageError::new(
             "archive needs --agent ID (one agent) or --all (every agent of the store)"
@@ -232,7 +235,7 @@ fn agents(req: &ArchiveRequest, root: &Path) -> anyhow::Result<Vec<String>> {
 pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outcome> {
     let policy = policy(req)?;
     let root = address::state_root(req.root.as_deref());
-    let ids = agents(req, &root)?;
+    let (ids, skipped_agents) = agents(req, &root)?;
     let layout = StoreLayout::new(&root);
     let now = req.now.unwrap_or_else(|| {
         use session_semantics::Clock as _;
@@ -256,9 +259,14 @@ pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outc
             .iter()
             .map(|(agent, error)| json!({ "agentId": agent, "error": error }))
             .collect();
-        let v = json!({ "dryRun": req.dry_run, "reports": reports, "errors": errors });
+        let v = json!({
+            "dryRun": req.dry_run,
+            "reports": reports,
+            "errors": errors,
+            "skippedAgents": skipped_agents,
+        });
         out.line(&serde_json::to_string_pretty(&v)?)?;
-    } else if reports.is_empty() && errors.is_empty() {
+    } else if reports.is_empty() && errors.is_empty() && skipped_agents.is_empty() {
         out.line(&format!(
             "no agents with a sessions directory in {}",
             text::path(&root.join("agents"))
@@ -266,6 +274,15 @@ pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outc
     } else if !reports.is_empty() {
         let texts: Vec<String> = reports.iter().map(report::archive_text).collect();
         out.line(&texts.join("\n\n"))?;
+    }
+    if !req.json {
+        for s in &skipped_agents {
+            out.line(&format!(
+                "left alone agent directory {}: {}",
+                text::path(&root.join("agents").join(&s.name)),
+                text::safe(&s.reason)
+            ))?;
+        }
     }
     for (agent, error) in &errors {
         out.error(&format!(

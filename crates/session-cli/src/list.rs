@@ -109,8 +109,10 @@ fn skip_reason(path: &Path) -> String {
     }
 }
 
+/// One candidate's result. A listed session is boxed: its `SessionInfo` (texts, times, ids)
+/// is several times larger than a skip, and one `Scan` per candidate is held in memory.
 enum Scan {
-    Listed(Listed),
+    Listed(Box<Listed>),
     Skipped(Skipped),
 }
 
@@ -136,12 +138,12 @@ fn scan_one(c: &Candidate) -> Scan {
         }
     };
     match session_store::list::session_info(&c.path) {
-        Some(info) => Scan::Listed(Listed {
+        Some(info) => Scan::Listed(Box::new(Listed {
             info,
             agent: c.agent.clone(),
             size,
             mtime,
-        }),
+        })),
         None => Scan::Skipped(Skipped {
             path: c.path.clone(),
             reason: skip_reason(&c.path),
@@ -248,7 +250,7 @@ pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, 
     let mut listed = Vec::with_capacity(cands.len());
     for s in scan_all(&cands) {
         match s {
-            Scan::Listed(l) => listed.push(l),
+            Scan::Listed(l) => listed.push(*l),
             Scan::Skipped(s) => skipped.push(s),
         }
     }

@@ -11,57 +11,9 @@ mod support;
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 
 use serde_json::{Value, json};
 use support::*;
-
-const DAY: i64 = 86_400_000;
-/// 2026-07-01T00:00:00.000Z.
-const NOW: i64 = 1_782_864_000_000;
-
-fn session_bytes(id: &str, at_ms: i64) -> Vec<u8> {
-    let iso = session_format::time::to_iso_string(at_ms).unwrap();
-    format!(
-        "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"{iso}\",\"cwd\":\"/w\"}}\n\
-         {{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"{iso}\",\
-         \"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":{at_ms}}}}}\n"
-    )
-    .into_bytes()
-}
-
-/// Every path under `dir` (not following symlinks), relative, sorted; directories end in `/`.
-fn listing(dir: &Path) -> Vec<String> {
-    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let e = e.unwrap();
-            let path = e.path();
-            let rel = path
-                .strip_prefix(base)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if e.file_type().unwrap().is_dir() {
-                out.push(format!("{rel}/"));
-                walk(base, &path, out);
-            } else {
-                out.push(rel);
-            }
-        }
-    }
-    let mut v = Vec::new();
-    walk(dir, dir, &mut v);
-    v.sort();
-    v
-}
-
-fn canonical(p: &Path) -> String {
-    std::fs::canonicalize(p).unwrap().display().to_string()
-}
-
-fn pretty(v: &Value) -> String {
-    format!("{}\n", serde_json::to_string_pretty(v).unwrap())
-}
 
 /// `archive --all`: an agent whose run cannot start (here its `archive` is a regular file) is
 /// reported, and the other agents are still archived and reported; a stray file under
@@ -132,6 +84,7 @@ fn archive_all_reports_every_agent_when_one_cannot_start() {
                 "skipped": [],
             }],
             "errors": [{"agentId": "z", "error": z_error}],
+            "skippedAgents": [],
         }))
     );
     assert_eq!(

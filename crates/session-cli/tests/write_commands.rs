@@ -14,95 +14,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use support::*;
 
-/// Every path under `dir` (files, directories, symlinks; not followed), relative, sorted;
-/// directories end in `/`.
-fn listing(dir: &Path) -> Vec<String> {
-    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let e = e.unwrap();
-            let path = e.path();
-            let rel = path
-                .strip_prefix(base)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let t = e.file_type().unwrap();
-            if t.is_dir() {
-                out.push(format!("{rel}/"));
-                walk(base, &path, out);
-            } else {
-                out.push(rel);
-            }
-        }
-    }
-    let mut v = Vec::new();
-    walk(dir, dir, &mut v);
-    v.sort();
-    v
-}
-
-/// The bytes of every regular file under `dir`, by relative path.
-fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    listing(dir)
-        .into_iter()
-        .filter(|rel| {
-            std::fs::symlink_metadata(dir.join(rel)).is_ok_and(|m| m.file_type().is_file())
-        })
-        .map(|rel| {
-            let bytes = std::fs::read(dir.join(&rel)).unwrap();
-            (rel, bytes)
-        })
-        .collect()
-}
-
 fn repair_case(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../session-store/tests/fixtures/repair")
         .join(rel)
-}
-
-fn pretty(v: &Value) -> String {
-    format!("{}\n", serde_json::to_string_pretty(v).unwrap())
-}
-
-fn canonical(p: &Path) -> String {
-    std::fs::canonicalize(p).unwrap().display().to_string()
-}
-
-/// `starttime` (field 22 of `/proc/<pid>/stat`) of this test process.
-fn own_starttime() -> u64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let after = &stat[stat.rfind(')').unwrap() + 1..];
-    after.split_whitespace().nth(19).unwrap().parse().unwrap()
-}
-
-/// A pid that no longer runs (a child that has exited and been reaped).
-fn dead_pid() -> u32 {
-    let mut child = std::process::Command::new("true").spawn().unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
-}
-
-fn now_iso() -> String {
-    session_format::time::to_iso_string(session_format::ids::now_ms()).unwrap()
-}
-
-/// A lock payload as OpenClaw writes it.
-fn lock_payload(pid: u32, created_at: &str, starttime: Option<u64>) -> String {
-    let mut s = format!(
-        "{{\n  \"pid\": {pid},\n  \"createdAt\": \"{created_at}\",\n  \"maxHoldMs\": 300000"
-    );
-    if let Some(st) = starttime {
-        s.push_str(&format!(",\n  \"starttime\": {st}"));
-    }
-    s.push_str("\n}\n");
-    s
-}
-
-/// A lock held by this (running) test process.
-fn live_lock() -> String {
-    lock_payload(std::process::id(), &now_iso(), Some(own_starttime()))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -848,21 +763,6 @@ fn keys_parse_bad_keys_exit_2_naming_the_segment() {
 // ---------------------------------------------------------------------------------------
 // archive and clear
 
-/// A session file whose only message is at `at_ms` (its last activity).
-fn session_bytes(id: &str, at_ms: i64) -> Vec<u8> {
-    let iso = session_format::time::to_iso_string(at_ms).unwrap();
-    format!(
-        "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"{iso}\",\"cwd\":\"/w\"}}\n\
-         {{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"{iso}\",\
-         \"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":{at_ms}}}}}\n"
-    )
-    .into_bytes()
-}
-
-const DAY: i64 = 86_400_000;
-/// 2026-07-01T00:00:00.000Z.
-const NOW: i64 = 1_782_864_000_000;
-
 /// `<root>/agents/main/sessions/` with: two old sessions (180 and 40 days), a new one (2 days),
 /// an old locked one, an old one behind a symlink, a file that is not a session; and
 /// `<root>/agents/ops/sessions/` with one old session.
@@ -1123,6 +1023,7 @@ fn archive_json_all_agents_and_policy_sources() {
                 "skipped": [],
             }],
             "errors": [],
+            "skippedAgents": [],
         }))
     );
     assert_eq!(contents(&root), before);

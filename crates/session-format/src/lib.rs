@@ -8,6 +8,7 @@
 pub mod build;
 pub mod entry;
 pub mod ids;
+pub mod js;
 pub mod json;
 pub mod line;
 pub mod message;

@@ -27,6 +27,8 @@ pub struct RawLine<'a> {
 pub struct Lines<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Lines starting at or after this offset are not yielded.
+    end: usize,
     number: usize,
 }
 
@@ -35,6 +37,7 @@ pub fn lines(buf: &[u8]) -> Lines<'_> {
     Lines {
         buf,
         pos: 0,
+        end: buf.len(),
         number: 0,
     }
 }
@@ -43,7 +46,7 @@ impl<'a> Iterator for Lines<'a> {
     type Item = RawLine<'a>;
 
     fn next(&mut self) -> Option<RawLine<'a>> {
-        if self.pos >= self.buf.len() {
+        if self.pos >= self.end {
             return None;
         }
         let rest = &self.buf[self.pos..];
@@ -186,6 +189,27 @@ impl<'a> LineReader<'a> {
             lines: lines(buf),
             scanner: EnvelopeScanner::new(),
             seen_non_blank: false,
+            last_non_blank_end: None,
+        }
+    }
+
+    /// A reader over the lines of `buf` that start in `start..end`, as [`LineReader::new`]
+    /// reads them as part of the whole buffer: offsets are absolute, the file's last non-blank
+    /// line is still the one trimmed at its end, and `after_non_blank` says whether a non-blank
+    /// line precedes `start` (so leading whitespace is not trimmed). Lines are numbered from 1
+    /// at `start`. `start` must be 0 or follow a LF; `end` is clamped to the buffer. Used to
+    /// read the halves of a large file on two threads.
+    pub fn range(buf: &'a [u8], start: usize, end: usize, after_non_blank: bool) -> Self {
+        Self {
+            buf,
+            lines: Lines {
+                buf,
+                pos: start,
+                end: end.min(buf.len()),
+                number: 0,
+            },
+            scanner: EnvelopeScanner::new(),
+            seen_non_blank: after_non_blank,
             last_non_blank_end: None,
         }
     }

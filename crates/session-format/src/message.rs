@@ -254,6 +254,21 @@ pub struct AssistantMessage {
     pub extra: JsObject,
 }
 
+/// The content block `type`s the reference reads as tool calls in an assistant message
+/// (`extractToolCallsFromAssistant`): a block with one of these and a non-empty string `id`.
+pub const TOOL_CALL_BLOCK_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
+
+/// The keys the reference reads a tool result's call id from, in order (`extractToolResultId`):
+/// the first that holds a non-blank string, trimmed, is the id.
+pub const TOOL_RESULT_ID_KEYS: [&str; 6] = [
+    "toolCallId",
+    "toolUseId",
+    "tool_call_id",
+    "tool_use_id",
+    "callId",
+    "call_id",
+];
+
 /// `role: "toolResult"` — `role, toolCallId, toolName, content, details?, isError, timestamp`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

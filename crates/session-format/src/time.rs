@@ -7,6 +7,7 @@
 //! abbreviations, parenthesised comments). Forms without a zone are local time, as in JavaScript.
 //! The behaviour is pinned by a corpus of V8 results (`tests/data/date-corpus.jsonl`).
 
+use crate::js::is_whitespace;
 use chrono::{DateTime, Local, NaiveDateTime, Offset, TimeZone, Utc};
 
 /// `new Date(ms).toISOString()`, or `None` outside JavaScript's date range or past year 9999
@@ -201,21 +202,6 @@ const KEYWORDS: &[(&str, Keyword, i64)] = &[
     ("t", Keyword::TimeSeparator, 0),
 ];
 
-/// JavaScript's WhiteSpace and LineTerminator characters.
-fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
-}
-
 struct Scanner {
     chars: Vec<char>,
     pos: usize,
@@ -260,10 +246,10 @@ impl Scanner {
             self.pos += 1;
             return Token::Symbol(c);
         }
-        if c >= 'A' && !is_js_space(c) {
+        if c >= 'A' && !is_whitespace(c) {
             let start = self.pos;
             let mut prefix = String::new();
-            while let Some(w) = self.ch().filter(|&w| w >= 'A' && !is_js_space(w)) {
+            while let Some(w) = self.ch().filter(|&w| w >= 'A' && !is_whitespace(w)) {
                 if prefix.chars().count() < 3 {
                     prefix.push(if w.is_ascii() {
                         (w as u8 | 0x20) as char
@@ -280,8 +266,8 @@ impl Scanner {
                 .map_or((Keyword::Other, 0), |(_, kind, value)| (*kind, *value));
             return Token::Word { kind, value, len };
         }
-        if is_js_space(c) {
-            while self.ch().is_some_and(is_js_space) {
+        if is_whitespace(c) {
+            while self.ch().is_some_and(is_whitespace) {
                 self.pos += 1;
             }
             return Token::Space;

@@ -16,8 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use session_store::lock::{
-    LockError, LockOptions, NonRegularLock, SessionWriteLock, WriteLockGuard,
-    inspect_session_lock,
+    LockError, LockOptions, NonRegularLock, SessionWriteLock, WriteLockGuard, inspect_session_lock,
 };
 
 use crate::layout::LOCK_SUFFIX;

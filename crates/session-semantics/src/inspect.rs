@@ -154,12 +154,15 @@ pub fn inspect_key(input: &str, main_key: Option<&str>) -> KeyInfo {
             info.agent_id_valid = Some(key::is_valid_agent_id(k.agent_id()));
             info.rest = Some(k.rest().to_owned());
             info.main = k.is_main(main_key);
-            match k.thread_info() {
+            match k.thread_suffix() {
                 Some((parent, thread_id)) => {
-                    info.peer = peer_of(parent.rest());
+                    // The parent need not be a key itself (`agent:main:thread:x` → `agent:main`).
+                    info.peer = SessionKey::parse(parent)
+                        .ok()
+                        .and_then(|p| peer_of(p.rest()));
                     info.thread = Some(ThreadInfo {
-                        parent_key: parent.to_string(),
-                        thread_id,
+                        parent_key: parent.to_owned(),
+                        thread_id: thread_id.to_owned(),
                     });
                 }
                 None => info.peer = peer_of(k.rest()),

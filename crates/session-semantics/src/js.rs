@@ -3,25 +3,7 @@
 //! trimmed, U+0085 is not), `toLowerCase` (full Unicode mapping, as Rust's `to_lowercase`), and
 //! UTF-16 index arithmetic where the reference slices one string with indices found in another.
 
-/// True for the code points `String.prototype.trim` removes.
-pub(crate) fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
-}
-
-/// `s.trim()`.
-pub(crate) fn trim(s: &str) -> &str {
-    s.trim_matches(is_js_whitespace)
-}
+pub(crate) use session_format::js::trim;
 
 /// `normalizeLowercaseStringOrEmpty(s)`: `s.trim().toLowerCase()`.
 pub(crate) fn lower_trim(s: &str) -> String {

@@ -10,7 +10,9 @@
 //! - `<channel>_<userId>.jsonl`: the key `agent:<agentId>:<channel>:direct:<userId>` (a
 //!   per-channel-peer DM);
 //! - `<rest, segments joined by '='>.jsonl`: any other key, e.g. `main.jsonl` for
-//!   `agent:<agentId>:main`, `cron=nightly=run=7.jsonl`;
+//!   `agent:<agentId>:main`, `cron=nightly=run=7.jsonl`; the rest is the key's canonical text
+//!   after `agent:<agentId>:` ([`SessionKey::store_rest`]), so empty segments and a trailing
+//!   `:` stay distinct (`a==b.jsonl` for `agent:main:a::b`, `a=b.jsonl` for `agent:main:a:b`);
 //! - `<ISO timestamp>_<session id>.jsonl`: what `SessionManager::create` names a session (the
 //!   key is not recoverable from the name);
 //! - `<session id>.jsonl`: OpenClaw's own transcripts (key kept in `sessions.json`).
@@ -91,15 +93,19 @@ pub enum PathError {
         /// The name.
         name: String,
     },
-    /// The path resolves (through symlinks) to a place outside the sessions directory.
-    #[error("{path} resolves to {resolved}, outside the sessions directory {dir}")]
+    /// The path resolves (through symlinks) to a place outside the directory it must stay in:
+    /// a session file outside its sessions directory, or a sessions directory (or an agent
+    /// directory on the way to it) outside the store root.
+    #[error("{path} resolves to {resolved}, outside {within} {}", .dir.display())]
     OutsideStore {
         /// The path given.
         path: PathBuf,
         /// Where it resolves.
         resolved: PathBuf,
-        /// The canonical sessions directory.
+        /// The canonical directory it must stay in.
         dir: PathBuf,
+        /// Which directory that is.
+        within: Within,
     },
     /// A file system query failed.
     #[error("cannot inspect {path}: {source}")]
@@ -110,6 +116,45 @@ pub enum PathError {
         #[source]
         source: io::Error,
     },
+}
+
+/// The directory a path must stay in ([`PathError::OutsideStore`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Within {
+    /// A session file in its sessions directory.
+    SessionsDir,
+    /// A sessions directory (and the agent directory holding it) in the store root.
+    StoreRoot,
+}
+
+impl std::fmt::Display for Within {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Within::SessionsDir => "the sessions directory",
+            Within::StoreRoot => "the store root",
+        })
+    }
+}
+
+/// An entry of `<root>/agents` that is a directory but not an agent of the store.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedAgentDir {
+    /// The directory name (lossy for names that are not UTF-8).
+    pub name: String,
+    /// Why it is not an agent: `not a canonical agent id (expected "bad_id")`, `name is not
+    /// valid UTF-8`.
+    pub reason: String,
+}
+
+/// The agents of a store ([`StoreLayout::agent_dirs`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AgentDirs {
+    /// Canonical agent ids with a directory (or a symlink to one) in `<root>/agents`, sorted.
+    pub ids: Vec<String>,
+    /// Directories there whose names are not canonical agent ids, sorted by name: no store
+    /// path can name them, so no operation touches them.
+    pub skipped: Vec<SkippedAgentDir>,
 }
 
 /// The layout of one store root.
@@ -185,6 +230,50 @@ impl StoreLayout {
         Ok(ids)
     }
 
+    /// Every directory of `<root>/agents` (symlinks to directories included), split into the
+    /// canonical agent ids and the directories whose names are not ones ([`AgentDirs`]). Other
+    /// entries (files such as `agents/notes` or `.DS_Store`) are not agents and not listed.
+    ///
+    /// # Errors
+    /// [`PathError::Io`] when `<root>/agents` exists but cannot be read.
+    pub fn agent_dirs(&self) -> Result<AgentDirs, PathError> {
+        let dir = self.agents_dir();
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(AgentDirs::default()),
+            Err(source) => return Err(PathError::Io { path: dir, source }),
+        };
+        let mut out = AgentDirs::default();
+        for entry in rd.filter_map(Result::ok) {
+            if !entry.path().is_dir() {
+                continue;
+            }
+            let raw = entry.file_name();
+            match raw.to_str() {
+                Some(id) => match check_agent_id(id) {
+                    Ok(()) => out.ids.push(id.to_owned()),
+                    Err(PathError::InvalidAgentId { expected, .. }) => {
+                        out.skipped.push(SkippedAgentDir {
+                            name: id.to_owned(),
+                            reason: format!("not a canonical agent id (expected {expected:?})"),
+                        });
+                    }
+                    Err(e) => out.skipped.push(SkippedAgentDir {
+                        name: id.to_owned(),
+                        reason: e.to_string(),
+                    }),
+                },
+                None => out.skipped.push(SkippedAgentDir {
+                    name: raw.to_string_lossy().into_owned(),
+                    reason: "name is not valid UTF-8".to_owned(),
+                }),
+            }
+        }
+        out.ids.sort();
+        out.skipped.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
     /// The file a key's session lives in (lexical: nothing is read).
     ///
     /// # Errors
@@ -224,6 +313,7 @@ impl StoreLayout {
                         path: lexical,
                         resolved,
                         dir,
+                        within: Within::SessionsDir,
                     });
                 }
                 Ok(path)
@@ -246,6 +336,7 @@ impl StoreLayout {
                 path: lexical,
                 resolved: dir,
                 dir: root,
+                within: Within::StoreRoot,
             });
         }
         Ok(dir)
@@ -283,6 +374,7 @@ impl StoreLayout {
                     path: next,
                     resolved,
                     dir: root,
+                    within: Within::StoreRoot,
                 });
             }
             here = resolved;
@@ -386,7 +478,7 @@ pub enum SessionFileName {
     },
     /// `<rest segments joined by '='>.jsonl`: the key `agent:<agent>:<rest>`.
     Keyed {
-        /// The key's rest.
+        /// The key's store rest (empty segments kept).
         rest: String,
     },
     /// `<ISO timestamp with ':' and '.' as '-'>_<session id>.jsonl` (`SessionManager::create`).
@@ -494,14 +586,12 @@ fn encode_keyed(rest: &str) -> String {
     out
 }
 
+/// The store rest a keyed stem encodes (empty segments kept: `a==b` is `a::b`); `None` unless
+/// re-encoding gives the stem back.
 fn decode_keyed(stem: &str) -> Option<String> {
     let mut segs = Vec::new();
     for seg in stem.split('=') {
-        let d = raw_decode(seg)?;
-        if d.is_empty() {
-            return None;
-        }
-        segs.push(d);
+        segs.push(raw_decode(seg)?);
     }
     let rest = segs.join(":");
     (encode_keyed(&rest) == stem).then_some(rest)
@@ -521,10 +611,12 @@ fn encode_peer(channel: &str, peer: &str) -> String {
 /// # Errors
 /// [`PathError::NameTooLong`] when the name would exceed 255 bytes.
 pub fn file_name_for_key(key: &SessionKey) -> Result<String, PathError> {
-    let rest = key.rest();
+    let rest = key.store_rest();
     let parts: Vec<&str> = rest.splitn(3, ':').collect();
     let stem = match parts.as_slice() {
-        [channel, "direct", peer] => encode_peer(channel, peer),
+        [channel, "direct", peer] if !channel.is_empty() && !peer.is_empty() => {
+            encode_peer(channel, peer)
+        }
         _ => encode_keyed(rest),
     };
     let name = format!("{stem}{SESSION_SUFFIX}");
@@ -611,6 +703,15 @@ mod tests {
         assert_eq!(n("agent:main:my_chan:direct:a_b"), "my%5Fchan_a%5Fb.jsonl");
         assert_eq!(n("agent:main:.hidden"), "%2Ehidden.jsonl");
         assert_eq!(n("agent:main:a:.b"), "a=.b.jsonl");
+        assert_eq!(n("agent:main:a::b"), "a==b.jsonl");
+        assert_eq!(n("agent:main:a:b"), "a=b.jsonl");
+        assert_eq!(n("agent:main:a:"), "a=.jsonl");
+        assert_eq!(n("agent:main::x"), "=x.jsonl");
+        assert_eq!(
+            n("agent:main:telegram:direct:a::b"),
+            "telegram_a%3A%3Ab.jsonl"
+        );
+        assert_eq!(n("agent:main::direct:x"), "=direct=x.jsonl");
         assert_eq!(
             n("agent:main:matrix:channel:!AbC:srv"),
             "matrix=channel=%21%41b%43=srv.jsonl"
@@ -632,7 +733,11 @@ mod tests {
         assert_eq!(k("a=.b.jsonl").as_deref(), Some("agent:main:a:.b"));
         assert_eq!(k("Telegram_alice.jsonl"), None);
         assert_eq!(k("telegram_%61lice.jsonl"), None);
-        assert_eq!(k("a==b.jsonl"), None);
+        // Empty segments are part of the key (OpenClaw persists `agent:main:a::b` apart from
+        // `agent:main:a:b`).
+        assert_eq!(k("a==b.jsonl").as_deref(), Some("agent:main:a::b"));
+        assert_eq!(k("a=.jsonl").as_deref(), Some("agent:main:a:"));
+        assert_eq!(k("=.jsonl"), None);
         assert_eq!(
             k("2026-01-31T08-00-00-000Z_0191f7e4-1c2d-7abc-8def-0123456789ab.jsonl"),
             None

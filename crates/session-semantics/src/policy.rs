@@ -221,24 +221,76 @@ pub struct SizeSetting {
     pub bytes: u64,
 }
 
-/// A string or a number, as the reference's `normalizeStringifiedOptionalString` reads
-/// durations and sizes.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum TextOrNumber {
-    Text(String),
-    Number(serde_json::Number),
-    Off(bool),
+/// Reads a duration or size setting as the reference's `normalizeStringifiedOptionalString`
+/// does: a string, or a number (its JSON text), or `false` (off, `None`). Anything else (`null`,
+/// `true`, an array, an object) is an error naming the key and the accepted types.
+struct SettingVisitor {
+    /// The key's path, e.g. `sessions.retention.maxAge`.
+    key: &'static str,
+    /// What a string or number means, e.g. `a duration such as "30d" (a bare number is days)`.
+    what: &'static str,
 }
 
-fn text_of<E: serde::de::Error>(v: TextOrNumber) -> Result<Option<String>, E> {
-    match v {
-        TextOrNumber::Text(s) => Ok(Some(s)),
-        TextOrNumber::Number(n) => Ok(Some(n.to_string())),
-        TextOrNumber::Off(false) => Ok(None),
-        TextOrNumber::Off(true) => Err(E::custom("expected a string, a number or false")),
+impl<'de> serde::de::Visitor<'de> for SettingVisitor {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` to be {}, or false to turn it off",
+            self.key, self.what
+        )
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(v.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Some(v))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Some(v.to_string()))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Some(v.to_string()))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        // The number's JSON text, as `serde_json::Number` prints it (`1.5`, `1e300`).
+        serde_json::Number::from_f64(v)
+            .map(|n| Some(n.to_string()))
+            .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Float(v), &self))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        if v {
+            Err(E::invalid_value(serde::de::Unexpected::Bool(true), &self))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Err(E::invalid_type(serde::de::Unexpected::Other("null"), &self))
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        self.visit_unit()
     }
 }
+
+const MAX_AGE_SETTING: SettingVisitor = SettingVisitor {
+    key: "sessions.retention.maxAge",
+    what: "a duration: a string such as \"30d\" or \"12h\", or a number of days",
+};
+
+const MAX_SIZE_SETTING: SettingVisitor = SettingVisitor {
+    key: "sessions.retention.maxSize",
+    what: "a byte size: a string such as \"100mb\", or a number of bytes",
+};
 
 /// `maxAge`: a duration (bare numbers are days), or `false` to disable.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -262,7 +314,7 @@ impl Default for MaxAge {
 
 impl<'de> Deserialize<'de> for MaxAge {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let Some(text) = text_of(TextOrNumber::deserialize(d)?)? else {
+        let Some(text) = d.deserialize_any(MAX_AGE_SETTING)? else {
             return Ok(MaxAge(None));
         };
         let ms = parse_duration_ms(&text, DurationUnit::Days).map_err(serde::de::Error::custom)?;
@@ -281,7 +333,7 @@ impl Serialize for MaxAge {
 
 impl<'de> Deserialize<'de> for MaxSize {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let Some(text) = text_of(TextOrNumber::deserialize(d)?)? else {
+        let Some(text) = d.deserialize_any(MAX_SIZE_SETTING)? else {
             return Ok(MaxSize(None));
         };
         let bytes = parse_byte_size(&text).map_err(serde::de::Error::custom)?;
@@ -351,6 +403,169 @@ fn de_positive_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Er
     }
 }
 
+/// JSON objects only for the config's sections: serde's derived struct impls also accept an
+/// array of the fields in order (`"retention": ["1d", "1b"]` read as maxAge 1d, maxSize 1 byte),
+/// which a config must never do. Each section's field deserialises through [`ObjectOnly`], which
+/// asks the JSON deserializer for a map, so an array (or any other non-object) is an error at
+/// its position naming the key.
+mod object_only {
+    use std::collections::BTreeMap;
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+
+    /// A deserializer that reads structs and maps as maps (objects) only, expecting `key` to be
+    /// one.
+    struct ObjectOnly<D> {
+        inner: D,
+        key: &'static str,
+    }
+
+    /// The struct's visitor with an `expecting` text that names the key.
+    struct Expecting<V> {
+        inner: V,
+        key: &'static str,
+    }
+
+    impl<'de, V: Visitor<'de>> Visitor<'de> for Expecting<V> {
+        type Value = V::Value;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "`{}` to be an object", self.key)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            self.inner.visit_map(map)
+        }
+    }
+
+    impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectOnly<D> {
+        type Error = D::Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+            self.inner.deserialize_any(visitor)
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            _fields: &'static [&'static str],
+            visitor: V,
+        ) -> Result<V::Value, D::Error> {
+            self.inner.deserialize_map(Expecting {
+                inner: visitor,
+                key: self.key,
+            })
+        }
+
+        fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+            self.inner.deserialize_map(Expecting {
+                inner: visitor,
+                key: self.key,
+            })
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct enum identifier
+            ignored_any
+        }
+    }
+
+    /// A struct `T` read from an object only.
+    pub(super) fn object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+        key: &'static str,
+    ) -> Result<T, D::Error> {
+        T::deserialize(ObjectOnly { inner: d, key })
+    }
+
+    /// `null` or a missing key is `None`; anything else must be an object.
+    pub(super) fn optional<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+        key: &'static str,
+    ) -> Result<Option<T>, D::Error> {
+        struct Opt<T>(&'static str, PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Opt<T> {
+            type Value = Option<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "`{}` to be an object", self.0)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+                object(d, self.0).map(Some)
+            }
+        }
+        d.deserialize_option(Opt(key, PhantomData))
+    }
+
+    /// An object whose values are objects (`resetByChannel`); `null` is `None`.
+    pub(super) fn optional_map_of<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+        key: &'static str,
+    ) -> Result<Option<BTreeMap<String, T>>, D::Error> {
+        Ok(optional::<D, ObjectMap<T>>(d, key)?.map(|ObjectMap(m)| m))
+    }
+
+    /// A map read through [`ObjectOnly`] (so from an object only), each value read as an object
+    /// named after the map's key.
+    struct ObjectMap<T>(BTreeMap<String, T>);
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectMap<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            /// Each value is read as an object named after the map's key.
+            struct Entry<T>(T);
+            impl<'de, T: Deserialize<'de>> Deserialize<'de> for Entry<T> {
+                fn deserialize<D2: Deserializer<'de>>(d: D2) -> Result<Self, D2::Error> {
+                    object(d, "each sessions.resetByChannel entry").map(Entry)
+                }
+            }
+            struct Entries<T>(PhantomData<T>);
+            impl<'de, T: Deserialize<'de>> Visitor<'de> for Entries<T> {
+                type Value = ObjectMap<T>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                    let mut out = BTreeMap::new();
+                    while let Some((k, Entry(v))) = map.next_entry::<String, Entry<T>>()? {
+                        out.insert(k, v);
+                    }
+                    Ok(ObjectMap(out))
+                }
+            }
+            d.deserialize_map(Entries(PhantomData))
+        }
+    }
+}
+
+macro_rules! object_fields {
+    ($($name:ident: $kind:ident $ty:ty = $key:literal;)*) => {
+        $(
+            fn $name<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                object_only::$kind(d, $key)
+            }
+        )*
+    };
+}
+
+object_fields! {
+    de_sessions: object SessionsConfig = "sessions";
+    de_channel_overrides: object ChannelOverrides = "sessions.channelOverrides";
+    de_retention: object RetentionConfig = "sessions.retention";
+    de_reset: optional Option<ResetConfig> = "sessions.reset";
+    de_reset_by_type: optional Option<ResetByType> = "sessions.resetByType";
+    de_reset_by_type_entry: optional Option<ResetConfig> = "a sessions.resetByType entry";
+    de_history_override: optional Option<HistoryOverride> = "a sessions.channelOverrides entry";
+    de_reset_by_channel: optional_map_of Option<BTreeMap<String, ResetConfig>> = "sessions.resetByChannel";
+}
+
 /// One reset policy entry (`{mode?, atHour?, idleMinutes?}`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -379,16 +594,32 @@ pub struct ResetConfig {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResetByType {
     /// Direct conversations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "de_reset_by_type_entry",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub direct: Option<ResetConfig>,
     /// Deprecated spelling of `direct` (used when `direct` is absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "de_reset_by_type_entry",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dm: Option<ResetConfig>,
     /// Group and channel conversations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "de_reset_by_type_entry",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub group: Option<ResetConfig>,
     /// Threads.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "de_reset_by_type_entry",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub thread: Option<ResetConfig>,
 }
 
@@ -417,10 +648,18 @@ pub struct HistoryOverride {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChannelOverrides {
     /// Direct conversations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "de_history_override",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dm: Option<HistoryOverride>,
     /// Group and channel conversations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "de_history_override",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub group: Option<HistoryOverride>,
 }
 
@@ -457,19 +696,31 @@ pub struct SessionsConfig {
     )]
     pub max_history_tokens: Option<u64>,
     /// Per-chat-type history limits.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_channel_overrides")]
     pub channel_overrides: ChannelOverrides,
     /// Archiving of old and surplus sessions.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_retention")]
     pub retention: RetentionConfig,
     /// Base reset policy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "de_reset",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reset: Option<ResetConfig>,
     /// Reset policy per reset type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "de_reset_by_type",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reset_by_type: Option<ResetByType>,
     /// Reset policy per channel (replaces base and type policies).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "de_reset_by_channel",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reset_by_channel: Option<BTreeMap<String, ResetConfig>>,
     /// Legacy idle timeout (used when no `reset`/`resetByType` is configured).
     #[serde(
@@ -494,27 +745,87 @@ pub struct SessionsConfig {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Config {
     /// The sessions section.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_sessions")]
     pub sessions: SessionsConfig,
 }
 
-/// A config document that does not parse.
+/// A config document that does not parse: what is wrong and where, as
+/// `invalid sessions config: <message> at line <l>, column <c> (byte offset <b>)`.
 #[derive(Debug, thiserror::Error)]
-#[error("invalid sessions config: {source}")]
+#[error(
+    "invalid sessions config: {message} at line {line}, column {column} (byte offset {byte_offset})"
+)]
 pub struct ConfigError {
-    /// The JSON or validation error (with line and column).
-    #[from]
+    /// What is wrong (the JSON or validation error without its position).
+    pub message: String,
+    /// 1-based line of the error.
+    pub line: usize,
+    /// 1-based column of the error in that line, counted in bytes.
+    pub column: usize,
+    /// 0-based byte offset of the error in the document as given (a leading BOM counted).
+    pub byte_offset: usize,
+    /// The JSON or validation error.
+    #[source]
     pub source: serde_json::Error,
 }
 
+impl ConfigError {
+    /// `source` positioned in `text`, whose first `skipped` bytes (a BOM) were not parsed.
+    fn new(source: serde_json::Error, text: &str, skipped: usize) -> Self {
+        let full = source.to_string();
+        let suffix = format!(" at line {} column {}", source.line(), source.column());
+        let message = full.strip_suffix(&suffix).unwrap_or(&full).to_owned();
+        let parsed = &text.as_bytes()[skipped..];
+        let line = source.line().max(1);
+        // serde_json's column counts the bytes of the line up to and including the one at
+        // fault (0 at the very start of a line).
+        let line_start = if line == 1 {
+            0
+        } else {
+            parsed
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .nth(line - 2)
+                .map_or(parsed.len(), |(i, _)| i + 1)
+        };
+        let in_line = source.column().saturating_sub(1);
+        let byte_offset = (line_start + in_line).min(parsed.len().saturating_sub(1)) + skipped;
+        let column = if line == 1 {
+            in_line + skipped + 1
+        } else {
+            in_line + 1
+        };
+        ConfigError {
+            message,
+            line,
+            column,
+            byte_offset,
+            source,
+        }
+    }
+}
+
 impl Config {
-    /// Parses a JSON config document.
+    /// Parses a JSON config document (a leading UTF-8 byte-order mark is skipped, as editors
+    /// on some systems write one). Every section (`sessions`, `retention`, `channelOverrides`,
+    /// `reset`, …) must be a JSON object: an array is refused, where serde would read its
+    /// elements as the fields in order.
     ///
     /// # Errors
-    /// [`ConfigError`] for malformed JSON, unknown keys inside `sessions`, or invalid values
-    /// (e.g. `atHour: 24`, `maxAge: "30x"`).
+    /// [`ConfigError`] with the line, column and byte offset for malformed JSON, a section that
+    /// is not an object, unknown keys inside `sessions`, or invalid values (e.g. `atHour: 24`,
+    /// `maxAge: "30x"`, `maxAge: null`).
     pub fn from_json(text: &str) -> Result<Self, ConfigError> {
-        Ok(serde_json::from_str(text)?)
+        let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let skipped = text.len() - body.len();
+        let parse = || -> Result<Self, serde_json::Error> {
+            let mut de = serde_json::Deserializer::from_str(body);
+            let config = object_only::object(&mut de, "the config document")?;
+            de.end()?;
+            Ok(config)
+        };
+        parse().map_err(|e| ConfigError::new(e, text, skipped))
     }
 }
 

@@ -71,8 +71,8 @@ pub enum SkipReason {
     /// is never opened; remove it by hand if no writer uses it).
     #[serde(rename_all = "camelCase")]
     LockNotAFile {
-        /// The lock path.
-        lock_path: PathBuf,
+        /// The lock path (lossy for paths that are not UTF-8).
+        lock_path: String,
         /// What is there (`a FIFO`, `a directory`, `a symlink to a FIFO`, …).
         found: String,
     },
@@ -110,8 +110,7 @@ impl fmt::Display for SkipReason {
             SkipReason::Locked { lock_file } => write!(f, "locked ({lock_file} exists)"),
             SkipReason::LockNotAFile { lock_path, found } => write!(
                 f,
-                "locked: its lock path {} is {found}, not a lock file (remove it by hand if no writer uses it)",
-                lock_path.display()
+                "locked: its lock path {lock_path} is {found}, not a lock file (remove it by hand if no writer uses it)"
             ),
             SkipReason::Unreadable { error } => write!(f, "unreadable: {error}"),
             SkipReason::NotASession => f.write_str("not a session (no session header)"),
@@ -214,7 +213,8 @@ struct FileStamp {
 pub struct ArchiveReport {
     /// The agent.
     pub agent_id: String,
-    /// The sessions directory (canonical).
+    /// The sessions directory: canonical, or when it does not exist, the absolute path where
+    /// it would be (nothing to archive then).
     pub sessions_dir: PathBuf,
     /// The archive directory.
     pub archive_dir: PathBuf,
@@ -351,7 +351,7 @@ fn inspect(agent_id: &str, dir: &Path, name: &str) -> Scan {
     if let Some(busy) = fsops::lock_status(&path) {
         let reason = match busy.not_a_lock_file {
             Some(found) => SkipReason::LockNotAFile {
-                lock_path: busy.lock,
+                lock_path: busy.lock.to_string_lossy().into_owned(),
                 found: found.to_string(),
             },
             None => SkipReason::Locked {
@@ -440,6 +440,13 @@ fn sessions_dir(layout: &StoreLayout, agent_id: &str) -> Result<Option<PathBuf>,
     }
 }
 
+/// `path` made absolute (against the current directory, lexically) for reports: a sessions
+/// directory that does not exist has no canonical form, and a relative one would read as
+/// relative to wherever the report is read.
+fn absolute(path: PathBuf) -> PathBuf {
+    std::path::absolute(&path).unwrap_or(path)
+}
+
 fn iso(ms: i64) -> String {
     session_format::time::to_iso_string(ms).unwrap_or_else(|| ms.to_string())
 }
@@ -466,8 +473,8 @@ pub fn plan_archive(
 ) -> Result<ArchivePlan, RetentionError> {
     let mut report = ArchiveReport {
         agent_id: agent_id.to_owned(),
-        sessions_dir: layout.sessions_dir(agent_id)?,
-        archive_dir: layout.archive_dir(agent_id)?,
+        sessions_dir: absolute(layout.sessions_dir(agent_id)?),
+        archive_dir: absolute(layout.archive_dir(agent_id)?),
         dry_run: true,
         now: iso(now_ms),
         policy: policy.clone(),
@@ -628,6 +635,24 @@ fn recheck(path: &Path, stamp: &FileStamp) -> Result<(), SkipReason> {
     Ok(())
 }
 
+/// The outcome of a move or delete of `src` that failed with `e`: skipped as
+/// [`SkipReason::Vanished`] when the source is gone (another run, or a remover that does not
+/// take the write lock, got there between the re-check and the move: nothing was lost), a
+/// failure otherwise.
+fn failure_outcome(src: &Path, e: &std::io::Error) -> Outcome {
+    let gone = e.kind() == std::io::ErrorKind::NotFound
+        && matches!(std::fs::symlink_metadata(src), Err(m) if m.kind() == std::io::ErrorKind::NotFound);
+    if gone {
+        Outcome::Skipped {
+            reason: SkipReason::Vanished,
+        }
+    } else {
+        Outcome::Failed {
+            error: e.to_string(),
+        }
+    }
+}
+
 /// Moves one file into the archive directory (choosing another free name when the planned
 /// one was taken meanwhile). Returns the final relative destination.
 fn archive_one(
@@ -730,9 +755,7 @@ impl ArchivePlan {
                 }
                 Err(e) => {
                     report.live_bytes_after += a.size_bytes;
-                    a.outcome = Outcome::Failed {
-                        error: e.to_string(),
-                    };
+                    a.outcome = failure_outcome(&path, &e);
                 }
             }
         }
@@ -967,7 +990,7 @@ pub fn clear(
     };
     let mut report = ClearReport {
         agent_id: agent_id.clone(),
-        sessions_dir: layout.sessions_dir(&agent_id)?,
+        sessions_dir: absolute(layout.sessions_dir(&agent_id)?),
         mode,
         dry_run,
         actions: Vec::new(),
@@ -1085,11 +1108,7 @@ pub fn clear(
                     lifecycle,
                 );
             }
-            Err(e) => {
-                a.outcome = Outcome::Failed {
-                    error: e.to_string(),
-                }
-            }
+            Err(e) => a.outcome = failure_outcome(&path, &e),
         }
     }
     Ok(report)
@@ -1142,5 +1161,48 @@ impl fmt::Display for ClearReport {
             self.actions.len(),
             self.skipped.len()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
+
+    use super::*;
+
+    /// Two archive runs planned over the same files: when the other run (or anything that does
+    /// not take the write lock) moves the source between this run's re-check and its move, the
+    /// move fails with `ENOENT`; that is a vanished file, skipped, not a failure.
+    #[test]
+    fn a_move_whose_source_vanished_is_skipped_not_failed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let archive_dir = dir.join(ARCHIVE_DIR_NAME);
+        let err = archive_one(dir, &archive_dir, "a.jsonl", "archive/a.jsonl").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(
+            failure_outcome(&dir.join("a.jsonl"), &err),
+            Outcome::Skipped {
+                reason: SkipReason::Vanished
+            }
+        );
+        assert!(std::fs::read_dir(&archive_dir).unwrap().next().is_none());
+
+        // The source is still there: a `NotFound` about something else is a failure.
+        session_store::io::write_raw(&dir.join("b.jsonl"), b"x\n").unwrap();
+        let other = std::io::Error::new(std::io::ErrorKind::NotFound, "archive directory gone");
+        assert_eq!(
+            failure_outcome(&dir.join("b.jsonl"), &other),
+            Outcome::Failed {
+                error: "archive directory gone".to_owned()
+            }
+        );
+        let denied = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        assert_eq!(
+            failure_outcome(&dir.join("a.jsonl"), &denied),
+            Outcome::Failed {
+                error: "denied".to_owned()
+            }
+        );
     }
 }

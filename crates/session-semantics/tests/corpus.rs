@@ -100,8 +100,9 @@ fn key_record(r: &Value, line: usize, errors: &mut Vec<String>) {
     typed_parse(input, exact, line, errors);
 }
 
-/// The typed key accepts the reference's keys, except a rest ending in whitespace, with the
-/// same agent id and rest, and prints a form that parses back to itself.
+/// The typed key accepts the reference's keys whose normalised text starts with
+/// `agent:<agentId>:` (D20), with the same agent id and rest; it prints the normalised text,
+/// which parses back to itself.
 fn typed_parse(
     input: &str,
     exact: Option<(String, String)>,
@@ -115,12 +116,23 @@ fn typed_parse(
                     "line {line}: typed parse of {input:?} differs: {k:?}"
                 ));
             }
+            if k.to_string() != key::normalize_session_key(input) {
+                errors.push(format!(
+                    "line {line}: typed key {k} is not the normalised key of {input:?}"
+                ));
+            }
             if SessionKey::parse(&k.to_string()).ok() != Some(k.clone()) {
                 errors.push(format!("line {line}: {k} does not parse back to itself"));
             }
         }
-        (Err(key::ParseKeyError::TrailingWhitespace { .. }), Some((_, r))) if r.trim_end() != r => {
-        }
+        (
+            Err(key::ParseKeyError::NotCanonicalPrefix {
+                normalized,
+                agent_id,
+                ..
+            }),
+            Some((a, _)),
+        ) if agent_id == a && !normalized.starts_with(&format!("agent:{a}:")) => {}
         (Err(_), None) => {}
         (got, want) => errors.push(format!(
             "line {line}: typed parse of {input:?}: {got:?} vs reference {want:?}"

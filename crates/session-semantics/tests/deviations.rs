@@ -7,32 +7,56 @@
 use session_semantics::key::{self, ParseKeyError, SessionKey};
 use session_semantics::policy::parse_byte_size;
 
+/// D20: a typed key is its normalised text (the key OpenClaw persists), so it must start with
+/// `agent:<agentId>:` itself. Keys the reference parses with blanks or empty segments before
+/// the rest are refused: OpenClaw stores them apart from `agent:<agentId>:<rest>` (values
+/// printed by the installed reference's `parseAgentSessionKey` and `resolveSessionStoreKey`).
 #[test]
-fn a_rest_ending_in_whitespace_is_rejected_by_the_typed_parse() {
-    // The reference: {agentId: "main", rest: "foo "} (the `:` after the space keeps it).
+fn keys_with_blanks_or_empty_segments_before_the_rest_are_refused() {
+    // The reference: {agentId: "main", rest: "x"}, persisted as "agent::main:x".
+    assert_eq!(
+        key::parse_agent_session_key("agent::main:x"),
+        Some(("main".to_owned(), "x".to_owned()))
+    );
+    assert_eq!(
+        SessionKey::parse("agent::main:x"),
+        Err(ParseKeyError::NotCanonicalPrefix {
+            key: "agent::main:x".to_owned(),
+            normalized: "agent::main:x".to_owned(),
+            agent_id: "main".to_owned(),
+        })
+    );
+    // {agentId: "ops", rest: "x"}, persisted as "agent: ops :x".
+    let err = SessionKey::parse("Agent: OPS :x").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "session key \"Agent: OPS :x\": its normalised form \"agent: ops :x\" does not start with \"agent:ops:\" (no empty segments or blanks may come before the rest)"
+    );
+    assert!(matches!(
+        SessionKey::parse(":agent:main:x"),
+        Err(ParseKeyError::NotCanonicalPrefix { .. })
+    ));
+}
+
+/// What D20 used to refuse now round-trips: a rest ending in whitespace before a final `:`
+/// keeps the `:` in the canonical text (the reference's persisted key), so the printed key
+/// reads back as itself.
+#[test]
+fn a_rest_ending_in_whitespace_keeps_its_colon_and_round_trips() {
+    // The reference: {agentId: "main", rest: "foo "}, persisted as "agent:main:foo :".
     assert_eq!(
         key::parse_agent_session_key("agent:main:foo :"),
         Some(("main".to_owned(), "foo ".to_owned()))
     );
-    assert_eq!(
-        SessionKey::parse("agent:main:foo :"),
-        Err(ParseKeyError::TrailingWhitespace {
-            key: "agent:main:foo :".to_owned(),
-            index: 3,
-            segment: "foo ".to_owned(),
-        })
-    );
-    // A no-break space is JavaScript whitespace too (reference: rest "a\u{a0}").
-    assert_eq!(
-        key::parse_agent_session_key("agent:main:x:a\u{a0}:"),
-        Some(("main".to_owned(), "x:a\u{a0}".to_owned()))
-    );
-    assert!(matches!(
-        SessionKey::parse("agent:main:x:a\u{a0}:"),
-        Err(ParseKeyError::TrailingWhitespace { index: 4, .. })
-    ));
-    // Without the trailing `:` the whole key is trimmed and both agree.
-    assert_eq!(SessionKey::parse("agent:main:foo ").unwrap().rest(), "foo");
+    let k = SessionKey::parse("agent:main:foo :").unwrap();
+    assert_eq!(k.rest(), "foo ");
+    assert_eq!(k.store_rest(), "foo :");
+    assert_eq!(k.to_string(), "agent:main:foo :");
+    assert_eq!(SessionKey::parse(&k.to_string()), Ok(k.clone()));
+    // Without the trailing `:` the whole key is trimmed: another key.
+    let trimmed = SessionKey::parse("agent:main:foo ").unwrap();
+    assert_eq!(trimmed.to_string(), "agent:main:foo");
+    assert_ne!(trimmed, k);
 }
 
 #[test]

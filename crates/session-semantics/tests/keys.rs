@@ -559,3 +559,86 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Empty segments and bare thread keys (checked against OpenClaw 2026.6.11 with node:
+// `resolveSessionStoreKey` persists "agent:main:a::b", "agent:main:a:b" and "agent:main:a:" as
+// three keys; `parseThreadSessionSuffix("agent:main:thread:x")` is {baseSessionKey:
+// "agent:main", threadId: "x"}).
+
+/// Two keys OpenClaw stores apart never share a file: the typed key keeps empty segments and a
+/// trailing `:` (it used to print `agent:main:a::b` as `agent:main:a:b`, and both mapped to
+/// `a=b.jsonl`), while `rest()` stays the reference's `parseAgentSessionKey` rest.
+#[test]
+fn empty_segments_are_part_of_the_key_and_of_its_file_name() {
+    let cases = [
+        ("agent:main:a::b", "a:b", "a::b", "a==b.jsonl"),
+        ("agent:main:a:b", "a:b", "a:b", "a=b.jsonl"),
+        ("agent:main:a:", "a", "a:", "a=.jsonl"),
+        ("AGENT:Main:A::B", "a:b", "a::b", "a==b.jsonl"),
+        ("agent:main::x", "x", ":x", "=x.jsonl"),
+        (
+            "agent:main:telegram:direct:a::b",
+            "telegram:direct:a:b",
+            "telegram:direct:a::b",
+            "telegram_a%3A%3Ab.jsonl",
+        ),
+    ];
+    for (raw, rest, store_rest, file) in cases {
+        let k = key(raw);
+        let canonical = format!("agent:main:{store_rest}");
+        assert_eq!(k.to_string(), canonical, "{raw}");
+        assert_eq!(k.as_str(), canonical, "{raw}");
+        assert_eq!(k.rest(), rest, "{raw}");
+        assert_eq!(k.store_rest(), store_rest, "{raw}");
+        assert_eq!(file_name_for_key(&k).unwrap(), file, "{raw}");
+        assert_eq!(key_for_file_name("main", file), Some(k.clone()), "{raw}");
+        assert_eq!(SessionKey::parse(&k.to_string()), Ok(k.clone()), "{raw}");
+    }
+    assert_ne!(key("agent:main:a::b"), key("agent:main:a:b"));
+    assert_ne!(key("agent:main:a:"), key("agent:main:a"));
+    assert_eq!(key("agent:main:a::b"), key(" Agent:MAIN:A::b "));
+    // The reference-exact helpers are unchanged.
+    assert_eq!(
+        key::parse_agent_session_key("agent:main:a::b"),
+        Some(("main".to_owned(), "a:b".to_owned()))
+    );
+    let info = inspect_key("agent:main:a::b", None);
+    assert_eq!(info.key.as_deref(), Some("agent:main:a::b"));
+    assert_eq!(info.rest.as_deref(), Some("a:b"));
+    assert_eq!(info.file_name.as_deref(), Some("a==b.jsonl"));
+}
+
+/// `agent:main:thread:x`: the thread is `x` under the parent `agent:main` (which is not a
+/// session key itself), as the reference's `parseThreadSessionSuffix` says; it used to report
+/// no thread while its reset type was already `thread`.
+#[test]
+fn a_bare_thread_key_reports_its_thread_and_parent() {
+    let k = key("agent:main:thread:X");
+    assert_eq!(k.to_string(), "agent:main:thread:x");
+    assert_eq!(k.thread_suffix(), Some(("agent:main", "x")));
+    assert_eq!(k.thread_info(), None);
+    assert_eq!(k.parent(), None);
+    let reference = key::parse_thread_suffix("agent:main:thread:x");
+    assert_eq!(reference.base_key.as_deref(), Some("agent:main"));
+    assert_eq!(reference.thread_id.as_deref(), Some("x"));
+
+    let info = inspect_key("agent:main:thread:x", None);
+    let thread = info.thread.as_ref().unwrap();
+    assert_eq!(thread.parent_key, "agent:main");
+    assert_eq!(thread.thread_id, "x");
+    assert_eq!(info.reset_type.as_str(), "thread");
+    assert_eq!(info.peer, None);
+    assert!(
+        info.to_string()
+            .contains("thread:         x (parent agent:main)\n"),
+        "{info}"
+    );
+    // A thread under a real key keeps its typed parent and the parent's peer.
+    let info = inspect_key("agent:main:telegram:direct:alice:thread:7", None);
+    assert_eq!(
+        info.thread.as_ref().unwrap().parent_key,
+        "agent:main:telegram:direct:alice"
+    );
+    assert_eq!(info.peer.as_ref().unwrap().peer_id, "alice");
+}

@@ -187,7 +187,7 @@ fn config_errors_say_what_is_wrong() {
     let err = |j: &str| Config::from_json(j).unwrap_err().to_string();
     assert_eq!(
         err(r#"{"sessions":{"retention":{"maxAge":"30x"}}}"#),
-        "invalid sessions config: invalid duration \"30x\": unknown unit (use values like 500ms, 30s, 5m, 2h, 30d or 1h30m) at line 1 column 41"
+        "invalid sessions config: invalid duration \"30x\": unknown unit (use values like 500ms, 30s, 5m, 2h, 30d or 1h30m) at line 1, column 41 (byte offset 40)"
     );
     assert!(
         err(r#"{"sessions":{"reset":{"atHour":24}}}"#)
@@ -202,4 +202,111 @@ fn config_errors_say_what_is_wrong() {
         .retention;
     assert_eq!(c.max_age.0.unwrap().ms, 7 * 86_400_000);
     assert_eq!(c.max_size.0.unwrap().bytes, 1_048_576);
+}
+
+/// Arrays are not objects: serde's derived struct impls read `[a, b]` as the fields in order,
+/// so `[]` used to be the default config (maxAge 30d) and `"retention": ["1d", "1b"]` gave
+/// maxAge 1d and maxSize 1 byte. Every section must now be an object; the error names the key
+/// and the position (line, column, byte offset).
+#[test]
+fn config_sections_must_be_objects() {
+    let err = |j: &str| Config::from_json(j).unwrap_err();
+    let e = err("[]");
+    assert_eq!(
+        e.to_string(),
+        "invalid sessions config: invalid type: sequence, expected `the config document` to be an object at line 1, column 1 (byte offset 0)"
+    );
+    assert_eq!((e.line, e.column, e.byte_offset), (1, 1, 0));
+    assert_eq!(
+        err(r#"{"sessions":{"retention":["1d","1b"]}}"#).to_string(),
+        "invalid sessions config: invalid type: sequence, expected `sessions.retention` to be an object at line 1, column 25 (byte offset 24)"
+    );
+    assert_eq!(
+        err(r#"{"sessions":[]}"#).to_string(),
+        "invalid sessions config: invalid type: sequence, expected `sessions` to be an object at line 1, column 12 (byte offset 11)"
+    );
+    let cases = [
+        (
+            r#"{"sessions":{"channelOverrides":[]}}"#,
+            "`sessions.channelOverrides`",
+        ),
+        (
+            r#"{"sessions":{"channelOverrides":{"dm":[3]}}}"#,
+            "`a sessions.channelOverrides entry`",
+        ),
+        (r#"{"sessions":{"reset":["daily"]}}"#, "`sessions.reset`"),
+        (
+            r#"{"sessions":{"resetByType":[]}}"#,
+            "`sessions.resetByType`",
+        ),
+        (
+            r#"{"sessions":{"resetByType":{"dm":[]}}}"#,
+            "`a sessions.resetByType entry`",
+        ),
+        (
+            r#"{"sessions":{"resetByChannel":[]}}"#,
+            "`sessions.resetByChannel`",
+        ),
+        (
+            r#"{"sessions":{"resetByChannel":{"telegram":[1]}}}"#,
+            "`each sessions.resetByChannel entry`",
+        ),
+    ];
+    for (json, key) in cases {
+        let text = err(json).to_string();
+        assert!(
+            text.starts_with(&format!(
+                "invalid sessions config: invalid type: sequence, expected {key} to be an object at line 1, column "
+            )),
+            "{json}: {text}"
+        );
+    }
+    // `null` for an optional section is "not set", as before.
+    let c = cfg(r#"{"sessions":{"reset":null,"resetByType":null,"resetByChannel":null}}"#);
+    assert_eq!(c.sessions.reset, None);
+    assert_eq!(c.sessions.reset_by_channel, None);
+}
+
+/// Positions are line, column and byte offset, on any line; `null` for a duration or size
+/// names the key and what it accepts (it used to say "did not match any variant of untagged
+/// enum TextOrNumber"); a leading byte-order mark is accepted and counted in the offsets.
+#[test]
+fn config_errors_give_line_column_and_byte_offset() {
+    let err = |j: &str| Config::from_json(j).unwrap_err();
+    let e = err("{\n  \"sessions\": {\n    \"reset\": [\"daily\"]\n  }\n}\n");
+    assert_eq!(
+        e.to_string(),
+        "invalid sessions config: invalid type: sequence, expected `sessions.reset` to be an object at line 3, column 13 (byte offset 30)"
+    );
+    assert_eq!(
+        e.message,
+        "invalid type: sequence, expected `sessions.reset` to be an object"
+    );
+    assert_eq!((e.line, e.column, e.byte_offset), (3, 13, 30));
+
+    assert_eq!(
+        err(r#"{"sessions":{"retention":{"maxAge":null}}}"#).to_string(),
+        "invalid sessions config: invalid type: null, expected `sessions.retention.maxAge` to be a duration: a string such as \"30d\" or \"12h\", or a number of days, or false to turn it off at line 1, column 39 (byte offset 38)"
+    );
+    assert_eq!(
+        err(r#"{"sessions":{"retention":{"maxSize":true}}}"#).to_string(),
+        "invalid sessions config: invalid value: boolean `true`, expected `sessions.retention.maxSize` to be a byte size: a string such as \"100mb\", or a number of bytes, or false to turn it off at line 1, column 40 (byte offset 39)"
+    );
+    assert_eq!(
+        err(r#"{"sessions":{"retention":{"maxSize":[1]}}}"#).to_string(),
+        "invalid sessions config: invalid type: sequence, expected `sessions.retention.maxSize` to be a byte size: a string such as \"100mb\", or a number of bytes, or false to turn it off at line 1, column 37 (byte offset 36)"
+    );
+
+    let c = cfg("\u{feff}{\"sessions\":{\"retention\":{\"maxAge\":\"2d\",\"maxSize\":false}}}");
+    assert_eq!(c.sessions.retention.max_age.0.unwrap().ms, 2 * 86_400_000);
+    assert_eq!(c.sessions.retention.max_size.0, None);
+    // The BOM's three bytes count in line 1's columns and in the offsets.
+    let e = err("\u{feff}{\"sessions\":[]}");
+    assert_eq!((e.line, e.column, e.byte_offset), (1, 15, 14));
+    let e = err("\u{feff}{\n\"sessions\":[]}");
+    assert_eq!((e.line, e.column, e.byte_offset), (2, 11, 15));
+    assert_eq!(
+        err("{} x").to_string(),
+        "invalid sessions config: trailing characters at line 1, column 4 (byte offset 3)"
+    );
 }

@@ -554,7 +554,7 @@ pub(crate) fn fetch(abs: &Path) -> Result<Fetch, OpenError> {
                 }
             }
         }
-        let buf = match crate::io::read_file(abs) {
+        let buf = match crate::bulk::read_file(abs) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(read_error(abs, e)),

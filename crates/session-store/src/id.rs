@@ -89,7 +89,9 @@ impl From<JsString> for Id {
 
 impl PartialEq for Id {
     fn eq(&self, other: &Self) -> bool {
-        self.as_bytes() == other.as_bytes()
+        // Shared ids (a row's `parentId` and the previous entry's id) compare without reading
+        // the bytes.
+        Arc::ptr_eq(&self.0, &other.0) || self.as_bytes() == other.as_bytes()
     }
 }
 

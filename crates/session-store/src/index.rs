@@ -96,8 +96,9 @@ pub(crate) struct Index {
     pub(crate) assistants: usize,
     /// The last `session_info` row in file order.
     pub(crate) last_session_info: Option<usize>,
-    /// Normalised parent → children rows (the `byId` rows), in `byId` order.
-    pub(crate) children: Map<ChildKey, Vec<usize>>,
+    /// Normalised parent → children rows (the `byId` rows), in `byId` order, and each `byId`
+    /// row's parent row.
+    pub(crate) children: Children,
     /// Raw `parentId`s of children-index rows that named no known row when their parent was
     /// normalised: if one becomes known, the children index must be rebuilt.
     unresolved: Set<Id>,
@@ -115,6 +116,123 @@ struct Canon {
     /// Ids (WTF-8) a chain ended on because they were unknown: if one becomes known, the
     /// table is rebuilt.
     dangling: Set<Box<[u8]>>,
+}
+
+/// No row (the end of a list or of a walk).
+pub(crate) const NO_ROW: u32 = u32::MAX;
+/// The reported parent is an id that names no entry row (a walk must go on through opaque
+/// rows by id).
+const OTHER_ROW: u32 = u32::MAX - 1;
+
+/// The children index, by row: every `byId` row whose reported parent is an entry is linked
+/// into that entry's list (first child, next sibling) and records the parent's row, so walks
+/// and tree builds follow integers instead of hashing ids. Children of anything else (absent,
+/// `null`, `""`, an id that names no entry) are kept by key.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Children {
+    /// Per row: the `byId` row of its reported parent, [`NO_ROW`] when the parent is absent,
+    /// null or `""` (or the row is not a `byId` row), [`OTHER_ROW`] when it is an id without
+    /// an entry.
+    parent: Vec<u32>,
+    /// Per row: its first and last child ([`NO_ROW`] = none).
+    first: Vec<u32>,
+    last: Vec<u32>,
+    /// Per row: its next sibling.
+    next: Vec<u32>,
+    /// Children whose reported parent is not an entry row, by that parent.
+    by_key: Map<ChildKey, Vec<usize>>,
+}
+
+/// Where a child goes in [`Children`].
+enum ChildTarget {
+    /// Under the entry at this row.
+    Row(usize),
+    /// Under a parent that is not an entry row.
+    Key(ChildKey),
+}
+
+/// One step of a walk towards the root (see [`Index::parent_step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ParentStep {
+    /// The reported parent is the entry at this row.
+    Row(usize),
+    /// No usable parent (absent, `null`, `""`): the walk ends.
+    End,
+    /// The parent is an id that names no entry (or the row is unknown): walk by id.
+    ById,
+}
+
+fn row32(i: usize) -> u32 {
+    u32::try_from(i)
+        .ok()
+        .filter(|&r| r < OTHER_ROW)
+        .unwrap_or(NO_ROW)
+}
+
+impl Children {
+    fn with_rows(n: usize) -> Self {
+        Children {
+            parent: vec![NO_ROW; n],
+            first: vec![NO_ROW; n],
+            last: vec![NO_ROW; n],
+            next: vec![NO_ROW; n],
+            by_key: Map::default(),
+        }
+    }
+
+    fn grow(&mut self, n: usize) {
+        if self.parent.len() < n {
+            self.parent.resize(n, NO_ROW);
+            self.first.resize(n, NO_ROW);
+            self.last.resize(n, NO_ROW);
+            self.next.resize(n, NO_ROW);
+        }
+    }
+
+    /// Appends row `i` to its parent's list.
+    fn push(&mut self, i: usize, target: ChildTarget) {
+        self.grow(i + 1);
+        match target {
+            ChildTarget::Row(j) if row32(j) != NO_ROW && row32(i) != NO_ROW => {
+                self.grow(j + 1);
+                self.parent[i] = row32(j);
+                match self.last[j] {
+                    NO_ROW => self.first[j] = row32(i),
+                    l => self.next[l as usize] = row32(i),
+                }
+                self.last[j] = row32(i);
+            }
+            ChildTarget::Row(_) => {
+                // Beyond u32 rows: never reached for real files (a row is at least 2 bytes).
+                self.parent[i] = OTHER_ROW;
+            }
+            ChildTarget::Key(key) => {
+                self.parent[i] = match &key {
+                    ChildKey::Id(id) if !id.is_empty() => OTHER_ROW,
+                    _ => NO_ROW,
+                };
+                self.by_key.entry(key).or_default().push(i);
+            }
+        }
+    }
+
+    /// The children of the entry at row `j`, in `byId` order.
+    pub(crate) fn of_row(&self, j: usize) -> impl Iterator<Item = usize> + '_ {
+        let mut cur = self.first.get(j).copied().unwrap_or(NO_ROW);
+        std::iter::from_fn(move || {
+            if cur == NO_ROW {
+                return None;
+            }
+            let i = cur as usize;
+            cur = self.next.get(i).copied().unwrap_or(NO_ROW);
+            Some(i)
+        })
+    }
+
+    /// The children kept by key (parents that are not entry rows).
+    pub(crate) fn of_key(&self, key: &ChildKey) -> &[usize] {
+        self.by_key.get(key).map_or(&[], Vec::as_slice)
+    }
 }
 
 /// Key of the children index.
@@ -465,21 +583,27 @@ impl Index {
 
     /// Rebuilds the children index from the `byId` rows, in `byId` order.
     pub(crate) fn rebuild_children(&mut self, rows: &[Row]) {
-        let mut children: Map<ChildKey, Vec<usize>> = Map::default();
+        let mut children = Children::with_rows(rows.len());
         let mut unresolved: Set<Id> = Set::default();
-        children.reserve(self.id_order.len());
-        for id in &self.id_order {
-            let Some(&i) = self.by_id.get(id) else {
-                continue;
-            };
-            let Some(e) = rows.get(i).and_then(|r| r.kind.entry()) else {
-                continue;
-            };
-            if let Some(p) = self.unresolved_parent(e) {
-                unresolved.insert(p.clone());
+        let entries = rows.iter().filter(|r| r.kind.entry().is_some()).count();
+        if entries == self.id_order.len() {
+            // No duplicate ids: the entry rows in file order are the `byId` rows in `byId`
+            // order.
+            for (i, row) in rows.iter().enumerate() {
+                if let Some(e) = row.kind.entry() {
+                    children.push(i, self.child_target(e, &mut unresolved));
+                }
             }
-            let key = ChildKey::from(&self.normalized_parent(&e.id, &e.parent));
-            children.entry(key).or_default().push(i);
+        } else {
+            for id in &self.id_order {
+                let Some(&i) = self.by_id.get(id) else {
+                    continue;
+                };
+                let Some(e) = rows.get(i).and_then(|r| r.kind.entry()) else {
+                    continue;
+                };
+                children.push(i, self.child_target(e, &mut unresolved));
+            }
         }
         self.children = children;
         self.unresolved = unresolved;
@@ -487,23 +611,55 @@ impl Index {
 
     /// Adds a newly appended row (already applied, its id new) to the children index.
     pub(crate) fn add_child(&mut self, i: usize, e: &EntryMeta) {
-        if let Some(p) = self.unresolved_parent(e) {
-            self.unresolved.insert(p.clone());
-        }
-        let key = ChildKey::from(&self.normalized_parent(&e.id, &e.parent));
-        self.children.entry(key).or_default().push(i);
+        let mut unresolved = std::mem::take(&mut self.unresolved);
+        let target = self.child_target(e, &mut unresolved);
+        self.unresolved = unresolved;
+        self.children.push(i, target);
     }
 
-    /// The raw `parentId` of an entry when its normalised parent is looked up by that id and
-    /// the id names no known row.
-    fn unresolved_parent<'e>(&self, e: &'e EntryMeta) -> Option<&'e Id> {
-        if self.logical_parents.contains_key(&e.id) {
-            return None;
+    /// Where an entry goes in the children index: under its reported parent
+    /// ([`Index::normalized_parent`]). Records the raw `parentId` in `unresolved` when it is
+    /// looked up and names no known row (no entry, no opaque row).
+    fn child_target(&self, e: &EntryMeta, unresolved: &mut Set<Id>) -> ChildTarget {
+        let logical = if self.logical_parents.is_empty() {
+            None
+        } else {
+            self.logical_parents.get(&e.id)
+        };
+        let resolved = match (logical, &e.parent) {
+            (Some(l), _) => Resolved::from_opt(l.clone()),
+            (None, Parent::Absent) => Resolved::Absent,
+            (None, Parent::Null | Parent::Other) => Resolved::Null,
+            (None, Parent::Str(s)) => {
+                if !s.is_empty() {
+                    if let Some(&j) = self.by_id.get(s) {
+                        return ChildTarget::Row(j);
+                    }
+                    if !self.opaque_parents.contains_key(s) {
+                        unresolved.insert(s.clone());
+                    }
+                }
+                Resolved::from_opt(self.resolve_canonical(Some(s.as_bytes())))
+            }
+        };
+        match &resolved {
+            Resolved::Id(id) if !id.is_empty() => match self.by_id.get(id) {
+                Some(&j) => ChildTarget::Row(j),
+                None => ChildTarget::Key(ChildKey::Id(id.clone())),
+            },
+            r => ChildTarget::Key(ChildKey::from(r)),
         }
-        e.parent
-            .as_id()
-            .filter(|p| !p.is_empty() && !self.by_id.contains_key(*p))
-            .filter(|p| !self.opaque_parents.contains_key(*p))
+    }
+
+    /// The next step from the `byId` row `i` towards the root: the row of its reported parent
+    /// when that is an entry ([`EntryRef::resolved_parent`](crate::query::EntryRef) followed
+    /// by `byId`).
+    pub(crate) fn parent_step(&self, i: usize) -> ParentStep {
+        match self.children.parent.get(i).copied() {
+            None | Some(OTHER_ROW) => ParentStep::ById,
+            Some(NO_ROW) => ParentStep::End,
+            Some(j) => ParentStep::Row(j as usize),
+        }
     }
 
     /// True when an id is taken by an entry or an opaque row.

@@ -619,6 +619,40 @@ pub fn append_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_once(&mut file, bytes)
 }
 
+/// Checks, without writing anything, that [`atomic_rewrite`] may replace the existing `path`:
+/// it is a regular file (symlinks followed, as the rewrite follows them) that this process may
+/// open for writing (opened without truncation and closed at once: the kernel's own answer, root
+/// included), in a directory this process may create files in (`access(W_OK | X_OK)`). Callers
+/// that write something else first (a backup) check here, so a file that cannot be replaced
+/// leaves nothing behind.
+///
+/// # Errors
+/// [`io::ErrorKind::PermissionDenied`] naming the file or the directory; `InvalidInput` for a
+/// FIFO, device, socket or directory; the `stat` failure ([`io::ErrorKind::NotFound`] for a
+/// missing file).
+pub fn check_replaceable(path: &Path) -> io::Result<()> {
+    let target = write_target(path);
+    refuse_non_regular(&fs::metadata(&target)?)?;
+    check_writable(&target)?;
+    #[cfg(unix)]
+    {
+        let dir = dir_of(&target);
+        let mode = rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK;
+        if let Err(e) = rustix::fs::access(&dir, mode) {
+            let e = io::Error::from(e);
+            return Err(io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot create files in directory {} ({e}); refusing to replace {}",
+                    dir.display(),
+                    target.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Replaces (or creates) a file with raw bytes, atomically (see [`atomic_rewrite`]): for tests
 /// and tools that plant files.
 ///

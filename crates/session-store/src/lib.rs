@@ -28,6 +28,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod bulk;
 pub mod cache;
 pub mod context;
 mod deep;

@@ -8,12 +8,27 @@
 //! beyond ±8.64e15 ms a date is invalid, which this crate reports as NaN), and file times are
 //! node's `stats.mtime` (`Math.round(mtimeMs)`). All checked against OpenClaw 2026.6.11's
 //! `SessionManager.list`.
+//!
+//! How: each file is read into a reused buffer and framed by [`LineReader`] (whose envelope
+//! scan validates every line); `message` rows are then read by the targeted scan of
+//! [`extract`] (only `content` texts, `message.timestamp` and the row's `timestamp`), headers
+//! and `session_info` rows likewise; rare shapes (`message` not an object, nesting that may be
+//! too deep for `parse_value`) take the full parse. Files are spread over up to
+//! [`MAX_THREADS`] threads; the result is ordered as the file list before the sort. The
+//! tests compare every field with the full-parse version this replaced (`list/oracle.rs`).
+
+mod extract;
+#[cfg(test)]
+mod oracle;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use session_format::entry::EntryType;
-use session_format::json::{JsValue, ValueKind};
+use session_format::json::{Envelope, Field, JsValue, ValueKind};
 use session_format::line::{LineContent, LineReader};
 
 use crate::error::ListError;
@@ -80,14 +95,22 @@ fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>, ListError> {
             });
         }
     };
-    let mut files: Vec<PathBuf> = rd
+    let mut names: Vec<std::ffi::OsString> = rd
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
-        // `path.join(dir, f)`: normalised lexically, as node's `join` does.
-        .map(|e| crate::paths::normalize(&e.path()))
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".jsonl"))
         .collect();
-    files.sort();
-    Ok(files)
+    // The paths share their directory, so sorting the names sorts the paths (names are
+    // distinct: an unstable sort is enough).
+    names.sort_unstable();
+    // `path.join(dir, f)`: normalised lexically, as node's `join` does. A file name is one
+    // plain component, so normalising the directory once gives the same paths.
+    let base = crate::paths::normalize(dir);
+    let here = base == Path::new(".");
+    Ok(names
+        .into_iter()
+        .map(|n| if here { PathBuf::from(n) } else { base.join(n) })
+        .collect())
 }
 
 /// node's `stats.mtime.getTime()`: `Math.round(mtimeMs)`.
@@ -194,92 +217,244 @@ fn text_of(message: &JsValue) -> Option<String> {
 
 /// Builds the info of one file (`buildSessionInfo`), `None` when the reference would skip it.
 pub fn session_info(path: &Path) -> Option<SessionInfo> {
-    let buf = io::read_file(path).ok()?;
-    let mut rows: Vec<&[u8]> = Vec::new();
-    for line in LineReader::new(&buf) {
-        if let LineContent::Json(_) = line.content {
-            rows.push(line.json);
+    Worker::default().info(path)
+}
+
+/// What one thread of `list` reuses from file to file: the read buffer and the scan's scratch.
+#[derive(Debug, Default)]
+struct Worker {
+    buf: Vec<u8>,
+    scratch: extract::Scratch,
+}
+
+impl Worker {
+    /// [`session_info`] with this worker's buffers.
+    fn info(&mut self, path: &Path) -> Option<SessionInfo> {
+        read_into(path, &mut self.buf).ok()?;
+        info_of(path, &self.buf, &mut self.scratch)
+    }
+}
+
+/// Reads a whole regular file into `buf` (as [`io::read_file`] does, reusing the buffer):
+/// `read(2)` straight into the spare capacity (kept at 64 KiB or more, so a small file takes
+/// one read and the end-of-file read), without the size probe (`fstat`, `lseek`) of
+/// `read_to_end`.
+#[cfg(unix)]
+fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    const SPARE: usize = 64 << 10;
+    let f = io::open_regular(path)?;
+    buf.clear();
+    loop {
+        if buf.capacity() - buf.len() < SPARE {
+            buf.reserve(SPARE.max(buf.len()));
+        }
+        match rustix::io::read(&f, rustix::buffer::spare_capacity(buf)) {
+            Ok(0) => return Ok(()),
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
-    let header = session_format::json::parse_value(rows.first()?).ok()?;
-    if header.get("type").and_then(JsValue::as_js_string)? != "session" {
-        return None;
-    }
-    let mut scanner = session_format::json::EnvelopeScanner::new();
-    let mut name: Option<String> = None;
-    let mut message_count = 0;
-    let mut first_message = String::new();
-    let mut all = Vec::new();
-    let mut last_activity: Option<f64> = None;
-    for json in &rows {
-        let env = scanner.scan(json).ok()?;
+}
+
+/// Reads a whole regular file into `buf` (as [`io::read_file`] does, reusing the buffer).
+#[cfg(not(unix))]
+fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut f = io::open_regular(path)?;
+    buf.clear();
+    f.read_to_end(buf)?;
+    Ok(())
+}
+
+/// The running totals of `buildSessionInfo` over the rows after the header.
+#[derive(Debug, Default)]
+struct Totals {
+    name: Option<String>,
+    message_count: usize,
+    first_message: String,
+    /// The non-empty texts joined by spaces.
+    all: String,
+    texts: usize,
+    last_activity: Option<f64>,
+}
+
+impl Totals {
+    /// One parsed row (its envelope from the line reader); `None` where the reference throws.
+    fn row(
+        &mut self,
+        json: &[u8],
+        env: &Envelope<'_>,
+        scratch: &mut extract::Scratch,
+    ) -> Option<()> {
         match env.kind {
             ValueKind::Null => return None, // `entry.type` of null throws.
             ValueKind::Object => {}
-            _ => continue,
+            _ => return Some(()),
         }
-        let ty = env.r#type.as_str().and_then(EntryType::parse);
-        if ty == Some(EntryType::SessionInfo) {
-            let v = session_format::json::parse_value(json).ok()?;
-            name = match v.get("name") {
-                None | Some(JsValue::Null) => None,
-                Some(JsValue::String(s)) => {
-                    Some(js_trim(&s.to_str_lossy())).filter(|n| !n.is_empty())
+        match env.r#type.as_str().and_then(EntryType::parse) {
+            Some(EntryType::SessionInfo) => self.session_info_row(json),
+            Some(EntryType::Message) => {
+                self.message_count += 1;
+                // The envelope's `role` is `Str` only when the last `message` is an object
+                // holding a string `role` (the last one); anything else is rare and parsed.
+                let Field::Str(role) = &env.role else {
+                    return self.message_row_parsed(json);
+                };
+                if extract::may_be_too_deep(json) {
+                    return self.message_row_parsed(json);
                 }
-                Some(_) => return None,
-            };
+                let is_user = *role == "user";
+                if !is_user && *role != "assistant" {
+                    return Some(());
+                }
+                let f = extract::message_fields(json, scratch);
+                if !f.has_content {
+                    return Some(());
+                }
+                let text = match f.text {
+                    Ok(()) => Some(scratch.text.as_str()),
+                    Err(extract::Throws) => None,
+                };
+                self.add(is_user, f.message_time, f.row_time, text)
+            }
+            _ => Some(()),
         }
-        if ty != Some(EntryType::Message) {
-            continue;
-        }
-        message_count += 1;
+    }
+
+    /// A `session_info` row: the last one's trimmed `name` (a non-string name throws).
+    fn session_info_row(&mut self, json: &[u8]) -> Option<()> {
+        let name = match extract::name_field(json) {
+            Ok(name) => name,
+            Err(extract::Throws) => session_format::json::parse_value(json)
+                .ok()?
+                .get("name")
+                .cloned(),
+        };
+        self.name = match name.as_ref() {
+            None | Some(JsValue::Null) => None,
+            Some(JsValue::String(s)) => Some(js_trim(&s.to_str_lossy())).filter(|n| !n.is_empty()),
+            Some(_) => return None,
+        };
+        Some(())
+    }
+
+    /// A `message` row read through the full parse (the rare shapes: `message` missing, `null`
+    /// or not an object, `role` not a string, nesting that may be too deep for `parse_value`).
+    fn message_row_parsed(&mut self, json: &[u8]) -> Option<()> {
         let v = session_format::json::parse_value(json).ok()?;
         let message = match v.get("message") {
             None | Some(JsValue::Null) => return None,
             Some(m) => m,
         };
         let Some(role) = message.get("role").and_then(JsValue::as_str_lossy) else {
-            continue;
+            return Some(());
         };
         if message
             .as_object()
             .is_none_or(|o| !o.contains_key("content"))
         {
-            continue;
+            return Some(());
         }
         if role != "user" && role != "assistant" {
-            continue;
+            return Some(());
         }
-        match message.get("timestamp") {
-            Some(JsValue::Number(n)) => last_activity = Some(last_activity.unwrap_or(0.0).max(*n)),
-            _ => {
-                let t = js_date_of(v.get("timestamp").filter(|t| t.as_js_string().is_some()));
-                if !t.is_nan() {
-                    last_activity = Some(last_activity.unwrap_or(0.0).max(t));
+        let message_time = message.get("timestamp").and_then(JsValue::as_f64);
+        let row_time = v
+            .get("timestamp")
+            .filter(|t| t.as_js_string().is_some())
+            .map(|t| js_date_of(Some(t)));
+        let text = text_of(message);
+        self.add(role == "user", message_time, row_time, text.as_deref())
+    }
+
+    /// A user or assistant message with `content`: its time (`message.timestamp` when a
+    /// number, else the row's `timestamp` string when a valid date) and its text (`None` where
+    /// `extractTextContent` throws).
+    fn add(
+        &mut self,
+        is_user: bool,
+        message_time: Option<f64>,
+        row_time: Option<f64>,
+        text: Option<&str>,
+    ) -> Option<()> {
+        match message_time {
+            Some(n) => self.last_activity = Some(self.last_activity.unwrap_or(0.0).max(n)),
+            None => {
+                if let Some(t) = row_time
+                    && !t.is_nan()
+                {
+                    self.last_activity = Some(self.last_activity.unwrap_or(0.0).max(t));
                 }
             }
         }
-        let text = text_of(message)?;
+        let text = text?;
         if text.is_empty() {
-            continue;
+            return Some(());
         }
-        if first_message.is_empty() && role == "user" {
-            first_message = text.clone();
+        if self.first_message.is_empty() && is_user {
+            text.clone_into(&mut self.first_message);
         }
-        all.push(text);
+        if self.texts > 0 {
+            self.all.push(' ');
+        }
+        self.all.push_str(text);
+        self.texts += 1;
+        Some(())
     }
+}
+
+/// `buildSessionInfo` over a file's bytes: the header parsed in full, `message` rows read by
+/// the targeted scan of [`extract`] (rare shapes parsed in full), `session_info` rows parsed.
+fn info_of(path: &Path, buf: &[u8], scratch: &mut extract::Scratch) -> Option<SessionInfo> {
+    let mut lines = LineReader::new(buf);
+    let header_json = lines.by_ref().find_map(|l| match l.content {
+        LineContent::Json(_) => Some(l.json),
+        _ => None,
+    })?;
+    let header = match extract::header_fields(header_json) {
+        Some(h) => h,
+        None => {
+            let v = session_format::json::parse_value(header_json).ok()?;
+            let field = |k: &str| v.get(k).cloned();
+            extract::HeaderFields {
+                r#type: field("type"),
+                id: field("id"),
+                cwd: field("cwd"),
+                parent_session: field("parentSession"),
+                timestamp: field("timestamp"),
+            }
+        }
+    };
+    if header.r#type.as_ref().and_then(JsValue::as_js_string)? != "session" {
+        return None;
+    }
+    // The header row itself is an object of type `session`: nothing to count.
+    let mut t = Totals {
+        all: std::mem::take(&mut scratch.all),
+        ..Totals::default()
+    };
+    t.all.clear();
+    for line in lines {
+        if let LineContent::Json(env) = &line.content {
+            t.row(line.json, env, scratch)?;
+        }
+    }
+    // One allocation of the right size for the result; the buffer goes back for the next file.
+    let all_messages_text = t.all.clone();
+    scratch.all = std::mem::take(&mut t.all);
     let header_time = js_date_of(
         header
-            .get("timestamp")
+            .timestamp
+            .as_ref()
             .filter(|t| t.as_js_string().is_some()),
     );
-    let (modified, modified_from_mtime) = match last_activity {
+    let (modified, modified_from_mtime) = match t.last_activity {
         Some(t) if t > 0.0 => (time_clip(t), false),
         _ if !header_time.is_nan() => (header_time, false),
         _ => (mtime_ms(path).unwrap_or(f64::NAN), true),
     };
-    let created = js_date_of(header.get("timestamp"));
-    let id = match header.get("id") {
+    let created = js_date_of(header.timestamp.as_ref());
+    let id = match &header.id {
         Some(JsValue::String(s)) => s.to_str_lossy().into_owned(),
         Some(v @ (JsValue::Number(_) | JsValue::Bool(_))) => {
             let mut out = String::new();
@@ -292,24 +467,84 @@ pub fn session_info(path: &Path) -> Option<SessionInfo> {
         path: path.to_path_buf(),
         id,
         cwd: header
-            .get("cwd")
+            .cwd
+            .as_ref()
             .and_then(|v| v.as_str_lossy().map(|s| s.into_owned()))
             .unwrap_or_default(),
-        name,
+        name: t.name,
         parent_session_path: header
-            .get("parentSession")
+            .parent_session
+            .as_ref()
             .and_then(|v| v.as_str_lossy().map(|s| s.into_owned())),
         created: (!created.is_nan()).then_some(created),
         modified,
         modified_from_mtime,
-        message_count,
-        first_message: if first_message.is_empty() {
+        message_count: t.message_count,
+        first_message: if t.first_message.is_empty() {
             "(no messages)".to_owned()
         } else {
-            first_message
+            t.first_message
         },
-        all_messages_text: all.join(" "),
+        all_messages_text,
     })
+}
+
+/// At most this many threads read files for one `list` (the files are independent; the
+/// order of the result does not depend on the split).
+const MAX_THREADS: usize = 4;
+/// Fewer files than this per thread are not worth a thread.
+const MIN_FILES_PER_THREAD: usize = 16;
+/// Files a thread takes from the shared queue at a time.
+const CHUNK: usize = 4;
+
+/// [`session_info`] of every file, in the order of `files` (skipped files left out), read on
+/// up to [`MAX_THREADS`] threads (one per core).
+fn infos(files: &[PathBuf]) -> Vec<SessionInfo> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let threads = cores
+        .min(MAX_THREADS)
+        .min(files.len() / MIN_FILES_PER_THREAD)
+        .max(1);
+    if threads == 1 {
+        let mut w = Worker::default();
+        return files.iter().filter_map(|p| w.info(p)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut w = Worker::default();
+        let mut got = Vec::new();
+        loop {
+            let start = next.fetch_add(CHUNK, Ordering::Relaxed);
+            if start >= files.len() {
+                return got;
+            }
+            for (i, p) in files.iter().enumerate().skip(start).take(CHUNK) {
+                if let Some(info) = w.info(p) {
+                    got.push((i, info));
+                }
+            }
+        }
+    };
+    let mut slots: Vec<Option<SessionInfo>> = Vec::new();
+    slots.resize_with(files.len(), || None);
+    std::thread::scope(|s| {
+        // The calling thread works too; a helper that cannot be spawned leaves its share to
+        // the others (the queue is shared).
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(s, work).ok())
+            .collect();
+        let mut parts = vec![work()];
+        for h in helpers {
+            match h.join() {
+                Ok(part) => parts.push(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        for (i, info) in parts.into_iter().flatten() {
+            slots[i] = Some(info);
+        }
+    });
+    slots.into_iter().flatten().collect()
 }
 
 /// `loadEntriesFromFile`: every parsed row of the file (header first), or nothing when the file
@@ -357,10 +592,7 @@ fn sort_by_modified(v: &mut Vec<SessionInfo>) {
 /// # Errors
 /// [`ListError::ReadDir`] when the directory exists but cannot be read.
 pub fn list(dir: &Path) -> Result<Vec<SessionInfo>, ListError> {
-    let mut out: Vec<SessionInfo> = jsonl_files(dir)?
-        .iter()
-        .filter_map(|p| session_info(p))
-        .collect();
+    let mut out = infos(&jsonl_files(dir)?);
     sort_by_modified(&mut out);
     Ok(out)
 }
@@ -388,14 +620,11 @@ pub fn list_all(sessions_root: &Path) -> Result<Vec<SessionInfo>, ListError> {
         .map(|e| e.path())
         .collect();
     dirs.sort();
-    let mut out = Vec::new();
-    for d in dirs {
-        for p in jsonl_files(&d).unwrap_or_default() {
-            if let Some(info) = session_info(&p) {
-                out.push(info);
-            }
-        }
-    }
+    let files: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| jsonl_files(d).unwrap_or_default())
+        .collect();
+    let mut out = infos(&files);
     sort_by_modified(&mut out);
     Ok(out)
 }

@@ -97,6 +97,11 @@
 //!   so a node contender can still remove a lock one of our processes created a moment before.
 //! - The default [`Backoff`] is linear (`min(1000, 50·attempt)` ms); the reference polls every
 //!   50 ms ([`Backoff::Fixed`]).
+//! - A directory, FIFO, socket or device at the lock path fails at once with
+//!   [`LockError::NotALockFile`] and is never removed; the reference fails with `EISDIR` on a
+//!   directory and blocks for ever on a FIFO. At most [`MAX_LOCK_PAYLOAD_BYTES`] of a lock file
+//!   are read (the reference reads it all, failing past 2 GiB). A dangling symlink is a lock
+//!   without a payload (the reference's acquisition never returns on one).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -179,6 +179,66 @@ pub struct SessionManager {
     /// Every write runs under the session write lock with these options
     /// ([`SessionManager::set_write_lock`]).
     pub(crate) write_lock: Option<LockOptions>,
+    /// The file's first and last bytes and line count at a snapshot, for the write lock's
+    /// catch-up before an append ([`TailProbe`]).
+    pub(crate) tail_probe: Option<TailProbe>,
+}
+
+/// Bytes compared at the start of the file and just before its old end before the catch-up
+/// reads only what another writer appended (as the warm cache's tail reindex, D18 (2)).
+const PROBE_BYTES: usize = 4096;
+
+/// What this manager knows of its file at `snapshot` without keeping its bytes: the first and
+/// the last ≤ 4 KiB and the number of `\n`. When the file later has the same device and inode,
+/// is longer, and still holds those first and last bytes at the same places, the lines after
+/// the old end are all another writer added: only they are read. Valid only while the
+/// manager's snapshot is `snapshot` (anything that moves the snapshot otherwise leaves it
+/// stale, and the catch-up then reads the whole file).
+#[derive(Clone, Debug)]
+pub(crate) struct TailProbe {
+    snapshot: SessionFileSnapshot,
+    head: Vec<u8>,
+    last: Vec<u8>,
+    lines: usize,
+}
+
+impl TailProbe {
+    /// The probe of a file holding exactly `bytes` (at `snapshot`).
+    fn of(bytes: &[u8], snapshot: SessionFileSnapshot) -> Self {
+        TailProbe {
+            snapshot,
+            head: bytes[..bytes.len().min(PROBE_BYTES)].to_vec(),
+            last: bytes[bytes.len() - bytes.len().min(PROBE_BYTES)..].to_vec(),
+            lines: memchr::memchr_iter(b'\n', bytes).count(),
+        }
+    }
+
+    /// The same file, now `bytes` longer (at `snapshot`).
+    fn extend(&mut self, bytes: &[u8], snapshot: SessionFileSnapshot) {
+        if self.head.len() < PROBE_BYTES {
+            let take = (PROBE_BYTES - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..take]);
+        }
+        self.last.extend_from_slice(bytes);
+        let extra = self.last.len().saturating_sub(PROBE_BYTES);
+        self.last.drain(..extra);
+        self.lines += memchr::memchr_iter(b'\n', bytes).count();
+        self.snapshot = snapshot;
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = file.try_clone()?;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
 }
 
 /// Why a full write failed: taking the session write lock, or the write itself.
@@ -256,6 +316,7 @@ impl SessionManager {
             parsed_lines: 0,
             owner: None,
             write_lock: None,
+            tail_probe: None,
         }
     }
 
@@ -1062,6 +1123,13 @@ impl SessionManager {
     /// held; leaf and append cursor stay), so the append lands after them and is verified
     /// against the file as it now is. Any other change (rewritten, replaced, deleted, a read
     /// that did not hold still) is left to the append's own checks.
+    ///
+    /// Only the appended bytes are read when this manager's [`TailProbe`] describes the file
+    /// as it last saw it and the file still holds the probe's first and last bytes (the cost
+    /// of an append after another writer's is then that writer's lines, not the whole file);
+    /// otherwise the whole file is read and compared with what this manager knows, and the
+    /// probe is taken from it. Either way the check before a full rewrite still compares every
+    /// byte (D11).
     fn catch_up(&mut self, path: &Path) {
         let Some(known) = self.snapshot else {
             return;
@@ -1070,6 +1138,9 @@ impl SessionManager {
             return;
         };
         if before == known || !before.same_file(&known) || before.size <= known.size {
+            return;
+        }
+        if self.catch_up_tail(path, known, before) {
             return;
         }
         let Ok(now) = io::read_file(path) else {
@@ -1086,7 +1157,59 @@ impl SessionManager {
                 self.disk = DiskImage::known(&now);
             }
             self.snapshot = Some(before);
+            self.tail_probe = Some(TailProbe::of(&now, before));
         }
+    }
+
+    /// The catch-up reading only the bytes after `known.size` (see [`SessionManager::catch_up`]);
+    /// false (nothing changed) when the probe does not apply or does not match.
+    fn catch_up_tail(
+        &mut self,
+        path: &Path,
+        known: SessionFileSnapshot,
+        before: SessionFileSnapshot,
+    ) -> bool {
+        let Some(probe) = self.tail_probe.as_ref().filter(|p| p.snapshot == known) else {
+            return false;
+        };
+        // The new bytes must start a line, as a full read's `Verdict::Grew` requires.
+        if probe.last.last() != Some(&b'\n') {
+            return false;
+        }
+        let (Ok(old), Ok(new_len)) = (
+            usize::try_from(known.size),
+            usize::try_from(before.size - known.size),
+        ) else {
+            return false;
+        };
+        let Ok(file) = io::open_regular(path) else {
+            return false;
+        };
+        let mut head = vec![0u8; probe.head.len()];
+        let mut last = vec![0u8; probe.last.len()];
+        let last_at = (old - probe.last.len()) as u64;
+        let mut tail = vec![0u8; new_len];
+        let read = read_exact_at(&file, &mut head, 0)
+            .and_then(|()| read_exact_at(&file, &mut last, last_at))
+            .and_then(|()| read_exact_at(&file, &mut tail, known.size));
+        if read.is_err() || head != probe.head || last != probe.last {
+            return false;
+        }
+        let stable = SessionFileSnapshot::stat(path).is_ok_and(|after| after == Some(before));
+        // The belief must extend by exactly these bytes (it is the file as last seen).
+        let mut disk = self.disk.clone();
+        if !stable || !disk.appended(known.size, &tail) {
+            return false;
+        }
+        let line_base = probe.lines;
+        let at_row = self.rows.len().saturating_sub(self.held);
+        self.adopt_tail(line_base, old, &tail, at_row);
+        self.disk = disk;
+        self.snapshot = Some(before);
+        if let Some(p) = self.tail_probe.as_mut() {
+            p.extend(&tail, before);
+        }
+        true
     }
 
     /// Pushes a row and indexes it; returns its index.
@@ -1180,6 +1303,12 @@ impl SessionManager {
             crate::repair::invalidate_repair_cache(path);
         }
         self.snapshot = Some(out.after);
+        // The probe follows this manager's own verified appends (the file is exactly the
+        // bytes written longer); any other outcome leaves it stale.
+        match self.tail_probe.as_mut() {
+            Some(p) if verified && p.snapshot == out.before => p.extend(&out.written, out.after),
+            _ => self.tail_probe = None,
+        }
         if verified {
             self.publish(owner, &out.after);
         }
@@ -1230,11 +1359,24 @@ impl SessionManager {
     /// where they were. Returns how many rows were inserted.
     fn adopt(&mut self, prefix: &[u8], tail: &[u8], at: usize) -> usize {
         let line_base = memchr::memchr_iter(b'\n', prefix).count();
+        self.adopt_tail(line_base, prefix.len(), tail, at)
+    }
+
+    /// [`SessionManager::adopt`] of `tail`, which followed `line_base` line feeds and
+    /// `offset_base` bytes in the file. Rows adopted after every row (nothing held) extend the
+    /// index; rows inserted before held rows rebuild it.
+    fn adopt_tail(
+        &mut self,
+        line_base: usize,
+        offset_base: usize,
+        tail: &[u8],
+        at: usize,
+    ) -> usize {
         let version = self
             .header
             .and_then(|h| self.rows.get(h))
             .map_or(3.0, |h| rows::header_version(h, &self.buf));
-        let (new_rows, scanned) = rows::load_tail(tail, version, line_base, prefix.len());
+        let (new_rows, scanned) = rows::load_tail(tail, version, line_base, offset_base);
         self.parsed_lines += scanned;
         if new_rows.is_empty() {
             return 0;
@@ -1247,12 +1389,19 @@ impl SessionManager {
             self.ix.append_parent.clone(),
             self.ix.side_parent.clone(),
         );
-        self.rows.splice(at..at, new_rows);
-        self.header = self
-            .rows
-            .iter()
-            .position(|r| matches!(r.kind, RowKind::Header));
-        self.rebuild();
+        if at == self.rows.len() && self.header.is_some() {
+            // Appended after every row: the header stays where it is, and extending the index
+            // gives what a rebuild would (`Index::extend`).
+            self.rows.extend(new_rows);
+            self.ix.extend(&self.rows, at);
+        } else {
+            self.rows.splice(at..at, new_rows);
+            self.header = self
+                .rows
+                .iter()
+                .position(|r| matches!(r.kind, RowKind::Header));
+            self.rebuild();
+        }
         let ix = &mut *self.ix;
         (ix.leaf, ix.append_parent, ix.side_parent) = keep;
         inserted

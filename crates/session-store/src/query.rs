@@ -5,12 +5,12 @@
 use std::collections::HashMap;
 
 use session_format::entry::{Entry, EntryType};
-use session_format::json::{JsString, JsValue, SerdeError};
+use session_format::json::{EnvelopeScanner, Field, JsString, JsValue, SerdeError};
 
 use crate::deep::clone_value;
 use crate::error::{NameError, ReadError, RowLocation};
 use crate::id::Id;
-use crate::index::{ChildKey, Map, Resolved, Set};
+use crate::index::{ChildKey, NO_ROW, ParentStep, Resolved, Set};
 use crate::manager::{SessionManager, js_trim_js};
 use crate::rows::{EntryMeta, RowKind};
 
@@ -78,6 +78,25 @@ impl<'a> EntryRef<'a> {
         match self.resolved_parent() {
             Resolved::Id(s) => Some(s.js().clone()),
             _ => None,
+        }
+    }
+
+    /// `js_date_of` of the row's top-level `timestamp`, read with the envelope scanner (a full
+    /// parse only when the value is not a string or `null`, or the row is too deep to parse, so
+    /// the result is what a full parse gives).
+    pub(crate) fn timestamp_key(&self) -> f64 {
+        let Some(row) = self.sm.rows.get(self.row) else {
+            return js_date_of(None);
+        };
+        let mut scanner = EnvelopeScanner::new();
+        match scanner.top_level_field(row.json(&self.sm.buf), b"timestamp") {
+            Ok(Field::Absent) => js_date_of(None),
+            Ok(Field::Null) => js_date_of(Some(&JsValue::Null)),
+            Ok(Field::Str(s)) => js_date_of(Some(&JsValue::String(s.to_js_string()))),
+            Ok(Field::Other) | Err(_) => {
+                let v = self.raw_value().ok();
+                js_date_of(v.as_ref().and_then(|v| v.get("timestamp")))
+            }
         }
     }
 
@@ -392,11 +411,19 @@ impl SessionManager {
             None => ChildKey::Null,
             Some(p) => ChildKey::Id(Id::from(p)),
         };
-        self.ix
-            .children
-            .get(&key)
-            .map(|v| v.iter().map(|&i| EntryRef::new(self, i)).collect())
-            .unwrap_or_default()
+        let children = &self.ix.children;
+        // Children filed by key come first: they were added while the parent was not an entry.
+        let mut out: Vec<EntryRef<'_>> = children
+            .of_key(&key)
+            .iter()
+            .map(|&i| EntryRef::new(self, i))
+            .collect();
+        if let Some(p) = parent_id.filter(|p| !p.is_empty())
+            && let Some(&j) = self.ix.by_id.get(p.as_bytes())
+        {
+            out.extend(children.of_row(j).map(|i| EntryRef::new(self, i)));
+        }
+        out
     }
 
     /// The label of an entry.
@@ -429,6 +456,35 @@ impl SessionManager {
     }
 
     pub(crate) fn branch_from(&self, start: Option<Id>) -> Vec<EntryRef<'_>> {
+        // From an entry, the walk follows the children index's parent rows, with a bitmap of
+        // visited rows as the seen-set (one row per id: `byId` rows). Anything else (an opaque
+        // start, a parent that is not an entry) walks by id.
+        let Some(&first) = start.as_ref().and_then(|s| self.ix.by_id.get(s)) else {
+            return self.branch_from_by_id(start);
+        };
+        let mut seen = vec![0u64; self.rows.len().div_ceil(64)];
+        let mut path = Vec::new();
+        let mut i = first;
+        loop {
+            let (word, bit) = (i / 64, 1u64 << (i % 64));
+            match seen.get_mut(word) {
+                Some(w) if *w & bit == 0 => *w |= bit,
+                Some(_) => break,
+                None => return self.branch_from_by_id(start),
+            }
+            path.push(EntryRef::new(self, i));
+            match self.ix.parent_step(i) {
+                ParentStep::Row(j) => i = j,
+                ParentStep::End => break,
+                ParentStep::ById => return self.branch_from_by_id(start),
+            }
+        }
+        path.reverse();
+        path
+    }
+
+    /// [`SessionManager::branch_from`] by id lookups and a seen-set of ids.
+    fn branch_from_by_id(&self, start: Option<Id>) -> Vec<EntryRef<'_>> {
         let mut path = Vec::new();
         let mut seen: Set<Id> = Set::default();
         let mut cur = start;
@@ -508,36 +564,60 @@ impl SessionManager {
     /// a parent cycle, which the reference drops (or hangs on), are kept — each cycle is broken
     /// at its member that comes first in the file — so every entry appears exactly once.
     pub fn get_tree(&self) -> SessionTree<'_> {
-        let mut node_of: Map<&Id, usize> = Map::default();
-        let mut nodes: Vec<TreeNode<'_>> = Vec::with_capacity(self.ix.id_order.len());
-        let mut first_pos: Vec<usize> = Vec::new();
-        for (pos, row) in self.rows.iter().enumerate() {
-            let Some(e) = row.kind.entry() else { continue };
-            if node_of.contains_key(&e.id) {
-                continue;
+        // Nodes in first-occurrence order of their ids (`id_order`), each the last row with
+        // that id; parents and labels are found by row, through the children index.
+        let ix = &self.ix;
+        let mut node_of_row: Vec<u32> = vec![NO_ROW; self.rows.len()];
+        let mut nodes: Vec<TreeNode<'_>> = Vec::with_capacity(ix.id_order.len());
+        let entry_rows: Vec<usize> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r.kind, RowKind::Entry(_)))
+            .map(|(i, _)| i)
+            .collect();
+        // Without duplicate ids, every entry row is its id's first and last row.
+        let node_rows: Vec<usize> = if entry_rows.len() == ix.id_order.len() {
+            entry_rows
+        } else {
+            ix.id_order
+                .iter()
+                .filter_map(|id| ix.by_id.get(id).copied())
+                .collect()
+        };
+        for last in node_rows {
+            if let Some(slot) = node_of_row.get_mut(last) {
+                *slot = u32::try_from(nodes.len()).unwrap_or(NO_ROW);
             }
-            let Some(&last) = self.ix.by_id.get(&e.id) else {
-                continue;
-            };
-            node_of.insert(&e.id, nodes.len());
-            first_pos.push(pos);
-            let label = self.ix.labels.get(&e.id);
             nodes.push(TreeNode {
                 entry: EntryRef::new(self, last),
                 children: Vec::new(),
-                label: label.map(|l| clone_value(&l.label)),
-                label_timestamp: label.and_then(|l| l.timestamp.as_ref().map(clone_value)),
+                label: None,
+                label_timestamp: None,
             });
+        }
+        let node_at = |row: usize| -> Option<usize> {
+            node_of_row
+                .get(row)
+                .copied()
+                .filter(|&k| k != NO_ROW)
+                .map(|k| k as usize)
+        };
+        for (target, l) in &ix.labels {
+            if let Some(k) = ix.by_id.get(target).and_then(|&row| node_at(row)) {
+                nodes[k].label = Some(clone_value(&l.label));
+                nodes[k].label_timestamp = l.timestamp.as_ref().map(clone_value);
+            }
         }
         let n = nodes.len();
         let mut parent: Vec<Option<usize>> = vec![None; n];
         let mut roots: Vec<usize> = Vec::new();
         for (k, node) in nodes.iter().enumerate() {
-            let resolved = node.entry.resolved_parent();
-            let p = resolved
-                .as_id()
-                .filter(|p| *p != node.entry.id())
-                .and_then(|p| node_of.get(p).copied());
+            // A reported parent that is the node itself, or no entry, makes a root.
+            let p = match ix.parent_step(node.entry.row) {
+                ParentStep::Row(j) if j != node.entry.row => node_at(j),
+                _ => None,
+            };
             match p {
                 Some(p) => parent[k] = Some(p),
                 None => roots.push(k),
@@ -575,15 +655,12 @@ impl SessionManager {
             loop {
                 if let Some(&at) = on_walk.get(&k) {
                     let cycle = &walk[at..];
-                    let breaker = cycle
-                        .iter()
-                        .copied()
-                        .min_by_key(|&c| first_pos[c])
-                        .unwrap_or(k);
+                    let breaker = cycle.iter().copied().min().unwrap_or(k);
                     if let Some(p) = parent[breaker].take() {
                         children[p].retain(|&c| c != breaker);
                     }
-                    let at_pos = roots.partition_point(|&r| first_pos[r] < first_pos[breaker]);
+                    // Nodes are numbered in file order of their first row.
+                    let at_pos = roots.partition_point(|&r| r < breaker);
                     roots.insert(at_pos, breaker);
                     mark(breaker, &mut reached, &children);
                     break;
@@ -598,12 +675,68 @@ impl SessionManager {
         }
         for (k, mut kids) in children.into_iter().enumerate() {
             // Only lists of two or more need timestamps (and thus a parse of each child).
-            js_sort_by_key(&mut kids, |&c| {
-                let v = nodes[c].entry.raw_value().ok();
-                js_date_of(v.as_ref().and_then(|v| v.get("timestamp")))
-            });
+            js_sort_by_key(&mut kids, |&c| nodes[c].entry.timestamp_key());
             nodes[k].children = kids;
         }
         SessionTree { nodes, roots }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::SessionManager;
+    use crate::rows::RowKind;
+
+    /// The branch walk over the children index's parent rows gives exactly the rows of the walk
+    /// by id, from every entry and opaque id of every fixture (cycles, duplicates, opaque chains
+    /// and leaf controls included).
+    #[test]
+    fn branch_by_rows_equals_branch_by_id_on_fixtures() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut files = 0;
+        let mut walks = 0;
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                if p.extension().is_none_or(|x| x != "jsonl") {
+                    continue;
+                }
+                let Ok(open) = SessionManager::open_read_only(&p, Some("/")) else {
+                    continue;
+                };
+                let sm = &open.session;
+                files += 1;
+                let mut starts: Vec<Option<crate::id::Id>> = vec![sm.ix.leaf.clone()];
+                for row in sm.rows.iter() {
+                    match &row.kind {
+                        RowKind::Entry(e) => starts.push(Some(e.id.clone())),
+                        RowKind::Linked { id, .. } => starts.push(Some(id.clone())),
+                        RowKind::Leaf(l) => starts.push(Some(l.id.clone())),
+                        _ => {}
+                    }
+                }
+                for start in starts {
+                    let rows = |path: Vec<crate::EntryRef<'_>>| -> Vec<usize> {
+                        path.iter().map(|e| e.row).collect()
+                    };
+                    assert_eq!(
+                        rows(sm.branch_from(start.clone())),
+                        rows(sm.branch_from_by_id(start.clone())),
+                        "{} from {start:?}",
+                        p.display()
+                    );
+                    walks += 1;
+                }
+            }
+        }
+        assert!(files > 10 && walks > 50, "{files} files, {walks} walks");
     }
 }

@@ -20,7 +20,11 @@
 //!   [`RepairOptions::keep_backup`] is false (docs/DEVIATIONS.md D16); a
 //!   [`RepairOptions::dry_run`] reports the counts a rewrite would have and writes nothing;
 //! - a repaired file needs no further repair, so a second call writes nothing and leaves no
-//!   second backup (no pile-up, reference issue #80960);
+//!   second backup (no pile-up, reference issue #80960); a file that cannot be replaced (not
+//!   writable by this process, or in a directory where it cannot create files:
+//!   [`crate::io::check_replaceable`]) fails with `repair failed: …` before any backup is
+//!   written, and a rewrite that fails anyway removes its backup again when the file still holds
+//!   the original bytes, so failed attempts leave nothing behind either;
 //! - nothing is written for a missing, unreadable, empty or header-less file. A legacy
 //!   `sqlite:<agent>:<session>:<store>` marker is no special case: like the reference, the
 //!   repair resolves it as a relative path (normally: `missing session file`).
@@ -534,7 +538,10 @@ fn full_pass(
         cleaned.push(b'\n');
     }
 
-    let backup = match write_backup(file, bytes) {
+    // A file that cannot be replaced (read-only, or in a directory where no temporary file can
+    // be created) fails here, before the backup is written: a backup per attempt of a repair
+    // that can never succeed would pile up.
+    let backup = match fileio::check_replaceable(file).and_then(|()| write_backup(file, bytes)) {
         Ok(path) => path,
         Err(e) => {
             forget(file);
@@ -549,7 +556,11 @@ fn full_pass(
         outcome.reason = Some(RepairSkip::RepairFailed {
             message: e.to_string(),
         });
-        if options.keep_backup || fileio::remove_file(&backup).is_err() {
+        // The rewrite failed: when the file still holds exactly the original bytes the backup
+        // is a redundant copy and goes; otherwise (e.g. the rename happened but the directory
+        // fsync failed) it is kept and reported.
+        let unchanged = fileio::read_file(file).is_ok_and(|now| now == bytes);
+        if !unchanged || fileio::remove_file(&backup).is_err() {
             outcome.backup_path = Some(backup);
         }
         return outcome;

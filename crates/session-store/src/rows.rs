@@ -98,8 +98,8 @@ pub(crate) struct EntryMeta {
     pub(crate) side: bool,
     /// For `message` rows.
     pub(crate) msg: Option<MsgShape>,
-    /// For `label` rows.
-    pub(crate) label: Option<LabelMeta>,
+    /// For `label` rows (boxed: rare, and large next to the rest of the row).
+    pub(crate) label: Option<Box<LabelMeta>>,
 }
 
 /// A leaf control (openclaw-jsonl.md §1.4): `{type:"leaf", id, parentId, targetId,
@@ -304,6 +304,18 @@ pub(crate) fn classify_row(
     version: f64,
     first_header: bool,
 ) -> RowKind {
+    classify_row_after(env, json, version, first_header, None)
+}
+
+/// As [`classify_row`]; `prev` is the id of the entry before this row, shared (not copied) when
+/// this row's `parentId` names it, as it does along every chain.
+fn classify_row_after(
+    env: &Envelope<'_>,
+    json: &[u8],
+    version: f64,
+    first_header: bool,
+    prev: Option<&Id>,
+) -> RowKind {
     if first_header {
         return RowKind::Header;
     }
@@ -315,19 +327,22 @@ pub(crate) fn classify_row(
     match classify_in(env, version) {
         RowClass::Entry(ty) => {
             let id = field_id(&env.id).unwrap_or_else(|| Id::from(""));
-            let parent = Parent::from_field(&env.parent_id);
+            let parent = match (&env.parent_id, prev) {
+                (Field::Str(p), Some(prev)) if p.as_wtf8() == prev.as_bytes() => {
+                    Parent::Str(prev.clone())
+                }
+                (f, _) => Parent::from_field(f),
+            };
             let needs_parse = ty == EntryType::Label
-                || memchr::memmem::find(json, b"\"appendMode\"").is_some()
                 || (ty == EntryType::Message && matches!(env.role, Field::Absent));
             let full = if needs_parse {
                 parse_value(json).ok()
             } else {
                 None
             };
-            let side = full
-                .as_ref()
-                .and_then(|v| v.get("appendMode"))
-                .is_some_and(|m| m.as_js_string().is_some_and(|s| *s == "side"));
+            // `appendMode` as the top-level property reads (the envelope resolves duplicate
+            // keys and escapes as `JSON.parse` does).
+            let side = env.append_mode.as_js_str().is_some_and(|m| *m == "side");
             let msg = (ty == EntryType::Message).then(|| match (&env.role, &full) {
                 (Field::Str(r), _) if r == "assistant" => MsgShape::Assistant,
                 (Field::Absent, Some(v)) => match v.get("message") {
@@ -339,7 +354,7 @@ pub(crate) fn classify_row(
                 _ => MsgShape::Object,
             });
             let label = if ty == EntryType::Label {
-                full.map(label_meta)
+                full.map(|v| Box::new(label_meta(v)))
             } else {
                 None
             };
@@ -377,76 +392,156 @@ pub(crate) struct Loaded {
     pub(crate) scanned: usize,
 }
 
+/// Files at least this large are read on two threads by [`load`].
+const SPLIT_MIN: usize = 4 << 20;
+
 /// Reads every line of `buf` into rows (blank lines are not rows), classifying them against
-/// the header's version.
+/// the header's version. Large buffers are read in two halves on two threads (split after a
+/// LF); the result is the same as one pass in file order.
 pub(crate) fn load(buf: &[u8]) -> Loaded {
-    struct Pending<'a> {
-        row: Row,
-        env: Option<Envelope<'a>>,
-    }
-    let mut pending: Vec<Pending<'_>> = Vec::new();
+    load_split(buf, SPLIT_MIN)
+}
+
+/// [`load`], splitting the work when `buf` holds at least `split_min` bytes.
+pub(crate) fn load_split(buf: &[u8], split_min: usize) -> Loaded {
+    let (header_at, version, first_non_blank) = find_header(buf);
+    let mid = if buf.len() >= split_min {
+        memchr::memchr(b'\n', buf.get(buf.len() / 2..).unwrap_or_default())
+            .map(|i| buf.len() / 2 + i + 1)
+    } else {
+        None
+    };
+    load_at(buf, mid, header_at, version, first_non_blank)
+}
+
+/// The offset of the header line (the first line that parses, when it reads as a header), the
+/// version it gives every other row, and the offset of the first non-blank line.
+fn find_header(buf: &[u8]) -> (Option<usize>, f64, Option<usize>) {
+    let mut first_non_blank: Option<usize> = None;
     for line in LineReader::new(buf) {
+        match line.content {
+            LineContent::Blank => {}
+            LineContent::Malformed(_) => {
+                first_non_blank.get_or_insert(line.raw.offset);
+            }
+            LineContent::Json(env) => {
+                first_non_blank.get_or_insert(line.raw.offset);
+                if !session_format::row::is_readable_header(&env) {
+                    return (None, 3.0, first_non_blank);
+                }
+                // `header_version`: `version ?? 1` of the parsed header.
+                let version = match parse_value(line.json) {
+                    Ok(v) => js_version_number(v.get("version")),
+                    Err(_) => 3.0,
+                };
+                return (Some(line.raw.offset), version, first_non_blank);
+            }
+        }
+    }
+    (None, 3.0, first_non_blank)
+}
+
+/// The rest of [`load_split`], with the split point (just after a LF) chosen.
+fn load_at(
+    buf: &[u8],
+    mid: Option<usize>,
+    header_at: Option<usize>,
+    version: f64,
+    first_non_blank: Option<usize>,
+) -> Loaded {
+    // Only a split after the first non-blank line keeps the halves independent.
+    let mid = mid.filter(|&m| m < buf.len() && first_non_blank.is_some_and(|f| f < m));
+    let (rows, scanned) = match mid {
+        None => {
+            let (rows, scanned, _) = load_range(buf, 0, buf.len(), false, header_at, version);
+            (rows, scanned)
+        }
+        Some(mid) => {
+            let (first, second) = std::thread::scope(|s| {
+                let second = s.spawn(|| load_range(buf, mid, buf.len(), true, header_at, version));
+                let first = load_range(buf, 0, mid, false, header_at, version);
+                (first, second.join())
+            });
+            let (mut rows, scanned, first_lines) = first;
+            match second {
+                Ok((more, more_scanned, _)) => {
+                    // Lines before `mid` (blank ones included) precede the second half's.
+                    let base = first_lines;
+                    rows.reserve_exact(more.len());
+                    rows.extend(more.into_iter().map(|mut row| {
+                        if let Some((line, _)) = &mut row.pos {
+                            *line += base;
+                        }
+                        if let RowKind::Malformed(e) = &mut row.kind {
+                            e.line += base;
+                        }
+                        row
+                    }));
+                    (rows, scanned + more_scanned)
+                }
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    };
+    let header =
+        header_at.and_then(|_| rows.iter().position(|r| matches!(r.kind, RowKind::Header)));
+    Loaded {
+        rows,
+        header,
+        blank: first_non_blank.is_none(),
+        scanned,
+    }
+}
+
+/// The rows of the lines starting in `start..end` (see [`LineReader::range`]), the row at
+/// offset `header_at` being the header; returns them, how many lines were scanned, and how
+/// many lines (blank ones included) the range holds.
+fn load_range(
+    buf: &[u8],
+    start: usize,
+    end: usize,
+    after_non_blank: bool,
+    header_at: Option<usize>,
+    version: f64,
+) -> (Vec<Row>, usize, usize) {
+    // About one row per KiB in real transcripts; the vector grows past that if needed.
+    let mut rows: Vec<Row> = Vec::with_capacity((end - start) / 1024 + 16);
+    let mut prev: Option<Id> = None;
+    let mut lines = 0;
+    for line in LineReader::range(buf, start, end, after_non_blank) {
+        lines = line.raw.number;
         let start = line.raw.offset;
         let end = start + line.raw.bytes.len();
         let json_off = line.json.as_ptr() as usize - line.raw.bytes.as_ptr() as usize;
         let json = (json_off, json_off + line.json.len());
         let pos = Some((line.raw.number, start));
         let text = Text::Span { start, end };
-        match line.content {
-            LineContent::Blank => {}
-            LineContent::Malformed(err) => pending.push(Pending {
-                row: Row {
-                    text,
-                    json,
-                    pos,
-                    kind: RowKind::Malformed(err),
-                },
-                env: None,
-            }),
-            LineContent::Json(env) => pending.push(Pending {
-                row: Row {
-                    text,
-                    json,
-                    pos,
-                    kind: RowKind::Opaque {
-                        object: false,
-                        session: false,
-                        parent: Parent::Absent,
-                    },
-                },
-                env: Some(env),
-            }),
-        }
-    }
-    let first_json = pending.iter().position(|p| p.env.is_some());
-    let header = first_json.filter(|&i| {
-        pending[i]
-            .env
-            .as_ref()
-            .is_some_and(session_format::row::is_readable_header)
-    });
-    let version = match header {
-        Some(i) => header_version(&pending[i].row, buf),
-        None => 3.0,
-    };
-    let scanned = pending.len();
-    let rows = pending
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let Pending { mut row, env } = p;
-            if let Some(env) = env {
-                row.kind = classify_row(&env, row.json(buf), version, Some(i) == header);
+        let kind = match line.content {
+            LineContent::Blank => continue,
+            LineContent::Malformed(err) => RowKind::Malformed(err),
+            LineContent::Json(env) => {
+                let kind = classify_row_after(
+                    &env,
+                    line.json,
+                    version,
+                    header_at == Some(start),
+                    prev.as_ref(),
+                );
+                if let RowKind::Entry(e) = &kind {
+                    prev = Some(e.id.clone());
+                }
+                kind
             }
-            row
-        })
-        .collect();
-    Loaded {
-        rows,
-        header,
-        blank: session_format::line::is_blank(buf),
-        scanned,
+        };
+        rows.push(Row {
+            text,
+            json,
+            pos,
+            kind,
+        });
     }
+    let scanned = rows.len();
+    (rows, scanned, lines)
 }
 
 /// Rows of `tail`: bytes a file gained after its first `offset_base` bytes, which held
@@ -580,4 +675,65 @@ pub(crate) fn migrate_rows(
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A loaded buffer as comparable text.
+    fn summary(l: &Loaded) -> String {
+        format!("{:?} {:?} {} {}", l.rows, l.header, l.blank, l.scanned)
+    }
+
+    /// Reading a buffer in two halves gives exactly the rows of one pass, whatever line the
+    /// split falls after: positions, line numbers, errors, the header and classification.
+    #[test]
+    fn split_load_equals_one_pass_at_every_line() {
+        let cases: [&[u8]; 5] = [
+            b"{\"type\":\"session\",\"version\":2,\"id\":\"s\"}\n\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"assistant\"}}\n  \nnot json\n{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\",\"appendMode\":\"side\",\"message\":{}}\n{\"type\":\"label\",\"id\":\"c\",\"parentId\":\"b\",\"targetId\":\"a\",\"label\":\"x\"}\n{\"type\":\"leaf\",\"id\":\"d\",\"parentId\":\"c\",\"targetId\":\"a\"}\n{\"broken\":\n{\"type\":\"message\",\"id\":\"e\",\"parentId\":\"b\",\"message\":{\"role\":\"user\"}}  \xc2\xa0\n\n",
+            b"\xef\xbb\xbf  {\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n[1,2]\n\"str\"\n{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\",\"message\":null}\n{\"type\":\"message\",\"id\":\"c\",\"parentId\":\"b\",\"message\":{\"role\":\"user\"}}\n{\"type\":\"message\",\"id\":\"d\",\"parentId\":\"c\"",
+            b"garbage\n\n{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\"}\n",
+            b"\n\n   \n{\"type\":\"message\",\"id\":\"a\"}\n{\"type\":\"compaction\",\"id\":\"b\",\"parentId\":\"a\"}\n{\"type\":\"reset\",\"id\":\"r\",\"parentId\":\"b\"}\n",
+            b"\n \n\t\n",
+        ];
+        for buf in cases {
+            let whole = summary(&load_split(buf, usize::MAX));
+            for (mid, _) in buf.iter().enumerate().filter(|(_, b)| **b == b'\n') {
+                let (header_at, version, first) = find_header(buf);
+                let split = summary(&load_at(buf, Some(mid + 1), header_at, version, first));
+                assert_eq!(split, whole, "split after byte {mid}");
+            }
+            assert_eq!(summary(&load_split(buf, 0)), whole);
+        }
+    }
+
+    /// The two-thread path of [`load`] over every fixture of this crate equals one pass.
+    #[test]
+    fn split_load_equals_one_pass_on_fixtures() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut seen = 0;
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                    let Ok(buf) = std::fs::read(&p) else { continue };
+                    assert_eq!(
+                        summary(&load_split(&buf, 0)),
+                        summary(&load_split(&buf, usize::MAX)),
+                        "{}",
+                        p.display()
+                    );
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 10, "only {seen} fixtures found");
+    }
 }

@@ -6,10 +6,14 @@
 //! `node xtask/conformance/runner.mjs --reference openclaw` where a test says so.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
+#[cfg(unix)]
+mod nobody;
 mod support;
 
 use std::path::{Path, PathBuf};
 
+#[cfg(unix)]
+use nobody::{PERM_CHILD, is_root, open_dir, run_as_nobody};
 use session_format::json::{JsString, JsValue, parse_value, to_json_string};
 use session_store::{AppendError, OpenError, SessionManager};
 use support::{HEADER, msg_line};
@@ -490,63 +494,6 @@ fn rewrite_keeps_full_mode_bits() {
         std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
         0o2640
     );
-}
-
-#[cfg(unix)]
-const PERM_CHILD: &str = "SESSION_STORE_PERM_CHILD_DIR";
-
-/// True when this process is root (Linux: `/proc/self` belongs to the effective uid).
-#[cfg(unix)]
-fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-}
-
-/// Runs `name` (this test binary's test) in a child process as `nobody` with `dir` in
-/// [`PERM_CHILD`]; `false` (with a printed reason) when the child cannot be started.
-#[cfg(unix)]
-fn run_as_nobody(name: &str, dir: &Path) -> bool {
-    use std::os::unix::process::CommandExt;
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env(PERM_CHILD, dir)
-        .uid(65534)
-        .gid(65534)
-        .output();
-    match out {
-        Err(e) => {
-            eprintln!("{name}: cannot run the check as nobody ({e}); not checked");
-            false
-        }
-        Ok(out) => {
-            assert!(
-                out.status.success(),
-                "child failed: {:?}\n{}\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                stdout.contains("1 passed"),
-                "the child ran no test: {stdout}"
-            );
-            true
-        }
-    }
-}
-
-/// A world-accessible scratch directory (the child may run as `nobody`).
-#[cfg(unix)]
-fn open_dir(mode: u32) -> (tempfile::TempDir, PathBuf) {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = support::tempdir();
-    let d = canon(&dir);
-    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let inner = d.join("sessions");
-    std::fs::create_dir(&inner).unwrap();
-    std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(mode)).unwrap();
-    (dir, inner)
 }
 
 #[cfg(unix)]

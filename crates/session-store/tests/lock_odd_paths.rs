@@ -63,6 +63,9 @@ fn name(p: &Path) -> String {
     p.file_name().unwrap().to_string_lossy().into_owned()
 }
 
+/// Name, reasons, reclaimable, removed, not a lock file.
+type Row = (String, Vec<StaleReason>, bool, bool, Option<NonRegularLock>);
+
 const MALFORMED: [StaleReason; 2] = [StaleReason::MissingPid, StaleReason::InvalidCreatedAt];
 
 #[test]
@@ -73,7 +76,11 @@ fn a_fifo_at_the_lock_path_fails_the_acquisition_at_once_naming_it() {
     mkfifo(&lock_path);
     // A 60 s timeout: the error comes at once, not after waiting (the FIFO never goes away).
     let err = acquire_error(&file, Duration::from_secs(60));
-    let LockError::NotALockFile { found, lock_path: at } = &err else {
+    let LockError::NotALockFile {
+        found,
+        lock_path: at,
+    } = &err
+    else {
         panic!("unexpected error {err:?}");
     };
     assert_eq!(
@@ -103,11 +110,8 @@ fn a_fifo_at_the_lock_path_fails_the_acquisition_at_once_naming_it() {
     );
 
     // `inspect_session_lock` (what archive and clear ask) reports it as held, without opening it.
-    let info = bounded({
-        let file = file.clone();
-        move || inspect_session_lock(&file, Duration::from_secs(1800)).unwrap()
-    })
-    .unwrap();
+    let info =
+        bounded(move || inspect_session_lock(&file, Duration::from_secs(1800)).unwrap()).unwrap();
     assert_eq!(info.lock_path, lock_path);
     assert_eq!(info.pid, None);
     assert_eq!(info.stale_reasons, MALFORMED);
@@ -192,7 +196,10 @@ fn a_lock_file_over_the_cap_is_a_malformed_payload_and_not_read() {
     bytes.resize(cap + 1, b' ');
     plant(&lock_path, &bytes);
     let err = acquire_error(&file, Duration::ZERO);
-    let LockError::Timeout { owner, owner_pid, .. } = &err else {
+    let LockError::Timeout {
+        owner, owner_pid, ..
+    } = &err
+    else {
         panic!("unexpected error {err:?}");
     };
     assert_eq!(owner, "owner=unknown");
@@ -204,9 +211,12 @@ fn a_lock_file_over_the_cap_is_a_malformed_payload_and_not_read() {
     plant(&lock_path, &bytes);
     let file2 = file.clone();
     bounded(move || {
-        SessionWriteLock::acquire(&file2, &LockOptions::default().with_timeout(Some(Duration::ZERO)))
-            .map(drop)
-            .unwrap();
+        SessionWriteLock::acquire(
+            &file2,
+            &LockOptions::default().with_timeout(Some(Duration::ZERO)),
+        )
+        .map(drop)
+        .unwrap();
     });
     assert!(!lock_path.exists());
 
@@ -224,9 +234,12 @@ fn a_lock_file_over_the_cap_is_a_malformed_payload_and_not_read() {
     assert!(info.reclaimable);
     assert_eq!(info.not_regular, None);
     bounded(move || {
-        SessionWriteLock::acquire(&file, &LockOptions::default().with_timeout(Some(Duration::ZERO)))
-            .map(drop)
-            .unwrap();
+        SessionWriteLock::acquire(
+            &file,
+            &LockOptions::default().with_timeout(Some(Duration::ZERO)),
+        )
+        .map(drop)
+        .unwrap();
     });
     assert!(!lock_path.exists());
 }
@@ -283,7 +296,7 @@ fn clean_lists_directories_fifos_and_symlinks_and_removes_only_stale_lock_files(
     // Not a lock name.
     std::fs::create_dir(at("other.lock")).unwrap();
 
-    let summary = |infos: &[LockFileInfo]| -> Vec<(String, Vec<StaleReason>, bool, bool, Option<NonRegularLock>)> {
+    let summary = |infos: &[LockFileInfo]| -> Vec<Row> {
         infos
             .iter()
             .map(|i| {
@@ -310,12 +323,48 @@ fn clean_lists_directories_fifos_and_symlinks_and_removes_only_stale_lock_files(
     let m = MALFORMED.to_vec();
     let expected = |removed: bool| {
         vec![
-            ("a-dir.jsonl.lock".to_owned(), m.clone(), false, false, dir_kind(false)),
-            ("b-fifo.jsonl.lock".to_owned(), m.clone(), false, false, fifo),
-            ("c-sym-dead.jsonl.lock".to_owned(), vec![StaleReason::DeadPid], true, removed, None),
-            ("d-dangling.jsonl.lock".to_owned(), m.clone(), true, removed, None),
-            ("e-sym-dir.jsonl.lock".to_owned(), m.clone(), false, false, dir_kind(true)),
-            ("f-sym-fresh.jsonl.lock".to_owned(), m.clone(), false, false, None),
+            (
+                "a-dir.jsonl.lock".to_owned(),
+                m.clone(),
+                false,
+                false,
+                dir_kind(false),
+            ),
+            (
+                "b-fifo.jsonl.lock".to_owned(),
+                m.clone(),
+                false,
+                false,
+                fifo,
+            ),
+            (
+                "c-sym-dead.jsonl.lock".to_owned(),
+                vec![StaleReason::DeadPid],
+                true,
+                removed,
+                None,
+            ),
+            (
+                "d-dangling.jsonl.lock".to_owned(),
+                m.clone(),
+                true,
+                removed,
+                None,
+            ),
+            (
+                "e-sym-dir.jsonl.lock".to_owned(),
+                m.clone(),
+                false,
+                false,
+                dir_kind(true),
+            ),
+            (
+                "f-sym-fresh.jsonl.lock".to_owned(),
+                m.clone(),
+                false,
+                false,
+                None,
+            ),
         ]
     };
     assert_eq!(summary(&clean(&sessions, false)), expected(false));

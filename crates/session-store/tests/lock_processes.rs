@@ -21,7 +21,10 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use lock_common::{CHILD_MODE_ENV, MARK, Marked, child_command, json_lines, lock_of, mark};
+use lock_common::{
+    CHILD_MODE_ENV, MARK, Marked, assert_contended_and_released, child_command, json_lines,
+    lock_of, mark,
+};
 use session_format::json::JsValue;
 use session_store::Durability;
 use session_store::lock::{self, Backoff, LockError, LockOptions, SessionWriteLock};
@@ -240,15 +243,7 @@ fn four_processes_append_500_entries_each_without_interleaving() {
             w[0].as_object().unwrap().get("writer") != w[1].as_object().unwrap().get("writer")
         })
         .count();
-    eprintln!("writer switches between consecutive lines: {switches}");
-    assert!(
-        switches >= 100,
-        "the writers hardly contended ({switches} switches)"
-    );
-    assert!(
-        !lock_of(&file).exists(),
-        "the last release removed the lock"
-    );
+    assert_contended_and_released(switches, &file);
 }
 
 #[test]

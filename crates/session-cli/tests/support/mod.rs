@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// What a run of the binary produced.
@@ -378,3 +379,110 @@ pub fn attr_values(html: &str, name: &str) -> Vec<String> {
     }
     out
 }
+
+// ---------------------------------------------------------------------------------------
+// write commands: directory listings, JSON output, sessions by age, locks
+
+/// Every path under `dir` (files, directories, symlinks; not followed), relative, sorted;
+/// directories end in `/`.
+pub fn listing(dir: &Path) -> Vec<String> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let path = e.path();
+            let rel = path
+                .strip_prefix(base)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                out.push(format!("{rel}/"));
+                walk(base, &path, out);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+/// The bytes of every regular file under `dir`, by relative path.
+pub fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    listing(dir)
+        .into_iter()
+        .filter(|rel| {
+            std::fs::symlink_metadata(dir.join(rel)).is_ok_and(|m| m.file_type().is_file())
+        })
+        .map(|rel| {
+            let bytes = std::fs::read(dir.join(&rel)).unwrap();
+            (rel, bytes)
+        })
+        .collect()
+}
+
+/// `v` pretty-printed (two-space indent) with a final newline, as `--json` output is.
+pub fn pretty(v: &Value) -> String {
+    format!("{}\n", serde_json::to_string_pretty(v).unwrap())
+}
+
+/// The canonical form of `p`, displayed.
+pub fn canonical(p: &Path) -> String {
+    std::fs::canonicalize(p).unwrap().display().to_string()
+}
+
+/// `starttime` (field 22 of `/proc/<pid>/stat`) of this test process.
+pub fn own_starttime() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 1..];
+    after.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+/// A pid that no longer runs (a child that has exited and been reaped).
+pub fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+/// Now as an ISO time (`toISOString`).
+pub fn now_iso() -> String {
+    session_format::time::to_iso_string(session_format::ids::now_ms()).unwrap()
+}
+
+/// A lock payload as OpenClaw writes it.
+pub fn lock_payload(pid: u32, created_at: &str, starttime: Option<u64>) -> String {
+    let mut s = format!(
+        "{{\n  \"pid\": {pid},\n  \"createdAt\": \"{created_at}\",\n  \"maxHoldMs\": 300000"
+    );
+    if let Some(st) = starttime {
+        s.push_str(&format!(",\n  \"starttime\": {st}"));
+    }
+    s.push_str("\n}\n");
+    s
+}
+
+/// A lock held by this (running) test process.
+pub fn live_lock() -> String {
+    lock_payload(std::process::id(), &now_iso(), Some(own_starttime()))
+}
+
+/// A session file whose only message is at `at_ms` (its last activity).
+pub fn session_bytes(id: &str, at_ms: i64) -> Vec<u8> {
+    let iso = session_format::time::to_iso_string(at_ms).unwrap();
+    format!(
+        "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"{iso}\",\"cwd\":\"/w\"}}\n\
+         {{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"{iso}\",\
+         \"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":{at_ms}}}}}\n"
+    )
+    .into_bytes()
+}
+
+/// One day in milliseconds.
+pub const DAY: i64 = 86_400_000;
+/// 2026-07-01T00:00:00.000Z.
+pub const NOW: i64 = 1_782_864_000_000;

@@ -241,38 +241,69 @@ impl<'a> Parser<'a> {
 
     /// Finds the end of the string starting at `self.pos` (which is `"`), checking escapes and
     /// control characters. Returns the body span and whether it holds an escape. Leaves
-    /// `self.pos` after the closing quote.
+    /// `self.pos` after the closing quote (at the offending byte on error).
+    ///
+    /// Plain runs are skipped 8 bytes at a time ([`special_mask`]); escapes are checked in the
+    /// same loop, without leaving it, since tool output holds one every few dozen bytes.
     #[inline]
     pub(crate) fn skip_string(&mut self) -> Result<(usize, usize, bool), JsonError> {
-        self.pos += 1;
-        let start = self.pos;
+        let input = self.input;
+        let start = self.pos + 1;
+        let mut pos = start;
         let mut escaped = false;
         loop {
-            self.pos += find_string_special(&self.input[self.pos..]);
-            match self.input.get(self.pos) {
-                None => return Err(self.error(JsonErrorKind::UnexpectedEnd)),
-                Some(b'"') => {
-                    let end = self.pos;
-                    self.pos += 1;
-                    return Ok((start, end, escaped));
-                }
-                Some(b'\\') => {}
-                Some(_) => return Err(self.error(JsonErrorKind::ControlCharacterInString)),
-            }
-            escaped = true;
-            self.pos += 1;
-            match self.peek() {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.pos += 1,
-                Some(b'u') => {
-                    self.pos += 1;
-                    for _ in 0..4 {
-                        if !self.peek().is_some_and(|b| b.is_ascii_hexdigit()) {
-                            return Err(self.eof_or(JsonErrorKind::InvalidEscape));
+            // Find the next `"`, `\\` or control character.
+            let hit = loop {
+                if let Some(chunk) = input.get(pos..pos + 8) {
+                    let mut lanes = [0u8; 8];
+                    lanes.copy_from_slice(chunk);
+                    let mask = special_mask(u64::from_le_bytes(lanes));
+                    if mask != 0 {
+                        break pos + (mask.trailing_zeros() / 8) as usize;
+                    }
+                    pos += 8;
+                } else {
+                    let rest = input.get(pos..).unwrap_or_default();
+                    match rest
+                        .iter()
+                        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                    {
+                        Some(k) => break pos + k,
+                        None => {
+                            self.pos = input.len();
+                            return Err(self.error(JsonErrorKind::UnexpectedEnd));
                         }
-                        self.pos += 1;
                     }
                 }
-                _ => return Err(self.eof_or(JsonErrorKind::InvalidEscape)),
+            };
+            match input[hit] {
+                b'"' => {
+                    self.pos = hit + 1;
+                    return Ok((start, hit, escaped));
+                }
+                b'\\' => {}
+                _ => {
+                    self.pos = hit;
+                    return Err(self.error(JsonErrorKind::ControlCharacterInString));
+                }
+            }
+            escaped = true;
+            match input.get(hit + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => pos = hit + 2,
+                Some(b'u') => {
+                    pos = hit + 2;
+                    for _ in 0..4 {
+                        if !input.get(pos).is_some_and(u8::is_ascii_hexdigit) {
+                            self.pos = pos;
+                            return Err(self.eof_or(JsonErrorKind::InvalidEscape));
+                        }
+                        pos += 1;
+                    }
+                }
+                _ => {
+                    self.pos = hit + 1;
+                    return Err(self.eof_or(JsonErrorKind::InvalidEscape));
+                }
             }
         }
     }
@@ -284,38 +315,20 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Index of the first byte in `bytes` that ends a plain run inside a string: `"`, `\\`, or a
-/// control character below 0x20; `bytes.len()` when there is none. Works 8 bytes at a time
-/// (SWAR): for each byte lane, `x - 0x01` borrows into the high bit only when the lane is zero
-/// (or a lower lane borrowed, which can only happen after the first real match), so the lowest
-/// flagged lane is exact.
-#[inline]
-fn find_string_special(bytes: &[u8]) -> usize {
+/// The lanes of `x` (8 bytes, little-endian) that end a plain run inside a string: `"`, `\\`,
+/// or a control character below 0x20; each such lane has its high bit set in the result, other
+/// lanes are 0 up to the lowest flagged lane (SWAR: for each byte lane, `v - 0x01` borrows into
+/// the high bit only when the lane is zero, or when a lower lane borrowed, which can only
+/// happen after the first real match, so the lowest flagged lane is exact).
+#[inline(always)]
+fn special_mask(x: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut i = 0;
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut lanes = [0u8; 8];
-        lanes.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(lanes);
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let backslash = x ^ (ONES * u64::from(b'\\'));
-        let zero_lane = |v: u64| v.wrapping_sub(ONES) & !v;
-        let control = x.wrapping_sub(ONES * 0x20) & !x;
-        let hit = (zero_lane(quote) | zero_lane(backslash) | control) & HIGHS;
-        if hit != 0 {
-            return i + (hit.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    for &b in chunks.remainder() {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            return i;
-        }
-        i += 1;
-    }
-    i
+    let quote = x ^ (ONES * u64::from(b'"'));
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    let zero_lane = |v: u64| v.wrapping_sub(ONES) & !v;
+    let control = x.wrapping_sub(ONES * 0x20) & !x;
+    (zero_lane(quote) | zero_lane(backslash) | control) & HIGHS
 }
 
 /// Decodes a string body already checked by `skip_string`: escapes resolved (surrogate pairs

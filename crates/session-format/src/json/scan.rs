@@ -1,5 +1,6 @@
 //! The envelope scan: validates a whole line as `JSON.parse` would and pulls out only the
-//! top-level `type`, `id` and `parentId` (and a message's `role`) without building a tree.
+//! top-level `type`, `id`, `parentId` and `appendMode` (and a message's `role`) without
+//! building a tree.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -201,6 +202,8 @@ pub struct Envelope<'a> {
     pub parent_id: Field<'a>,
     /// `message.role`, when the top-level `message` is an object.
     pub role: Field<'a>,
+    /// Top-level `appendMode` (OpenClaw's side appends, openclaw-jsonl.md §1.4).
+    pub append_mode: Field<'a>,
 }
 
 impl Envelope<'_> {
@@ -212,6 +215,7 @@ impl Envelope<'_> {
             id: self.id.into_owned(),
             parent_id: self.parent_id.into_owned(),
             role: self.role.into_owned(),
+            append_mode: self.append_mode.into_owned(),
         }
     }
 }
@@ -220,6 +224,8 @@ impl Envelope<'_> {
 #[derive(Debug, Default)]
 pub struct EnvelopeScanner {
     stack: Vec<u8>,
+    /// The deepest nesting `skip_value` reached since it was last reset.
+    deepest: usize,
 }
 
 const IN_OBJECT: u8 = 0;
@@ -245,6 +251,7 @@ impl EnvelopeScanner {
             id: Field::Absent,
             parent_id: Field::Absent,
             role: Field::Absent,
+            append_mode: Field::Absent,
         };
         if p.input.get(p.pos) == Some(&b'{') {
             env.kind = ValueKind::Object;
@@ -261,6 +268,7 @@ impl EnvelopeScanner {
                         b"id" => env.id = self.field(&mut p)?,
                         b"parentId" => env.parent_id = self.field(&mut p)?,
                         b"message" => env.role = self.message_role(&mut p)?,
+                        b"appendMode" => env.append_mode = self.field(&mut p)?,
                         _ => self.skip_value(&mut p)?,
                     }
                     p.skip_ws();
@@ -292,6 +300,75 @@ impl EnvelopeScanner {
             return Err(p.error(JsonErrorKind::TrailingCharacters));
         }
         Ok(env)
+    }
+
+    /// Validates `input` as [`EnvelopeScanner::scan`] does and returns its top-level property
+    /// `key` (the last occurrence wins; `Absent` when the value is not an object): one field
+    /// without building a tree.
+    ///
+    /// # Errors
+    /// As [`EnvelopeScanner::scan`], and [`JsonErrorKind::TooDeep`] (offset 0) when the text
+    /// nests deeper than [`super::MAX_DEPTH`], exactly when [`super::parse_value`] refuses it,
+    /// so a caller can fall back to a full parse with the same outcome.
+    pub fn top_level_field<'a>(
+        &mut self,
+        input: &'a [u8],
+        key: &[u8],
+    ) -> Result<Field<'a>, JsonError> {
+        let mut p = Parser { input, pos: 0 };
+        self.deepest = 0;
+        p.skip_ws();
+        let mut found = Field::Absent;
+        if p.input.get(p.pos) == Some(&b'{') {
+            p.pos += 1;
+            p.skip_ws();
+            if p.input.get(p.pos) == Some(&b'}') {
+                p.pos += 1;
+            } else {
+                loop {
+                    let k = member_key(&mut p)?;
+                    p.skip_ws();
+                    if k.as_ref() == key {
+                        found = self.field(&mut p)?;
+                    } else {
+                        self.skip_value(&mut p)?;
+                    }
+                    p.skip_ws();
+                    match p.input.get(p.pos) {
+                        Some(b',') => {
+                            p.pos += 1;
+                            p.skip_ws();
+                        }
+                        Some(b'}') => {
+                            p.pos += 1;
+                            break;
+                        }
+                        _ => return Err(eof_or(&p, JsonErrorKind::ExpectedCommaOrEnd)),
+                    }
+                }
+            }
+            // The object itself is one level: a container `deepest` levels below it is at
+            // depth `deepest + 1`.
+            if self.deepest >= super::MAX_DEPTH {
+                return Err(JsonError {
+                    offset: 0,
+                    kind: JsonErrorKind::TooDeep,
+                });
+            }
+        } else {
+            self.skip_value(&mut p)?;
+            if self.deepest > super::MAX_DEPTH {
+                return Err(JsonError {
+                    offset: 0,
+                    kind: JsonErrorKind::TooDeep,
+                });
+            }
+        }
+        p.skip_ws();
+        if p.pos != input.len() {
+            return Err(p.error(JsonErrorKind::TrailingCharacters));
+        }
+        Ok(found)
     }
 
     /// Reads a property value as a [`Field`].
@@ -362,6 +439,7 @@ impl EnvelopeScanner {
                     } else {
                         member_key(p)?;
                         self.stack.push(IN_OBJECT);
+                        self.deepest = self.deepest.max(self.stack.len());
                         continue 'value;
                     }
                 }
@@ -372,6 +450,7 @@ impl EnvelopeScanner {
                         p.pos += 1;
                     } else {
                         self.stack.push(IN_ARRAY);
+                        self.deepest = self.deepest.max(self.stack.len());
                         continue 'value;
                     }
                 }
@@ -465,5 +544,136 @@ fn decode_field(body: &[u8], escaped: bool) -> JsStr<'_> {
     }
     JsStr {
         wtf8: Cow::Owned(decode_string_body(body, escaped).as_wtf8().to_vec()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{JsValue, MAX_DEPTH, parse_value};
+
+    fn field(input: &[u8], key: &[u8]) -> Result<Field<'static>, JsonError> {
+        EnvelopeScanner::new()
+            .top_level_field(input, key)
+            .map(Field::into_owned)
+    }
+
+    /// `top_level_field` reads one top-level property as a full parse does: the last duplicate
+    /// wins, escaped keys and values are decoded, nested keys and non-objects give `Absent`.
+    #[test]
+    fn top_level_field_reads_like_a_full_parse() {
+        let ts = |s: &str| Field::Str(JsStr::from(s.to_owned()));
+        assert_eq!(
+            field(
+                br#"{"a":{"timestamp":1},"timestamp":"x","timestamp":"y"}"#,
+                b"timestamp"
+            ),
+            Ok(ts("y"))
+        );
+        assert_eq!(
+            field(br#"{"time\u0073tamp":"a\nb"}"#, b"timestamp"),
+            Ok(ts("a\nb"))
+        );
+        assert_eq!(
+            field(br#"{"timestamp":null}"#, b"timestamp"),
+            Ok(Field::Null)
+        );
+        assert_eq!(
+            field(br#"{"timestamp":[1]}"#, b"timestamp"),
+            Ok(Field::Other)
+        );
+        assert_eq!(
+            field(br#"{"x":{"timestamp":"n"}}"#, b"timestamp"),
+            Ok(Field::Absent)
+        );
+        assert_eq!(field(br#"["timestamp"]"#, b"timestamp"), Ok(Field::Absent));
+        assert_eq!(
+            field(br#"{"timestamp":"a"} x"#, b"timestamp").map_err(|e| e.kind),
+            Err(JsonErrorKind::TrailingCharacters)
+        );
+    }
+
+    /// It refuses exactly the texts too deep for `parse_value`, objects and arrays alike.
+    #[test]
+    fn top_level_field_is_too_deep_exactly_when_parse_value_is() {
+        for depth in [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1] {
+            // An object holding `depth - 1` nested arrays: `depth` levels in all.
+            let inner = depth - 1;
+            let obj = format!(
+                r#"{{"timestamp":"t","a":{}1{}}}"#,
+                "[".repeat(inner),
+                "]".repeat(inner)
+            );
+            let arr = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            for text in [obj, arr] {
+                let parsed = parse_value(text.as_bytes()).map(|_| ()).map_err(|e| e.kind);
+                let scanned = field(text.as_bytes(), b"timestamp")
+                    .map(|_| ())
+                    .map_err(|e| e.kind);
+                assert_eq!(scanned, parsed, "depth {depth}: {}", &text[..20]);
+            }
+        }
+        assert!(matches!(
+            parse_value(
+                format!(
+                    "{}1{}",
+                    "[".repeat(MAX_DEPTH + 1),
+                    "]".repeat(MAX_DEPTH + 1)
+                )
+                .as_bytes()
+            ),
+            Err(JsonError {
+                kind: JsonErrorKind::TooDeep,
+                ..
+            })
+        ));
+    }
+
+    /// The envelope carries the top-level `appendMode` (last duplicate wins, escapes decoded),
+    /// never a nested one.
+    #[test]
+    fn envelope_reads_append_mode() {
+        let mode = |input: &[u8]| {
+            EnvelopeScanner::new()
+                .scan(input)
+                .map(|e| e.append_mode.into_owned())
+        };
+        assert_eq!(
+            mode(br#"{"appendMode":"x","appendMode":"side"}"#),
+            Ok(Field::Str(JsStr::from("side")))
+        );
+        assert_eq!(
+            mode(br#"{"append\u004dode":"\u0073ide"}"#),
+            Ok(Field::Str(JsStr::from("side")))
+        );
+        assert_eq!(mode(br#"{"m":{"appendMode":"side"}}"#), Ok(Field::Absent));
+        assert_eq!(mode(br#"{"appendMode":1}"#), Ok(Field::Other));
+        let v = parse_value(br#"{"append\u004dode":"\u0073ide"}"#);
+        assert_eq!(
+            v.ok().and_then(|v| v.get("appendMode").cloned()),
+            Some(JsValue::from("side"))
+        );
+    }
+
+    /// String skipping: escapes across the 8-byte steps, control characters and cut-off
+    /// escapes are reported where a full parse reports them.
+    #[test]
+    fn string_errors_match_parse_value() {
+        let cases: [&[u8]; 9] = [
+            br#""abcdefgh\"ijklmnop\\qrstuvwx\u00e9yz""#,
+            b"\"abcdefghij\x01klm\"",
+            b"\"abc\x1f\"",
+            br#""abcdefghijkl\x""#,
+            br#""abcdefghijkl\u12G4""#,
+            br#""abcdefghijkl\u12"#,
+            br#""abcdefghijklmnopqrstuvwxyz"#,
+            br#""abcdefghijklmnopqrstuvwxyz\"#,
+            "\"héllo wörld — ünïcödé 😀 text\"".as_bytes(),
+        ];
+        for c in cases {
+            let scanned = EnvelopeScanner::new().scan(c).map(|_| ());
+            let parsed = parse_value(c).map(|_| ());
+            assert_eq!(scanned, parsed, "{}", String::from_utf8_lossy(c));
+        }
     }
 }

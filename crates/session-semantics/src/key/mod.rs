@@ -9,6 +9,15 @@
 //! kept as parsed (trimmed, lowercased), not re-normalised: `agent:my agent:x` parses with
 //! agent id `my agent`, which [`is_valid_agent_id`] rejects and the store layout refuses.
 //!
+//! A typed key **is** its normalised text, the key OpenClaw persists in its session store
+//! (`resolveSessionStoreKey`): `Display` prints it, equality compares it, and the file name is
+//! derived from it. Empty segments and a trailing `:` are part of it (`agent:main:a::b` and
+//! `agent:main:a:b` are two sessions, in two files), while [`SessionKey::rest`] is the
+//! reference's `parseAgentSessionKey` rest, empty segments dropped (`a:b` for both), which the
+//! classifications read. The normalised text must start with `agent:<agentId>:` itself; a key
+//! with blanks or empty segments before its rest (`agent::main:x`, `agent: ops :x`,
+//! `:agent:main:x`) is refused ([`ParseKeyError::NotCanonicalPrefix`]; docs/DEVIATIONS.md D20).
+//!
 //! ```
 //! use session_semantics::key::SessionKey;
 //!
@@ -75,18 +84,20 @@ pub enum ParseKeyError {
         /// The agent id segment.
         agent_id: String,
     },
-    /// The last segment ends in whitespace that only survives because a `:` followed it: the
-    /// reference accepts the key, but its printed form would parse as another key.
+    /// The reference parses the key, but its normalised text does not start with
+    /// `agent:<agentId>:`: empty segments or blanks come before the rest (`agent::main:x`,
+    /// `agent: ops :x`, `:agent:main:x`). OpenClaw persists such a key under that very text,
+    /// apart from `agent:<agentId>:<rest>`, and no file name could tell the two apart.
     #[error(
-        "session key {key:?}: segment {index} ({segment:?}) ends in whitespace, which the printed key cannot keep"
+        "session key {key:?}: its normalised form {normalized:?} does not start with \"agent:{agent_id}:\" (no empty segments or blanks may come before the rest)"
     )]
-    TrailingWhitespace {
+    NotCanonicalPrefix {
         /// The key as given.
         key: String,
-        /// 1-based segment number in the normalised key (empty segments not counted).
-        index: usize,
-        /// The segment.
-        segment: String,
+        /// The normalised key.
+        normalized: String,
+        /// The agent id the reference reads from it.
+        agent_id: String,
     },
 }
 
@@ -109,33 +120,44 @@ pub(crate) fn parse_parts(raw: &str) -> Option<(String, String)> {
     Some((agent.to_owned(), parts[2..].join(":")))
 }
 
-/// A parsed agent session key `agent:<agentId>:<rest>`. `Display` prints the canonical form
-/// (which parses back to the same key); `FromStr` is [`SessionKey::parse`]. Serialises as
-/// its string.
+/// A parsed agent session key `agent:<agentId>:<rest>`: its canonical text is the normalised
+/// key (see the module docs), which `Display` prints and which parses back to the same key;
+/// `FromStr` is [`SessionKey::parse`]. Serialises as its string.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionKey {
+    /// The normalised key, `agent:<agent_id>:<store rest>`.
+    text: String,
     agent_id: String,
+    /// `parseAgentSessionKey`'s rest (empty segments dropped).
     rest: String,
 }
 
 impl SessionKey {
-    /// Parses `raw` as the reference's `parseAgentSessionKey` does.
+    /// Parses `raw` as the reference's `parseAgentSessionKey` does, keeping its normalised text
+    /// as the key's identity.
     ///
     /// # Errors
     /// [`ParseKeyError`] naming the segment that is wrong.
     pub fn parse(raw: &str) -> Result<Self, ParseKeyError> {
+        let norm = normalize_session_key(raw);
         if let Some((agent_id, rest)) = parse_parts(raw) {
-            if rest.ends_with(js::is_js_whitespace) {
-                let segs: Vec<&str> = rest.split(':').filter(|p| !p.is_empty()).collect();
-                return Err(ParseKeyError::TrailingWhitespace {
+            if !norm
+                .strip_prefix("agent:")
+                .and_then(|r| r.strip_prefix(agent_id.as_str()))
+                .is_some_and(|r| r.starts_with(':'))
+            {
+                return Err(ParseKeyError::NotCanonicalPrefix {
                     key: raw.to_owned(),
-                    index: segs.len() + 2,
-                    segment: segs.last().copied().unwrap_or("").to_owned(),
+                    normalized: norm,
+                    agent_id,
                 });
             }
-            return Ok(SessionKey { agent_id, rest });
+            return Ok(SessionKey {
+                text: norm,
+                agent_id,
+                rest,
+            });
         }
-        let norm = normalize_session_key(raw);
         if norm.is_empty() {
             return Err(ParseKeyError::Empty);
         }
@@ -214,9 +236,21 @@ impl SessionKey {
         &self.agent_id
     }
 
-    /// Everything after the agent id.
+    /// Everything after the agent id, as the reference's `parseAgentSessionKey` returns it:
+    /// empty segments dropped (`a:b` for `agent:main:a::b`). Classifications read this.
     pub fn rest(&self) -> &str {
         &self.rest
+    }
+
+    /// Everything after `agent:<agentId>:` in the canonical text, empty segments and a
+    /// trailing `:` kept (`a::b` for `agent:main:a::b`): what names the session's file.
+    pub fn store_rest(&self) -> &str {
+        &self.text["agent:".len() + self.agent_id.len() + 1..]
+    }
+
+    /// The canonical text (the normalised key; what `Display` prints).
+    pub fn as_str(&self) -> &str {
+        &self.text
     }
 
     /// True when the rest is the main key (`main_key` normalised, default `main`).
@@ -224,17 +258,26 @@ impl SessionKey {
         self.rest == normalize_main_key(main_key)
     }
 
-    /// The thread suffix: the parent key and the thread id, when the key has a non-blank
-    /// `:thread:` suffix. On a canonical key the last marker is the last lowercase `:thread:`,
-    /// so it is found without lowercasing; [`parse_thread_suffix`] (the reference's function,
-    /// for any string) searches a lowercased copy and so misplaces the split when a
-    /// case-preserved peer id holds a character whose lowercase is longer, such as `İ`.
+    /// The thread suffix as text: the key before its last `:thread:` and the thread id after it
+    /// (trimmed), when that id is not blank. As the reference's `parseThreadSessionSuffix` on
+    /// this key, the parent need not be a session key itself: `agent:main:thread:x` gives the
+    /// parent `agent:main` and the thread `x`. On a canonical key the last marker is the last
+    /// lowercase `:thread:`, so it is found without lowercasing; [`parse_thread_suffix`] (the
+    /// reference's function, for any string) searches a lowercased copy and so misplaces the
+    /// split when a case-preserved peer id holds a character whose lowercase is longer, such as
+    /// `İ` (docs/DEVIATIONS.md D21).
+    pub fn thread_suffix(&self) -> Option<(&str, &str)> {
+        let at = self.text.rfind(":thread:")?;
+        let thread = js::optional(&self.text[at + 8..])?;
+        Some((&self.text[..at], thread))
+    }
+
+    /// [`SessionKey::thread_suffix`] with the parent as a typed key, when the parent is one
+    /// (`None` for `agent:main:thread:x`, whose parent `agent:main` has no rest).
     pub fn thread_info(&self) -> Option<(SessionKey, String)> {
-        let text = self.to_string();
-        let at = text.rfind(":thread:")?;
-        let thread = js::optional(&text[at + 8..])?.to_owned();
-        let parent = SessionKey::parse(&text[..at]).ok()?;
-        Some((parent, thread))
+        let (parent, thread) = self.thread_suffix()?;
+        let parent = SessionKey::parse(parent).ok()?;
+        Some((parent, thread.to_owned()))
     }
 
     /// The thread parent (see [`SessionKey::thread_info`]).
@@ -245,7 +288,7 @@ impl SessionKey {
 
 impl fmt::Display for SessionKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "agent:{}:{}", self.agent_id, self.rest)
+        f.write_str(&self.text)
     }
 }
 

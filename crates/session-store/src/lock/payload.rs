@@ -424,7 +424,8 @@ pub(crate) fn read_snapshot(lock_path: &Path) -> io::Result<Option<Snapshot>> {
         return Ok(Some(s));
     }
     let mut raw = Vec::new();
-    file.take(MAX_LOCK_PAYLOAD_BYTES + 1).read_to_end(&mut raw)?;
+    file.take(MAX_LOCK_PAYLOAD_BYTES + 1)
+        .read_to_end(&mut raw)?;
     let content = if raw.len() as u64 > MAX_LOCK_PAYLOAD_BYTES {
         Content::Oversized(opened.len().max(raw.len() as u64))
     } else {

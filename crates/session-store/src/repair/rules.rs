@@ -13,6 +13,7 @@ use session_format::json::{
     to_json_string,
 };
 use session_format::line::{is_blank, lines, trim_js_end, trim_js_start};
+use session_format::message::{TOOL_CALL_BLOCK_TYPES, TOOL_RESULT_ID_KEYS};
 
 use super::image::is_corrupted_image_block;
 
@@ -262,15 +263,6 @@ fn repair_entry(mut value: JsValue, counts: &mut Counts) -> Option<(JsValue, boo
     Some((value, changed))
 }
 
-const TOOL_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
-const TOOL_RESULT_ID_KEYS: [&str; 6] = [
-    "toolCallId",
-    "toolUseId",
-    "tool_call_id",
-    "tool_use_id",
-    "callId",
-    "call_id",
-];
 const RESPONSES_APIS: [&[u8]; 3] = [
     b"openai-responses",
     b"azure-openai-responses",
@@ -382,7 +374,11 @@ fn tool_calls(message: &JsObject) -> Vec<ToolCall> {
             let Some(JsValue::String(id)) = block.get("id") else {
                 return None;
             };
-            if id.is_empty() || !TOOL_CALL_TYPES.iter().any(|t| is_str(block.get("type"), t)) {
+            if id.is_empty()
+                || !TOOL_CALL_BLOCK_TYPES
+                    .iter()
+                    .any(|t| is_str(block.get("type"), t))
+            {
                 return None;
             }
             let name = match block.get("name") {

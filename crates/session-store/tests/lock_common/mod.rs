@@ -185,6 +185,18 @@ pub fn lock_of(file: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// The end of a many-writer run: `switches` (how often consecutive lines of the file came from
+/// different writers) shows the writers really contended (at least 100 switches), and the last
+/// release removed `file`'s lock.
+pub fn assert_contended_and_released(switches: usize, file: &Path) {
+    eprintln!("writer switches between consecutive lines: {switches}");
+    assert!(
+        switches >= 100,
+        "the writers hardly contended ({switches} switches)"
+    );
+    assert!(!lock_of(file).exists(), "the last release removed the lock");
+}
+
 /// The lines of a file, each parsed as JSON (panics on any line that is not complete JSON).
 pub fn json_lines(path: &Path) -> Vec<session_format::json::JsValue> {
     let bytes = std::fs::read(path).unwrap();
