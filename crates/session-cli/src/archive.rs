@@ -160,8 +160,10 @@ fn policy(req: &ArchiveRequest) -> anyhow::Result<RetentionPolicy> {
                 .with_context(|| format!("cannot read {}", text::path(file)))?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| anyhow::anyhow!("{} is not UTF-8", text::path(file)))?;
+            // The error's own text already names line, column and byte offset; its
+            // serde source would repeat them, so it is not chained.
             Config::from_json(&text)
-                .with_context(|| text::path(file))?
+                .map_err(|e| anyhow::anyhow!("{}: {e}", text::path(file)))?
                 .sessions
                 .retention
         }

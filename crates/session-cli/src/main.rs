@@ -345,8 +345,11 @@ struct UnlockArgs {
 
 #[derive(Debug, Subcommand)]
 enum KeysCommand {
-    /// Parse and classify a session key (agent:<agentId>:<rest>).
-    #[command(long_about = keys::LONG_ABOUT)]
+    /// Parse and classify a session key (`agent:<agentId>:<rest>`).
+    #[command(
+        about = "Parse and classify a session key (agent:<agentId>:<rest>).",
+        long_about = keys::LONG_ABOUT
+    )]
     Parse(KeysParseArgs),
 }
 

@@ -10,12 +10,13 @@
 //! `SessionManager.list`.
 //!
 //! How: each file is read into a reused buffer and framed by [`LineReader`] (whose envelope
-//! scan validates every line); `message` rows are then read by the targeted scan of
-//! [`extract`] (only `content` texts, `message.timestamp` and the row's `timestamp`), headers
-//! and `session_info` rows likewise; rare shapes (`message` not an object, nesting that may be
-//! too deep for `parse_value`) take the full parse. Files are spread over up to
-//! [`MAX_THREADS`] threads; the result is ordered as the file list before the sort. The
-//! tests compare every field with the full-parse version this replaced (`list/oracle.rs`).
+//! scan validates every line); `message` rows are then read by the targeted scan of the
+//! private `extract` module (only `content` texts, `message.timestamp` and the row's
+//! `timestamp`), headers and `session_info` rows likewise; rare shapes (`message` not an
+//! object, nesting that may be too deep for `parse_value`) take the full parse. Files are
+//! spread over up to `MAX_THREADS` threads; the result is ordered as the file list before the
+//! sort. The tests compare every field with the full-parse version this replaced
+//! (`list/oracle.rs`).
 
 mod extract;
 #[cfg(test)]
