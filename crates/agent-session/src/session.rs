@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use session_format::json::{JsObject, JsString, JsValue};
 use session_semantics::policy::HistoryLimits;
-use session_store::{AppendError, ContextError, ReadError, SessionManager};
+use session_store::{AppendError, ContextError, Payload, ReadError, SessionManager};
 
 use crate::compaction::{
     CompactionStrategy, KeepBudget, PlanError, SummarizeError, prepare_compaction, summary_text,
@@ -351,12 +351,19 @@ impl AgentSession {
     // ------------------------------------------------------------------------------------
     // Messages and tool calls
 
-    /// Appends a message (an assistant message's `provider` and `model` become the current
-    /// model, as in the context). Returns the entry id.
+    /// Appends a message entry through [`SessionManager::append_message`] (an assistant
+    /// message's `provider` and `model` become the current model, as in the context). The
+    /// message is any [`Payload`], as for the manager: a typed [`Message`], a [`JsValue`] or
+    /// [`JsObject`] (or a reference to one), or a string; it is written in its own key order.
+    /// Returns the new entry's 8-hex id.
     ///
     /// # Errors
-    /// [`AgentSessionError::Append`].
-    pub fn append_message(&mut self, message: JsValue) -> Result<String, AgentSessionError> {
+    /// [`AgentSessionError::Append`]: [`AppendError::NullMessage`] for `null` (nothing is
+    /// appended), [`AppendError::Serialize`] for a typed payload serde cannot express, or a
+    /// failed write.
+    ///
+    /// [`Message`]: session_format::message::Message
+    pub fn append_message(&mut self, message: impl Payload) -> Result<String, AgentSessionError> {
         let id = self.sm.append_message(message)?;
         self.refresh_model_state();
         Ok(id)

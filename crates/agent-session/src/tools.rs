@@ -64,8 +64,16 @@ pub trait Tool: Send + Sync + fmt::Debug {
     fn description(&self) -> &str;
     /// JSON Schema of its arguments.
     fn parameters(&self) -> JsValue;
-    /// One line for the system prompt's tool list (normalised: newline runs and whitespace
-    /// runs become one space, trimmed; empty means none).
+    /// One line for the system prompt's tool list (normalised by
+    /// [`normalize_prompt_snippet`]: runs of JavaScript whitespace, newlines included, become
+    /// one space, trimmed; empty means none). An active tool is listed as `- name: snippet`
+    /// under `Available tools:`, in active order.
+    ///
+    /// A tool without a snippet (`None`, the default, or one that is empty after normalising)
+    /// is still active and callable, and its [`Tool::prompt_guidelines`] are still listed, but
+    /// it is left out of the tool list; when no active tool has a snippet, the list reads
+    /// `Available tools:` followed by the line `(none)` (see [`build_system_prompt`]). A custom
+    /// or exact base system prompt has no tool list at all.
     fn prompt_snippet(&self) -> Option<String> {
         None
     }

@@ -340,3 +340,59 @@ fn per_chat_type_limits_apply_to_the_model_context() {
     // The file keeps everything.
     assert_eq!(agent.session_manager().entry_count(), 9);
 }
+
+/// Replaces a row's own `"timestamp":"<ISO>"` (the first one; a message's timestamp is a
+/// number) with `"timestamp":"T"`.
+fn without_row_timestamp(row: &str) -> String {
+    let key = r#""timestamp":""#;
+    let start = row.find(key).unwrap() + key.len();
+    let end = start + row[start..].find('"').unwrap();
+    format!("{}T{}", &row[..start], &row[end..])
+}
+
+#[test]
+fn append_message_takes_any_payload_like_the_manager() {
+    use session_format::message::Message;
+    use session_store::AppendError;
+
+    let dir = tempfile::tempdir().unwrap();
+    let sm = SessionManager::create("/p", Some(dir.path())).unwrap();
+    let mut agent = AgentSession::new(sm, AgentSessionOptions::default()).unwrap();
+    // A typed message, then a JsValue (an assistant message, which also sets the model).
+    let u = agent
+        .append_message(Message::user_text("hello", 1_767_225_600_000))
+        .unwrap();
+    let a = agent
+        .append_message(json(
+            r#"{"role":"assistant","content":[{"type":"text","text":"hi"}],"provider":"p","model":"m","stopReason":"stop","timestamp":1767225601000}"#,
+        ))
+        .unwrap();
+    assert_eq!(agent.model().unwrap().model_id, "m");
+    // A null payload is refused and nothing is written.
+    let file = agent
+        .session_manager()
+        .get_session_file()
+        .unwrap()
+        .to_owned();
+    let before = std::fs::read(&file).unwrap();
+    let err = agent.append_message(JsValue::Null).unwrap_err();
+    assert!(matches!(
+        err,
+        agent_session::AgentSessionError::Append(AppendError::NullMessage)
+    ));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    let text = String::from_utf8(before).unwrap();
+    let rows: Vec<String> = text.lines().skip(1).map(without_row_timestamp).collect();
+    assert_eq!(
+        rows,
+        [
+            format!(
+                r#"{{"type":"message","id":"{u}","parentId":null,"timestamp":"T","message":{{"role":"user","content":[{{"type":"text","text":"hello"}}],"timestamp":1767225600000}}}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"{a}","parentId":"{u}","timestamp":"T","message":{{"role":"assistant","content":[{{"type":"text","text":"hi"}}],"provider":"p","model":"m","stopReason":"stop","timestamp":1767225601000}}}}"#
+            ),
+        ]
+    );
+    assert!(text.ends_with('\n'));
+}

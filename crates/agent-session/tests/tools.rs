@@ -345,3 +345,42 @@ fn snippet_and_guideline_normalisation() {
         names(&["x", "y"])
     );
 }
+
+#[test]
+fn a_tool_without_a_snippet_is_active_but_not_listed() {
+    let tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(TestTool {
+            name: "bash",
+            description: "Run a command",
+            snippet: None,
+            guidelines: vec!["Prefer short commands"],
+        }),
+        Arc::new(TestTool {
+            name: "read",
+            description: "Read a file",
+            snippet: Some(" \n "),
+            guidelines: vec![],
+        }),
+    ];
+    let mut rt = ToolRuntime::new(tools, prompt());
+    rt.refresh_tool_registry(&request(&["bash", "read"]));
+    assert_eq!(rt.get_active_tool_names(), names(&["bash", "read"]));
+    assert_eq!(rt.active_tool("bash").unwrap().name(), "bash");
+    assert_eq!(rt.active_tool("read").unwrap().name(), "read");
+    assert!(rt.tool_prompt_snippets().is_empty());
+    // Not listed, but its guidelines are.
+    assert_eq!(
+        rt.system_prompt(),
+        "You are a coding assistant working in the user's project. You read files, run commands, edit code and write new files with the tools below.\n\
+         \n\
+         Available tools:\n\
+         (none)\n\
+         \n\
+         Guidelines:\n\
+         - Prefer short commands\n\
+         - Be concise in your responses\n\
+         - Show file paths clearly when working with files\n\
+         Current date: 2026-01-01\n\
+         Current working directory: /home/dev/project"
+    );
+}

@@ -33,11 +33,14 @@ pub(crate) const LONG_ABOUT: &str = "\
 Build a demo store and show what the other subcommands print on it.
 
 The store (default ./sessions-demo) uses OpenClaw's layout,
-<root>/agents/<agentId>/sessions/<channel>_<userId>.jsonl, with two agents and three sessions:
+<root>/agents/<agentId>/sessions/<file>.jsonl (<channel>_<userId>.jsonl for a direct chat, the
+key's segments joined by = otherwise), with two agents and three sessions:
   main/telegram_123456        a Telegram DM recorded through an AgentSession: tools run for
                               each tool call, a failed booking on a side branch, a branch
                               summary, labels and one compaction
-  main/discord_981234567890   a Discord group chat with several people
+  main/discord=group=981234567890
+                              a Discord group chat with several people (session key
+                              agent:main:discord:group:981234567890)
   ops/slack_U02OPSBOT         a Slack DM: shell tool calls, thinking, a model change
 Every file is written through the library's SessionManager (opened on a missing path, then
 appended to), exactly as OpenClaw writes sessions. The Telegram DM is recorded as OpenClaw's
@@ -64,11 +67,31 @@ is removed as well.";
 pub(crate) const MANIFEST: &str = ".sessions-demo.json";
 
 const TELEGRAM: &str = "agents/main/sessions/telegram_123456.jsonl";
-const DISCORD: &str = "agents/main/sessions/discord_981234567890.jsonl";
 const SLACK: &str = "agents/ops/sessions/slack_U02OPSBOT.jsonl";
 
-/// Files the demo writes, relative to the root.
-pub(crate) const FILES: [&str; 3] = [TELEGRAM, DISCORD, SLACK];
+/// The Discord group chat's session key; its file name is the store layout's name for this key
+/// ([`session_semantics::layout::file_name_for_key`]: `discord=group=981234567890.jsonl`).
+const DISCORD_KEY: &str = "agent:main:discord:group:981234567890";
+
+/// The Discord group chat's file name without `.jsonl` (`discord=group=981234567890`), as
+/// `--session` takes it.
+fn discord_stem() -> anyhow::Result<String> {
+    let key = session_semantics::SessionKey::parse(DISCORD_KEY)
+        .with_context(|| format!("the demo's key {DISCORD_KEY}"))?;
+    let name = session_semantics::layout::file_name_for_key(&key)
+        .with_context(|| format!("the file name of {DISCORD_KEY}"))?;
+    Ok(name.trim_end_matches(".jsonl").to_owned())
+}
+
+/// Files the demo writes, relative to the root, in the order it builds them: the Telegram DM,
+/// the Discord group chat, the Slack DM.
+pub(crate) fn files() -> anyhow::Result<[String; 3]> {
+    Ok([
+        TELEGRAM.to_owned(),
+        format!("agents/main/sessions/{}.jsonl", discord_stem()?),
+        SLACK.to_owned(),
+    ])
+}
 
 /// Message timestamps: a fixed clock so `list` shows the same dates on every run.
 struct Clock(f64);
@@ -745,7 +768,7 @@ fn read_manifest(root: &Path) -> anyhow::Result<Option<Vec<Recorded>>> {
             .and_then(JsValue::as_str_lossy)
             .map(|h| h.into_owned());
         // Only the demo's own file names are ever removed, whatever the manifest says.
-        if FILES.contains(&p.as_ref()) {
+        if files()?.iter().any(|f| f.as_str() == p.as_ref()) {
             out.push((p.into_owned(), hash));
         }
     }
@@ -810,7 +833,7 @@ fn prepare_root(root: &Path, force: bool) -> anyhow::Result<()> {
         }
     }
     let mut blocked: Vec<PathBuf> = changed;
-    for rel in FILES {
+    for rel in files()? {
         let p = root.join(rel);
         let present = std::fs::symlink_metadata(&p).is_ok();
         if present && !removable.contains(&p) && !blocked.contains(&p) {
@@ -907,14 +930,15 @@ pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> a
     session_store::io::ensure_dir(root)
         .with_context(|| format!("cannot create {}", crate::text::path(root)))?;
     // The manifest comes first: when it cannot be written, nothing else is.
+    let [telegram, discord, slack] = files()?;
     let mut recorded: Vec<(&str, Option<String>)> = Vec::new();
     write_manifest(root, &recorded)?;
     type Build = fn(&Path) -> anyhow::Result<Option<AgentReport>>;
     let mut agent_report = None;
     let steps: [(&str, Build, &str); 3] = [
-        (TELEGRAM, build_telegram, "the Telegram demo session"),
-        (DISCORD, build_discord, "the Discord demo session"),
-        (SLACK, build_slack, "the Slack demo session"),
+        (&telegram, build_telegram, "the Telegram demo session"),
+        (&discord, build_discord, "the Discord demo session"),
+        (&slack, build_slack, "the Slack demo session"),
     ];
     for (rel, build, what) in steps {
         recorded.push((rel, None));
@@ -979,8 +1003,9 @@ pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> a
     out.line("")?;
     out.line("Next:")?;
     out.line(&format!(
-        "  sessions tree --root {} --agent main --session discord_981234567890",
-        quoted(root)
+        "  sessions tree --root {} --agent main --session {}",
+        quoted(root),
+        discord_stem()?
     ))?;
     out.line(&format!("  sessions check {}", quoted(&dm)))?;
     out.line(&format!(

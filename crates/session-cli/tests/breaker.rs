@@ -1006,7 +1006,7 @@ fn demo_next_commands_are_quoted_and_rerunnable() {
         next,
         [
             "Next:".to_owned(),
-            format!("  sessions tree --root {q} --agent main --session discord_981234567890"),
+            format!("  sessions tree --root {q} --agent main --session discord=group=981234567890"),
             format!(
                 "  sessions check '{}/agents/main/sessions/telegram_123456.jsonl'",
                 root.display()

@@ -687,7 +687,7 @@ fn demo_builds_a_store_and_refuses_to_clobber_it() {
 
     let files = [
         "agents/main/sessions/telegram_123456.jsonl",
-        "agents/main/sessions/discord_981234567890.jsonl",
+        "agents/main/sessions/discord=group=981234567890.jsonl",
         "agents/ops/sessions/slack_U02OPSBOT.jsonl",
     ];
     for f in files {

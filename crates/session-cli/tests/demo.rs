@@ -2,7 +2,8 @@
 //! writes (model and thinking changes, one toolResult per tool call run by the registered
 //! tools, exactly one compaction with its first kept entry and tokens before), the summary the
 //! demo prints about it, the context after the compaction, and that two runs write the same
-//! rows apart from ids and timestamps.
+//! rows apart from ids and timestamps. Also: the Discord group chat's file is named by the store
+//! layout for its group key, so `clear` and `keys parse` classify it as a group session.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 mod support;
@@ -290,4 +291,111 @@ fn demo_writes_the_same_rows_on_every_run() {
     let a = build_demo();
     let b = build_demo();
     assert_eq!(symbolic_rows(&a), symbolic_rows(&b));
+}
+
+/// The `(file, sessionKey)` pairs of `sessions clear --dry-run --json` for an agent.
+fn planned_keys(root: &Path, agent: &str) -> Vec<(String, String)> {
+    let r = run([
+        "clear",
+        "--root",
+        root.to_str().unwrap(),
+        "--agent",
+        agent,
+        "--all",
+        "--dry-run",
+        "--json",
+    ]);
+    // Exit 1: sessions would be cleared.
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = parse_value(r.stdout.as_bytes()).unwrap();
+    v.get("actions")
+        .and_then(JsValue::as_array)
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                str_of(a, "file").unwrap().into_owned(),
+                str_of(a, "sessionKey").unwrap().into_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn demo_names_the_discord_group_chat_by_its_group_key() {
+    let demo = build_demo();
+    assert_eq!(
+        dir_names(&demo.root.join("agents/main/sessions")),
+        ["discord=group=981234567890.jsonl", "telegram_123456.jsonl"]
+    );
+    assert_eq!(
+        dir_names(&demo.root.join("agents/ops/sessions")),
+        ["slack_U02OPSBOT.jsonl"]
+    );
+    // `clear` reads the group key back from the file name (and the DMs' direct keys).
+    assert_eq!(
+        planned_keys(&demo.root, "main"),
+        [
+            (
+                "discord=group=981234567890.jsonl".to_owned(),
+                "agent:main:discord:group:981234567890".to_owned()
+            ),
+            (
+                "telegram_123456.jsonl".to_owned(),
+                "agent:main:telegram:direct:123456".to_owned()
+            ),
+        ]
+    );
+    // `keys parse` gives the same file name for the group key.
+    let k = run(["keys", "parse", "agent:main:discord:group:981234567890"]);
+    assert_eq!(k.code, 0, "{}", k.stderr);
+    assert!(
+        k.stdout
+            .lines()
+            .any(|l| l == "file name:      discord=group=981234567890.jsonl"),
+        "{}",
+        k.stdout
+    );
+    assert!(
+        k.stdout.lines().any(|l| l == "chat type:      group"),
+        "{}",
+        k.stdout
+    );
+    // The demo's manifest records that file, and its next command opens it.
+    let manifest = std::fs::read_to_string(demo.root.join(".sessions-demo.json")).unwrap();
+    let recorded: Vec<String> = parse_value(manifest.as_bytes())
+        .unwrap()
+        .get("files")
+        .and_then(JsValue::as_array)
+        .unwrap()
+        .iter()
+        .map(|f| str_of(f, "path").unwrap().into_owned())
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            "agents/main/sessions/telegram_123456.jsonl",
+            "agents/main/sessions/discord=group=981234567890.jsonl",
+            "agents/ops/sessions/slack_U02OPSBOT.jsonl",
+        ]
+    );
+    let root = demo.root.to_str().unwrap();
+    let tree = run([
+        "tree",
+        "--root",
+        root,
+        "--agent",
+        "main",
+        "--session",
+        "discord=group=981234567890",
+    ]);
+    assert_eq!(tree.code, 0, "{}", tree.stderr);
+    assert!(
+        tree.stdout.starts_with(&format!(
+            "{root}/agents/main/sessions/discord=group=981234567890.jsonl — 9 entries, 1 root, 0 \
+             branch points, leaf "
+        )),
+        "{}",
+        tree.stdout
+    );
 }
