@@ -60,6 +60,9 @@ JSON output (--json): {\"dryRun\", \"reports\": [one per agent: {\"agentId\", \"
 \"skipped\": [{\"file\", \"reason\", …}]}], \"errors\": [with --all, one per agent whose run
 could not start: {\"agentId\", \"error\"}], \"skippedAgents\": [with --all, one per directory
 of <root>/agents whose name is not an agent id, never archived: {\"name\", \"reason\"}]}
+\"sessionKey\" is the key whose canonical file name this is, else null. OpenClaw lowercases
+direct peer ids (spec §5.1), so slack_U02OPSBOT.jsonl names no key (null): the key
+agent:ops:slack:direct:u02opsbot lives in slack_u02opsbot.jsonl.
 
 Exit codes: 0 nothing to archive; 1 sessions were archived (with --dry-run: would be); 2 usage
 or I/O error, no policy, a move failed, or (--all) an agent's run could not start (the other

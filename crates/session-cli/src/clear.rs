@@ -37,6 +37,9 @@ JSON output (--json): {\"agentId\", \"sessionsDir\", \"mode\": \"archive\"|\"pur
 \"actions\": [{\"file\", \"destination\", \"sessionKey\", \"sessionId\", \"sizeBytes\", \"outcome\":
 \"planned\"|\"archived\"|\"purged\"|\"skipped\"|\"failed\", plus \"reason\" or \"error\"}],
 \"skipped\": [{\"file\", \"reason\", …}]}
+\"sessionKey\" is the key whose canonical file name this is, else null. OpenClaw lowercases
+direct peer ids (spec §5.1), so slack_U02OPSBOT.jsonl names no key (null): the key
+agent:ops:slack:direct:u02opsbot lives in slack_u02opsbot.jsonl.
 
 Exit codes: 0 nothing to clear; 1 sessions were cleared (with --dry-run: would be); 2 usage
 or I/O error, no --yes, the named session was left alone, or a move or delete failed.";

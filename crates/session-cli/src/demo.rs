@@ -41,7 +41,7 @@ key's segments joined by = otherwise), with two agents and three sessions:
   main/discord=group=981234567890
                               a Discord group chat with several people (session key
                               agent:main:discord:group:981234567890)
-  ops/slack_U02OPSBOT         a Slack DM: shell tool calls, thinking, a model change
+  ops/slack_u02opsbot         a Slack DM: shell tool calls, thinking, a model change
 Every file is written through the library's SessionManager (opened on a missing path, then
 appended to), exactly as OpenClaw writes sessions. The Telegram DM is recorded as OpenClaw's
 runner records a run, through an AgentSession (crate agent-session) over that manager: the
@@ -67,7 +67,7 @@ is removed as well.";
 pub(crate) const MANIFEST: &str = ".sessions-demo.json";
 
 const TELEGRAM: &str = "agents/main/sessions/telegram_123456.jsonl";
-const SLACK: &str = "agents/ops/sessions/slack_U02OPSBOT.jsonl";
+const SLACK: &str = "agents/ops/sessions/slack_u02opsbot.jsonl";
 
 /// The Discord group chat's session key; its file name is the store layout's name for this key
 /// ([`session_semantics::layout::file_name_for_key`]: `discord=group=981234567890.jsonl`).

@@ -382,7 +382,7 @@ fn store(root: &Path) {
         &std::fs::read(fixture("two-roots.jsonl")).unwrap(),
     );
     plant(
-        &ops.join("slack_U02OPSBOT.jsonl"),
+        &ops.join("slack_u02opsbot.jsonl"),
         &std::fs::read(fixture("v1.jsonl")).unwrap(),
     );
     plant(&ops.join("notes.jsonl"), b"not a session\n");
@@ -432,7 +432,7 @@ fn list_one_agent_as_json() {
     let skipped = v.get("skipped").and_then(JsValue::as_array).unwrap();
     assert_eq!(skipped.len(), 3, "{}", r.stdout);
     // `mtime` is the file's modification time (planted just now): check it, then blank it.
-    let file = root.join("agents/ops/sessions/slack_U02OPSBOT.jsonl");
+    let file = root.join("agents/ops/sessions/slack_u02opsbot.jsonl");
     let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
     let ms = mtime
         .duration_since(std::time::UNIX_EPOCH)
@@ -688,7 +688,7 @@ fn demo_builds_a_store_and_refuses_to_clobber_it() {
     let files = [
         "agents/main/sessions/telegram_123456.jsonl",
         "agents/main/sessions/discord=group=981234567890.jsonl",
-        "agents/ops/sessions/slack_U02OPSBOT.jsonl",
+        "agents/ops/sessions/slack_u02opsbot.jsonl",
     ];
     for f in files {
         let c = run(["check", root.join(f).to_str().unwrap()]);

@@ -330,7 +330,7 @@ fn demo_names_the_discord_group_chat_by_its_group_key() {
     );
     assert_eq!(
         dir_names(&demo.root.join("agents/ops/sessions")),
-        ["slack_U02OPSBOT.jsonl"]
+        ["slack_u02opsbot.jsonl"]
     );
     // `clear` reads the group key back from the file name (and the DMs' direct keys).
     assert_eq!(
@@ -345,6 +345,14 @@ fn demo_names_the_discord_group_chat_by_its_group_key() {
                 "agent:main:telegram:direct:123456".to_owned()
             ),
         ]
+    );
+    // The Slack DM's file name is the canonical one of its (lowercased) direct key.
+    assert_eq!(
+        planned_keys(&demo.root, "ops"),
+        [(
+            "slack_u02opsbot.jsonl".to_owned(),
+            "agent:ops:slack:direct:u02opsbot".to_owned()
+        )]
     );
     // `keys parse` gives the same file name for the group key.
     let k = run(["keys", "parse", "agent:main:discord:group:981234567890"]);
@@ -376,7 +384,7 @@ fn demo_names_the_discord_group_chat_by_its_group_key() {
         [
             "agents/main/sessions/telegram_123456.jsonl",
             "agents/main/sessions/discord=group=981234567890.jsonl",
-            "agents/ops/sessions/slack_U02OPSBOT.jsonl",
+            "agents/ops/sessions/slack_u02opsbot.jsonl",
         ]
     );
     let root = demo.root.to_str().unwrap();

@@ -666,6 +666,11 @@ pub fn parse_file_name(name: &str) -> Result<SessionFileName, PathError> {
 
 /// The key whose session file is `name` in `agent_id`'s directory: only for names
 /// [`file_name_for_key`] gives that very key (so the mapping is a bijection).
+///
+/// Raw upper-case letters never occur in a canonical name: a key keeps upper case only in
+/// opaque peer spans (Signal groups, Matrix rooms; spec §5.1), and those are written as `%XX`.
+/// OpenClaw lowercases direct peer ids (`buildAgentPeerSessionKey`), so `slack_U02OPSBOT.jsonl`
+/// names no key (`None`); `agent:ops:slack:direct:u02opsbot` lives in `slack_u02opsbot.jsonl`.
 pub fn key_for_file_name(agent_id: &str, name: &str) -> Option<SessionKey> {
     let rest = match parse_file_name(name).ok()? {
         SessionFileName::Peer { channel, user_id } => format!("{channel}:direct:{user_id}"),
