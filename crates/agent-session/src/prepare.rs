@@ -17,7 +17,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use session_format::ids::{new_entry_id, now_timestamp};
 use session_format::json::{JsValue, parse_value};
 use session_store::{
     AppendError, LockError, SessionManager, invalidate_repair_cache, io, lock, paths,
@@ -217,7 +216,7 @@ fn reset(
     params: PrepareParams<'_>,
 ) -> Result<PrepareOutcome, PrepareError> {
     assert_existing_header_is_readable(params.session_file)?;
-    let backup = reset_backup_path(bound);
+    let backup = session_store::paths::backup_path(bound, "reset");
     let had_bytes = std::fs::metadata(bound).is_ok_and(|m| m.len() > 0);
     sm.reset_file_to_header(Some(&backup))?;
     invalidate_repair_cache(params.session_file);
@@ -238,17 +237,6 @@ fn names_same_file(bound: &Path, named: &Path) -> bool {
         (std::fs::canonicalize(bound), std::fs::canonicalize(named)),
         (Ok(a), Ok(b)) if a == b
     )
-}
-
-/// `<file>.reset-<ISO ts with ':' and '.' → '-'>-<8 hex>.jsonl` beside the session file.
-fn reset_backup_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ts = now_timestamp().replace([':', '.'], "-");
-    let tag = new_entry_id(|_| false);
-    path.with_file_name(format!("{name}.reset-{ts}-{tag}.jsonl"))
 }
 
 /// Bytes read per step while looking for the first non-blank line.

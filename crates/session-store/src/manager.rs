@@ -2393,7 +2393,7 @@ impl SessionManager {
             }
             Verdict::Changed => {
                 if let Some(now) = &current {
-                    let backup = conflict_backup_path(&path);
+                    let backup = crate::paths::backup_path(&path, "conflict");
                     io::backup_copy(&path, &backup, now)?;
                     self.conflict_backups.push(backup);
                     self.disk = DiskImage::known(now);
@@ -2505,18 +2505,6 @@ fn first_line(bytes: &[u8]) -> Arc<[u8]> {
     let head = &bytes[..bytes.len().min(4096)];
     let end = memchr::memchr(b'\n', head).map_or(head.len(), |i| i + 1);
     Arc::from(&head[..end])
-}
-
-/// `<file>.conflict-<ISO ts with ':' and '.' → '-'>-<8 hex>.jsonl` beside the session file.
-fn conflict_backup_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ts = now_timestamp().replace([':', '.'], "-");
-    let tag = new_entry_id(|_| false);
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    dir.join(format!("{name}.conflict-{ts}-{tag}.jsonl"))
 }
 
 /// A string field of a row, exactly (the header's `cwd`).

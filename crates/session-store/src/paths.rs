@@ -121,6 +121,20 @@ pub fn normalize(path: &Path) -> PathBuf {
     parts.iter().collect()
 }
 
+/// A fresh backup name beside `path`: `<file>.<kind>-<ISO ts with ':' and '.' → '-'>-<8 hex>.jsonl`
+/// (e.g. `s.jsonl.conflict-2026-11-30T06-40-00-000Z-1a2b3c4d.jsonl`). The name is new with
+/// overwhelming likelihood, but callers must still create it exclusively (`io` never overwrites a
+/// backup). Used for `.conflict-` (docs/DEVIATIONS.md D11) and `.reset-` (D24) backups.
+pub fn backup_path(path: &Path, kind: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ts = session_format::ids::now_timestamp().replace([':', '.'], "-");
+    let tag = session_format::ids::new_entry_id(|_| false);
+    path.with_file_name(format!("{name}.{kind}-{ts}-{tag}.jsonl"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
