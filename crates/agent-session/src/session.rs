@@ -167,8 +167,9 @@ impl Default for AgentSessionOptions {
 pub struct AgentSession {
     sm: SessionManager,
     tools: ToolRuntime,
-    /// The model and thinking level of the manager's current context, refreshed after every
-    /// change made through this session (appends, [`SessionManagerMut`] drops).
+    /// The model and thinking level of the manager's current context: set directly by
+    /// `set_model`/`set_thinking_level`, re-read after message appends and
+    /// [`SessionManagerMut`] drops.
     model: Option<ModelRef>,
     thinking_level: String,
     keep_recent_tokens: u64,
@@ -330,7 +331,8 @@ impl AgentSession {
             return Ok(false);
         }
         self.sm.append_model_change(provider, model_id)?;
-        self.refresh_model_state();
+        // The new entry is the leaf, so it is the context's model: no context rebuild.
+        self.model = Some(next);
         Ok(true)
     }
 
@@ -344,7 +346,8 @@ impl AgentSession {
             return Ok(false);
         }
         self.sm.append_thinking_level_change(level)?;
-        self.refresh_model_state();
+        // The new entry is the leaf, so it is the context's level: no context rebuild.
+        level.clone_into(&mut self.thinking_level);
         Ok(true)
     }
 
@@ -411,8 +414,8 @@ impl AgentSession {
             "timestamp",
             JsValue::Number(session_format::ids::now_ms() as f64),
         );
+        // A tool result changes neither the model nor the thinking level: no context rebuild.
         let id = self.sm.append_message(JsValue::Object(m))?;
-        self.refresh_model_state();
         Ok(id)
     }
 

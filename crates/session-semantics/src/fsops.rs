@@ -123,63 +123,9 @@ fn dir_of(path: &Path) -> &Path {
     }
 }
 
-/// Moves `src` to `dst` within one file system without ever replacing an existing `dst`, then
-/// fsyncs both directories. The move is a hard link at `dst` (which fails atomically when
-/// anything exists there) followed by the removal of `src`, so two movers racing for one
-/// destination can never both succeed (a check followed by `rename` could: the second rename
-/// silently replaced the first file). Where the file system refuses hard links (`EPERM`,
-/// `ENOTSUP`, `EMLINK`, …) it falls back to a check and `rename`, which another process could
-/// still race. A crash between the link and the removal leaves the file under both names
-/// (nothing is lost).
-///
-/// # Errors
-/// [`io::ErrorKind::AlreadyExists`] when `dst` exists; the link's, removal's, rename's or
-/// fsync's failure (a cross-device move fails with the OS error; nothing is copied; when the
-/// source cannot be removed after the link, the link is removed again).
-pub fn move_file(src: &Path, dst: &Path) -> io::Result<()> {
-    let exists = || {
-        io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{} already exists", dst.display()),
-        )
-    };
-    match std::fs::hard_link(src, dst) {
-        Ok(()) => {
-            if let Err(e) = std::fs::remove_file(src) {
-                let _ = std::fs::remove_file(dst);
-                return Err(e);
-            }
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
-        Err(e)
-            if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::CrossesDevices =>
-        {
-            return Err(e);
-        }
-        Err(_) => {
-            match std::fs::symlink_metadata(dst) {
-                Ok(_) => return Err(exists()),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
-            }
-            std::fs::rename(src, dst)?;
-        }
-    }
-    session_store::io::fsync_dir(dir_of(dst))?;
-    if dir_of(src) != dir_of(dst) {
-        session_store::io::fsync_dir(dir_of(src))?;
-    }
-    Ok(())
-}
-
-/// Deletes a file and fsyncs its directory.
-///
-/// # Errors
-/// The removal's or fsync's failure.
-pub fn delete_file(path: &Path) -> io::Result<()> {
-    std::fs::remove_file(path)?;
-    session_store::io::fsync_dir(dir_of(path))
-}
+/// Moving a session file without replacing anything and deleting one are file writes, so they
+/// live in `session_store::io` with every other write; these are their names here.
+pub use session_store::io::{move_no_replace as move_file, remove_file_synced as delete_file};
 
 /// Creates `<sessions dir>/archive` when missing and checks that it is a real directory (not a
 /// symlink, not a file).

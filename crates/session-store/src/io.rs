@@ -793,3 +793,61 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
 pub fn remove_file(path: &Path) -> io::Result<()> {
     fs::remove_file(path)
 }
+
+/// Moves `src` to `dst` within one file system without ever replacing an existing `dst`, then
+/// fsyncs both directories. The move is a hard link at `dst` (which fails atomically when
+/// anything exists there) followed by the removal of `src`, so two movers racing for one
+/// destination can never both succeed (a check followed by `rename` could: the second rename
+/// silently replaced the first file). Where the file system refuses hard links (`EPERM`,
+/// `ENOTSUP`, `EMLINK`, …) it falls back to a check and `rename`, which another process could
+/// still race. A crash between the link and the removal leaves the file under both names
+/// (nothing is lost).
+///
+/// # Errors
+/// [`io::ErrorKind::AlreadyExists`] when `dst` exists; the link's, removal's, rename's or
+/// fsync's failure (a cross-device move fails with the OS error; nothing is copied; when the
+/// source cannot be removed after the link, the link is removed again).
+pub fn move_no_replace(src: &Path, dst: &Path) -> io::Result<()> {
+    let exists = || {
+        io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{} already exists", dst.display()),
+        )
+    };
+    match fs::hard_link(src, dst) {
+        Ok(()) => {
+            if let Err(e) = fs::remove_file(src) {
+                let _ = fs::remove_file(dst);
+                return Err(e);
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::CrossesDevices =>
+        {
+            return Err(e);
+        }
+        Err(_) => {
+            match fs::symlink_metadata(dst) {
+                Ok(_) => return Err(exists()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+            fs::rename(src, dst)?;
+        }
+    }
+    fsync_dir(&dir_of(dst))?;
+    if dir_of(src) != dir_of(dst) {
+        fsync_dir(&dir_of(src))?;
+    }
+    Ok(())
+}
+
+/// Deletes a file and fsyncs its directory.
+///
+/// # Errors
+/// The removal's or fsync's failure.
+pub fn remove_file_synced(path: &Path) -> io::Result<()> {
+    fs::remove_file(path)?;
+    fsync_dir(&dir_of(path))
+}
