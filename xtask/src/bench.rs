@@ -1017,18 +1017,7 @@ const END: &str = "<!-- bench-compare:end -->";
 
 /// Puts `body` between the markers of `doc` (appending the markers when absent).
 fn splice(doc: &str, body: &str) -> String {
-    let generated = format!("{BEGIN}\n{body}{END}\n");
-    match (doc.find("<!-- bench-compare:begin"), doc.find(END)) {
-        (Some(b), Some(e)) if b < e => {
-            let after = &doc[e + END.len()..];
-            format!(
-                "{}{generated}{}",
-                &doc[..b],
-                after.strip_prefix('\n').unwrap_or(after)
-            )
-        }
-        _ => format!("{doc}\n## Results\n\n{generated}"),
-    }
+    crate::markers::splice(doc, BEGIN, "<!-- bench-compare:begin", END, body)
 }
 
 /// `cargo xtask bench-compare`.

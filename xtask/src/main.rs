@@ -3,8 +3,10 @@
 mod bench;
 mod conformance;
 mod generate;
+mod markers;
 mod proc;
 mod profile;
+mod reliability;
 
 use std::time::Instant;
 
@@ -36,6 +38,10 @@ enum Command {
     ProfileOpen(profile::ProfileArgs),
     /// Compare our op-script outputs with the reference goldens (`--refresh` regenerates them).
     Conformance(conformance::ConformanceArgs),
+    /// Run the reliability suites (crash, truncation, concurrency, faults, model, never-panic,
+    /// bad-input catalogue; release, `RELIABILITY_SCALE=full`) and the fuzz targets, print one
+    /// table and write it into docs/RELIABILITY.md; exits 1 on any loss or failure.
+    Reliability(reliability::ReliabilityArgs),
     /// Measure the envelope scan (line framing + validation + type/id/parentId) over a file.
     Scan {
         /// The transcript to scan.
@@ -88,6 +94,7 @@ fn main() -> Result<()> {
             println!("{summary} in {:.2}s", start.elapsed().as_secs_f64());
         }
         Command::Conformance(args) => conformance::run(&args)?,
+        Command::Reliability(args) => reliability::run(&args)?,
         Command::Scan { file, runs } => {
             let buf =
                 std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;

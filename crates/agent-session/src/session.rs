@@ -168,7 +168,7 @@ pub struct AgentSession {
     sm: SessionManager,
     tools: ToolRuntime,
     /// The model and thinking level of the manager's current context: set directly by
-    /// `set_model`/`set_thinking_level`, re-read after message appends and
+    /// `set_model`/`set_thinking_level`, updated from appended assistant messages, re-read after
     /// [`SessionManagerMut`] drops.
     model: Option<ModelRef>,
     thinking_level: String,
@@ -255,6 +255,33 @@ impl AgentSession {
             self.model = model;
             self.thinking_level = thinking_level;
         }
+    }
+
+    /// Updates the model after the message `id` was appended at the leaf: an assistant message
+    /// is now the path's last model source (`{provider, modelId: model}`, as
+    /// `build_session_context` reads it); any other message leaves model and thinking level as
+    /// they were. O(1), where re-reading the context would walk the whole branch.
+    fn note_appended_message(&mut self, id: &str) {
+        let Some(entry) = self.sm.get_entry(id) else {
+            return;
+        };
+        if !entry.is_assistant_message() {
+            return;
+        }
+        let Ok(value) = entry.value() else {
+            return;
+        };
+        let message = value.get("message");
+        let field = |k: &str| {
+            message
+                .and_then(|m| m.get(k))
+                .and_then(JsValue::as_str_lossy)
+                .map(|s| s.into_owned())
+        };
+        self.model = match (field("provider"), field("model")) {
+            (Some(provider), Some(model_id)) => Some(ModelRef { provider, model_id }),
+            _ => None,
+        };
     }
 
     /// Gives the manager back.
@@ -368,7 +395,7 @@ impl AgentSession {
     /// [`Message`]: session_format::message::Message
     pub fn append_message(&mut self, message: impl Payload) -> Result<String, AgentSessionError> {
         let id = self.sm.append_message(message)?;
-        self.refresh_model_state();
+        self.note_appended_message(&id);
         Ok(id)
     }
 
@@ -535,7 +562,8 @@ impl AgentSession {
             Some(details.clone()),
             Some(false),
         )?;
-        self.refresh_model_state();
+        // A compaction entry extends the branch: the model and thinking level sources on it
+        // are the same entries as before.
         Ok(CompactionResult {
             entry_id,
             summary,

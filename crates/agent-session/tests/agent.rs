@@ -119,6 +119,55 @@ fn model_state_comes_from_the_context_and_changes_append_once() {
     assert_eq!(agent.thinking_level(), "off");
 }
 
+/// The model after each appended message is what a fresh runtime over the reopened file reads:
+/// an assistant message with `provider`/`model` sets it, one without them clears it (as the
+/// context's model then has no strings), a user message leaves it.
+#[test]
+fn appended_messages_move_the_model_as_the_context_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_session(
+        dir.path(),
+        &[
+            r#"{"type":"model_change","id":"mc","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","provider":"openai","modelId":"gpt"}"#.to_owned(),
+            line("u1", Some("mc"), r#"{"role":"user","content":"hi"}"#),
+        ],
+    );
+    let sm = SessionManager::open(&file, None, None).unwrap();
+    let mut agent = AgentSession::new(sm, AgentSessionOptions::default()).unwrap();
+    let fresh = |file: &std::path::Path| {
+        let sm = SessionManager::open(file, None, None).unwrap();
+        let agent = AgentSession::new(sm, AgentSessionOptions::default()).unwrap();
+        agent
+            .model()
+            .map(|m| (m.provider.clone(), m.model_id.clone()))
+    };
+    let now = |agent: &AgentSession| {
+        agent
+            .model()
+            .map(|m| (m.provider.clone(), m.model_id.clone()))
+    };
+    let gpt = Some(("openai".to_owned(), "gpt".to_owned()));
+    let claude = Some(("anthropic".to_owned(), "claude".to_owned()));
+    assert_eq!(now(&agent), gpt);
+    agent
+        .append_message(json(r#"{"role":"assistant","content":[{"type":"text","text":"a"}],"provider":"anthropic","model":"claude","stopReason":"stop"}"#))
+        .unwrap();
+    assert_eq!(now(&agent), claude);
+    assert_eq!(fresh(&file), claude);
+    agent
+        .append_message(json(r#"{"role":"user","content":"again"}"#))
+        .unwrap();
+    assert_eq!(now(&agent), claude);
+    assert_eq!(fresh(&file), claude);
+    agent
+        .append_message(json(
+            r#"{"role":"assistant","content":[{"type":"text","text":"b"}],"stopReason":"stop"}"#,
+        ))
+        .unwrap();
+    assert_eq!(now(&agent), None);
+    assert_eq!(fresh(&file), None);
+}
+
 #[test]
 fn tool_calls_are_run_and_recorded() {
     let dir = tempfile::tempdir().unwrap();

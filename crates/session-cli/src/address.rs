@@ -6,12 +6,19 @@
 //! `--session NAME` picks one of them by file name, by the part of the file name after its first
 //! `_`, or by session id (the header's `id`, in full or a unique prefix of at least 8
 //! characters). Unknown agents and sessions are errors that list close matches.
+//!
+//! With a Redis backend (`--backend redis://…`, [`crate::backend`]) the same flags name
+//! namespaces and keys: every path is made absolute lexically, a sessions directory is the
+//! namespace of that path (it exists when it or a namespace below it holds a session), its
+//! "immediate sub-directories" are the namespaces directly below it, and `<root>/agents/<ID>/`
+//! is an agent when `<root>/agents/<ID>/sessions` holds sessions.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use clap::Args;
 
+use crate::backend::{self, RedisBackend};
 use crate::{fsx, text};
 
 /// The environment variable naming the OpenClaw state directory.
@@ -86,7 +93,8 @@ fn home() -> PathBuf {
     std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from)
 }
 
-fn expand_tilde(p: &Path) -> PathBuf {
+/// `~` and `~/…` expanded with `$HOME`.
+pub(crate) fn expand_tilde(p: &Path) -> PathBuf {
     match p.to_str() {
         Some("~") => home(),
         Some(s) if s.starts_with("~/") => home().join(&s[2..]),
@@ -128,6 +136,17 @@ pub(crate) fn pi_sessions_dir() -> PathBuf {
 
 /// The error for a state directory without `agents/`.
 pub(crate) fn no_store_error(root: &Path, flag: Option<&Path>) -> UsageError {
+    if let Some(r) = backend::redis() {
+        return UsageError::new(format!(
+            "no OpenClaw store at {} in {} (no sessions under {}/<agent>/sessions/; {}); use \
+             --root DIR (the state directory the gateways use), or --dir DIR for any other \
+             namespace",
+            text::path(root),
+            r.describe(),
+            text::path(&root.join("agents")),
+            state_root_origin(flag),
+        ));
+    }
     let mut msg = format!(
         "no OpenClaw store at {} (looked for {}/<agent>/sessions/; {}); use --root DIR",
         text::path(root),
@@ -161,9 +180,73 @@ fn subdirs(dir: &Path) -> Vec<String> {
     v
 }
 
-/// The agents of a store (`<root>/agents/*`), sorted.
+/// The agents of a store (`<root>/agents/*`), sorted (with a Redis backend: the agents whose
+/// `sessions` namespace holds sessions).
 pub(crate) fn agents(root: &Path) -> Vec<String> {
-    subdirs(&root.join("agents"))
+    match backend::redis() {
+        Some(r) => r.agents(root).unwrap_or_default(),
+        None => subdirs(&root.join("agents")),
+    }
+}
+
+/// The state directory of `--root` / `$OPENCLAW_STATE_DIR` / `~/.openclaw`, absolute with a
+/// Redis backend (the key paths of its namespaces).
+pub(crate) fn store_root(flag: Option<&Path>) -> PathBuf {
+    let root = state_root(flag);
+    match backend::redis() {
+        Some(_) => RedisBackend::key(&root),
+        None => root,
+    }
+}
+
+/// True when `dir` is a directory (files) or holds sessions (Redis: the namespace or one below
+/// it).
+pub(crate) fn dir_exists(dir: &Path) -> anyhow::Result<bool> {
+    match backend::redis() {
+        Some(r) => r.dir_exists(dir),
+        None => Ok(dir.is_dir()),
+    }
+}
+
+/// [`sessions_dir`] in a Redis store: the namespace the locator names, when it holds sessions.
+fn redis_sessions_dir(r: &RedisBackend, loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
+    let dir = if loc.pi {
+        RedisBackend::key(&pi_sessions_dir())
+    } else if let Some(d) = &loc.dir {
+        RedisBackend::key(&expand_tilde(d))
+    } else if let Some(agent) = &loc.agent {
+        let root = store_root(loc.root.as_deref());
+        let dir = root.join("agents").join(agent).join("sessions");
+        if r.dir_exists(&dir)? {
+            return Ok(Some(dir));
+        }
+        let known = r.agents(&root)?;
+        if known.is_empty() {
+            bail!(no_store_error(&root, loc.root.as_deref()));
+        }
+        bail!(UsageError::new(format!(
+            "unknown agent {agent:?}: no sessions under {} in {}{}",
+            text::path(&dir),
+            r.describe(),
+            suggestion(agent, &known, "agent")
+        )));
+    } else {
+        return Ok(None);
+    };
+    if r.dir_exists(&dir)? {
+        return Ok(Some(dir));
+    }
+    let known: Vec<String> = r
+        .namespaces()?
+        .iter()
+        .map(|n| n.display().to_string())
+        .collect();
+    bail!(UsageError::new(format!(
+        "no sessions under {} in {}{}",
+        text::path(&dir),
+        r.describe(),
+        suggestion(&dir.display().to_string(), &known, "namespace")
+    )))
 }
 
 /// Up to five candidates close to `want`: containing it (or contained in it) first, then by
@@ -210,6 +293,9 @@ fn suggestion(want: &str, candidates: &[String], what: &str) -> String {
 
 /// The sessions directory named by a locator, or `None` when it names none.
 pub(crate) fn sessions_dir(loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
+    if let Some(r) = backend::redis() {
+        return redis_sessions_dir(r, loc);
+    }
     if loc.pi {
         let dir = pi_sessions_dir();
         if !dir.is_dir() {
@@ -300,6 +386,9 @@ fn jsonl_in(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 /// followed: symlinked sub-directories; not entered: sub-directories named `*.jsonl`, which
 /// are listed as files so that they are reported).
 pub(crate) fn session_files(dir: &Path) -> Listing {
+    if let Some(r) = backend::redis() {
+        return redis_session_files(r, dir);
+    }
     let mut l = Listing::default();
     if let Err(e) = jsonl_in(dir, &mut l.files) {
         l.unreadable
@@ -325,6 +414,37 @@ pub(crate) fn session_files(dir: &Path) -> Listing {
     l
 }
 
+/// [`session_files`] of a Redis namespace and the namespaces directly below it.
+fn redis_session_files(r: &RedisBackend, dir: &Path) -> Listing {
+    let mut l = Listing::default();
+    let subs = match r.sub_namespaces(dir) {
+        Ok(subs) => subs,
+        Err(e) => {
+            l.unreadable
+                .push((dir.to_path_buf(), crate::output::error_text(&e)));
+            return l;
+        }
+    };
+    let subs = subs
+        .into_iter()
+        .filter(|d| !d.to_string_lossy().ends_with(".jsonl"));
+    for d in std::iter::once(dir.to_path_buf()).chain(subs) {
+        match r.sessions_in(&d) {
+            Ok(files) => l.files.extend(files),
+            Err(e) => l.unreadable.push((d, crate::output::error_text(&e))),
+        }
+    }
+    l
+}
+
+/// True when something is stored at `p` (a file, even a dangling symlink; or a Redis session).
+fn present(p: &Path) -> bool {
+    match backend::redis() {
+        Some(r) => r.exists(p).unwrap_or(false),
+        None => std::fs::symlink_metadata(p).is_ok(),
+    }
+}
+
 /// The file name without `.jsonl`.
 fn stem_of(p: &Path) -> String {
     let name = p
@@ -337,10 +457,15 @@ fn stem_of(p: &Path) -> String {
 /// The session id in a file's header: its first line only (64 KiB at most, as the reference
 /// sniffs headers), and only for regular files.
 pub(crate) fn header_id(p: &Path) -> Option<String> {
-    if !matches!(fsx::probe(p), fsx::Found::Regular) {
-        return None;
-    }
-    let line = session_store::io::read_first_line(p).ok()??;
+    let line = match backend::redis() {
+        Some(r) => r.read_head(p)?,
+        None => {
+            if !matches!(fsx::probe(p), fsx::Found::Regular) {
+                return None;
+            }
+            session_store::io::read_first_line(p).ok()??
+        }
+    };
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
     let mut scanner = session_format::json::EnvelopeScanner::new();
     let env = scanner.scan(line).ok()?;
@@ -402,7 +527,7 @@ fn resolve_among(
         bail!(UsageError::new("--session needs a name"));
     }
     let exact = dir.join(format!("{stem}.jsonl"));
-    if std::fs::symlink_metadata(&exact).is_ok() {
+    if present(&exact) {
         return Ok(exact);
     }
     let listing = list();
@@ -481,9 +606,18 @@ fn reject_stdin(p: &Path) -> anyhow::Result<()> {
 
 fn check_file(p: &Path) -> anyhow::Result<PathBuf> {
     reject_stdin(p)?;
-    let p = expand_tilde(p);
-    fsx::require_regular(&p)?;
+    let p = session_path(p);
+    backend::require_session(&p)?;
     Ok(p)
+}
+
+/// A FILE argument: `~` expanded; with a Redis backend also made absolute (its key path).
+fn session_path(p: &Path) -> PathBuf {
+    let p = expand_tilde(p);
+    match backend::redis() {
+        Some(_) => RedisBackend::key(&p),
+        None => p,
+    }
 }
 
 fn any_flag(sel: &SessionSelector) -> bool {
@@ -511,7 +645,7 @@ pub(crate) fn resolve_one(file: Option<&Path>, sel: &SessionSelector) -> anyhow:
                 ));
             };
             let p = resolve_session(&dir, name)?;
-            fsx::require_regular(&p)?;
+            backend::require_session(&p)?;
             Ok(p)
         }
     }
@@ -533,7 +667,7 @@ pub(crate) fn resolve_many(
         for f in files {
             reject_stdin(f)?;
         }
-        return Ok(files.iter().map(|f| expand_tilde(f)).collect());
+        return Ok(files.iter().map(|f| session_path(f)).collect());
     }
     if let Some(name) = &sel.session {
         let Some(dir) = sessions_dir(&sel.locator)? else {

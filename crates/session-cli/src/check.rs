@@ -17,7 +17,7 @@ use session_store::{OpenReport, ReadOnlyOpen, SessionManager};
 
 use crate::model;
 use crate::output::{self, Output};
-use crate::{Outcome, fsx, text};
+use crate::{Outcome, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Verify session files without writing to them (not even a backup): every file is opened read-only
@@ -608,8 +608,7 @@ pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -
 
 /// Every problem of an opened file (its bytes are read again for the offsets).
 pub(crate) fn problems_of(path: &Path, ro: &ReadOnlyOpen) -> anyhow::Result<Vec<Problem>> {
-    fsx::require_regular(path)?;
-    let bytes = session_store::io::read_file(path)?;
+    let bytes = crate::backend::read_session(path)?;
     Ok(problems(&ro.report, &ro.session, &bytes))
 }
 
@@ -644,7 +643,7 @@ impl FileResult {
 }
 
 fn check_one(path: &Path) -> FileResult {
-    if let Some(why) = fsx::not_readable_reason(path) {
+    if let Some(why) = crate::backend::not_readable_reason(path) {
         return FileResult::Failed(why);
     }
     let ro = match model::open_any(path) {

@@ -849,7 +849,7 @@ fn prepare_root(root: &Path, force: bool) -> anyhow::Result<()> {
         )));
     }
     for p in &removable {
-        std::fs::remove_file(p)
+        session_store::io::remove_file(p)
             .with_context(|| format!("cannot remove {}", crate::text::path(p)))?;
     }
     Ok(())

@@ -827,11 +827,13 @@ fn check_out_path(session: &Path, out_path: &Path, force: bool) -> anyhow::Resul
         ))),
         fsx::Found::Unreadable(e) => bail!("cannot write {shown}: {e}"),
     }
+    // A session read from Redis is not a file: OUT cannot be it.
     let same = match (
+        crate::backend::redis(),
         std::fs::canonicalize(session),
         std::fs::canonicalize(out_path),
     ) {
-        (Ok(a), Ok(b)) => a == b,
+        (None, Ok(a), Ok(b)) => a == b,
         _ => false,
     };
     if same {

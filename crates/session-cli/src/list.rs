@@ -1,8 +1,11 @@
 //! `sessions list`: the sessions of an agent, of every agent, or of a directory, newest first,
 //! as an aligned table or JSON. Files are read (never opened for writing) in parallel, and only
 //! when they are regular files; a progress bar appears on a terminal when scanning takes more
-//! than 300 ms; files that cannot be read or are not sessions are reported, not dropped.
+//! than 300 ms; files that cannot be read or are not sessions are reported, not dropped. With a
+//! Redis backend the same sessions are read from the store's namespaces ([`crate::backend`]),
+//! one `list_in` per namespace.
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -12,6 +15,7 @@ use session_format::json::{JsObject, JsValue};
 use session_store::SessionInfo;
 
 use crate::address::{self, Locator, UsageError};
+use crate::backend::{self, RedisBackend};
 use crate::output::Output;
 use crate::{fsx, text};
 
@@ -43,7 +47,12 @@ JSON output (--json):
    \"skipped\": [{\"path\", \"reason\"}]}
 `created`, `modified` (as in the table) and `mtime` (the file's modification time) are ISO
 timestamps (null when unknown); `name`, `agent` and `parentSession` may be null; `size` is in
-bytes.";
+bytes.
+
+With --backend redis://… the sessions are read from the Redis store instead (the paths name its
+namespaces and keys; see `sessions --help`); the output is the same, except that the file's
+modification time is replaced by the session's last change in Redis (`mtime`, and the MODIFIED
+fallback).";
 
 /// A file to look at, with the agent it belongs to.
 #[derive(Debug, Clone)]
@@ -224,6 +233,70 @@ fn scan_all(cands: &[Candidate]) -> Vec<Scan> {
         .collect()
 }
 
+/// Why a Redis session was not listed (the texts of [`skip_reason`]).
+fn redis_skip_reason(r: &RedisBackend, path: &Path) -> String {
+    let bytes = match r.read(path) {
+        Ok(b) => b,
+        Err(e) => return format!("cannot read: {}", crate::output::error_text(&e)),
+    };
+    let header = r.read_head(path).is_some_and(|line| {
+        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
+        session_format::json::EnvelopeScanner::new()
+            .scan(line)
+            .is_ok_and(|env| session_format::row::is_readable_header(&env))
+    });
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        "empty file".to_owned()
+    } else if !header {
+        "not a session file: the first line is not a session header".to_owned()
+    } else {
+        "not listable: OpenClaw's list would fail on it (a non-string session name, a null \
+         message or content that is neither text nor blocks); `sessions check` and `sessions \
+         tree` still read it"
+            .to_owned()
+    }
+}
+
+/// [`scan_all`] for a Redis backend: one `list_in` per namespace (each session read once),
+/// then the size and change time of each listed session.
+fn scan_redis(r: &RedisBackend, cands: &[Candidate]) -> Vec<Scan> {
+    let dirs: BTreeSet<&Path> = cands.iter().filter_map(|c| c.path.parent()).collect();
+    let mut infos: HashMap<PathBuf, SessionInfo> = HashMap::new();
+    let mut failed: HashMap<&Path, String> = HashMap::new();
+    for d in dirs {
+        match r.infos(d) {
+            Ok(v) => infos.extend(v.into_iter().map(|i| (i.path.clone(), i))),
+            Err(e) => {
+                failed.insert(d, crate::output::error_text(&e));
+            }
+        }
+    }
+    cands
+        .iter()
+        .map(|c| {
+            let skip = |reason: String| {
+                Scan::Skipped(Skipped {
+                    path: c.path.clone(),
+                    reason,
+                })
+            };
+            if let Some(why) = c.path.parent().and_then(|d| failed.get(d)) {
+                return skip(format!("cannot read: {why}"));
+            }
+            match (infos.remove(&c.path), r.stat(&c.path)) {
+                (Some(info), Some((size, mtime))) => Scan::Listed(Box::new(Listed {
+                    info,
+                    agent: c.agent.clone(),
+                    size,
+                    mtime: Some(mtime),
+                })),
+                (Some(_), None) => skip("cannot read: it was removed while listing".to_owned()),
+                (None, _) => skip(redis_skip_reason(r, &c.path)),
+            }
+        })
+        .collect()
+}
+
 /// The sessions a locator names, newest first, and the files skipped.
 pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, Vec<Skipped>)> {
     let mut skipped = Vec::new();
@@ -233,22 +306,26 @@ pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, 
         };
         scan_dir(&dir, loc.agent.as_deref(), &mut skipped)
     } else {
-        let root = address::state_root(loc.root.as_deref());
+        let root = address::store_root(loc.root.as_deref());
         let agents_dir = root.join("agents");
-        if !agents_dir.is_dir() {
+        if !address::dir_exists(&agents_dir)? {
             bail!(address::no_store_error(&root, loc.root.as_deref()));
         }
         let mut cands = Vec::new();
         for agent in address::agents(&root) {
             let dir = agents_dir.join(&agent).join("sessions");
-            if dir.is_dir() {
+            if address::dir_exists(&dir)? {
                 cands.extend(scan_dir(&dir, Some(&agent), &mut skipped));
             }
         }
         cands
     };
+    let scans = match backend::redis() {
+        Some(r) => scan_redis(r, &cands),
+        None => scan_all(&cands),
+    };
     let mut listed = Vec::with_capacity(cands.len());
-    for s in scan_all(&cands) {
+    for s in scans {
         match s {
             Scan::Listed(l) => listed.push(*l),
             Scan::Skipped(s) => skipped.push(s),

@@ -24,10 +24,17 @@
 //! - human output escapes control and bidirectional-text characters; JSON output is exact;
 //! - exit codes: 0 ok (nothing to do); 1 `check` found problems, or a write command changed
 //!   something (with `--dry-run`: would change something); 2 usage or I/O errors, and failed
-//!   write actions.
+//!   write actions;
+//! - `--backend redis://…` (issue 11, [`backend`]) makes `list`, `tree`, `context`, `show`,
+//!   `stats`, `check` and `export` read the sessions from a Redis store through
+//!   `session_store::storage::Storage` (the same output, paths shown absolute; nothing written
+//!   there); `keys parse` (which reads no store) ignores it, every other subcommand refuses
+//!   it. `migrate` copies sessions between files and Redis, byte for byte,
+//!   never replacing a destination session.
 
 mod address;
 mod archive;
+mod backend;
 mod check;
 mod clear;
 mod context;
@@ -36,6 +43,7 @@ mod export;
 mod fsx;
 mod keys;
 mod list;
+mod migrate;
 mod model;
 mod output;
 mod render;
@@ -92,10 +100,23 @@ session is an error listing close matches.
 Human output escapes control and bidirectional-text characters (as \\u{202e}); JSON output is
 exact.
 
+Sessions in Redis (--backend URL, before or after the subcommand):
+  --backend redis://HOST:PORT/[DB][?prefix=NAME]
+                                     read the sessions of list, tree, context, show, stats, check
+                                     and export from that Redis store instead of files (keys
+                                     parse ignores it, the other subcommands refuse it); the same
+                                     output with paths shown absolute, nothing written there.
+                                     Paths, --dir, --root, --agent and --session name its keys:
+                                     the directory (made absolute) is the namespace, the file
+                                     name the session. No TLS (rediss://). [default: files]
+  --redis-prefix NAME                the key prefix [default: openclaw:sessions]
+`sessions migrate --from SRC --to DST` copies every session between a directory and a Redis
+store, either way, byte for byte (see `sessions migrate --help`).
+
 Exit codes: 0 ok; 1 `check` found problems, or a write command (repair, unlock, archive,
-clear) changed something (with --dry-run: would change something); 2 usage or I/O error (also
-when some of several files could not be read by `check` or `stats`, a lock could not be taken,
-a key does not parse, or a write action failed).";
+clear, migrate) changed something (with --dry-run: would change something); 2 usage or I/O
+error (also when some of several files could not be read by `check` or `stats`, a lock could
+not be taken, a key does not parse, or a write action failed).";
 
 /// `--width`: at least 40 columns.
 fn parse_width(s: &str) -> Result<usize, String> {
@@ -126,6 +147,13 @@ fn parse_ms_duration(s: &str) -> Result<Duration, String> {
 #[derive(Debug, Parser)]
 #[command(name = "sessions", version, about = ABOUT, long_about = LONG_ABOUT)]
 struct Cli {
+    /// Where list, tree, context, show, stats, check and export read sessions: `files` (the
+    /// default) or a Redis store, `redis://HOST:PORT/[DB][?prefix=NAME]`.
+    #[arg(long, global = true, value_name = "URL")]
+    backend: Option<String>,
+    /// The Redis key prefix (for --backend and migrate) [default: openclaw:sessions].
+    #[arg(long, global = true, value_name = "NAME")]
+    redis_prefix: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -177,6 +205,10 @@ enum Command {
         override_usage = "sessions clear [OPTIONS] --agent ID (--session NAME | --all) (--yes | --dry-run)"
     )]
     Clear(ClearArgs),
+    /// Copy every session between a directory and a Redis store, byte for byte (--dry-run
+    /// writes nothing).
+    #[command(long_about = migrate::LONG_ABOUT)]
+    Migrate(MigrateArgs),
     /// Developer tool: run a conformance op-script in a temporary directory and print its
     /// normalized output.
     #[command(long_about = replay::LONG_ABOUT, hide = true)]
@@ -433,6 +465,26 @@ struct ClearArgs {
 }
 
 #[derive(Debug, Args)]
+struct MigrateArgs {
+    /// Where the sessions are: a directory, or `redis://HOST:PORT/[DB][?prefix=NAME]`.
+    #[arg(long, value_name = "SRC")]
+    from: PathBuf,
+    /// Where they go: a redis:// URL when SRC is a directory, a directory when SRC is Redis.
+    #[arg(long, value_name = "DST")]
+    to: PathBuf,
+    /// The key path in Redis that corresponds to the directory side [default: the directory's
+    /// own absolute path].
+    #[arg(long, value_name = "PATH")]
+    redis_root: Option<PathBuf>,
+    /// Print what would be copied and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print JSON instead of text (shape in `sessions migrate --help`).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
 struct ReplayArgs {
     /// The op-script (JSON, format: shared/conformance/OPS.md).
     script: PathBuf,
@@ -451,7 +503,98 @@ pub(crate) enum Outcome {
     Failed,
 }
 
+impl Command {
+    /// The subcommand's name, for messages.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::List(_) => "list",
+            Command::Tree(_) => "tree",
+            Command::Context(_) => "context",
+            Command::Show(_) => "show",
+            Command::Stats(_) => "stats",
+            Command::Check(_) => "check",
+            Command::Export(_) => "export",
+            Command::Demo(_) => "demo",
+            Command::Repair(_) => "repair",
+            Command::Unlock(_) => "unlock",
+            Command::Keys(_) => "keys parse",
+            Command::Archive(_) => "archive",
+            Command::Clear(_) => "clear",
+            Command::Migrate(_) => "migrate",
+            Command::Replay(_) => "replay",
+        }
+    }
+
+    /// True for the read-only subcommands that `--backend` applies to.
+    fn reads_a_backend(&self) -> bool {
+        matches!(
+            self,
+            Command::List(_)
+                | Command::Tree(_)
+                | Command::Context(_)
+                | Command::Show(_)
+                | Command::Stats(_)
+                | Command::Check(_)
+                | Command::Export(_)
+        )
+    }
+}
+
+/// Applies `--backend` and `--redis-prefix`: connects to a Redis backend for the subcommands
+/// that read one, refuses them elsewhere.
+fn install_backend(cli: &Cli) -> anyhow::Result<()> {
+    let name = cli.command.name();
+    let migrate = matches!(cli.command, Command::Migrate(_));
+    if matches!(cli.command, Command::Keys(_)) {
+        // `keys parse` classifies a key string and reads no store: a backend changes nothing.
+        backend::install(None);
+        return Ok(());
+    }
+    let url = match cli.backend.as_deref() {
+        None | Some("files" | "file") => None,
+        Some(url) => Some(url),
+    };
+    if migrate && cli.backend.is_some() {
+        anyhow::bail!(address::UsageError::new(
+            "--backend does not apply to migrate: give the two sides with --from and --to (a \
+             directory and a redis:// URL)"
+        ));
+    }
+    let Some(url) = url else {
+        if cli.redis_prefix.is_some() && !migrate {
+            anyhow::bail!(address::UsageError::new(
+                "--redis-prefix needs --backend redis://HOST:PORT/ (or migrate)"
+            ));
+        }
+        backend::install(None);
+        return Ok(());
+    };
+    let spec = backend::parse_redis(url, cli.redis_prefix.as_deref()).map_err(|e| {
+        address::UsageError::new(format!(
+            "--backend: {e}; the backends are `files` (the default) and redis://…"
+        ))
+    })?;
+    if matches!(cli.command, Command::Demo(_)) {
+        anyhow::bail!(address::UsageError::new(
+            "`sessions demo` builds its demo store as files under --root; --backend does not \
+             apply (to try the demo on Redis, build it, then copy it with `sessions migrate \
+             --from DIR --to redis://HOST:PORT/`)"
+        ));
+    }
+    if !cli.command.reads_a_backend() {
+        anyhow::bail!(address::UsageError::new(format!(
+            "`sessions {name}` works on files only; --backend {} applies to list, tree, context, \
+             show, stats, check and export (`sessions migrate` copies sessions between files and \
+             Redis)",
+            text::safe(&spec.shown_url())
+        )));
+    }
+    backend::install(Some(backend::RedisBackend::connect(spec)?));
+    Ok(())
+}
+
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    install_backend(&cli)?;
     let mut out = output::Output::new();
     let outcome = match cli.command {
         Command::List(a) => {
@@ -572,6 +715,17 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 root: a.root,
                 purge: a.purge,
                 yes: a.yes,
+                dry_run: a.dry_run,
+                json: a.json,
+            },
+            &mut out,
+        )?,
+        Command::Migrate(a) => migrate::run(
+            &migrate::MigrateRequest {
+                from: a.from,
+                to: a.to,
+                redis_root: a.redis_root,
+                redis_prefix: cli.redis_prefix,
                 dry_run: a.dry_run,
                 json: a.json,
             },

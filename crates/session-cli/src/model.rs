@@ -12,16 +12,15 @@ use session_format::json::{JsValue, JsonErrorKind};
 use session_store::{OpenReport, ReadError, ReadOnlyOpen, SessionManager, SessionTree};
 
 use crate::address::UsageError;
-use crate::fsx;
 use crate::output::Output;
 use crate::render::{Summary, entry_summary, field, kind_name};
 use crate::text::{self, ShortIds};
 
 /// Opens a file read-only after checking that it is a regular file (never opens a FIFO or a
-/// device). Nothing is judged: `check` reports whatever the file holds.
+/// device), or a session of the Redis backend ([`crate::backend`]). Nothing is judged: `check`
+/// reports whatever the file holds.
 pub(crate) fn open_any(path: &Path) -> anyhow::Result<ReadOnlyOpen> {
-    fsx::require_regular(path)?;
-    Ok(SessionManager::open_read_only(path, None)?)
+    crate::backend::open_read_only(path)
 }
 
 /// A session opened for `tree`, `context`, `show`, `stats` and `export`.

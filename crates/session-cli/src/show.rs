@@ -6,7 +6,7 @@ use session_format::line::{LineContent, LineReader};
 
 use crate::address::UsageError;
 use crate::output::Output;
-use crate::{fsx, model, text};
+use crate::{model, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Print one entry of a session as pretty JSON (2-space indentation, the file's key order), read-only.
@@ -23,8 +23,7 @@ error listing close matches (exit code 2).";
 
 /// Prints line `n` of the file as stored, and on stderr where it is and what it holds.
 fn raw_line(path: &Path, n: usize, out: &mut Output) -> anyhow::Result<()> {
-    fsx::require_regular(path)?;
-    let bytes = session_store::io::read_file(path)?;
+    let bytes = crate::backend::read_session(path)?;
     let total = session_format::line::lines(&bytes).count();
     let Some(l) = LineReader::new(&bytes)
         .nth(n.saturating_sub(1))

@@ -57,8 +57,7 @@ fn one(path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
     let start = Instant::now();
     let m = TreeModel::new(sm, Some(&ro.report));
     let tree_ms = start.elapsed().as_secs_f64() * 1000.0;
-    crate::fsx::require_regular(path)?;
-    let bytes = session_store::io::read_file(path)?;
+    let bytes = crate::backend::read_session(path)?;
     let lines = count_lines(&bytes);
     let mut by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut by_role: BTreeMap<String, usize> = BTreeMap::new();

@@ -124,6 +124,18 @@ impl ContentBlock {
             extra: JsObject::new(),
         })
     }
+
+    /// A tool call block `{"type":"toolCall","id","name","arguments"}`; `arguments` is the
+    /// arguments object as the model produced it.
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: JsValue) -> Self {
+        ContentBlock::ToolCall(ToolCallBlock {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            thought_signature: None,
+            extra: JsObject::new(),
+        })
+    }
 }
 
 #[derive(Serialize)]
@@ -430,6 +442,51 @@ impl Message {
     pub fn user_text(text: impl Into<String>, timestamp_ms: i64) -> Self {
         Message::User(UserMessage {
             content: Content::Blocks(vec![ContentBlock::text(text)]),
+            timestamp: Some(timestamp_ms),
+            extra: JsObject::new(),
+        })
+    }
+
+    /// An assistant message `{role, content, provider, model, stopReason, timestamp}` (keys in
+    /// the reference's order; no `api` or `usage`, which a caller sets on the
+    /// [`AssistantMessage`] when it has them). `stopReason` is `toolUse` when a block is a tool
+    /// call, else `stop`.
+    pub fn assistant(
+        content: Vec<ContentBlock>,
+        provider: impl Into<String>,
+        model: impl Into<String>,
+        timestamp_ms: i64,
+    ) -> Self {
+        let tool_use = content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolCall(_)));
+        Message::Assistant(AssistantMessage {
+            content: Content::Blocks(content),
+            api: None,
+            provider: Some(provider.into()),
+            model: Some(model.into()),
+            usage: None,
+            stop_reason: Some(if tool_use { "toolUse" } else { "stop" }.to_owned()),
+            timestamp: Some(timestamp_ms),
+            extra: JsObject::new(),
+        })
+    }
+
+    /// A tool result with one text block, `{role:"toolResult", toolCallId, toolName, content,
+    /// isError, timestamp}`, answering the tool call `tool_call_id`.
+    pub fn tool_result_text(
+        tool_call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        text: impl Into<String>,
+        is_error: bool,
+        timestamp_ms: i64,
+    ) -> Self {
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: tool_call_id.into(),
+            tool_name: tool_name.into(),
+            content: Content::Blocks(vec![ContentBlock::text(text)]),
+            details: None,
+            is_error,
             timestamp: Some(timestamp_ms),
             extra: JsObject::new(),
         })

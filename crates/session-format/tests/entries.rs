@@ -263,3 +263,35 @@ fn lone_surrogates_survive_building_but_read_lossily_when_typed() {
         session_format::Content::Text("a\u{FFFD}b".into())
     );
 }
+
+/// The message constructors write the reference's key order: an assistant turn with a tool call
+/// (`stopReason: "toolUse"`), one without (`"stop"`), and a text tool result.
+#[test]
+fn message_constructors_write_the_reference_key_order() {
+    use session_format::json::to_value;
+    use session_format::message::{ContentBlock, Message};
+    let args = parse_value(br#"{"path":"a.txt"}"#).unwrap();
+    let call = Message::assistant(
+        vec![
+            ContentBlock::text("reading"),
+            ContentBlock::tool_call("call_1", "read", args),
+        ],
+        "anthropic",
+        "claude-sonnet-4-5",
+        1_767_225_600_000,
+    );
+    assert_eq!(
+        to_json_string(&to_value(&call).unwrap()),
+        r#"{"role":"assistant","content":[{"type":"text","text":"reading"},{"type":"toolCall","id":"call_1","name":"read","arguments":{"path":"a.txt"}}],"provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"toolUse","timestamp":1767225600000}"#
+    );
+    let done = Message::assistant(vec![ContentBlock::text("done")], "openai", "gpt-5", 1);
+    assert_eq!(
+        to_json_string(&to_value(&done).unwrap()),
+        r#"{"role":"assistant","content":[{"type":"text","text":"done"}],"provider":"openai","model":"gpt-5","stopReason":"stop","timestamp":1}"#
+    );
+    let result = Message::tool_result_text("call_1", "read", "hello", false, 2);
+    assert_eq!(
+        to_json_string(&to_value(&result).unwrap()),
+        r#"{"role":"toolResult","toolCallId":"call_1","toolName":"read","content":[{"type":"text","text":"hello"}],"isError":false,"timestamp":2}"#
+    );
+}

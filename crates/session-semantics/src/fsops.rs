@@ -1,6 +1,6 @@
-//! The crate's own file-system operations: moving a session file (the one place that calls
-//! `std::fs::rename`; `session_store::io` has no move), deleting one, preparing the archive
-//! directory, and the lock-file check.
+//! The crate's file-system operations: moving a session file and deleting one (both done by
+//! `session_store::io`, re-exported here as [`move_file`] and [`delete_file`]), preparing the
+//! archive directory, and the lock-file check.
 //!
 //! The lock check looks at `realpath(dir)/<name>.lock` (OpenClaw's write-lock file,
 //! openclaw-jsonl.md §1.10, §3.5) and judges it with `session_store::lock`'s rules

@@ -37,6 +37,7 @@ use crate::index::Index;
 use crate::inspect::{MalformedLine, OpenReport};
 use crate::rows::{self, Row, RowKind};
 use crate::snapshot::{self, SessionFileSnapshot, SnapshotSync, hooks};
+use crate::storage::{SnapshotRead, Storage};
 
 /// Files the cache holds by default (the reference's limit).
 pub const DEFAULT_MAX_FILES: usize = 8;
@@ -508,18 +509,31 @@ fn read_error(path: &Path, source: io::Error) -> OpenError {
     }
 }
 
-/// Loads `abs` with stat-read-stat, up to [`LOAD_ATTEMPTS`] times (openclaw-jsonl.md §3.1): a
-/// cached state whose snapshot equals the file's is returned after a second equal `stat`; a
-/// cached state the file only grew past is extended by the new lines; otherwise the whole file
-/// is read, and kept when the `stat`s before and after the read are equal.
+/// The warm cache key of `abs` in `storage`: its canonical path for the file store, `None`
+/// (never cached) for any other storage.
+pub(crate) fn key_in(storage: &dyn Storage, abs: &Path) -> Option<PathBuf> {
+    storage
+        .as_file_storage()
+        .and_then(|_| snapshot::canonical(abs))
+}
+
+/// Loads `abs` from `storage` with stat-read-stat, up to [`LOAD_ATTEMPTS`] times
+/// (openclaw-jsonl.md §3.1): a cached state whose snapshot equals the file's is returned after
+/// a second equal `stat`; a cached state the file only grew past is extended by the new lines;
+/// otherwise the whole file is read, and kept when the `stat`s before and after the read are
+/// equal. Only the file store is cached ([`key_in`]); any other storage is loaded with
+/// [`Storage::read_snapshot`] instead (one consistent read where the backend has one).
 ///
 /// # Errors
 /// [`OpenError::ChangedWhileLoading`] after [`LOAD_ATTEMPTS`] unstable reads;
 /// [`OpenError::Read`].
-pub(crate) fn fetch(abs: &Path) -> Result<Fetch, OpenError> {
-    let key = snapshot::canonical(abs);
+pub(crate) fn fetch(storage: &dyn Storage, abs: &Path) -> Result<Fetch, OpenError> {
+    if storage.as_file_storage().is_none() {
+        return fetch_snapshot(storage, abs);
+    }
+    let key = key_in(storage, abs);
     for attempt in 0..LOAD_ATTEMPTS {
-        let Some(before) = SessionFileSnapshot::stat(abs).map_err(|e| read_error(abs, e))? else {
+        let Some(before) = storage.stat(abs).map_err(|e| read_error(abs, e))? else {
             return Ok(Fetch {
                 key: None,
                 fetched: Fetched::Missing,
@@ -528,7 +542,7 @@ pub(crate) fn fetch(abs: &Path) -> Result<Fetch, OpenError> {
         let cached = key.as_deref().and_then(|k| cache().get(k));
         if let Some(w) = cached {
             if w.snapshot == before {
-                let after = SessionFileSnapshot::stat(abs).map_err(|e| read_error(abs, e))?;
+                let after = storage.stat(abs).map_err(|e| read_error(abs, e))?;
                 if after == Some(before) {
                     return Ok(Fetch {
                         key,
@@ -541,7 +555,7 @@ pub(crate) fn fetch(abs: &Path) -> Result<Fetch, OpenError> {
                 continue;
             }
             if w.is_tail_base_for(&before) {
-                match extend_from(abs, key.as_deref(), w, before, attempt)? {
+                match extend_from(storage, abs, key.as_deref(), w, before, attempt)? {
                     Tail::Extended(w, scanned) => {
                         return Ok(Fetch {
                             key,
@@ -554,13 +568,13 @@ pub(crate) fn fetch(abs: &Path) -> Result<Fetch, OpenError> {
                 }
             }
         }
-        let buf = match crate::bulk::read_file(abs) {
+        let buf = match storage.read_all(abs) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(read_error(abs, e)),
         };
         hooks::after_read(abs, attempt);
-        let after = SessionFileSnapshot::stat(abs).map_err(|e| read_error(abs, e))?;
+        let after = storage.stat(abs).map_err(|e| read_error(abs, e))?;
         if after == Some(before) && buf.len() as u64 == before.size {
             return Ok(Fetch {
                 key,
@@ -569,6 +583,40 @@ pub(crate) fn fetch(abs: &Path) -> Result<Fetch, OpenError> {
                     snapshot: before,
                 },
             });
+        }
+    }
+    Err(OpenError::ChangedWhileLoading {
+        path: abs.to_path_buf(),
+    })
+}
+
+/// [`fetch`] on a storage other than the file store (never cached): up to [`LOAD_ATTEMPTS`]
+/// [`Storage::read_snapshot`]s, so a backend that reads the bytes and their snapshot in one
+/// step (Redis, [`crate::storage::MemStorage`]) loads at the first attempt however busy other
+/// writers are. The test hook ([`hooks`]) runs after each read that found a session.
+fn fetch_snapshot(storage: &dyn Storage, abs: &Path) -> Result<Fetch, OpenError> {
+    for attempt in 0..LOAD_ATTEMPTS {
+        let read = storage.read_snapshot(abs).map_err(|e| read_error(abs, e))?;
+        if !matches!(read, SnapshotRead::Missing) {
+            hooks::after_read(abs, attempt);
+        }
+        match read {
+            SnapshotRead::Missing => {
+                return Ok(Fetch {
+                    key: None,
+                    fetched: Fetched::Missing,
+                });
+            }
+            SnapshotRead::Read { bytes, snapshot } => {
+                return Ok(Fetch {
+                    key: None,
+                    fetched: Fetched::Cold {
+                        buf: bytes,
+                        snapshot,
+                    },
+                });
+            }
+            SnapshotRead::Changed => {}
         }
     }
     Err(OpenError::ChangedWhileLoading {
@@ -588,17 +636,19 @@ enum Tail {
 
 /// A tail reindex of `abs` (now `before`) from the cached state `w`.
 fn extend_from(
+    storage: &dyn Storage,
     abs: &Path,
     key: Option<&Path>,
     w: Warm,
     before: SessionFileSnapshot,
     attempt: u32,
 ) -> Result<Tail, OpenError> {
-    let Some(tail) = read_tail(abs, &w, before.size).map_err(|e| read_error(abs, e))? else {
+    let Some(tail) = read_tail(storage, abs, &w, before.size).map_err(|e| read_error(abs, e))?
+    else {
         return Ok(Tail::NotAnAppend);
     };
     hooks::after_read(abs, attempt);
-    let after = SessionFileSnapshot::stat(abs).map_err(|e| read_error(abs, e))?;
+    let after = storage.stat(abs).map_err(|e| read_error(abs, e))?;
     if after != Some(before) {
         return Ok(Tail::Changed);
     }
@@ -614,8 +664,12 @@ fn extend_from(
 
 /// The bytes after the cached state's end, when the file still holds the cached first and
 /// last 4 KiB; `None` when it does not (or it shrank meanwhile).
-fn read_tail(abs: &Path, w: &Warm, size: u64) -> io::Result<Option<Vec<u8>>> {
-    let file = crate::io::open_regular(abs)?;
+fn read_tail(
+    storage: &dyn Storage,
+    abs: &Path,
+    w: &Warm,
+    size: u64,
+) -> io::Result<Option<Vec<u8>>> {
     let old = w.snapshot.size;
     let mut head = vec![0u8; w.head.len()];
     let mut probe = vec![0u8; w.probe.len()];
@@ -623,29 +677,20 @@ fn read_tail(abs: &Path, w: &Warm, size: u64) -> io::Result<Option<Vec<u8>>> {
         return Ok(None);
     };
     let mut tail = vec![0u8; tail_len];
-    let read = read_exact_at(&file, &mut head, 0)
-        .and_then(|()| read_exact_at(&file, &mut probe, old - w.probe.len() as u64))
-        .and_then(|()| read_exact_at(&file, &mut tail, old));
+    let read = storage.read_ranges(
+        abs,
+        &mut [
+            (0, &mut head),
+            (old - w.probe.len() as u64, &mut probe),
+            (old, &mut tail),
+        ],
+    );
     match read {
         Ok(()) if *head == *w.head && probe == w.probe => Ok(Some(tail)),
         Ok(()) => Ok(None),
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-#[cfg(unix)]
-fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, offset)
-}
-
-#[cfg(not(unix))]
-fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = file.try_clone()?;
-    f.seek(SeekFrom::Start(offset))?;
-    f.read_exact(buf)
 }
 
 /// What re-reading a file after a write found, with the state a manager can adopt.
@@ -660,13 +705,17 @@ pub(crate) struct Reread {
     pub(crate) scanned: usize,
 }
 
-/// `rememberWrittenSessionEntries` (openclaw-jsonl.md §3.3) for `abs`: stat, read, stat. A file
-/// over the byte cap is not read (the entry is dropped: `{snapshot, false, false}`); a read
-/// between unequal stats, or bytes other than `expected`, drop the entry (`{after, false,
-/// false}`); otherwise the bytes are parsed and cached when cacheable, and the write is
-/// verified when `expected` was given.
-pub(crate) fn reread(abs: &Path, expected: Option<&[u8]>) -> io::Result<Reread> {
-    let key = snapshot::canonical(abs);
+/// `rememberWrittenSessionEntries` (openclaw-jsonl.md §3.3) for `abs` in `storage`: stat, read,
+/// stat. A file over the byte cap is not read (the entry is dropped: `{snapshot, false,
+/// false}`); a read between unequal stats, or bytes other than `expected`, drop the entry
+/// (`{after, false, false}`); otherwise the bytes are parsed and cached when cacheable (file
+/// store only), and the write is verified when `expected` was given.
+pub(crate) fn reread(
+    storage: &dyn Storage,
+    abs: &Path,
+    expected: Option<&[u8]>,
+) -> io::Result<Reread> {
+    let key = key_in(storage, abs);
     let unverified = |snapshot, key: Option<&Path>| {
         invalidate_key(key);
         Reread {
@@ -680,13 +729,13 @@ pub(crate) fn reread(abs: &Path, expected: Option<&[u8]>) -> io::Result<Reread> 
             scanned: 0,
         }
     };
-    let Some(before) = SessionFileSnapshot::stat(abs)? else {
+    let Some(before) = storage.stat(abs)? else {
         return Ok(unverified(None, key.as_deref()));
     };
     if before.size > limits().max_bytes {
         return Ok(unverified(Some(before), key.as_deref()));
     }
-    let buf = match crate::io::read_file(abs) {
+    let buf = match storage.read_all(abs) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Ok(unverified(None, key.as_deref()));
@@ -694,7 +743,7 @@ pub(crate) fn reread(abs: &Path, expected: Option<&[u8]>) -> io::Result<Reread> 
         Err(e) => return Err(e),
     };
     hooks::after_read(abs, 0);
-    let after = SessionFileSnapshot::stat(abs)?;
+    let after = storage.stat(abs)?;
     if after != Some(before)
         || buf.len() as u64 != before.size
         || expected.is_some_and(|e| e != buf.as_slice())
@@ -727,7 +776,12 @@ pub(crate) fn reread(abs: &Path, expected: Option<&[u8]>) -> io::Result<Reread> 
 /// # Errors
 /// Any I/O failure other than "not found".
 pub fn remember_written_entries(path: &Path, expected: Option<&[u8]>) -> io::Result<SnapshotSync> {
-    reread(&crate::paths::resolve(path), expected).map(|r| r.sync)
+    reread(
+        &crate::storage::FileStorage::new(),
+        &crate::paths::resolve(path),
+        expected,
+    )
+    .map(|r| r.sync)
 }
 
 #[cfg(test)]

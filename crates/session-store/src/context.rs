@@ -12,6 +12,11 @@
 //! - derived timestamps are `Date.parse(entry.timestamp)`, `null` when invalid (the reference
 //!   throws instead; docs/DEVIATIONS.md D7).
 //!
+//! A branch whose first entry names a parent the session does not hold (a line lost to damage)
+//! starts at that entry, as in the reference: nothing is re-parented and no message is invented.
+//! [`SessionContext::gap`] says so (an addition of this workspace; the reference's value,
+//! [`SessionContext::to_value`], is unchanged).
+//!
 //! Messages are materialised lazily: only the rows that produce a returned message, plus the
 //! last thinking/model/compaction rows, are parsed. Payloads are moved out of the freshly parsed
 //! row, never cloned recursively, so a deeply nested payload cannot overflow the stack here.
@@ -20,7 +25,7 @@ use session_format::entry::EntryType;
 use session_format::json::{JsObject, JsValue};
 
 use crate::deep::{clone_value, take};
-use crate::error::{ContextError, ReadError};
+use crate::error::{ContextError, ReadError, RowLocation};
 use crate::id::Id;
 use crate::manager::SessionManager;
 use crate::query::EntryRef;
@@ -138,11 +143,28 @@ impl ContextModel {
     }
 }
 
+/// Where a branch stops short of a root: its first entry's `parentId` (followed through
+/// parent-linked opaque rows) names a row the session does not hold. The context starts at that
+/// entry, as the reference's does; the missing history is not bridged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContextGap {
+    /// The first entry of the branch (lossy text).
+    pub entry_id: String,
+    /// The id that names nothing (lossy text): the entry's `parentId`, or the `parentId` of the
+    /// last opaque row its chain passes through.
+    pub missing_parent_id: String,
+    /// Where the entry is.
+    pub at: RowLocation,
+}
+
 /// The result of [`SessionManager::build_session_context`].
 #[derive(Clone, Debug)]
 pub struct SessionContext<'a> {
     /// The messages, in order.
     pub messages: Vec<ContextMessage<'a>>,
+    /// Set when the branch does not reach a root because a parent is missing (see
+    /// [`ContextGap`]); not part of the reference's value.
+    pub gap: Option<ContextGap>,
     /// `thinkingLevel`: `"off"` by default; the last change's value (`None` when that row has
     /// no `thinkingLevel`).
     pub thinking_level: Option<JsValue>,
@@ -225,6 +247,18 @@ impl SessionManager {
             None => Vec::new(),
         };
         self.context_for_path(&path)
+    }
+
+    /// The gap before `first`, the first entry of a branch (see
+    /// [`crate::inspect::missing_parent`]).
+    fn gap_before(&self, first: &EntryRef<'_>) -> Option<ContextGap> {
+        let meta = first.meta()?;
+        let missing = crate::inspect::missing_parent(&self.ix, &meta.id, &meta.parent)?;
+        Some(ContextGap {
+            entry_id: meta.id.text().to_owned(),
+            missing_parent_id: missing.text().to_owned(),
+            at: first.location(),
+        })
     }
 
     fn context_for_path<'a>(
@@ -327,6 +361,7 @@ impl SessionManager {
         }
         Ok(SessionContext {
             messages,
+            gap: path.first().and_then(|e| self.gap_before(e)),
             thinking_level,
             model,
         })

@@ -359,7 +359,8 @@ pub enum RemoveError {
     /// The session write lock ([`crate::SessionManager::set_write_lock`]) could not be taken:
     /// another holder kept it for the whole timeout ([`LockError::Timeout`], naming the lock
     /// file and its owner's pid), a live holder has held it too long ([`LockError::Stale`]),
-    /// or the lock file could not be created. Nothing was written (memory already holds the new state).
+    /// or the lock file could not be created. Nothing was written, and the session in memory is
+    /// left as it was.
     #[error("cannot take the write lock of session file {}", path.display())]
     Lock {
         /// The session file.

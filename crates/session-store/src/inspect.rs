@@ -2,7 +2,8 @@
 //! writable open would (migration and corrupt-header recovery happen in memory only), never
 //! writes, and reports what a writable open would repair or what it would keep tolerating: a
 //! torn tail, malformed lines (line and byte offset), a corrupt header, an empty file, an
-//! unmigrated version, parent cycles, dangling parents, duplicate ids and invalid leaf controls.
+//! unmigrated version, parent cycles, dangling parents, duplicate ids, invalid leaf controls and
+//! session rows after the header.
 //! Writable managers give the same report through [`SessionManager::diagnostics`], plus the
 //! backups they wrote (corrupt header, conflicts with another writer) and the foreign lines they
 //! adopted. The structural analysis is near-linear (walks bounded by a `done` set, positions
@@ -47,12 +48,15 @@ pub struct CorruptHeader {
     pub dropped_lines: Vec<usize>,
 }
 
-/// An entry whose `parentId` names nothing known.
+/// An entry whose `parentId` names nothing known, directly or at the end of a chain of
+/// parent-linked opaque rows: its branch starts at it (nothing is re-parented; the context says
+/// so in [`crate::context::ContextGap`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DanglingParent {
     /// The entry id.
     pub id: String,
-    /// The unknown parent id.
+    /// The id that names nothing: the entry's `parentId`, or, when that names a parent-linked
+    /// opaque row, the `parentId` the chain of opaque rows ends at.
     pub parent_id: String,
     /// Its line (none for rows created by migration… which always have known parents).
     pub line: Option<usize>,
@@ -108,6 +112,9 @@ pub struct OpenReport {
     pub duplicate_ids: Vec<DuplicateId>,
     /// Leaf controls the index ignores.
     pub invalid_leaf_controls: Vec<InvalidLeafControl>,
+    /// Lines of `type:"session"` rows after the header (e.g. two files joined into one): kept
+    /// as opaque rows that never take part in navigation; the first header is the session's.
+    pub extra_headers: Vec<Option<usize>>,
     /// Where a writable open wrote the byte-exact backup of a file with a corrupt header.
     pub corrupt_header_backup: Option<PathBuf>,
     /// Byte-exact backups (`<file>.conflict-<ts>-<8hex>.jsonl`) written before a full rewrite
@@ -135,6 +142,7 @@ impl OpenReport {
             && self.dangling_parents.is_empty()
             && self.duplicate_ids.is_empty()
             && self.invalid_leaf_controls.is_empty()
+            && self.extra_headers.is_empty()
             && self.conflict_backups.is_empty()
     }
 }
@@ -171,8 +179,21 @@ impl SessionManager {
         path: &Path,
         cwd_override: Option<&str>,
     ) -> Result<ReadOnlyOpen, OpenError> {
+        Self::open_read_only_in(crate::FileStorage::shared(), path, cwd_override)
+    }
+
+    /// [`SessionManager::open_read_only`] of the session stored at `path` in `storage` (read
+    /// once with [`crate::Storage::read_all`]; nothing is written there).
+    ///
+    /// # Errors
+    /// As [`SessionManager::open_read_only`].
+    pub fn open_read_only_in(
+        storage: std::sync::Arc<dyn crate::Storage>,
+        path: &Path,
+        cwd_override: Option<&str>,
+    ) -> Result<ReadOnlyOpen, OpenError> {
         let abs = paths::resolve(path);
-        let buf = match crate::io::read_file(&abs) {
+        let buf = match storage.read_all(&abs) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(OpenError::NotFound { path: abs });
@@ -190,6 +211,7 @@ impl SessionManager {
         let dir = abs.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut sm = SessionManager::read_only_blank(&cwd_js.to_str_lossy(), dir);
         sm.cwd_js = cwd_js;
+        sm.storage = storage;
         sm.set_loaded(abs, Some(buf), Some(loaded), false)?;
         let report = sm.diagnostics();
         Ok(ReadOnlyOpen {
@@ -277,6 +299,31 @@ pub(crate) fn file_report(path: &Path, buf: &[u8], loaded: &rows::Loaded) -> Ope
     report
 }
 
+/// The id an entry's stored `parentId` leads to that names nothing: the parent itself when it is
+/// neither an entry nor an opaque row, or the `parentId` of the last parent-linked opaque row
+/// (or leaf control) on its chain. `None` when the entry has a logical parent (§2.3), or the
+/// chain reaches an entry, `null` or `""`, or loops among opaque rows.
+pub(crate) fn missing_parent<'a>(ix: &'a Index, id: &Id, parent: &'a Parent) -> Option<&'a Id> {
+    if ix.logical_parents.contains_key(id) {
+        return None;
+    }
+    let Parent::Str(p) = parent else {
+        return None;
+    };
+    let mut cur = p;
+    let mut seen: Set<&Id> = Set::default();
+    loop {
+        if cur.is_empty() || ix.by_id.contains_key(cur) || !seen.insert(cur) {
+            return None;
+        }
+        match ix.opaque_parent(cur.as_bytes()) {
+            None => return Some(cur),
+            Some(None) => return None,
+            Some(Some(next)) => cur = next,
+        }
+    }
+}
+
 /// Structural problems of the indexed rows (ids in the report are lossy text). Near-linear:
 /// every walk is bounded by a `done` set and positions come from a map.
 fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
@@ -305,16 +352,19 @@ fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
     // Dangling parents.
     for row in rows {
         if let RowKind::Entry(e) = &row.kind
-            && let Parent::Str(p) = &e.parent
-            && !p.is_empty()
-            && !ix.by_id.contains_key(p)
-            && !ix.is_opaque(p.as_bytes())
+            && let Some(missing) = missing_parent(ix, &e.id, &e.parent)
         {
             report.dangling_parents.push(DanglingParent {
                 id: e.id.text().to_owned(),
-                parent_id: p.text().to_owned(),
+                parent_id: missing.text().to_owned(),
                 line: row.pos.map(|p| p.0),
             });
+        }
+    }
+    // Session rows after the header.
+    for row in rows {
+        if let RowKind::Opaque { session: true, .. } = row.kind {
+            report.extra_headers.push(row.pos.map(|p| p.0));
         }
     }
     // Invalid leaf controls.

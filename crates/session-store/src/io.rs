@@ -16,15 +16,28 @@
 //! - an append is one `write` call of one line on an `O_APPEND` descriptor (a `\n` separator is
 //!   prepended, in the same call, when the file's last byte is not `\n`);
 //! - a new file is created only when nothing exists at its path (0600);
-//! - a backup is a byte-exact copy with the source's permission bits (0600 when those are 0).
+//! - a backup is a byte-exact copy with the source's permission bits (0600 when those are 0);
+//! - a failed write leaves nothing visible behind: a short write is completed with further
+//!   calls, and when a write or sync fails the bytes of an append are taken back (the file is
+//!   truncated to its length before the append, when those bytes are still its tail), and a
+//!   file created or renamed into place whose directory `fsync` then fails is removed again (or
+//!   the replaced file put back), so an error means the path holds what it held before.
+//!
+//! Every write function has an `*_in(fs: &dyn Fs, …)` variant that makes its system calls
+//! through an [`Fs`] (the plain function uses [`RealFs`]); [`fault::FaultFs`] injects failures
+//! there for tests.
 //!
 //! `clippy.toml` forbids `std::fs::write`, `File::create` and `OpenOptions::new` everywhere else.
 #![allow(clippy::disallowed_methods)] // This module is the sanctioned home of raw file writes.
 
+pub mod fault;
+mod seam;
+
 use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+pub use self::seam::{Fs, RealFs};
 use crate::snapshot::SessionFileSnapshot;
 
 /// Permission bits of files this crate creates.
@@ -78,6 +91,18 @@ impl Durability {
             Durability::Buffer => Ok(()),
             Durability::SyncData => file.sync_data(),
             Durability::SyncAll => file.sync_all(),
+        }
+    }
+
+    /// [`Durability::sync`] through `fs`.
+    ///
+    /// # Errors
+    /// As [`Durability::sync`].
+    pub fn sync_in(self, fs: &dyn Fs, file: &File) -> io::Result<()> {
+        match self {
+            Durability::Buffer => Ok(()),
+            Durability::SyncData => fs.sync_data(file),
+            Durability::SyncAll => fs.sync_all(file),
         }
     }
 }
@@ -209,22 +234,23 @@ pub fn existing_mode(path: &Path) -> io::Result<Option<u32>> {
 /// # Errors
 /// The `fsync` failure, when the directory could be opened.
 pub fn fsync_dir(dir: &Path) -> io::Result<()> {
-    match File::open(dir) {
-        Ok(d) => d.sync_all(),
-        Err(_) if cfg!(not(unix)) => Ok(()),
-        Err(e) => Err(e),
-    }
+    fsync_dir_in(&RealFs, dir)
 }
 
-fn temp_in(dir: &Path, target: &Path) -> io::Result<tempfile::NamedTempFile> {
+/// [`fsync_dir`] through `fs`.
+///
+/// # Errors
+/// As [`fsync_dir`].
+pub fn fsync_dir_in(fs: &dyn Fs, dir: &Path) -> io::Result<()> {
+    fs.sync_dir(dir)
+}
+
+fn temp_in(fs: &dyn Fs, dir: &Path, target: &Path) -> io::Result<tempfile::NamedTempFile> {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "session".to_owned());
-    tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
+    fs.create_temp(dir, &format!(".{name}."), ".tmp")
         .map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -237,16 +263,71 @@ fn temp_in(dir: &Path, target: &Path) -> io::Result<tempfile::NamedTempFile> {
         })
 }
 
+/// Writes all of `bytes` with [`Fs::write`] calls: one call, and a short write (rare, e.g. a
+/// full disk) completed with further calls. On failure, the error and how many bytes were
+/// written before it.
+fn write_all_in(fs: &dyn Fs, file: &mut File, bytes: &[u8]) -> Result<(), (io::Error, usize)> {
+    let mut done = 0;
+    while done < bytes.len() {
+        match fs.write(file, &bytes[done..]) {
+            Ok(0) => {
+                let e = io::Error::new(io::ErrorKind::WriteZero, "failed to write whole buffer");
+                return Err((e, done));
+            }
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err((e, done)),
+        }
+    }
+    Ok(())
+}
+
+/// Writes all of `bytes` to a file that is not visible yet (a temporary file).
+fn write_hidden(fs: &dyn Fs, file: &mut File, bytes: &[u8]) -> io::Result<()> {
+    write_all_in(fs, file, bytes).map_err(|(e, _)| e)
+}
+
+/// A second name (a hard link `.<name>.<random>.old.tmp` in `dir`) for the file at `target`,
+/// so that it can be put back if the rename replacing it turns out not to be durable. `None`
+/// when the link cannot be made (e.g. a file system without hard links): the rewrite then goes
+/// on without that safety net. Dropping the returned path removes the second name.
+fn link_aside(fs: &dyn Fs, dir: &Path, target: &Path) -> Option<tempfile::TempPath> {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "session".to_owned());
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".old.tmp")
+        .make_in(dir, |aside| fs.hard_link(target, aside))
+        .ok()
+        .map(tempfile::NamedTempFile::into_temp_path)
+}
+
 /// Replaces `path` with `contents` atomically: temp file in the same directory, write, owner
 /// and group and mode bits (`& 0o7777`) of the file being replaced, `sync_all`, rename over
 /// `path`, fsync the directory. A new file gets [`NEW_FILE_MODE`]. A symlink is followed to its
 /// target. The rename gives the path a new inode: hard links to the old file keep the old bytes.
 ///
+/// Until the directory `fsync` has succeeded the replaced file keeps a second name (a hard link
+/// next to it, removed afterwards); when that `fsync` fails, the replaced file is renamed back
+/// into place (a file that did not exist before is removed), so an error always leaves the path
+/// as it was.
+///
 /// # Errors
 /// [`io::ErrorKind::PermissionDenied`] naming the file when the process may not write it; an
 /// error naming the directory when no temporary file can be created there; any other I/O
-/// failure. The original file is untouched in every case.
+/// failure. The original file is untouched in every case (on a file system without hard links,
+/// except after a failed directory `fsync`, which then leaves the new bytes in place).
 pub fn atomic_rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
+    atomic_rewrite_in(&RealFs, path, contents)
+}
+
+/// [`atomic_rewrite`] through `fs`.
+///
+/// # Errors
+/// As [`atomic_rewrite`].
+pub fn atomic_rewrite_in(fs: &dyn Fs, path: &Path, contents: &[u8]) -> io::Result<()> {
     let target = write_target(path);
     let dir = dir_of(&target);
     let existing = match fs::metadata(&target) {
@@ -258,8 +339,8 @@ pub fn atomic_rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
         refuse_non_regular(meta)?;
         check_writable(&target)?;
     }
-    let mut tmp = temp_in(&dir, &target)?;
-    tmp.as_file_mut().write_all(contents)?;
+    let mut tmp = temp_in(fs, &dir, &target)?;
+    write_hidden(fs, tmp.as_file_mut(), contents)?;
     match &existing {
         Some(meta) => {
             copy_owner(tmp.as_file(), meta)?;
@@ -267,25 +348,66 @@ pub fn atomic_rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
         }
         None => set_mode(tmp.as_file(), NEW_FILE_MODE)?,
     }
-    tmp.as_file().sync_all()?;
-    tmp.persist(&target).map_err(|e| e.error)?;
-    fsync_dir(&dir)
+    fs.sync_all(tmp.as_file())?;
+    let old = existing
+        .as_ref()
+        .and_then(|_| link_aside(fs, &dir, &target));
+    fs.persist(tmp, &target)?;
+    if let Err(e) = fs.sync_dir(&dir) {
+        match old {
+            // The second name is the file's name again: nothing to remove.
+            Some(old) if fs.rename(&old, &target).is_ok() => {
+                let _ = old.keep();
+            }
+            Some(_) => {}
+            None if existing.is_none() => {
+                let _ = fs.remove_file(&target);
+            }
+            None => {}
+        }
+        return Err(e);
+    }
+    drop(old);
+    Ok(())
 }
 
 /// Creates `path` with `contents` only if nothing exists there (mode `mode`, default
-/// [`NEW_FILE_MODE`]), atomically: the file appears complete or not at all.
+/// [`NEW_FILE_MODE`]), atomically: the file appears complete or not at all (when the directory
+/// `fsync` after the rename fails, the new file is removed again).
 ///
 /// # Errors
 /// [`io::ErrorKind::AlreadyExists`] when the path exists; any other I/O failure (nothing is
 /// left behind).
 pub fn create_new(path: &Path, contents: &[u8], mode: Option<u32>) -> io::Result<()> {
+    create_new_in(&RealFs, path, contents, mode)
+}
+
+/// [`create_new`] through `fs`.
+///
+/// # Errors
+/// As [`create_new`].
+pub fn create_new_in(
+    fs: &dyn Fs,
+    path: &Path,
+    contents: &[u8],
+    mode: Option<u32>,
+) -> io::Result<()> {
     let dir = dir_of(path);
-    let mut tmp = temp_in(&dir, path)?;
-    tmp.as_file_mut().write_all(contents)?;
+    let mut tmp = temp_in(fs, &dir, path)?;
+    write_hidden(fs, tmp.as_file_mut(), contents)?;
     set_mode(tmp.as_file(), mode.unwrap_or(NEW_FILE_MODE))?;
-    tmp.as_file().sync_all()?;
-    tmp.persist_noclobber(path).map_err(|e| e.error)?;
-    fsync_dir(&dir)
+    fs.sync_all(tmp.as_file())?;
+    let file = fs.persist_noclobber(tmp, path)?;
+    drop(file);
+    sync_dir_or_remove(fs, &dir, path)
+}
+
+/// After a file was renamed into place at `created` (where nothing was before): fsyncs `dir`,
+/// and when that fails removes the file again, so the error leaves nothing behind.
+fn sync_dir_or_remove(fs: &dyn Fs, dir: &Path, created: &Path) -> io::Result<()> {
+    fs.sync_dir(dir).inspect_err(|_| {
+        let _ = fs.remove_file(created);
+    })
 }
 
 /// Creates `path` holding `contents` only if nothing exists there, so that no reader ever sees
@@ -303,19 +425,32 @@ pub fn create_new(path: &Path, contents: &[u8], mode: Option<u32>) -> io::Result
 /// [`io::ErrorKind::AlreadyExists`] when something exists at `path`; any other I/O failure
 /// (nothing is left behind, except a temporary file after a crash).
 pub fn create_exclusive(path: &Path, contents: &[u8], mode: u32) -> io::Result<fs::Metadata> {
+    create_exclusive_in(&RealFs, path, contents, mode)
+}
+
+/// [`create_exclusive`] through `fs`.
+///
+/// # Errors
+/// As [`create_exclusive`].
+pub fn create_exclusive_in(
+    fs: &dyn Fs,
+    path: &Path,
+    contents: &[u8],
+    mode: u32,
+) -> io::Result<fs::Metadata> {
     let dir = dir_of(path);
     let linked = (|| {
-        let mut tmp = temp_in(&dir, path)?;
-        tmp.as_file_mut().write_all(contents)?;
+        let mut tmp = temp_in(fs, &dir, path)?;
+        write_hidden(fs, tmp.as_file_mut(), contents)?;
         set_mode(tmp.as_file(), mode)?;
-        let file = tmp.persist_noclobber(path).map_err(|e| e.error)?;
+        let file = fs.persist_noclobber(tmp, path)?;
         file.metadata()
     })();
     match linked {
         Err(e)
             if e.kind() != io::ErrorKind::AlreadyExists && e.kind() != io::ErrorKind::NotFound =>
         {
-            create_exclusive_open(path, contents, mode).map_err(|e2| {
+            create_exclusive_open(fs, path, contents, mode).map_err(|e2| {
                 if e2.kind() == io::ErrorKind::AlreadyExists {
                     e2
                 } else {
@@ -327,30 +462,19 @@ pub fn create_exclusive(path: &Path, contents: &[u8], mode: u32) -> io::Result<f
     }
 }
 
-#[cfg(unix)]
-fn create_exclusive_open(path: &Path, contents: &[u8], mode: u32) -> io::Result<fs::Metadata> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(path)?;
-    let written = write_once(&mut file, contents).and_then(|()| file.metadata());
+/// The fallback of [`create_exclusive_in`]: `open(O_CREAT|O_EXCL)`, write, and on failure
+/// remove the file again.
+fn create_exclusive_open(
+    fs: &dyn Fs,
+    path: &Path,
+    contents: &[u8],
+    mode: u32,
+) -> io::Result<fs::Metadata> {
+    let mut file = fs.create_new_file(path, mode)?;
+    let written = write_hidden(fs, &mut file, contents).and_then(|()| file.metadata());
     if written.is_err() {
-        let _ = fs::remove_file(path);
-    }
-    written
-}
-
-#[cfg(not(unix))]
-fn create_exclusive_open(path: &Path, contents: &[u8], _mode: u32) -> io::Result<fs::Metadata> {
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    let written = write_once(&mut file, contents).and_then(|()| file.metadata());
-    if written.is_err() {
-        let _ = fs::remove_file(path);
+        drop(file);
+        let _ = fs.remove_file(path);
     }
     written
 }
@@ -358,11 +482,25 @@ fn create_exclusive_open(path: &Path, contents: &[u8], _mode: u32) -> io::Result
 /// Writes a byte-exact backup of `source` (whose bytes the caller already holds in
 /// `original`) at `backup`, with the source's permission bits (`mode & 0o777`, or 0600 when
 /// that is 0; setuid/setgid/sticky are not copied) and, when the process may set them, its
-/// owner and group. Never overwrites an existing file.
+/// owner and group. Never overwrites an existing file. Atomic like [`create_new`]: the backup
+/// appears complete or not at all.
 ///
 /// # Errors
-/// Any I/O failure, or [`io::ErrorKind::AlreadyExists`].
+/// Any I/O failure, or [`io::ErrorKind::AlreadyExists`] (nothing is left behind).
 pub fn backup_copy(source: &Path, backup: &Path, original: &[u8]) -> io::Result<()> {
+    backup_copy_in(&RealFs, source, backup, original)
+}
+
+/// [`backup_copy`] through `fs`.
+///
+/// # Errors
+/// As [`backup_copy`].
+pub fn backup_copy_in(
+    fs: &dyn Fs,
+    source: &Path,
+    backup: &Path,
+    original: &[u8],
+) -> io::Result<()> {
     let meta = match fs::metadata(source) {
         Ok(m) => Some(m),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -373,35 +511,16 @@ pub fn backup_copy(source: &Path, backup: &Path, original: &[u8]) -> io::Result<
         Some(m) => m,
     };
     let dir = dir_of(backup);
-    let mut tmp = temp_in(&dir, backup)?;
-    tmp.as_file_mut().write_all(original)?;
+    let mut tmp = temp_in(fs, &dir, backup)?;
+    write_hidden(fs, tmp.as_file_mut(), original)?;
     if let Some(meta) = &meta {
         copy_owner(tmp.as_file(), meta)?;
     }
     set_mode(tmp.as_file(), mode)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist_noclobber(backup).map_err(|e| e.error)?;
-    fsync_dir(&dir)
-}
-
-#[cfg(unix)]
-fn open_append(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    fs::OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .mode(NEW_FILE_MODE)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_append(path: &Path) -> io::Result<File> {
-    fs::OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)
+    fs.sync_all(tmp.as_file())?;
+    let file = fs.persist_noclobber(tmp, backup)?;
+    drop(file);
+    sync_dir_or_remove(fs, &dir, backup)
 }
 
 #[cfg(unix)]
@@ -432,32 +551,139 @@ fn last_byte(file: &File, len: u64) -> io::Result<Option<u8>> {
 /// `path` with a single `write` on an `O_APPEND` descriptor, creating the file (0600) when it
 /// is missing. When the file is non-empty and its last byte is not `\n`, a `\n` separator is
 /// written first in the same call, so a torn last line is never glued to the new one
-/// (openclaw-jsonl.md §1.1).
+/// (openclaw-jsonl.md §1.1). A failed write or sync takes the bytes back ([`append_to_existing`]);
+/// a file this call created is then removed again.
 ///
 /// # Errors
 /// Any I/O failure.
 pub fn append_line(path: &Path, line: &[u8], durability: Durability) -> io::Result<AppendOutcome> {
-    match fs::metadata(path) {
-        Ok(meta) => refuse_non_regular(&meta)?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+    append_line_in(&RealFs, path, line, durability)
+}
+
+/// [`append_line`] through `fs`.
+///
+/// # Errors
+/// As [`append_line`].
+pub fn append_line_in(
+    fs: &dyn Fs,
+    path: &Path,
+    line: &[u8],
+    durability: Durability,
+) -> io::Result<AppendOutcome> {
+    let existed = match fs::metadata(path) {
+        Ok(meta) => {
+            refuse_non_regular(&meta)?;
+            true
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
         Err(e) => return Err(e),
-    }
-    let mut file = open_append(path)?;
+    };
+    let mut file = fs.open_append(path, true)?;
     let len = file.metadata()?.len();
     let separator = matches!(last_byte(&file, len)?, Some(b) if b != b'\n');
+    let out = line_bytes(separator, line);
+    if let Err(e) = append_bytes(fs, &mut file, &out, durability) {
+        if !existed {
+            remove_if_empty(fs, &file, path);
+        }
+        return Err(e);
+    }
+    Ok(AppendOutcome {
+        separator,
+        bytes: out.len(),
+        previous_len: len,
+    })
+}
+
+/// The bytes of one appended line: a `\n` separator first when `separator`, the line, `\n`.
+fn line_bytes(separator: bool, line: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(line.len() + 2);
     if separator {
         out.push(b'\n');
     }
     out.extend_from_slice(line);
     out.push(b'\n');
-    write_once(&mut file, &out)?;
-    durability.sync(&file)?;
-    Ok(AppendOutcome {
-        separator,
-        bytes: out.len(),
-        previous_len: len,
-    })
+    out
+}
+
+/// Writes `out` at the end of the `O_APPEND` descriptor `file` (one `write`, a short write
+/// completed with further calls), then syncs it as `durability` asks. When a write or the sync
+/// fails, the bytes already written are taken back ([`undo_append`]), so a failed append never
+/// leaves part of a line (or a line the caller was told failed) behind.
+fn append_bytes(
+    fs: &dyn Fs,
+    file: &mut File,
+    out: &[u8],
+    durability: Durability,
+) -> io::Result<()> {
+    let result = match write_all_in(fs, file, out) {
+        Ok(()) => durability.sync_in(fs, file).map_err(|e| (e, out.len())),
+        Err(failed) => Err(failed),
+    };
+    let Err((e, written)) = result else {
+        return Ok(());
+    };
+    if written == 0 || undo_append(fs, file, &out[..written]).unwrap_or(false) {
+        return Err(e);
+    }
+    Err(io::Error::new(
+        e.kind(),
+        format!("{e}; {written} bytes of the line were written and could not be taken back"),
+    ))
+}
+
+/// Takes back the bytes `ours` an append just wrote on the `O_APPEND` descriptor `file`: when
+/// they are still the file's last bytes (the file ends at the descriptor's offset, where the
+/// write left it, and the bytes there are `ours`), the file is truncated to where they began.
+/// Returns false, changing nothing, when another writer appended after them (or in between).
+///
+/// Another process appending without the session write lock between the check and the
+/// truncation would lose its line: appends to one file should hold the write lock.
+fn undo_append(fs: &dyn Fs, file: &mut File, ours: &[u8]) -> io::Result<bool> {
+    use std::io::Seek;
+    let end = file.stream_position()?;
+    let n = ours.len() as u64;
+    if file.metadata()?.len() != end || end < n {
+        return Ok(false);
+    }
+    let start = end - n;
+    let mut got = vec![0u8; ours.len()];
+    read_exact_at(file, &mut got, start)?;
+    if got != ours {
+        return Ok(false);
+    }
+    fs.set_len(file, start)?;
+    Ok(true)
+}
+
+/// Removes the file at `path` when it is still `file` and empty: an append that created it and
+/// then failed leaves nothing behind.
+fn remove_if_empty(fs: &dyn Fs, file: &File, path: &Path) {
+    let Ok(meta) = file.metadata() else { return };
+    let ours = SessionFileSnapshot::of(&meta);
+    let same = SessionFileSnapshot::stat(path).is_ok_and(|s| s.is_some_and(|s| s.same_file(&ours)));
+    if same && ours.size == 0 {
+        let _ = fs.remove_file(path);
+    }
+}
+
+/// Reads exactly `buf.len()` bytes of `file` at `offset`.
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+/// Reads exactly `buf.len()` bytes of `file` at `offset`.
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = file.try_clone()?;
+    let back = f.stream_position()?;
+    f.seek(SeekFrom::Start(offset))?;
+    let read = f.read_exact(buf);
+    f.seek(SeekFrom::Start(back))?;
+    read
 }
 
 /// What [`append_to_existing`] wrote, with the file's snapshots around the write.
@@ -512,16 +738,36 @@ pub struct KnownFile<'a> {
 /// descriptor) and after (`stat` of the path) the write are returned, so the caller can verify
 /// that the file grew by exactly the bytes written.
 ///
+/// A short write is completed with further `write` calls. When a write or the sync fails, the
+/// bytes already written are taken back (the file is truncated to where they began, when they
+/// are still its last bytes), so the failed append leaves neither part of a line nor the whole
+/// line behind.
+///
 /// # Errors
 /// [`AppendToExistingError::Deleted`] or [`AppendToExistingError::Replaced`] (nothing written);
-/// [`AppendToExistingError::ReplacedDuringWrite`]; any I/O failure.
+/// [`AppendToExistingError::ReplacedDuringWrite`]; any I/O failure (nothing left written, or
+/// the error says how many bytes could not be taken back).
 pub fn append_to_existing(
     path: &Path,
     line: &[u8],
     durability: Durability,
     expected: Option<KnownFile<'_>>,
 ) -> Result<VerifiedAppend, AppendToExistingError> {
-    let mut file = match fs::OpenOptions::new().read(true).append(true).open(path) {
+    append_to_existing_in(&RealFs, path, line, durability, expected)
+}
+
+/// [`append_to_existing`] through `fs`.
+///
+/// # Errors
+/// As [`append_to_existing`].
+pub fn append_to_existing_in(
+    fs: &dyn Fs,
+    path: &Path,
+    line: &[u8],
+    durability: Durability,
+    expected: Option<KnownFile<'_>>,
+) -> Result<VerifiedAppend, AppendToExistingError> {
+    let mut file = match fs.open_append(path, false) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(AppendToExistingError::Deleted);
@@ -543,14 +789,8 @@ pub fn append_to_existing(
         }
     }
     let separator = matches!(last_byte(&file, before.size)?, Some(b) if b != b'\n');
-    let mut out = Vec::with_capacity(line.len() + 2);
-    if separator {
-        out.push(b'\n');
-    }
-    out.extend_from_slice(line);
-    out.push(b'\n');
-    write_once(&mut file, &out)?;
-    durability.sync(&file)?;
+    let out = line_bytes(separator, line);
+    append_bytes(fs, &mut file, &out, durability)?;
     match SessionFileSnapshot::stat(path)? {
         Some(after) if after.same_file(&before) => Ok(VerifiedAppend {
             separator,
@@ -593,30 +833,38 @@ fn starts_with(file: &File, prefix: &[u8]) -> io::Result<bool> {
 /// # Errors
 /// Opening or syncing the file failed.
 pub fn sync_existing(path: &Path, durability: Durability) -> io::Result<()> {
+    sync_existing_in(&RealFs, path, durability)
+}
+
+/// [`sync_existing`] through `fs`.
+///
+/// # Errors
+/// As [`sync_existing`].
+pub fn sync_existing_in(fs: &dyn Fs, path: &Path, durability: Durability) -> io::Result<()> {
     if durability == Durability::Buffer {
         return Ok(());
     }
     let file = open_regular(path)?;
-    durability.sync(&file)
-}
-
-/// One `write` call; a short write (rare, e.g. a full disk) is completed with further calls.
-fn write_once(file: &mut File, bytes: &[u8]) -> io::Result<()> {
-    let n = file.write(bytes)?;
-    if n < bytes.len() {
-        file.write_all(&bytes[n..])?;
-    }
-    Ok(())
+    durability.sync_in(fs, &file)
 }
 
 /// Appends raw bytes exactly as given (no separator, no newline), creating the file (0600) when
-/// missing: a test or tool simulating another writer or a crash.
+/// missing: a test or tool simulating another writer or a crash. One `write` call, a short
+/// write completed with further calls; nothing is taken back on failure.
 ///
 /// # Errors
 /// Any I/O failure.
 pub fn append_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = open_append(path)?;
-    write_once(&mut file, bytes)
+    append_raw_in(&RealFs, path, bytes)
+}
+
+/// [`append_raw`] through `fs`.
+///
+/// # Errors
+/// As [`append_raw`].
+pub fn append_raw_in(fs: &dyn Fs, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = fs.open_append(path, true)?;
+    write_all_in(fs, &mut file, bytes).map_err(|(e, _)| e)
 }
 
 /// Checks, without writing anything, that [`atomic_rewrite`] may replace the existing `path`:
@@ -660,6 +908,14 @@ pub fn check_replaceable(path: &Path) -> io::Result<()> {
 /// Any I/O failure.
 pub fn write_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
     atomic_rewrite(path, bytes)
+}
+
+/// [`write_raw`] through `fs`.
+///
+/// # Errors
+/// As [`write_raw`].
+pub fn write_raw_in(fs: &dyn Fs, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    atomic_rewrite_in(fs, path, bytes)
 }
 
 /// Opens `path` read-only with `O_NONBLOCK` (symlinks followed): the open never blocks, even
@@ -791,7 +1047,28 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
 /// # Errors
 /// Any I/O failure ([`io::ErrorKind::NotFound`] when nothing is there).
 pub fn remove_file(path: &Path) -> io::Result<()> {
-    fs::remove_file(path)
+    remove_file_in(&RealFs, path)
+}
+
+/// [`remove_file`] through `fs`.
+///
+/// # Errors
+/// As [`remove_file`].
+pub fn remove_file_in(fs: &dyn Fs, path: &Path) -> io::Result<()> {
+    fs.remove_file(path)
+}
+
+/// Sets the modification time of a regular file this crate wrote to `time` (the access time
+/// is left as it is): `sessions migrate` gives a session it copies out of another store that
+/// store's last change time, so `continueRecent` and listings order it as before. The file is
+/// opened read-only ([`open_regular`]; its bytes are never touched) and its times set with
+/// `futimens` ([`File::set_modified`]), which the file's owner may do.
+///
+/// # Errors
+/// [`io::ErrorKind::NotFound`]; [`io::ErrorKind::InvalidInput`] for anything but a regular
+/// file; [`io::ErrorKind::PermissionDenied`] when the caller does not own the file.
+pub fn set_modified(path: &Path, time: std::time::SystemTime) -> io::Result<()> {
+    open_regular(path)?.set_modified(time)
 }
 
 /// Moves `src` to `dst` within one file system without ever replacing an existing `dst`, then
@@ -801,25 +1078,35 @@ pub fn remove_file(path: &Path) -> io::Result<()> {
 /// silently replaced the first file). Where the file system refuses hard links (`EPERM`,
 /// `ENOTSUP`, `EMLINK`, …) it falls back to a check and `rename`, which another process could
 /// still race. A crash between the link and the removal leaves the file under both names
-/// (nothing is lost).
+/// (nothing is lost). When a directory `fsync` fails, the file is moved back to `src` before
+/// the error is returned.
 ///
 /// # Errors
 /// [`io::ErrorKind::AlreadyExists`] when `dst` exists; the link's, removal's, rename's or
 /// fsync's failure (a cross-device move fails with the OS error; nothing is copied; when the
 /// source cannot be removed after the link, the link is removed again).
 pub fn move_no_replace(src: &Path, dst: &Path) -> io::Result<()> {
+    move_no_replace_in(&RealFs, src, dst)
+}
+
+/// [`move_no_replace`] through `fs`.
+///
+/// # Errors
+/// As [`move_no_replace`].
+pub fn move_no_replace_in(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<()> {
     let exists = || {
         io::Error::new(
             io::ErrorKind::AlreadyExists,
             format!("{} already exists", dst.display()),
         )
     };
-    match fs::hard_link(src, dst) {
+    let linked = match fs.hard_link(src, dst) {
         Ok(()) => {
-            if let Err(e) = fs::remove_file(src) {
-                let _ = fs::remove_file(dst);
+            if let Err(e) = fs.remove_file(src) {
+                let _ = fs.remove_file(dst);
                 return Err(e);
             }
+            true
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
         Err(e)
@@ -833,12 +1120,28 @@ pub fn move_no_replace(src: &Path, dst: &Path) -> io::Result<()> {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
             }
-            fs::rename(src, dst)?;
+            fs.rename(src, dst)?;
+            false
         }
-    }
-    fsync_dir(&dir_of(dst))?;
-    if dir_of(src) != dir_of(dst) {
-        fsync_dir(&dir_of(src))?;
+    };
+    let synced = fs.sync_dir(&dir_of(dst)).and_then(|()| {
+        if dir_of(src) == dir_of(dst) {
+            Ok(())
+        } else {
+            fs.sync_dir(&dir_of(src))
+        }
+    });
+    if let Err(e) = synced {
+        // Put the file back where it was, never over something that appeared at `src`.
+        if linked {
+            if fs.hard_link(dst, src).is_ok() {
+                let _ = fs.remove_file(dst);
+            }
+        } else if matches!(fs::symlink_metadata(src), Err(ref m) if m.kind() == io::ErrorKind::NotFound)
+        {
+            let _ = fs.rename(dst, src);
+        }
+        return Err(e);
     }
     Ok(())
 }
@@ -846,8 +1149,17 @@ pub fn move_no_replace(src: &Path, dst: &Path) -> io::Result<()> {
 /// Deletes a file and fsyncs its directory.
 ///
 /// # Errors
-/// The removal's or fsync's failure.
+/// The removal's or fsync's failure (after a failed `fsync` the file is removed, but its
+/// removal may not be durable).
 pub fn remove_file_synced(path: &Path) -> io::Result<()> {
-    fs::remove_file(path)?;
-    fsync_dir(&dir_of(path))
+    remove_file_synced_in(&RealFs, path)
+}
+
+/// [`remove_file_synced`] through `fs`.
+///
+/// # Errors
+/// As [`remove_file_synced`].
+pub fn remove_file_synced_in(fs: &dyn Fs, path: &Path) -> io::Result<()> {
+    fs.remove_file(path)?;
+    fs.sync_dir(&dir_of(path))
 }

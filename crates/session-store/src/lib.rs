@@ -1,7 +1,8 @@
 //! Persistence for session transcripts: OpenClaw 2026.6.11's `SessionManager` over JSONL files —
 //! factories, the navigation indexes and their replay, tree queries, context building, the
 //! flushed gate and full rewrites — plus the read-only open, session listing, the one I/O module
-//! every file write goes through, and the op-script runner used for conformance.
+//! every file write goes through, the [`Storage`] trait the manager persists through (files by
+//! default, memory, or another backend), and the op-script runner used for conformance.
 //!
 //! Specs: `openclaw-jsonl.md` (Decisions box, §1, §2), `pi-format.md` (§2–§4, §7.3),
 //! `rust-style.md`; observed reference behaviour: `xtask/conformance/FINDINGS.md`; differences
@@ -43,11 +44,14 @@ pub mod lock;
 pub mod manager;
 pub mod paths;
 pub mod query;
+#[cfg(feature = "redis")]
+pub mod redis_store;
 pub mod repair;
 pub mod replay;
 mod rows;
 mod run_prep;
 pub mod snapshot;
+pub mod storage;
 
 pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use error::{
@@ -65,6 +69,7 @@ pub use repair::{
     invalidate_repair_cache, repair_session_file_if_needed, repair_session_file_with,
 };
 pub use snapshot::{SessionFileSnapshot, SnapshotSync, WriteOwner};
+pub use storage::{FileStorage, MemStorage, Storage};
 
 impl SessionManager {
     /// The sessions of `session_dir` (default: the per-cwd directory of `cwd`), newest first
@@ -93,5 +98,37 @@ impl SessionManager {
     ) -> Result<Vec<SessionInfo>, ListError> {
         let root = sessions_root.map_or_else(paths::sessions_dir, std::path::Path::to_path_buf);
         list::list_all(&root)
+    }
+
+    /// [`SessionManager::list`] over the sessions of `storage` ([`Storage::list_sessions`],
+    /// each read with [`Storage::read_all`]; the modification time fallback is the snapshot's
+    /// `mtime_ns`). For [`FileStorage`] exactly [`SessionManager::list`].
+    ///
+    /// # Errors
+    /// [`ListError::ReadDir`] when the storage cannot list the directory.
+    pub fn list_in(
+        storage: &dyn Storage,
+        cwd: &str,
+        session_dir: Option<&std::path::Path>,
+    ) -> Result<Vec<SessionInfo>, ListError> {
+        let dir = session_dir.map_or_else(
+            || paths::default_session_dir(cwd),
+            std::path::Path::to_path_buf,
+        );
+        storage::list(storage, &dir)
+    }
+
+    /// [`SessionManager::list_all`] over the namespaces of `storage` ([`Storage::list_dirs`]
+    /// under `sessions_root`, default [`paths::sessions_dir`]). For [`FileStorage`] exactly
+    /// [`SessionManager::list_all`].
+    ///
+    /// # Errors
+    /// [`ListError::ReadDir`] when the storage cannot list the root.
+    pub fn list_all_in(
+        storage: &dyn Storage,
+        sessions_root: Option<&std::path::Path>,
+    ) -> Result<Vec<SessionInfo>, ListError> {
+        let root = sessions_root.map_or_else(paths::sessions_dir, std::path::Path::to_path_buf);
+        storage::list_all(storage, &root)
     }
 }

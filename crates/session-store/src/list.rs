@@ -78,14 +78,20 @@ pub fn is_valid_session_file(path: &Path) -> bool {
     let Ok(Some(line)) = io::read_first_line(path) else {
         return false;
     };
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
+    is_header_line(&line)
+}
+
+/// True when a first line (as [`io::read_first_line`] gives it; a leading BOM tolerated)
+/// parses as `{type:"session", id:string}`.
+pub(crate) fn is_header_line(line: &[u8]) -> bool {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let mut scanner = session_format::json::EnvelopeScanner::new();
     scanner
         .scan(line)
         .is_ok_and(|env| session_format::row::is_readable_header(&env))
 }
 
-fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>, ListError> {
+pub(crate) fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>, ListError> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -407,6 +413,26 @@ impl Totals {
 /// `buildSessionInfo` over a file's bytes: the header parsed in full, `message` rows read by
 /// the targeted scan of [`extract`] (rare shapes parsed in full), `session_info` rows parsed.
 fn info_of(path: &Path, buf: &[u8], scratch: &mut extract::Scratch) -> Option<SessionInfo> {
+    info_with_mtime(path, buf, scratch, || mtime_ms(path))
+}
+
+/// `buildSessionInfo` over the bytes of a session stored elsewhere than in a file (see
+/// [`crate::storage`]): `mtime_ms` gives the modification time the fallback uses.
+pub(crate) fn info_from_bytes(
+    path: &Path,
+    buf: &[u8],
+    mtime_ms: impl FnOnce() -> Option<f64>,
+) -> Option<SessionInfo> {
+    info_with_mtime(path, buf, &mut extract::Scratch::default(), mtime_ms)
+}
+
+/// [`info_of`] with the modification time of the fallback from `mtime_ms`.
+fn info_with_mtime(
+    path: &Path,
+    buf: &[u8],
+    scratch: &mut extract::Scratch,
+    mtime_ms: impl FnOnce() -> Option<f64>,
+) -> Option<SessionInfo> {
     let mut lines = LineReader::new(buf);
     let header_json = lines.by_ref().find_map(|l| match l.content {
         LineContent::Json(_) => Some(l.json),
@@ -452,7 +478,7 @@ fn info_of(path: &Path, buf: &[u8], scratch: &mut extract::Scratch) -> Option<Se
     let (modified, modified_from_mtime) = match t.last_activity {
         Some(t) if t > 0.0 => (time_clip(t), false),
         _ if !header_time.is_nan() => (header_time, false),
-        _ => (mtime_ms(path).unwrap_or(f64::NAN), true),
+        _ => (mtime_ms().unwrap_or(f64::NAN), true),
     };
     let created = js_date_of(header.timestamp.as_ref());
     let id = match &header.id {
@@ -579,7 +605,7 @@ pub fn load_entries(path: &Path) -> std::io::Result<Vec<JsValue>> {
 
 /// Newest first, as `sort((a, b) => b.modified - a.modified)` does in V8 (stable; an invalid
 /// date compares as "equal").
-fn sort_by_modified(v: &mut Vec<SessionInfo>) {
+pub(crate) fn sort_by_modified(v: &mut Vec<SessionInfo>) {
     let mut order: Vec<usize> = (0..v.len()).collect();
     js_sort_by_key(&mut order, |&i| -v[i].modified);
     let mut slots: Vec<Option<SessionInfo>> = std::mem::take(v).into_iter().map(Some).collect();
@@ -615,12 +641,7 @@ pub fn list_all(sessions_root: &Path) -> Result<Vec<SessionInfo>, ListError> {
             });
         }
     };
-    let mut dirs: Vec<PathBuf> = rd
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .collect();
-    dirs.sort();
+    let dirs = sorted_sub_dirs(rd);
     let files: Vec<PathBuf> = dirs
         .iter()
         .flat_map(|d| jsonl_files(d).unwrap_or_default())
@@ -628,4 +649,15 @@ pub fn list_all(sessions_root: &Path) -> Result<Vec<SessionInfo>, ListError> {
     let mut out = infos(&files);
     sort_by_modified(&mut out);
     Ok(out)
+}
+
+/// The directories among the entries of `rd` (symlinks not followed), sorted by path.
+pub(crate) fn sorted_sub_dirs(rd: std::fs::ReadDir) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    dirs
 }

@@ -14,18 +14,22 @@
 //!   `targetId`, leaf-control targets, re-parented rows) is the id the file holds, lone
 //!   surrogates included; `&str` views of ids are lossy, the `*_js` methods exact;
 //! - paths are resolved lexically, as Node's `path.resolve` does, wherever the reference does;
-//! - every write goes through [`crate::io`] (atomic rewrites, `O_APPEND` appends);
+//! - every read and write of the session's bytes, and the write lock, go through the manager's
+//!   [`Storage`] (default [`FileStorage`], which writes through [`crate::io`]: atomic rewrites,
+//!   `O_APPEND` appends); factories with an `_in` suffix take the storage
+//!   ([`SessionManager::open_in`], [`SessionManager::create_in`], …);
 //! - a failed append leaves the in-memory state as it was; a plain append writes its line
 //!   before the row joins the state, and never to a file other than the one this manager read
 //!   or last wrote (same device and inode), nor to a missing one;
-//! - loads go through the warm cache ([`crate::cache`]): the rows, index and bytes a manager
-//!   adopts from it are shared and copied on the manager's first change, so managers never see
-//!   each other's changes; the cache advances only past verified appends;
+//! - loads go through the warm cache ([`crate::cache`]) when the storage is the file store: the
+//!   rows, index and bytes a manager adopts from it are shared and copied on the manager's
+//!   first change, so managers never see each other's changes; the cache advances only past
+//!   verified appends (other storages load with stat-read-stat every time);
 //! - with a write lock set ([`SessionManager::set_write_lock`], opt-in), every write runs inside
 //!   the file's cross-process session write lock, and a plain append first adopts what another
 //!   writer appended while it waited;
-//! - every full rewrite, and every append that is not verified, drops the file from the
-//!   incremental repair cache ([`crate::repair::invalidate_repair_cache`]).
+//! - on the file store, every full rewrite, and every append that is not verified, drops the
+//!   file from the incremental repair cache ([`crate::repair::invalidate_repair_cache`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,10 +54,11 @@ use crate::id::{self as ids, Id};
 use crate::index::{Index, Map, Set};
 use crate::inspect::OpenReport;
 use crate::io::{self, Durability};
-use crate::lock::{self as write_lock, LockError, LockOptions};
+use crate::lock::{LockError, LockOptions};
 use crate::paths;
 use crate::rows::{self, EntryMeta, MsgShape, Parent, Row, RowKind};
 use crate::snapshot::{self, SessionFileSnapshot, SnapshotSync, WriteOwner};
+use crate::storage::{self, FileStorage, Storage};
 
 /// A payload the caller hands to an append (`message`, `data`, `details`, `content`): anything
 /// that becomes a JSON value. The value is written in its own key order (JavaScript property
@@ -133,6 +138,15 @@ pub struct NewSessionOptions {
 
 /// A transcript session: its rows in file order, the navigation indexes, and where (and
 /// whether) it is persisted. See the crate documentation for an overview.
+///
+/// Where: every factory that reads or writes a session has a twin with an `_in` suffix whose
+/// first argument is the [`Storage`] to use (`Arc<dyn Storage>`, kept by the manager for all
+/// its later reads, writes and write locks): [`SessionManager::create_in`],
+/// [`SessionManager::open_in`] (the full form of `open`/`open_with`, taking [`OpenParams`]),
+/// [`SessionManager::open_locked_in`], [`SessionManager::continue_recent_in`],
+/// [`SessionManager::fork_from_in`], [`SessionManager::open_read_only_in`]; listings take
+/// `&dyn Storage` ([`SessionManager::list_in`], [`SessionManager::list_all_in`]). The plain
+/// factories use [`FileStorage`].
 #[derive(Debug)]
 pub struct SessionManager {
     pub(crate) cwd: String,
@@ -182,6 +196,8 @@ pub struct SessionManager {
     /// The file's first and last bytes and line count at a snapshot, for the write lock's
     /// catch-up before an append ([`TailProbe`]).
     pub(crate) tail_probe: Option<TailProbe>,
+    /// Where the session's bytes live ([`SessionManager::storage`]).
+    pub(crate) storage: Arc<dyn Storage>,
 }
 
 /// Bytes compared at the start of the file and just before its old end before the catch-up
@@ -225,20 +241,6 @@ impl TailProbe {
         self.lines += memchr::memchr_iter(b'\n', bytes).count();
         self.snapshot = snapshot;
     }
-}
-
-#[cfg(unix)]
-fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, offset)
-}
-
-#[cfg(not(unix))]
-fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = file.try_clone()?;
-    f.seek(SeekFrom::Start(offset))?;
-    f.read_exact(buf)
 }
 
 /// Why a full write failed: taking the session write lock, or the write itself.
@@ -317,6 +319,7 @@ impl SessionManager {
             owner: None,
             write_lock: None,
             tail_probe: None,
+            storage: FileStorage::shared(),
         }
     }
 
@@ -331,9 +334,24 @@ impl SessionManager {
     /// # Errors
     /// [`OpenError::CreateDir`] when the directory cannot be created.
     pub fn create(cwd: &str, session_dir: Option<&Path>) -> Result<Self, OpenError> {
+        Self::create_in(FileStorage::shared(), cwd, session_dir)
+    }
+
+    /// [`SessionManager::create`] in `storage`: the session directory is made sure of there
+    /// ([`Storage::ensure_dir`]), and every later write of this manager (and of the sessions
+    /// it switches to) goes to `storage`.
+    ///
+    /// # Errors
+    /// As [`SessionManager::create`].
+    pub fn create_in(
+        storage: Arc<dyn Storage>,
+        cwd: &str,
+        session_dir: Option<&Path>,
+    ) -> Result<Self, OpenError> {
         let dir = session_dir.map_or_else(|| paths::default_session_dir(cwd), Path::to_path_buf);
-        ensure_dir(&dir)?;
+        ensure_dir(&*storage, &dir)?;
         let mut sm = Self::blank(cwd, dir, true);
+        sm.storage = storage;
         sm.new_session(NewSessionOptions::default());
         Ok(sm)
     }
@@ -388,12 +406,30 @@ impl SessionManager {
     /// [`OpenError`] naming the file ([`OpenError::ChangedWhileLoading`] when it changed during
     /// every attempt); a failed rewrite leaves the file untouched.
     pub fn open_with(path: &Path, params: &OpenParams) -> Result<Self, OpenError> {
+        Self::open_in(FileStorage::shared(), path, params)
+    }
+
+    /// [`SessionManager::open_with`] on the session stored at `path` in `storage` (the full
+    /// form of [`SessionManager::open`]): the same rules, with every read and write, the
+    /// session directory and the write lock in `storage`. The warm cache serves only
+    /// [`FileStorage`]; on any other storage the session is loaded with
+    /// [`Storage::read_snapshot`] every time (one consistent read of the bytes and their
+    /// snapshot where the backend offers one, as Redis does, so another writer's appends do not
+    /// make the load fail).
+    ///
+    /// # Errors
+    /// As [`SessionManager::open_with`].
+    pub fn open_in(
+        storage: Arc<dyn Storage>,
+        path: &Path,
+        params: &OpenParams,
+    ) -> Result<Self, OpenError> {
         let abs = paths::resolve(path);
         let dir = params
             .session_dir
             .clone()
             .unwrap_or_else(|| abs.parent().map(Path::to_path_buf).unwrap_or_default());
-        let fetch = cache::fetch(&abs)?;
+        let fetch = cache::fetch(&*storage, &abs)?;
         let cwd_of = |header_cwd: Option<JsString>| {
             params
                 .cwd_override
@@ -406,18 +442,19 @@ impl SessionManager {
         let blank = |cwd_js: JsString| {
             let mut sm = Self::blank(&cwd_js.to_str_lossy(), dir.clone(), true);
             sm.cwd_js = cwd_js;
+            sm.storage = Arc::clone(&storage);
             sm
         };
         match fetch.fetched {
             Fetched::Missing => {
                 let mut sm = blank(cwd_of(None));
-                ensure_dir(&dir)?;
+                ensure_dir(&*storage, &dir)?;
                 sm.set_loaded(abs, None, None, true)?;
                 Ok(sm)
             }
             Fetched::Warm { state, scanned } => {
                 let mut sm = blank(cwd_of(state.header_cwd.clone()));
-                ensure_dir(&dir)?;
+                ensure_dir(&*storage, &dir)?;
                 sm.adopt_warm(abs, *state, fetch.key);
                 sm.parsed_lines += scanned;
                 Ok(sm)
@@ -428,7 +465,7 @@ impl SessionManager {
                     .header
                     .and_then(|h| header_js_string(&loaded.rows[h], &buf, "cwd"));
                 let mut sm = blank(cwd_of(header_cwd.clone()));
-                ensure_dir(&dir)?;
+                ensure_dir(&*storage, &dir)?;
                 sm.parsed_lines += loaded.scanned;
                 sm.snapshot = Some(snapshot);
                 sm.cache_key = fetch.key;
@@ -480,10 +517,25 @@ impl SessionManager {
     /// # Errors
     /// As [`SessionManager::open_with`] and [`SessionManager::create`].
     pub fn continue_recent(cwd: &str, session_dir: Option<&Path>) -> Result<Self, OpenError> {
+        Self::continue_recent_in(FileStorage::shared(), cwd, session_dir)
+    }
+
+    /// [`SessionManager::continue_recent`] among the sessions of `storage`
+    /// ([`Storage::list_sessions`], [`Storage::read_head`], the newest by the snapshot's
+    /// `mtime_ns`).
+    ///
+    /// # Errors
+    /// As [`SessionManager::continue_recent`].
+    pub fn continue_recent_in(
+        storage: Arc<dyn Storage>,
+        cwd: &str,
+        session_dir: Option<&Path>,
+    ) -> Result<Self, OpenError> {
         let dir = session_dir.map_or_else(|| paths::default_session_dir(cwd), Path::to_path_buf);
-        ensure_dir(&dir)?;
-        match crate::list::find_most_recent_session(&dir) {
-            Some(path) => Self::open_with(
+        ensure_dir(&*storage, &dir)?;
+        match storage::find_most_recent_session(&*storage, &dir) {
+            Some(path) => Self::open_in(
+                storage,
                 &path,
                 &OpenParams {
                     session_dir: Some(dir),
@@ -491,7 +543,7 @@ impl SessionManager {
                     fallback_cwd: None,
                 },
             ),
-            None => Self::create(cwd, Some(&dir)),
+            None => Self::create_in(storage, cwd, Some(&dir)),
         }
     }
 
@@ -512,10 +564,27 @@ impl SessionManager {
         target_cwd: &str,
         session_dir: Option<&Path>,
     ) -> Result<Self, ForkError> {
-        let buf = match io::read_file(source) {
+        Self::fork_from_in(FileStorage::shared(), source, target_cwd, session_dir)
+    }
+
+    /// [`SessionManager::fork_from`] within `storage`: the source is read from it and the fork
+    /// created in it ([`Storage::create_new`]).
+    ///
+    /// # Errors
+    /// As [`SessionManager::fork_from`].
+    pub fn fork_from_in(
+        storage: Arc<dyn Storage>,
+        source: &Path,
+        target_cwd: &str,
+        session_dir: Option<&Path>,
+    ) -> Result<Self, ForkError> {
+        let buf = match storage.read_all(source) {
             Ok(b) => b,
             // `existsSync(path)` false (missing, or `s.jsonl/`): "empty or invalid".
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound || !source.exists() => {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || !matches!(storage.stat(source), Ok(Some(_))) =>
+            {
                 return Err(ForkError::InvalidSource {
                     path: source.to_path_buf(),
                 });
@@ -545,7 +614,7 @@ impl SessionManager {
         })?;
         let dir =
             session_dir.map_or_else(|| paths::default_session_dir(target_cwd), Path::to_path_buf);
-        ensure_dir(&dir)?;
+        ensure_dir(&*storage, &dir)?;
         let id = new_session_id();
         let ts = now_timestamp();
         let path = dir.join(session_file_name(&ts, &id));
@@ -560,11 +629,14 @@ impl SessionManager {
             out.extend_from_slice(row.bytes(&buf));
             out.push(b'\n');
         }
-        io::create_new(&path, &out, None).map_err(|source| ForkError::Write {
-            path: path.clone(),
-            source,
-        })?;
-        Ok(Self::open_with(
+        storage
+            .create_new(&path, &out)
+            .map_err(|source| ForkError::Write {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(Self::open_in(
+            storage,
             &path,
             &OpenParams {
                 session_dir: Some(dir),
@@ -639,13 +711,13 @@ impl SessionManager {
                         .map(Path::to_path_buf)
                         .unwrap_or_default()
                         .join(corrupt_backup_name(&name, &now_timestamp()));
-                    io::backup_copy(&abs, &backup, &self.buf).map_err(|source| {
-                        OpenError::Backup {
+                    self.storage
+                        .backup_copy(&abs, &backup, &self.buf)
+                        .map_err(|source| OpenError::Backup {
                             path: abs.clone(),
                             backup: backup.clone(),
                             source,
-                        }
-                    })?;
+                        })?;
                     self.load_report.corrupt_header_backup = Some(backup);
                 }
                 self.recover(loaded.rows);
@@ -867,13 +939,15 @@ impl SessionManager {
         let Some(path) = &self.session_file else {
             return Ok(());
         };
-        if !self.persist || !path.exists() {
+        if !self.persist || !matches!(self.storage.stat(path), Ok(Some(_))) {
             return Ok(());
         }
-        io::sync_existing(path, durability).map_err(|source| AppendError::Write {
-            path: path.clone(),
-            source,
-        })
+        self.storage
+            .sync(path, durability)
+            .map_err(|source| AppendError::Write {
+                path: path.clone(),
+                source,
+            })
     }
 
     /// Lines of the file the envelope scan has read for this manager since it was created:
@@ -890,6 +964,17 @@ impl SessionManager {
         self.snapshot
     }
 
+    /// The storage this manager reads and writes its session through ([`FileStorage`] unless
+    /// it was opened or created with an `_in` factory).
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// True when the storage is the local file store (warm cache, repair cache).
+    fn on_files(&self) -> bool {
+        self.storage.as_file_storage().is_some()
+    }
+
     /// Attaches (or with `None` detaches) the owned write context of the session file
     /// (openclaw-jsonl.md §3.4): when it names this manager's file, each append first asks it
     /// whether the warm cache may advance ([`WriteOwner::can_advance_cache`]), and every
@@ -902,7 +987,8 @@ impl SessionManager {
     /// Makes every write of this manager run under the cross-process session write lock of
     /// its file ([`crate::lock`], interoperable with OpenClaw's `acquireSessionWriteLock`), with
     /// `options` (timeout, stale age, max-hold, backoff); `None` (the default) writes without
-    /// it. With the lock set:
+    /// it. The lock is taken through the manager's storage ([`Storage::with_write_lock`]): lock
+    /// files for [`FileStorage`], the backend's own lock otherwise. With the lock set:
     /// - each plain append, full write (first assistant message of a held session,
     ///   [`SessionManager::flush`], [`SessionManager::rewrite_file`]), branched-session write
     ///   and trailing removal takes the lock of the file it writes (for a branched session:
@@ -956,13 +1042,28 @@ impl SessionManager {
         params: &OpenParams,
         options: LockOptions,
     ) -> Result<Self, OpenError> {
+        Self::open_locked_in(FileStorage::shared(), path, params, options)
+    }
+
+    /// [`SessionManager::open_locked`] in `storage` (its write lock, [`Storage::with_write_lock`]).
+    ///
+    /// # Errors
+    /// As [`SessionManager::open_locked`].
+    pub fn open_locked_in(
+        storage: Arc<dyn Storage>,
+        path: &Path,
+        params: &OpenParams,
+        options: LockOptions,
+    ) -> Result<Self, OpenError> {
         let abs = paths::resolve(path);
-        let mut sm =
-            write_lock::with_session_write_lock(&abs, &options, |_| Self::open_with(&abs, params))
-                .map_err(|source| OpenError::Lock {
-                    path: abs.clone(),
-                    source,
-                })??;
+        let lock_in = Arc::clone(&storage);
+        let mut sm = storage::with_write_lock(&*lock_in, &abs, &options, || {
+            Self::open_in(storage, &abs, params)
+        })
+        .map_err(|source| OpenError::Lock {
+            path: abs.clone(),
+            source,
+        })??;
         sm.write_lock = Some(options);
         Ok(sm)
     }
@@ -973,9 +1074,10 @@ impl SessionManager {
         let file = self.session_file.as_ref()?;
         let theirs = owner.session_file()?;
         let same = paths::resolve(&theirs) == *file
-            || snapshot::canonical(&theirs).is_some_and(|t| {
-                self.cache_key.clone().or_else(|| snapshot::canonical(file)) == Some(t)
-            });
+            || (self.on_files()
+                && snapshot::canonical(&theirs).is_some_and(|t| {
+                    self.cache_key.clone().or_else(|| snapshot::canonical(file)) == Some(t)
+                }));
         same.then(|| Arc::clone(owner))
     }
 
@@ -1103,9 +1205,9 @@ impl SessionManager {
         Ok(())
     }
 
-    /// Runs `write` inside the session write lock of `path` when one is set
-    /// ([`SessionManager::set_write_lock`]; re-entrant: a lock this thread already holds for the
-    /// file is reused), else directly.
+    /// Runs `write` inside the session write lock of `path` in the manager's storage when one
+    /// is set ([`SessionManager::set_write_lock`]; re-entrant: a lock this thread already holds
+    /// for the file is reused), else directly.
     fn under_lock<R>(
         &mut self,
         path: &Path,
@@ -1113,7 +1215,10 @@ impl SessionManager {
     ) -> Result<R, LockError> {
         match self.write_lock.clone() {
             None => Ok(write(self)),
-            Some(options) => write_lock::with_session_write_lock(path, &options, |_| write(self)),
+            Some(options) => {
+                let storage = Arc::clone(&self.storage);
+                storage::with_write_lock(&*storage, path, &options, || write(self))
+            }
         }
     }
 
@@ -1134,7 +1239,7 @@ impl SessionManager {
         let Some(known) = self.snapshot else {
             return;
         };
-        let Ok(Some(before)) = SessionFileSnapshot::stat(path) else {
+        let Ok(Some(before)) = self.storage.stat(path) else {
             return;
         };
         if before == known || !before.same_file(&known) || before.size <= known.size {
@@ -1143,10 +1248,13 @@ impl SessionManager {
         if self.catch_up_tail(path, known, before) {
             return;
         }
-        let Ok(now) = io::read_file(path) else {
+        let Ok(now) = self.storage.read_all(path) else {
             return;
         };
-        let stable = SessionFileSnapshot::stat(path).is_ok_and(|after| after == Some(before));
+        let stable = self
+            .storage
+            .stat(path)
+            .is_ok_and(|after| after == Some(before));
         if !stable || now.len() as u64 != before.size {
             return;
         }
@@ -1182,20 +1290,25 @@ impl SessionManager {
         ) else {
             return false;
         };
-        let Ok(file) = io::open_regular(path) else {
-            return false;
-        };
         let mut head = vec![0u8; probe.head.len()];
         let mut last = vec![0u8; probe.last.len()];
         let last_at = (old - probe.last.len()) as u64;
         let mut tail = vec![0u8; new_len];
-        let read = read_exact_at(&file, &mut head, 0)
-            .and_then(|()| read_exact_at(&file, &mut last, last_at))
-            .and_then(|()| read_exact_at(&file, &mut tail, known.size));
+        let read = self.storage.read_ranges(
+            path,
+            &mut [
+                (0, &mut head),
+                (last_at, &mut last),
+                (known.size, &mut tail),
+            ],
+        );
         if read.is_err() || head != probe.head || last != probe.last {
             return false;
         }
-        let stable = SessionFileSnapshot::stat(path).is_ok_and(|after| after == Some(before));
+        let stable = self
+            .storage
+            .stat(path)
+            .is_ok_and(|after| after == Some(before));
         // The belief must extend by exactly these bytes (it is the file as last seen).
         let mut disk = self.disk.clone();
         if !stable || !disk.appended(known.size, &tail) {
@@ -1243,25 +1356,28 @@ impl SessionManager {
     }
 
     /// Appends one line to the existing file: never to another file than the one this manager
-    /// read or last wrote (same device and inode), never creating one.
+    /// read or last wrote (same device and inode), never creating one
+    /// ([`Storage::append_line`], fenced on this manager's snapshot and first line).
     fn write_line(&self, path: &Path, line: &[u8]) -> Result<io::VerifiedAppend, AppendError> {
         let expected = self.snapshot.map(|snapshot| io::KnownFile {
             snapshot,
             first_line: &self.first_line,
         });
-        io::append_to_existing(path, line, self.durability, expected).map_err(|e| match e {
-            io::AppendToExistingError::Deleted => AppendError::FileDeleted {
-                path: path.to_path_buf(),
-            },
-            io::AppendToExistingError::Replaced
-            | io::AppendToExistingError::ReplacedDuringWrite => AppendError::FileReplaced {
-                path: path.to_path_buf(),
-            },
-            io::AppendToExistingError::Io(source) => AppendError::Write {
-                path: path.to_path_buf(),
-                source,
-            },
-        })
+        self.storage
+            .append_line(path, line, self.durability, expected)
+            .map_err(|e| match e {
+                io::AppendToExistingError::Deleted => AppendError::FileDeleted {
+                    path: path.to_path_buf(),
+                },
+                io::AppendToExistingError::Replaced
+                | io::AppendToExistingError::ReplacedDuringWrite => AppendError::FileReplaced {
+                    path: path.to_path_buf(),
+                },
+                io::AppendToExistingError::Io(source) => AppendError::Write {
+                    path: path.to_path_buf(),
+                    source,
+                },
+            })
     }
 
     /// After a plain append of row `row`: the belief about the file is extended (or the lines
@@ -1286,7 +1402,7 @@ impl SessionManager {
             && out.after.same_file(&out.before)
             && out.after.size == out.before.size + out.written.len() as u64;
         if self.cache_key.is_none() {
-            self.cache_key = snapshot::canonical(path);
+            self.cache_key = cache::key_in(&*self.storage, path);
         }
         let key = self.cache_key.as_deref();
         if out.separator || !may_advance {
@@ -1298,7 +1414,7 @@ impl SessionManager {
         }
         // Otherwise the entry is stale (its snapshot is not the file's): a later open reads
         // only what was appended after it.
-        if !verified || out.separator {
+        if (!verified || out.separator) && self.on_files() {
             // The incremental repair must not trust a prefix it has not seen whole.
             crate::repair::invalidate_repair_cache(path);
         }
@@ -1321,7 +1437,7 @@ impl SessionManager {
     /// unknown, so the next full rewrite backs the file up first. Returns how many rows were
     /// inserted before `row`.
     fn after_foreign_append(&mut self, path: &Path, out: &io::VerifiedAppend, row: usize) -> usize {
-        let Ok(now) = io::read_file(path) else {
+        let Ok(now) = self.storage.read_all(path) else {
             self.disk = DiskImage::Unknown;
             return 0;
         };
@@ -1728,7 +1844,8 @@ impl SessionManager {
     /// message. Returns the new file path (`None` in memory).
     ///
     /// # Errors
-    /// [`BranchError::EntryNotFound`] when the path holds no entry; write errors.
+    /// [`BranchError::EntryNotFound`] when the path holds no entry; write errors (the manager
+    /// then stays on the session it had, unchanged).
     pub fn create_branched_session(
         &mut self,
         leaf_id: &str,
@@ -1912,6 +2029,16 @@ impl SessionManager {
         new_rows.push(header_row);
         new_rows.extend(path_rows);
         new_rows.extend(label_rows);
+        // A failed write of the new file leaves this manager on the session it had.
+        let before = (
+            self.save(),
+            self.session_id.clone(),
+            self.session_file.clone(),
+            Arc::clone(&self.first_line),
+            self.cache_key.clone(),
+            self.conflict_backups.clone(),
+            self.load_report.clone(),
+        );
         self.rows = new_rows.into();
         self.header = Some(0);
         self.session_id = new_id.clone();
@@ -1933,7 +2060,15 @@ impl SessionManager {
             ..OpenReport::default()
         };
         if self.ix.assistants > 0 {
-            self.rewrite().map_err(|e| e.into_branch(file.clone()))?;
+            if let Err(e) = self.rewrite() {
+                let (saved, id, file_before, first_line, cache_key, backups, report) = before;
+                self.restore(saved);
+                (self.session_id, self.session_file, self.first_line) =
+                    (id, file_before, first_line);
+                (self.cache_key, self.conflict_backups, self.load_report) =
+                    (cache_key, backups, report);
+                return Err(e.into_branch(file));
+            }
             self.flushed = true;
         } else {
             self.flushed = false;
@@ -1953,7 +2088,7 @@ impl SessionManager {
     /// Returns how many entries were removed (labels not counted).
     ///
     /// # Errors
-    /// [`RemoveError`] when the rewrite fails (memory already holds the new state).
+    /// [`RemoveError`] when the rewrite fails (the session in memory is left as it was).
     pub fn remove_trailing_entries(
         &mut self,
         mut predicate: impl FnMut(crate::EntryRef<'_>) -> bool,
@@ -2029,6 +2164,7 @@ impl SessionManager {
             .and_then(|&i| self.rows[i].kind.entry())
             .and_then(|e| e.parent.as_id().cloned());
         let replacement = resolve(first_parent.as_ref());
+        let saved = self.save();
 
         // Built aside, so a row that cannot be re-read leaves the session untouched.
         let held_from = self.rows.len().saturating_sub(self.held);
@@ -2095,8 +2231,10 @@ impl SessionManager {
             .resolve_canonical(replacement.as_ref().map(Id::as_bytes));
         self.ix.leaf = leaf;
         self.ix.append_parent = replacement;
-        self.rewrite()
-            .map_err(|e| e.into_remove(self.file_path()))?;
+        if let Err(e) = self.rewrite() {
+            self.restore(saved);
+            return Err(e.into_remove(self.file_path()));
+        }
         Ok(removed_count)
     }
 
@@ -2193,12 +2331,13 @@ impl SessionManager {
                 stable_read: false,
             });
         };
-        let r = cache::reread(&path, expected).map_err(|source| OpenError::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let r =
+            cache::reread(&*self.storage, &path, expected).map_err(|source| OpenError::Read {
+                path: path.clone(),
+                source,
+            })?;
         self.parsed_lines += r.scanned;
-        self.cache_key = snapshot::canonical(&path);
+        self.cache_key = cache::key_in(&*self.storage, &path);
         let over_cap = r
             .sync
             .snapshot
@@ -2224,7 +2363,7 @@ impl SessionManager {
                 }
             }
         } else if over_cap {
-            let fetch = cache::fetch(&path)?;
+            let fetch = cache::fetch(&*self.storage, &path)?;
             self.reload(path, fetch.fetched)?;
         } else {
             self.snapshot = r.sync.snapshot;
@@ -2370,19 +2509,81 @@ impl SessionManager {
     /// first backed up byte for byte (`<file>.conflict-<ts>-<8hex>.jsonl`, mode and owner
     /// kept, listed in [`SessionManager::diagnostics`]). Nothing is overwritten when the backup
     /// fails.
+    ///
+    /// On [`FileStorage`] the check reads the file and the rename follows (the write lock, when
+    /// set, keeps other writers out in between, §3.4). On any other storage the check reads the
+    /// bytes with their snapshot ([`Storage::read_snapshot`]) and the replace is fenced on that
+    /// snapshot ([`Storage::replace_if`]): when another writer changed the session in between
+    /// (an append by another gateway), nothing is written, this manager's state goes back to
+    /// what it was before the attempt, and the check runs again on the session as it now is
+    /// (adopting that writer's lines), up to [`FENCED_REWRITE_ATTEMPTS`] times. A conflict
+    /// backup an attempt made stays (it is a byte-exact copy, listed in the diagnostics).
+    ///
+    /// # Errors
+    /// The read, backup or replace failed; on other storages also
+    /// [`std::io::ErrorKind::ResourceBusy`] when every fenced attempt was refused (nothing
+    /// written; the rows adopted by the attempts are dropped again).
     fn write_full(&mut self) -> std::io::Result<()> {
         let Some(path) = self.session_file.clone() else {
             return Ok(());
         };
-        let current = match io::read_file(&path) {
-            Ok(b) => Some(b),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
-        };
-        match self.disk.check(current.as_deref(), &self.buf) {
+        if self.on_files() {
+            let current = match self.storage.read_all(&path) {
+                Ok(b) => Some(b),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e),
+            };
+            self.reconcile_before_rewrite(&path, current.as_deref())?;
+            self.synthesize_leaf_control();
+            let bytes = self.serialized();
+            self.storage.replace(&path, &bytes)?;
+            // The incremental repair must not trust the prefix it saw before.
+            crate::repair::invalidate_repair_cache(&path);
+            self.full_write_done(&path, &bytes);
+            return Ok(());
+        }
+        for _ in 0..FENCED_REWRITE_ATTEMPTS {
+            let (current, expected) = match self.storage.read_snapshot(&path)? {
+                storage::SnapshotRead::Missing => (None, None),
+                storage::SnapshotRead::Read { bytes, snapshot } => (Some(bytes), Some(snapshot)),
+                storage::SnapshotRead::Changed => continue,
+            };
+            let saved = self.save();
+            self.reconcile_before_rewrite(&path, current.as_deref())?;
+            self.synthesize_leaf_control();
+            let bytes = self.serialized();
+            match self.storage.replace_if(&path, &bytes, expected.as_ref())? {
+                storage::Replace::Done => {
+                    self.full_write_done(&path, &bytes);
+                    return Ok(());
+                }
+                // Another writer got in between: the next attempt sees what it did.
+                storage::Replace::Refused => self.restore(saved),
+            }
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ResourceBusy,
+            format!(
+                "{} kept changing (other writers) during {FENCED_REWRITE_ATTEMPTS} fenced full \
+                 rewrites in {}; nothing was written",
+                path.display(),
+                self.storage.name()
+            ),
+        ))
+    }
+
+    /// The check before a full rewrite (D11) of `current`, the session's bytes as just read
+    /// (`None`: nothing stored): another writer's appended lines are adopted, any other change
+    /// is backed up byte for byte first.
+    fn reconcile_before_rewrite(
+        &mut self,
+        path: &Path,
+        current: Option<&[u8]>,
+    ) -> std::io::Result<()> {
+        match self.disk.check(current, &self.buf) {
             Verdict::Same | Verdict::Vanished => {}
             Verdict::Grew(at) => {
-                if let Some(now) = &current {
+                if let Some(now) = current {
                     let at_row = self.rows.len().saturating_sub(self.held);
                     self.adopt(&now[..at], &now[at..], at_row);
                     // Known now: a retry after a failed rewrite does not adopt them twice.
@@ -2392,23 +2593,22 @@ impl SessionManager {
                 }
             }
             Verdict::Changed => {
-                if let Some(now) = &current {
-                    let backup = crate::paths::backup_path(&path, "conflict");
-                    io::backup_copy(&path, &backup, now)?;
+                if let Some(now) = current {
+                    let backup = crate::paths::backup_path(path, "conflict");
+                    self.storage.backup_copy(path, &backup, now)?;
                     self.conflict_backups.push(backup);
                     self.disk = DiskImage::known(now);
                 }
             }
         }
-        self.synthesize_leaf_control();
-        let bytes = self.serialized();
-        io::atomic_rewrite(&path, &bytes)?;
-        // The incremental repair must not trust the prefix it saw before.
-        crate::repair::invalidate_repair_cache(&path);
-        self.disk = DiskImage::known(&bytes);
-        self.held = 0;
-        self.after_full_write(&path, &bytes);
         Ok(())
+    }
+
+    /// The state after a full rewrite of `bytes` landed.
+    fn full_write_done(&mut self, path: &Path, bytes: &[u8]) {
+        self.disk = DiskImage::known(bytes);
+        self.held = 0;
+        self.after_full_write(path, bytes);
     }
 
     /// `rememberWrittenSessionEntries(path, written)` after a full rewrite: the file is read
@@ -2416,9 +2616,9 @@ impl SessionManager {
     /// (parsed once more, unless over the cache's byte cap) and its snapshot published to the
     /// owner. The manager's snapshot becomes the file's.
     fn after_full_write(&mut self, path: &Path, bytes: &[u8]) {
-        self.cache_key = snapshot::canonical(path);
+        self.cache_key = cache::key_in(&*self.storage, path);
         self.first_line = first_line(bytes);
-        match cache::reread(path, Some(bytes)) {
+        match cache::reread(&*self.storage, path, Some(bytes)) {
             Ok(r) => {
                 self.parsed_lines += r.scanned;
                 self.snapshot = r.sync.snapshot;
@@ -2431,11 +2631,16 @@ impl SessionManager {
             }
             Err(_) => {
                 cache::invalidate_key(self.cache_key.as_deref());
-                self.snapshot = SessionFileSnapshot::stat(path).ok().flatten();
+                self.snapshot = self.storage.stat(path).ok().flatten();
             }
         }
     }
 }
+
+/// How many times a full rewrite on a storage other than files reads, checks and tries its
+/// fenced replace before giving up ([`Storage::replace_if`]; each refusal means another writer
+/// changed the session in between).
+pub const FENCED_REWRITE_ATTEMPTS: u32 = 8;
 
 fn is_js_space(cp: u32) -> bool {
     matches!(
@@ -2484,11 +2689,13 @@ pub(crate) fn js_trim(s: &str) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn ensure_dir(dir: &Path) -> Result<(), OpenError> {
-    io::ensure_dir(dir).map_err(|source| OpenError::CreateDir {
-        path: dir.to_path_buf(),
-        source,
-    })
+fn ensure_dir(storage: &dyn Storage, dir: &Path) -> Result<(), OpenError> {
+    storage
+        .ensure_dir(dir)
+        .map_err(|source| OpenError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })
 }
 
 /// A string field of a row (the header's `id` or `cwd`).

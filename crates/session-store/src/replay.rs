@@ -22,16 +22,22 @@
 //! number"}` (or `… message is required`) and changes nothing. Scripts that exercise JavaScript
 //! coercion therefore differ from the reference by design. Ids are passed exactly (lone
 //! surrogates included) through the `*_js` methods.
+//!
+//! [`run_script_in`] and [`run_script_normalized_in`] run a script on any [`Storage`]: every
+//! factory is the `_in` form on that storage, `writeFile` and `appendRaw` plant their bytes in
+//! it, and the `file` of each snapshot is read back through it, so the normalised output of a
+//! storage that keeps the file store's semantics equals the file store's byte for byte.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use session_format::json::{JsObject, JsString, JsValue, parse_value, to_json_string};
 
 use crate::deep::{clone_value, clone_value_with};
 use crate::error::{AppendError, ContextError, NameError};
-use crate::io;
 use crate::manager::{NewSessionOptions, OpenParams, SessionManager};
+use crate::storage::{FileStorage, Storage};
 
 /// Why a script could not be run at all (op failures are results, not errors).
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +49,7 @@ pub enum ReplayError {
     /// The script is not an object with an `ops` array.
     #[error("op-script is not an object with an `ops` array")]
     Shape,
-    /// The directory cannot be canonicalised.
+    /// The directory cannot be canonicalised (file store) or created (other storages).
     #[error("cannot use directory {path}")]
     Dir {
         /// The directory.
@@ -74,10 +80,32 @@ pub struct ReplayOutput {
 /// # Errors
 /// [`ReplayError`] when the script is not an op-script or the directory is unusable.
 pub fn run_script(script: &[u8], dir: &Path) -> Result<ReplayOutput, ReplayError> {
-    let dir = std::fs::canonicalize(dir).map_err(|source| ReplayError::Dir {
+    run_script_in(FileStorage::shared(), script, dir)
+}
+
+/// Runs a script on `storage` with `dir` as its session directory D and returns the raw result
+/// array. For [`FileStorage`] this is [`run_script`] (`dir` must exist; it is canonicalised);
+/// for any other storage `dir` is made absolute lexically and created there
+/// ([`Storage::ensure_dir`]), and nothing is written to the file system.
+///
+/// # Errors
+/// [`ReplayError`] when the script is not an op-script or the directory is unusable.
+pub fn run_script_in(
+    storage: Arc<dyn Storage>,
+    script: &[u8],
+    dir: &Path,
+) -> Result<ReplayOutput, ReplayError> {
+    let dir_error = |source| ReplayError::Dir {
         path: dir.to_path_buf(),
         source,
-    })?;
+    };
+    let dir = if storage.as_file_storage().is_some() {
+        std::fs::canonicalize(dir).map_err(dir_error)?
+    } else {
+        let abs = crate::paths::resolve(dir);
+        storage.ensure_dir(&abs).map_err(dir_error)?;
+        abs
+    };
     let value = parse_value(script)?;
     let obj = value.as_object().ok_or(ReplayError::Shape)?;
     let ops = match obj.get("ops") {
@@ -91,6 +119,7 @@ pub fn run_script(script: &[u8], dir: &Path) -> Result<ReplayOutput, ReplayError
         .unwrap_or_else(|| "/home/dev/project".to_owned());
     let start_ms = session_format::ids::now_ms() as f64;
     let mut runner = Runner {
+        storage,
         dir: dir.clone(),
         cwd,
         sm: None,
@@ -140,7 +169,20 @@ pub fn run_script(script: &[u8], dir: &Path) -> Result<ReplayOutput, ReplayError
 /// # Errors
 /// As [`run_script`].
 pub fn run_script_normalized(script: &[u8], dir: &Path) -> Result<String, ReplayError> {
-    let out = run_script(script, dir)?;
+    run_script_normalized_in(FileStorage::shared(), script, dir)
+}
+
+/// [`run_script_in`] on `storage`, normalised as [`run_script_normalized`] does (the `file` of
+/// each snapshot is the session's bytes as `storage` holds them).
+///
+/// # Errors
+/// As [`run_script_in`].
+pub fn run_script_normalized_in(
+    storage: Arc<dyn Storage>,
+    script: &[u8],
+    dir: &Path,
+) -> Result<String, ReplayError> {
+    let out = run_script_in(storage, script, dir)?;
     let dir_text = out
         .dir
         .to_str()
@@ -163,6 +205,7 @@ fn error_record(i: usize, expect_error: bool, msg: &str) -> JsValue {
 }
 
 struct Runner {
+    storage: Arc<dyn Storage>,
     dir: PathBuf,
     cwd: String,
     sm: Option<SessionManager>,
@@ -309,7 +352,8 @@ impl Runner {
     }
 
     fn open(&self, path: &Path) -> Result<SessionManager, String> {
-        SessionManager::open_with(
+        SessionManager::open_in(
+            Arc::clone(&self.storage),
             path,
             &OpenParams {
                 session_dir: Some(self.dir.clone()),
@@ -332,8 +376,12 @@ impl Runner {
         match name.as_deref() {
             Some("create") => {
                 self.sm = Some(
-                    SessionManager::create(&self.cwd, Some(&self.dir))
-                        .map_err(|e| e.to_string())?,
+                    SessionManager::create_in(
+                        Arc::clone(&self.storage),
+                        &self.cwd,
+                        Some(&self.dir),
+                    )
+                    .map_err(|e| e.to_string())?,
                 );
                 Ok(None)
             }
@@ -353,8 +401,12 @@ impl Runner {
             }
             Some("continueRecent") => {
                 self.sm = Some(
-                    SessionManager::continue_recent(&self.cwd, Some(&self.dir))
-                        .map_err(|e| e.to_string())?,
+                    SessionManager::continue_recent_in(
+                        Arc::clone(&self.storage),
+                        &self.cwd,
+                        Some(&self.dir),
+                    )
+                    .map_err(|e| e.to_string())?,
                 );
                 Ok(None)
             }
@@ -364,8 +416,13 @@ impl Runner {
                     None => self.current_file()?,
                 };
                 self.sm = Some(
-                    SessionManager::fork_from(&source, &self.cwd, Some(&self.dir))
-                        .map_err(|e| e.to_string())?,
+                    SessionManager::fork_from_in(
+                        Arc::clone(&self.storage),
+                        &source,
+                        &self.cwd,
+                        Some(&self.dir),
+                    )
+                    .map_err(|e| e.to_string())?,
                 );
                 Ok(None)
             }
@@ -381,7 +438,9 @@ impl Runner {
             Some("writeFile") => {
                 let path = self.in_dir(&args.string("file")?);
                 let content = args.string("content")?;
-                io::write_raw(&path, content.as_bytes()).map_err(|e| e.to_string())?;
+                self.storage
+                    .replace(&path, content.as_bytes())
+                    .map_err(|e| e.to_string())?;
                 Ok(None)
             }
             Some("appendRaw") => {
@@ -390,7 +449,9 @@ impl Runner {
                     None => self.current_file()?,
                 };
                 let content = args.string("content")?;
-                io::append_raw(&path, content.as_bytes()).map_err(|e| e.to_string())?;
+                self.storage
+                    .append_raw(&path, content.as_bytes())
+                    .map_err(|e| e.to_string())?;
                 Ok(None)
             }
             Some("appendMessage") => {
@@ -514,10 +575,12 @@ impl Runner {
             return Ok(wrap(s));
         };
         let file = match sm.get_session_file() {
-            Some(p) if p.exists() => match io::read_file(p) {
-                Ok(b) => JsValue::from(String::from_utf8_lossy(&b).into_owned()),
-                Err(e) => return Err(e.to_string()),
-            },
+            Some(p) if matches!(self.storage.stat(p), Ok(Some(_))) => {
+                match self.storage.read_all(p) {
+                    Ok(b) => JsValue::from(String::from_utf8_lossy(&b).into_owned()),
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
             _ => JsValue::Null,
         };
         s.insert("file", file);

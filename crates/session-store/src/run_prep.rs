@@ -10,10 +10,8 @@ use session_format::json::JsValue;
 use crate::cache;
 use crate::disk::DiskImage;
 use crate::error::{AppendError, ReadError};
-use crate::io;
 use crate::manager::SessionManager;
 use crate::rows::RowKind;
-use crate::snapshot::SessionFileSnapshot;
 
 impl SessionManager {
     /// Sets the header's `id` and `cwd` and this manager's session id and cwd, in memory only
@@ -50,8 +48,9 @@ impl SessionManager {
 
     /// Empties the session file and this session down to its header (openclaw-jsonl.md §4 case
     /// 2b): when `backup` is given and the file holds any bytes, they are first copied byte for
-    /// byte to `backup` (the file's permission bits kept, [`io::backup_copy`]); then the file is
-    /// replaced by an empty one (atomically, mode kept). In memory: only the header remains
+    /// byte to `backup` (the file's permission bits kept, [`crate::io::backup_copy`]); then the file is
+    /// replaced by an empty one (atomically, mode kept). Both go through the manager's
+    /// [`crate::Storage`]. In memory: only the header remains
     /// (entries, opaque rows, labels and leaf controls dropped), the leaf and the append cursor
     /// are null, the header is held unwritten and `flushed` is false, so the first assistant
     /// writes header → … → assistant in one full write. The warm cache entry is dropped.
@@ -75,13 +74,15 @@ impl SessionManager {
                 "the session has no file",
             )));
         }
-        let current = io::read_file(&path).map_err(write_err)?;
+        let current = self.storage.read_all(&path).map_err(write_err)?;
         if let Some(b) = backup
             && !current.is_empty()
         {
-            io::backup_copy(&path, b, &current).map_err(write_err)?;
+            self.storage
+                .backup_copy(&path, b, &current)
+                .map_err(write_err)?;
         }
-        io::atomic_rewrite(&path, b"").map_err(write_err)?;
+        self.storage.replace(&path, b"").map_err(write_err)?;
         let header = self.header.map(|h| self.rows[h].clone());
         self.rows = header.into_iter().collect::<Vec<_>>().into();
         self.header = (!self.rows.is_empty()).then_some(0);
@@ -89,10 +90,12 @@ impl SessionManager {
         self.held = self.rows.len();
         self.flushed = false;
         self.disk = DiskImage::known(b"");
-        self.snapshot = SessionFileSnapshot::stat(&path).ok().flatten();
+        self.snapshot = self.storage.stat(&path).ok().flatten();
         self.first_line = std::sync::Arc::from(&[][..]);
         cache::invalidate_key(self.cache_key.as_deref());
-        cache::invalidate(&path);
+        if self.storage.as_file_storage().is_some() {
+            cache::invalidate(&path);
+        }
         Ok(())
     }
 }

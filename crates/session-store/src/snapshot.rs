@@ -153,10 +153,11 @@ pub(crate) fn canonical(path: &Path) -> Option<PathBuf> {
     fs::canonicalize(path).ok()
 }
 
-/// Test seams: a hook run between the read and the second `stat` of every stat-read-stat load
-/// of one path (the warm cache's loads, [`crate::cache::remember_written_entries`]), so a test
-/// can play a writer that changes the file while it is being loaded. Not part of the stable
-/// API.
+/// Test seams: a hook run after the read of every load of one path — between the read and the
+/// second `stat` of the file store's stat-read-stat loads (the warm cache's loads,
+/// [`crate::cache::remember_written_entries`]), and right after
+/// [`crate::Storage::read_snapshot`] on other storages — so a test can play a writer that
+/// changes the session while it is being loaded. Not part of the stable API.
 #[doc(hidden)]
 pub mod hooks {
     use std::path::{Path, PathBuf};

@@ -387,7 +387,7 @@ fn a_lock_timeout_fails_every_write_and_changes_nothing() {
         other => panic!("{other:?}"),
     }
     unchanged(&sm);
-    // A trailing removal (memory changes first, as documented; the file does not).
+    // A trailing removal: neither memory nor the file changes.
     match sm.remove_trailing_entries(|_| true, None) {
         Err(RemoveError::Lock { path, source }) => {
             assert_eq!(path, file);
@@ -395,6 +395,7 @@ fn a_lock_timeout_fails_every_write_and_changes_nothing() {
         }
         other => panic!("{other:?}"),
     }
+    unchanged(&sm);
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
     // Opening under the lock.
     match SessionManager::open_locked(&file, &OpenParams::default(), short.clone()) {

@@ -458,7 +458,7 @@ pub(crate) enum Removal {
 /// Removes the lock file only while it is still the file (identity and bytes) in `expected`.
 pub(crate) fn remove_if_unchanged(lock_path: &Path, expected: &Snapshot) -> io::Result<Removal> {
     match read_snapshot(lock_path)? {
-        Some(current) if current.same_as(expected) => match fs::remove_file(lock_path) {
+        Some(current) if current.same_as(expected) => match crate::io::remove_file(lock_path) {
             Ok(()) => Ok(Removal::Removed),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Removal::Changed),
             Err(e) => Err(e),

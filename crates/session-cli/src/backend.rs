@@ -1,0 +1,459 @@
+//! Where the inspection subcommands read sessions: the local files (the default) or a Redis
+//! store (`--backend redis://HOST:PORT/[DB][?prefix=NAME]`, issue 11), through
+//! [`session_store::storage::Storage`] ([`session_store::redis_store::RedisStorage`]).
+//!
+//! With a Redis backend a path names keys exactly as the store maps them
+//! ([`session_store::redis_store::keys`]): the directory is the namespace (the hash tag
+//! `{<dir>}`), the file name the session. Paths are first made absolute against the working
+//! directory, lexically (`path.resolve`, as `SessionManager` resolves them), so `--dir
+//! ./sessions` and `$PWD/sessions` address the same namespace. A sessions directory "exists" in
+//! Redis when it or a namespace below it holds a session.
+//!
+//! The backend is chosen once per run ([`install`]) from the global `--backend` option and read
+//! by the helpers below; nothing here writes (reads are `HMGET`, `GET`-like Lua reads, `ZRANGE`
+//! and `SCAN`; the only server-side effect is the script cache).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use anyhow::{Context as _, bail};
+use session_store::redis_store::{DEFAULT_PREFIX, RedisStorage};
+use session_store::storage::Storage;
+use session_store::{ReadOnlyOpen, SessionInfo, SessionManager};
+
+use crate::address::UsageError;
+use crate::{fsx, text};
+
+/// URL schemes of Redis. `rediss://` (TLS) is recognised only to be refused with a clear
+/// message: the client is built without TLS.
+const REDIS_SCHEMES: [&str; 4] = ["redis://", "rediss://", "redis+unix://", "unix://"];
+
+/// A Redis location given on the command line: the URL for the client (without our `prefix`
+/// query parameter) and the key prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RedisSpec {
+    /// The URL handed to the `redis` crate.
+    pub(crate) url: String,
+    /// The key prefix ([`DEFAULT_PREFIX`] unless `?prefix=` or `--redis-prefix` says otherwise).
+    pub(crate) prefix: String,
+}
+
+impl RedisSpec {
+    /// The URL for messages: a password replaced by `***`.
+    pub(crate) fn shown_url(&self) -> String {
+        redact(&self.url)
+    }
+
+    /// `redis://host:port/ (prefix NAME)`, for messages.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "{} (prefix {})",
+            text::safe(&self.shown_url()),
+            text::safe(&self.prefix)
+        )
+    }
+
+    /// Connects (and `PING`s).
+    ///
+    /// # Errors
+    /// The URL is invalid or the server does not answer.
+    pub(crate) fn connect(&self) -> anyhow::Result<RedisStorage> {
+        RedisStorage::connect(&self.url, Some(&self.prefix))
+            .with_context(|| format!("cannot open the redis store {}", self.describe()))
+    }
+}
+
+/// True when `s` is a Redis URL (one of the schemes the client knows).
+pub(crate) fn is_redis_url(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    REDIS_SCHEMES.iter().any(|p| lower.starts_with(p))
+}
+
+/// Parses a Redis URL: takes `prefix=NAME` out of its query (percent-decoded) and reconciles it
+/// with `--redis-prefix` (both given and different is an error).
+///
+/// # Errors
+/// Not a Redis URL; a `rediss://` URL (TLS is not built in); an empty or conflicting prefix.
+pub(crate) fn parse_redis(s: &str, prefix_flag: Option<&str>) -> Result<RedisSpec, UsageError> {
+    if !is_redis_url(s) {
+        return Err(UsageError::new(format!(
+            "{} is not a redis URL: use redis://HOST:PORT/[DB][?prefix=NAME] (or \
+             redis+unix:///PATH)",
+            text::safe(s)
+        )));
+    }
+    if s.to_ascii_lowercase().starts_with("rediss://") {
+        return Err(UsageError::new(format!(
+            "{}: TLS (rediss://) is not supported (this build's redis client has no TLS); use \
+             redis:// or redis+unix:// (for a server that requires TLS, through a local TLS \
+             tunnel)",
+            text::safe(&redact(s))
+        )));
+    }
+    let (before_fragment, fragment) = match s.split_once('#') {
+        Some((a, f)) => (a, Some(f)),
+        None => (s, None),
+    };
+    let (base, query) = match before_fragment.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (before_fragment, None),
+    };
+    let mut from_url = None;
+    let mut rest = Vec::new();
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("prefix", v)) => from_url = Some(percent_decode(v)?),
+            _ => rest.push(pair),
+        }
+    }
+    let prefix = match (from_url, prefix_flag) {
+        (Some(u), Some(f)) if u != f => {
+            return Err(UsageError::new(format!(
+                "two key prefixes: ?prefix={} in the URL and --redis-prefix {}; give one",
+                text::safe(&u),
+                text::safe(f)
+            )));
+        }
+        (Some(u), _) => u,
+        (None, Some(f)) => f.to_owned(),
+        (None, None) => DEFAULT_PREFIX.to_owned(),
+    };
+    if prefix.is_empty() {
+        return Err(UsageError::new("the redis key prefix must not be empty"));
+    }
+    let mut url = base.to_owned();
+    if !rest.is_empty() {
+        url.push('?');
+        url.push_str(&rest.join("&"));
+    }
+    if let Some(f) = fragment {
+        url.push('#');
+        url.push_str(f);
+    }
+    Ok(RedisSpec { url, prefix })
+}
+
+/// `%XX` sequences decoded (the rest kept as is).
+fn percent_decode(s: &str) -> Result<String, UsageError> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(v) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
+        i += 1;
+    }
+    String::from_utf8(out)
+        .map_err(|_| UsageError::new("the redis key prefix is not UTF-8 once decoded"))
+}
+
+/// `url` with the password of its user info (`redis://user:secret@host`) replaced by `***`.
+pub(crate) fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let hidden = match rest[..at].split_once(':') {
+                Some((user, _)) => format!("{user}:***"),
+                None => "***".to_owned(),
+            };
+            format!("{scheme}://{hidden}{}", &rest[at..])
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// A connected Redis store that the inspection subcommands read from.
+#[derive(Debug)]
+pub(crate) struct RedisBackend {
+    spec: RedisSpec,
+    storage: RedisStorage,
+    shared: Arc<dyn Storage>,
+    /// Every namespace holding a session (`SCAN`ned once per run), sorted.
+    namespaces: OnceLock<Result<Vec<PathBuf>, String>>,
+}
+
+static BACKEND: OnceLock<Option<RedisBackend>> = OnceLock::new();
+
+/// Sets the backend of this run: `None` for the files. The first call wins (a run has one).
+pub(crate) fn install(redis: Option<RedisBackend>) {
+    let _ = BACKEND.set(redis);
+}
+
+/// The Redis backend of this run, `None` when sessions are files.
+pub(crate) fn redis() -> Option<&'static RedisBackend> {
+    BACKEND.get().and_then(Option::as_ref)
+}
+
+impl RedisBackend {
+    /// Connects to the store `spec` names.
+    ///
+    /// # Errors
+    /// As [`RedisSpec::connect`].
+    pub(crate) fn connect(spec: RedisSpec) -> anyhow::Result<Self> {
+        let storage = spec.connect()?;
+        let shared: Arc<dyn Storage> = Arc::new(storage.clone());
+        Ok(RedisBackend {
+            spec,
+            storage,
+            shared,
+            namespaces: OnceLock::new(),
+        })
+    }
+
+    /// `redis://… (prefix …)`.
+    pub(crate) fn describe(&self) -> String {
+        self.spec.describe()
+    }
+
+    /// The key path of a path argument: `~` expanded by the caller, made absolute lexically.
+    pub(crate) fn key(path: &Path) -> PathBuf {
+        session_store::paths::resolve(path)
+    }
+
+    /// The namespaces holding at least one session, sorted.
+    ///
+    /// # Errors
+    /// The `SCAN` failed.
+    pub(crate) fn namespaces(&self) -> anyhow::Result<&[PathBuf]> {
+        match self
+            .namespaces
+            .get_or_init(|| self.storage.all_dirs().map_err(|e| e.to_string()))
+        {
+            Ok(v) => Ok(v),
+            Err(e) => bail!("cannot list the namespaces of {}: {e}", self.describe()),
+        }
+    }
+
+    /// True when `dir` or a namespace below it holds a session.
+    pub(crate) fn dir_exists(&self, dir: &Path) -> anyhow::Result<bool> {
+        Ok(self.namespaces()?.iter().any(|n| n.starts_with(dir)))
+    }
+
+    /// The namespaces directly under `dir` (its "immediate sub-directories").
+    pub(crate) fn sub_namespaces(&self, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+        Ok(self
+            .namespaces()?
+            .iter()
+            .filter(|n| n.parent() == Some(dir))
+            .cloned()
+            .collect())
+    }
+
+    /// The `*.jsonl` sessions directly in namespace `dir`, sorted by name.
+    ///
+    /// # Errors
+    /// The listing failed.
+    pub(crate) fn sessions_in(&self, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+        self.storage
+            .list_sessions(dir)
+            .with_context(|| format!("cannot list {} in {}", text::path(dir), self.describe()))
+    }
+
+    /// The agents of the store at `root`: the `ID`s of the namespaces
+    /// `<root>/agents/<ID>/sessions` (and below), sorted.
+    pub(crate) fn agents(&self, root: &Path) -> anyhow::Result<Vec<String>> {
+        let agents_dir = root.join("agents");
+        let mut ids: Vec<String> = self
+            .namespaces()?
+            .iter()
+            .filter_map(|n| {
+                let mut parts = n.strip_prefix(&agents_dir).ok()?.components();
+                let id = parts.next()?.as_os_str().to_str()?.to_owned();
+                (parts.next()?.as_os_str() == "sessions").then_some(id)
+            })
+            .collect();
+        ids.dedup();
+        Ok(ids)
+    }
+
+    /// Whether a session is stored at `path`.
+    ///
+    /// # Errors
+    /// The server failed, or the path cannot name a key.
+    pub(crate) fn exists(&self, path: &Path) -> anyhow::Result<bool> {
+        Ok(self
+            .storage
+            .version(path)
+            .with_context(|| format!("cannot read {} from {}", text::path(path), self.describe()))?
+            .is_some())
+    }
+
+    /// Why `path` cannot be read as a session (`None` when one is stored there).
+    pub(crate) fn not_readable_reason(&self, path: &Path) -> Option<String> {
+        match self.exists(path) {
+            Ok(true) => None,
+            Ok(false) if self.dir_exists(path).unwrap_or(false) => {
+                Some("is a sessions directory (a namespace) in redis".to_owned())
+            }
+            Ok(false) => Some(format!("no such session in {}", self.describe())),
+            Err(e) => Some(format!("cannot be read: {}", crate::output::error_text(&e))),
+        }
+    }
+
+    /// Fails unless a session is stored at `path`.
+    ///
+    /// # Errors
+    /// A message naming the path and the store.
+    pub(crate) fn require_session(&self, path: &Path) -> anyhow::Result<()> {
+        if self.exists(path)? {
+            return Ok(());
+        }
+        if self.dir_exists(path)? {
+            bail!(UsageError::new(format!(
+                "{} is a sessions directory in {}; pass a session, or use --dir {} to work on the \
+                 sessions in it",
+                text::path(path),
+                self.describe(),
+                text::shell_quote(&path.display().to_string())
+            )));
+        }
+        bail!(UsageError::new(format!(
+            "no session {} in {}",
+            text::path(path),
+            self.describe()
+        )))
+    }
+
+    /// The session's bytes.
+    ///
+    /// # Errors
+    /// No session there; the server failed.
+    pub(crate) fn read(&self, path: &Path) -> anyhow::Result<Vec<u8>> {
+        self.storage
+            .read_all(path)
+            .with_context(|| format!("cannot read {} from {}", text::path(path), self.describe()))
+    }
+
+    /// The header line (`readFirstLine`), `None` when there is no session or it is empty.
+    pub(crate) fn read_head(&self, path: &Path) -> Option<Vec<u8>> {
+        self.storage.read_head(path).ok().flatten()
+    }
+
+    /// Size (bytes) and change time (ms since the epoch, the Redis change stamp) of a session.
+    pub(crate) fn stat(&self, path: &Path) -> Option<(u64, f64)> {
+        let s = self.storage.stat(path).ok()??;
+        Some((s.size, (s.mtime_ns / 1_000_000) as f64))
+    }
+
+    /// `SessionManager::open_read_only_in` this store.
+    ///
+    /// # Errors
+    /// As [`SessionManager::open_read_only_in`].
+    pub(crate) fn open_read_only(&self, path: &Path) -> anyhow::Result<ReadOnlyOpen> {
+        Ok(SessionManager::open_read_only_in(
+            Arc::clone(&self.shared),
+            path,
+            None,
+        )?)
+    }
+
+    /// `SessionInfo` of every listable session directly in namespace `dir` (`list_in`).
+    ///
+    /// # Errors
+    /// The namespace cannot be listed.
+    pub(crate) fn infos(&self, dir: &Path) -> anyhow::Result<Vec<SessionInfo>> {
+        SessionManager::list_in(&*self.shared, "", Some(dir))
+            .with_context(|| format!("cannot list {} in {}", text::path(dir), self.describe()))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// What the subcommands call, whatever the backend.
+
+/// Fails unless `path` holds a session: a regular file (never opened first), or a Redis key.
+///
+/// # Errors
+/// A message naming the path and what is there instead.
+pub(crate) fn require_session(path: &Path) -> anyhow::Result<()> {
+    match redis() {
+        Some(r) => r.require_session(path),
+        None => fsx::require_regular(path),
+    }
+}
+
+/// Why `path` cannot be read as a session, `None` when it can.
+pub(crate) fn not_readable_reason(path: &Path) -> Option<String> {
+    match redis() {
+        Some(r) => r.not_readable_reason(path),
+        None => fsx::not_readable_reason(path),
+    }
+}
+
+/// A session's bytes (a regular file's, checked first; or the Redis session's).
+///
+/// # Errors
+/// Not a session; the read failed.
+pub(crate) fn read_session(path: &Path) -> anyhow::Result<Vec<u8>> {
+    match redis() {
+        Some(r) => r.read(path),
+        None => {
+            fsx::require_regular(path)?;
+            Ok(session_store::io::read_file(path)?)
+        }
+    }
+}
+
+/// The read-only open of a session (a regular file, checked before it is opened; or a Redis
+/// session).
+///
+/// # Errors
+/// Not a session; the open failed.
+pub(crate) fn open_read_only(path: &Path) -> anyhow::Result<ReadOnlyOpen> {
+    match redis() {
+        Some(r) => r.open_read_only(path),
+        None => {
+            fsx::require_regular(path)?;
+            Ok(SessionManager::open_read_only(path, None)?)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redis_urls_lose_the_prefix_parameter() {
+        let s = parse_redis("redis://127.0.0.1:6379/", None).unwrap();
+        assert_eq!(s.url, "redis://127.0.0.1:6379/");
+        assert_eq!(s.prefix, DEFAULT_PREFIX);
+        let s = parse_redis("redis://h:1/2?prefix=oc%3Aprod&protocol=resp3", None).unwrap();
+        assert_eq!(s.url, "redis://h:1/2?protocol=resp3");
+        assert_eq!(s.prefix, "oc:prod");
+        let s = parse_redis("redis://h:1/", Some("mine")).unwrap();
+        assert_eq!(s.prefix, "mine");
+        let s = parse_redis("REDIS://h:1/?prefix=same", Some("same")).unwrap();
+        assert_eq!(s.prefix, "same");
+        assert!(parse_redis("redis://h:1/?prefix=a", Some("b")).is_err());
+        assert!(parse_redis("redis://h:1/?prefix=", None).is_err());
+        assert!(parse_redis("/tmp/store", None).is_err());
+        assert!(parse_redis("http://h/", None).is_err());
+        assert_eq!(
+            parse_redis("rediss://:pw@h:1/", None)
+                .unwrap_err()
+                .to_string(),
+            "rediss://:***@h:1/: TLS (rediss://) is not supported (this build's redis client has \
+             no TLS); use redis:// or redis+unix:// (for a server that requires TLS, through a \
+             local TLS tunnel)"
+        );
+    }
+
+    #[test]
+    fn passwords_are_not_shown() {
+        assert_eq!(redact("redis://:s3cret@h:1/0"), "redis://:***@h:1/0");
+        assert_eq!(redact("redis://me:p@h/"), "redis://me:***@h/");
+        assert_eq!(redact("redis://secret@h/"), "redis://***@h/");
+        assert_eq!(redact("redis://h:1/"), "redis://h:1/");
+    }
+}

@@ -1,0 +1,805 @@
+//! `sessions migrate --from SRC --to DST`: copies every session between a directory of JSONL
+//! files and a Redis store (issue 11), in either direction, byte for byte, through
+//! [`session_store::storage::Storage`] on both sides ([`FileStorage`]: `session_store::io`,
+//! new files 0600; [`RedisStorage`]: create-if-absent scripts).
+//!
+//! A copy keeps the source's last change: a file copied to Redis gets the file's modification
+//! time as its change stamp and last activity, a Redis session copied to a file gets its last
+//! change as the file's modification time (microseconds kept), so listings and
+//! `continueRecent` order the sessions as before.
+//!
+//! Rules: a destination session is never replaced (one that already holds the same bytes is
+//! reported as already there; one holding other bytes, or anything else at its path, refuses
+//! the whole run before anything is written); each copy is read back and compared; a source
+//! that changes while it is copied (a writer is active) has its fresh copy removed again and is
+//! reported as failed; `--dry-run` reads both sides and writes nothing.
+
+use std::io::IsTerminal as _;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::bail;
+use serde_json::{Value, json};
+use session_store::redis_store::{Fence, RedisStorage};
+use session_store::snapshot::SessionFileSnapshot;
+use session_store::storage::{FileStorage, Storage};
+
+use crate::address::{self, UsageError};
+use crate::backend::{self, RedisSpec};
+use crate::output::Output;
+use crate::{Outcome, fsx, text};
+
+pub(crate) const LONG_ABOUT: &str = "\
+Copy every session between a directory of JSONL files and a Redis store, in either direction:
+  sessions migrate --from DIR --to redis://HOST:PORT/[DB][?prefix=NAME]
+  sessions migrate --from redis://HOST:PORT/ --to DIR [--redis-root PATH]
+
+Which sessions: from a directory, every regular file named *.jsonl in it and in all its
+sub-directories (an OpenClaw state directory: agents/<ID>/sessions/, archive/ included; symlinks
+are not followed and are listed as left alone; other files such as sessions.json or lock files
+are not sessions and stay where they are). From Redis, every session whose namespace is the
+Redis root (below) or lies below it.
+
+Where they go: a session keeps its path relative to the roots. In Redis a session is addressed
+by its absolute path (the namespace is its directory, as SessionManager addresses it), and the
+Redis root is --redis-root PATH, by default the directory side's own path (made absolute): so
+`migrate --from ~/.openclaw --to redis://…` stores ~/.openclaw/agents/main/sessions/x.jsonl under
+the namespace ~/.openclaw/agents/main/sessions (expanded), which is what gateways configured
+with that state directory open, and `sessions --backend redis://… list --root ~/.openclaw` lists.
+To bring sessions back into another directory, give the old path: `migrate --from redis://…
+--to NEW --redis-root OLD`. The key prefix is ?prefix=NAME in the URL or --redis-prefix NAME
+(default openclaw:sessions).
+
+Times: a copy keeps its source's last change, so `sessions list` and continueRecent (the most
+recently modified session) order the sessions as before: a file's modification time becomes the
+Redis session's change stamp and last activity, a Redis session's last change becomes the file's
+modification time. Later writes move them on as usual.
+
+Safety: bytes are copied exactly (torn last lines, malformed lines, empty sessions included),
+each copy is read back and compared with the source, and a destination session is never
+replaced: one that already holds the same bytes is reported as `identical` (so an interrupted
+run can be repeated), one that holds other bytes (or anything else at its path) refuses the
+whole run before anything is written, listing every such session. A source that changes during
+its copy (a gateway still writing) gets its fresh copy removed again and is reported as failed:
+stop the writers, then run again. New files get mode 0600 (directories are created as needed);
+nothing is written with --dry-run, which reads both sides and prints the plan. A progress bar
+is shown on stderr when it is a terminal.
+
+Output: one line per session (copied, would copy, identical, exists, not copied, failed, left
+alone) and a summary line.
+
+JSON output (--json):
+  {\"from\": side, \"to\": side, \"dryRun\", \"refused\",
+   \"sessions\": [{\"path\" (relative to the roots), \"source\", \"destination\", \"bytes\",
+                 \"outcome\": \"copied\"|\"wouldCopy\"|\"identical\"|\"exists\"|\"notCopied\"|\"failed\",
+                 \"error\": string|null}],
+   \"leftAlone\": [{\"path\", \"reason\"}], \"errors\": [{\"path\", \"error\"}] (directories that
+   could not be read; counted as failed),
+   \"counts\": {\"copied\", \"wouldCopy\", \"identical\", \"exists\", \"failed\", \"leftAlone\"},
+   \"bytesCopied\"}
+where side is {\"backend\": \"files\", \"dir\"} or {\"backend\": \"redis\", \"url\", \"prefix\",
+\"root\"} (a password in the URL shown as ***).
+
+Exit codes: 0 nothing to copy (everything already there); 1 sessions were copied (with
+--dry-run: would be); 2 usage or I/O error, a destination that exists with other bytes (nothing
+written), or a failed copy.";
+
+/// The arguments of `migrate`.
+#[derive(Debug, Clone)]
+pub(crate) struct MigrateRequest {
+    pub(crate) from: PathBuf,
+    pub(crate) to: PathBuf,
+    pub(crate) redis_root: Option<PathBuf>,
+    pub(crate) redis_prefix: Option<String>,
+    pub(crate) dry_run: bool,
+    pub(crate) json: bool,
+}
+
+/// One side of the migration.
+#[derive(Debug)]
+enum Store {
+    Files,
+    Redis {
+        spec: RedisSpec,
+        redis: RedisStorage,
+    },
+}
+
+#[derive(Debug)]
+struct Side {
+    store: Store,
+    /// The directory (files) or the key path the sessions sit under (Redis), absolute.
+    root: PathBuf,
+    storage: Arc<dyn Storage>,
+}
+
+impl Side {
+    fn describe(&self) -> String {
+        match &self.store {
+            Store::Files => format!("{} (files)", text::path(&self.root)),
+            Store::Redis { spec, .. } => {
+                format!("{}, keys under {}", spec.describe(), text::path(&self.root))
+            }
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        let root = self.root.to_string_lossy().into_owned();
+        match &self.store {
+            Store::Files => json!({ "backend": "files", "dir": root }),
+            Store::Redis { spec, .. } => json!({
+                "backend": "redis",
+                "url": spec.shown_url(),
+                "prefix": spec.prefix,
+                "root": root,
+            }),
+        }
+    }
+}
+
+/// What happened (or would happen) to one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Fate {
+    /// To be copied (the plan).
+    Copy,
+    /// Copied and verified.
+    Copied,
+    /// Would be copied (dry run).
+    WouldCopy,
+    /// The destination already holds the same bytes.
+    Identical,
+    /// Something else is at the destination.
+    Exists(String),
+    /// Not copied because the run was refused.
+    NotCopied,
+    /// Reading, writing or verifying failed.
+    Failed(String),
+}
+
+#[derive(Debug)]
+struct Item {
+    rel: PathBuf,
+    from: PathBuf,
+    to: PathBuf,
+    bytes: u64,
+    fate: Fate,
+}
+
+/// A path that is not migrated, and why.
+#[derive(Debug)]
+struct LeftAlone {
+    path: PathBuf,
+    reason: String,
+}
+
+/// A local directory argument: `~` expanded, absolute (lexically).
+fn local_dir(p: &Path) -> PathBuf {
+    session_store::paths::resolve(&address::expand_tilde(p))
+}
+
+/// Parses both sides: exactly one is a Redis URL.
+fn sides(req: &MigrateRequest) -> anyhow::Result<(Side, Side)> {
+    let is_redis = |p: &Path| p.to_str().is_some_and(backend::is_redis_url);
+    let (from_redis, to_redis) = (is_redis(&req.from), is_redis(&req.to));
+    let (url, dir) = match (from_redis, to_redis) {
+        (true, false) => (&req.from, &req.to),
+        (false, true) => (&req.to, &req.from),
+        (true, true) => bail!(UsageError::new(
+            "both --from and --to are redis URLs; migrate copies between a directory and a redis \
+             store (one side each)"
+        )),
+        (false, false) => bail!(UsageError::new(
+            "neither --from nor --to is a redis URL; migrate copies between a directory and a \
+             redis store: give redis://HOST:PORT/ on one side"
+        )),
+    };
+    let spec = backend::parse_redis(&url.to_string_lossy(), req.redis_prefix.as_deref())?;
+    let dir = local_dir(dir);
+    let kind = match fsx::probe(&dir) {
+        fsx::Found::Regular => Some("regular file"),
+        fsx::Found::Other(kind) if kind != "directory" => Some(kind),
+        _ => None,
+    };
+    if let Some(kind) = kind {
+        bail!(UsageError::new(format!(
+            "{} is a {kind}, not a directory",
+            text::path(&dir)
+        )));
+    }
+    if to_redis && !dir.is_dir() {
+        bail!(UsageError::new(format!(
+            "--from {}: no such directory",
+            text::path(&dir)
+        )));
+    }
+    let redis_root = req
+        .redis_root
+        .as_deref()
+        .map_or_else(|| dir.clone(), local_dir);
+    let redis = spec.connect()?;
+    let redis_side = Side {
+        storage: Arc::new(redis.clone()),
+        store: Store::Redis { spec, redis },
+        root: redis_root,
+    };
+    let files_side = Side {
+        store: Store::Files,
+        root: dir,
+        storage: FileStorage::shared(),
+    };
+    Ok(if to_redis {
+        (files_side, redis_side)
+    } else {
+        (redis_side, files_side)
+    })
+}
+
+/// Every regular `*.jsonl` file under `dir` (sorted, recursively; symlinks not followed).
+fn walk(
+    dir: &Path,
+    depth: usize,
+    found: &mut Vec<PathBuf>,
+    left: &mut Vec<LeftAlone>,
+    broken: &mut Vec<LeftAlone>,
+) {
+    const MAX_DEPTH: usize = 32;
+    let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.filter_map(Result::ok).map(|e| e.path()).collect(),
+        Err(e) => {
+            broken.push(LeftAlone {
+                path: dir.to_path_buf(),
+                reason: format!("cannot read directory: {e}"),
+            });
+            return;
+        }
+    };
+    entries.sort();
+    for p in entries {
+        let is_jsonl = p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with(".jsonl"));
+        let meta = match std::fs::symlink_metadata(&p) {
+            Ok(m) => m,
+            Err(e) => {
+                if is_jsonl {
+                    broken.push(LeftAlone {
+                        path: p,
+                        reason: format!("cannot read: {e}"),
+                    });
+                }
+                continue;
+            }
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            if is_jsonl || p.is_dir() {
+                left.push(LeftAlone {
+                    path: p,
+                    reason: "a symbolic link (not followed: migrate copies regular files only)"
+                        .to_owned(),
+                });
+            }
+        } else if ft.is_dir() {
+            if depth >= MAX_DEPTH {
+                left.push(LeftAlone {
+                    path: p,
+                    reason: format!("deeper than {MAX_DEPTH} directories (not entered)"),
+                });
+            } else {
+                walk(&p, depth + 1, found, left, broken);
+            }
+        } else if is_jsonl {
+            if ft.is_file() {
+                found.push(p);
+            } else {
+                left.push(LeftAlone {
+                    path: p,
+                    reason: format!("a {}, not a regular file", fsx::type_name(&ft)),
+                });
+            }
+        }
+    }
+}
+
+/// The sessions of the source side, sorted by path, with what is left alone and what could
+/// not be read.
+fn sources(side: &Side) -> anyhow::Result<(Vec<PathBuf>, Vec<LeftAlone>, Vec<LeftAlone>)> {
+    let (mut found, mut left, mut broken) = (Vec::new(), Vec::new(), Vec::new());
+    match &side.store {
+        Store::Files => walk(&side.root, 0, &mut found, &mut left, &mut broken),
+        Store::Redis { spec, redis } => {
+            let dirs = redis
+                .all_dirs()
+                .map_err(|e| anyhow::anyhow!("cannot list {}: {e}", spec.describe()))?;
+            for dir in dirs.iter().filter(|d| d.starts_with(&side.root)) {
+                let entries = match redis.list(dir) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        broken.push(LeftAlone {
+                            path: dir.clone(),
+                            reason: format!("cannot list: {e}"),
+                        });
+                        continue;
+                    }
+                };
+                for e in entries {
+                    let plain = e.path.parent() == Some(dir.as_path());
+                    let is_jsonl = e
+                        .path
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().ends_with(".jsonl"));
+                    if !plain {
+                        left.push(LeftAlone {
+                            path: e.path,
+                            reason: "its name holds a path separator or `..` (it could address \
+                                     another directory)"
+                                .to_owned(),
+                        });
+                    } else if !is_jsonl {
+                        left.push(LeftAlone {
+                            path: e.path,
+                            reason: "not a *.jsonl session name".to_owned(),
+                        });
+                    } else {
+                        found.push(e.path);
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    Ok((found, left, broken))
+}
+
+/// The path below the root, when every component is a plain name.
+fn relative(root: &Path, p: &Path) -> Option<PathBuf> {
+    let rel = p.strip_prefix(root).ok()?;
+    (rel.components().count() > 0 && rel.components().all(|c| matches!(c, Component::Normal(_))))
+        .then(|| rel.to_path_buf())
+}
+
+fn io_text(e: &std::io::Error) -> String {
+    text::safe(&e.to_string()).into_owned()
+}
+
+/// What the plan finds at a destination: nothing, the same bytes, or something else.
+fn plan_one(src: &Side, dst: &Side, item: &mut Item) {
+    match src.storage.stat(&item.from) {
+        Ok(Some(s)) => item.bytes = s.size,
+        Ok(None) => {
+            item.fate = Fate::Failed("the source session vanished before it was read".to_owned());
+            return;
+        }
+        Err(e) => {
+            item.fate = Fate::Failed(format!("cannot read the source: {}", io_text(&e)));
+            return;
+        }
+    }
+    let there = match &dst.store {
+        Store::Files => match std::fs::symlink_metadata(&item.to) {
+            Ok(m) if m.is_file() => true,
+            Ok(m) => {
+                item.fate = Fate::Exists(format!(
+                    "a {} is at the destination",
+                    fsx::type_name(&m.file_type())
+                ));
+                return;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => {
+                item.fate = Fate::Failed(format!("cannot check the destination: {}", io_text(&e)));
+                return;
+            }
+        },
+        Store::Redis { .. } => match dst.storage.stat(&item.to) {
+            Ok(s) => s.is_some(),
+            Err(e) => {
+                item.fate = Fate::Failed(format!("cannot check the destination: {}", io_text(&e)));
+                return;
+            }
+        },
+    };
+    if !there {
+        item.fate = Fate::Copy;
+        return;
+    }
+    let theirs = dst.storage.read_all(&item.to);
+    let ours = src.storage.read_all(&item.from);
+    item.fate = match (ours, theirs) {
+        (Ok(a), Ok(b)) if a == b => Fate::Identical,
+        (Ok(a), Ok(b)) => Fate::Exists(format!(
+            "the destination holds other bytes ({} here, {} there)",
+            plural(a.len(), "byte", "bytes"),
+            plural(b.len(), "byte", "bytes")
+        )),
+        (Err(e), _) => Fate::Failed(format!("cannot read the source: {}", io_text(&e))),
+        (_, Err(e)) => Fate::Failed(format!("cannot read the destination: {}", io_text(&e))),
+    };
+}
+
+/// The identity of a copy just created, to remove exactly it again.
+enum Created {
+    File(Option<SessionFileSnapshot>),
+    Redis(u64),
+}
+
+/// Creates the destination session (never replacing one) with `changed`, the source's last
+/// change, as its own: a file's modification time (set after the create, through
+/// `session_store::io`), a Redis session's change stamp and last activity.
+fn create(dst: &Side, path: &Path, bytes: &[u8], changed: SystemTime) -> Result<Created, String> {
+    let exists = "it appeared at the destination meanwhile (not replaced)".to_owned();
+    match &dst.store {
+        Store::Files => {
+            if let Some(parent) = path.parent() {
+                dst.storage.ensure_dir(parent).map_err(|e| {
+                    format!("cannot create {}: {}", text::path(parent), io_text(&e))
+                })?;
+            }
+            dst.storage.create_new(path, bytes).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    exists.clone()
+                } else {
+                    format!("cannot write: {}", io_text(&e))
+                }
+            })?;
+            let created = Created::File(SessionFileSnapshot::stat(path).ok().flatten());
+            if let Err(e) = session_store::io::set_modified(path, changed) {
+                let why = format!("cannot set the copy's modification time: {}", io_text(&e));
+                return Err(match remove_copy(dst, path, &created) {
+                    Ok(()) => format!("{why}; the copy was removed again"),
+                    Err(e) => format!("{why}; removing the copy failed: {e}"),
+                });
+            }
+            Ok(created)
+        }
+        Store::Redis { redis, .. } => match redis.create_at(path, bytes, changed) {
+            Ok(v) => Ok(Created::Redis(v.generation)),
+            Err(session_store::redis_store::RedisStoreError::AlreadyExists { .. }) => Err(exists),
+            Err(e) => Err(format!("cannot write: {}", text::safe(&e.to_string()))),
+        },
+    }
+}
+
+/// Removes a copy this run created (and nothing else: a file with another inode or a Redis
+/// session with another generation is left alone).
+fn remove_copy(dst: &Side, path: &Path, created: &Created) -> Result<(), String> {
+    match (&dst.store, created) {
+        (Store::Files, Created::File(Some(snap))) => {
+            match SessionFileSnapshot::stat(path) {
+                Ok(Some(now)) if now.same_file(snap) => {}
+                _ => return Err("the copy was replaced meanwhile; left as it is".to_owned()),
+            }
+            session_store::io::remove_file(path).map_err(|e| io_text(&e))
+        }
+        (Store::Redis { redis, .. }, Created::Redis(generation)) => redis
+            .remove(path, Some(Fence::generation(*generation)))
+            .map(|_| ())
+            .map_err(|e| text::safe(&e.to_string()).into_owned()),
+        _ => Err("cannot tell the copy apart from another file; left as it is".to_owned()),
+    }
+}
+
+/// Copies one session: stat-read-stat on the source, create-if-absent at the destination,
+/// read back and compare, then the source checked once more. Returns the bytes copied.
+fn copy_one(src: &Side, dst: &Side, from: &Path, to: &Path) -> Result<u64, String> {
+    let stat = |what: &str| -> Result<Option<SessionFileSnapshot>, String> {
+        src.storage
+            .stat(from)
+            .map_err(|e| format!("cannot read the source{what}: {}", io_text(&e)))
+    };
+    let before = stat("")?.ok_or("the source session vanished before it was read")?;
+    let bytes = src
+        .storage
+        .read_all(from)
+        .map_err(|e| format!("cannot read the source: {}", io_text(&e)))?;
+    if stat("")? != Some(before) {
+        return Err(
+            "the source changed while it was read (a writer is active?); not copied: \
+                    stop the writers and run again"
+                .to_owned(),
+        );
+    }
+    let created = create(dst, to, &bytes, system_time(before.mtime_ns))?;
+    let undo = |why: String| -> String {
+        match remove_copy(dst, to, &created) {
+            Ok(()) => format!("{why}; the copy was removed again"),
+            Err(e) => format!("{why}; removing the copy failed: {e}"),
+        }
+    };
+    match dst.storage.read_all(to) {
+        Ok(back) if back == bytes => {}
+        Ok(back) => {
+            return Err(undo(format!(
+                "verification failed: the destination reads back {} bytes that differ from the \
+                 {} bytes written",
+                back.len(),
+                bytes.len()
+            )));
+        }
+        Err(e) => {
+            return Err(undo(format!(
+                "verification failed: cannot read the copy back: {}",
+                io_text(&e)
+            )));
+        }
+    }
+    if stat(" again")? != Some(before) {
+        return Err(undo(
+            "the source changed during the copy (a writer is active?): stop the writers and run \
+             again"
+                .to_owned(),
+        ));
+    }
+    Ok(bytes.len() as u64)
+}
+
+/// A modification time in nanoseconds since the epoch (a snapshot's `mtime_ns`) as a
+/// [`SystemTime`].
+fn system_time(ns: i128) -> SystemTime {
+    let d = Duration::from_nanos(u64::try_from(ns.unsigned_abs()).unwrap_or(u64::MAX));
+    if ns < 0 {
+        SystemTime::UNIX_EPOCH
+            .checked_sub(d)
+            .unwrap_or(SystemTime::UNIX_EPOCH)
+    } else {
+        SystemTime::UNIX_EPOCH + d
+    }
+}
+
+/// The progress bar of the copy phase: on stderr when it is a terminal, hidden otherwise.
+fn progress(len: usize) -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(len as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("migrating {bar:30} {pos}/{len} {wide_msg}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn fate_name(f: &Fate) -> &'static str {
+    match f {
+        Fate::Copy | Fate::WouldCopy => "wouldCopy",
+        Fate::Copied => "copied",
+        Fate::Identical => "identical",
+        Fate::Exists(_) => "exists",
+        Fate::NotCopied => "notCopied",
+        Fate::Failed(_) => "failed",
+    }
+}
+
+fn fate_label(f: &Fate) -> &'static str {
+    match f {
+        Fate::Copy | Fate::WouldCopy => "would copy",
+        Fate::Copied => "copied",
+        Fate::Identical => "identical",
+        Fate::Exists(_) => "exists",
+        Fate::NotCopied => "not copied",
+        Fate::Failed(_) => "failed",
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", text::thousands(n), if n == 1 { one } else { many })
+}
+
+/// Plans, copies (unless `--dry-run` or refused) and reports.
+///
+/// # Errors
+/// Usage errors (sides), the Redis store cannot be reached or listed, stdout.
+pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outcome> {
+    let (src, dst) = sides(req)?;
+    let (found, mut left_alone, broken) = sources(&src)?;
+    let mut items: Vec<Item> = Vec::with_capacity(found.len());
+    for from in found {
+        let Some(rel) = relative(&src.root, &from) else {
+            left_alone.push(LeftAlone {
+                path: from,
+                reason: "not below the source root".to_owned(),
+            });
+            continue;
+        };
+        let mut item = Item {
+            to: dst.root.join(&rel),
+            rel,
+            from,
+            bytes: 0,
+            fate: Fate::Copy,
+        };
+        plan_one(&src, &dst, &mut item);
+        items.push(item);
+    }
+    let refused = items.iter().any(|i| matches!(i.fate, Fate::Exists(_)));
+    let mut copied_bytes = 0u64;
+    if refused {
+        for i in items.iter_mut().filter(|i| i.fate == Fate::Copy) {
+            i.fate = Fate::NotCopied;
+        }
+    } else if req.dry_run {
+        for i in items.iter_mut().filter(|i| i.fate == Fate::Copy) {
+            i.fate = Fate::WouldCopy;
+        }
+    } else {
+        let todo = items.iter().filter(|i| i.fate == Fate::Copy).count();
+        let bar = progress(todo);
+        for i in items.iter_mut().filter(|i| i.fate == Fate::Copy) {
+            bar.set_message(text::path(&i.rel));
+            i.fate = match copy_one(&src, &dst, &i.from, &i.to) {
+                Ok(n) => {
+                    copied_bytes += n;
+                    i.bytes = n;
+                    Fate::Copied
+                }
+                Err(e) => Fate::Failed(e),
+            };
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+    }
+
+    let count = |f: fn(&Fate) -> bool| items.iter().filter(|i| f(&i.fate)).count();
+    let copied = count(|f| *f == Fate::Copied);
+    let would = count(|f| *f == Fate::WouldCopy);
+    let identical = count(|f| *f == Fate::Identical);
+    let exists = count(|f| matches!(f, Fate::Exists(_)));
+    let failed = count(|f| matches!(f, Fate::Failed(_))) + broken.len();
+    let would_bytes: u64 = items
+        .iter()
+        .filter(|i| i.fate == Fate::WouldCopy)
+        .map(|i| i.bytes)
+        .sum();
+    let mut left_all: Vec<&LeftAlone> = left_alone.iter().collect();
+    left_all.sort_by(|a, b| a.path.cmp(&b.path));
+    let shown_rel = |p: &Path| text::path(p.strip_prefix(&src.root).unwrap_or(p));
+
+    if req.json {
+        let sessions: Vec<Value> = items
+            .iter()
+            .map(|i| {
+                json!({
+                    "path": i.rel.to_string_lossy(),
+                    "source": i.from.to_string_lossy(),
+                    "destination": i.to.to_string_lossy(),
+                    "bytes": i.bytes,
+                    "outcome": fate_name(&i.fate),
+                    "error": match &i.fate {
+                        Fate::Exists(e) | Fate::Failed(e) => Value::from(e.as_str()),
+                        _ => Value::Null,
+                    },
+                })
+            })
+            .collect();
+        let left: Vec<Value> = left_all
+            .iter()
+            .map(|l| json!({ "path": l.path.to_string_lossy(), "reason": l.reason }))
+            .collect();
+        let errors: Vec<Value> = broken
+            .iter()
+            .map(|b| json!({ "path": b.path.to_string_lossy(), "error": b.reason }))
+            .collect();
+        let v = json!({
+            "from": src.to_json(),
+            "to": dst.to_json(),
+            "dryRun": req.dry_run,
+            "refused": refused,
+            "sessions": sessions,
+            "leftAlone": left,
+            "errors": errors,
+            "counts": {
+                "copied": copied,
+                "wouldCopy": would,
+                "identical": identical,
+                "exists": exists,
+                "failed": failed,
+                "leftAlone": left_all.len(),
+            },
+            "bytesCopied": copied_bytes,
+        });
+        out.line(&serde_json::to_string_pretty(&v)?)?;
+    } else {
+        out.line(&format!("from: {}", src.describe()))?;
+        out.line(&format!("to:   {}", dst.describe()))?;
+        for i in &items {
+            if refused && i.fate == Fate::NotCopied {
+                continue;
+            }
+            let label = text::pad(fate_label(&i.fate), 12);
+            let rel = text::path(&i.rel);
+            out.line(&match &i.fate {
+                Fate::Exists(e) | Fate::Failed(e) => format!("{label}{rel}: {}", text::safe(e)),
+                Fate::Identical => format!("{label}{rel} (already at the destination)"),
+                _ => format!("{label}{rel} ({})", text::human_bytes(i.bytes)),
+            })?;
+        }
+        for l in &left_all {
+            out.line(&format!(
+                "{}{}: {}",
+                text::pad("left alone", 12),
+                shown_rel(&l.path),
+                text::safe(&l.reason)
+            ))?;
+        }
+        for b in &broken {
+            out.line(&format!(
+                "{}{}: {}",
+                text::pad("failed", 12),
+                shown_rel(&b.path),
+                text::safe(&b.reason)
+            ))?;
+        }
+        let rest = format!(
+            "{} already at the destination, {} left alone, {} failed",
+            text::thousands(identical),
+            text::thousands(left_all.len()),
+            text::thousands(failed)
+        );
+        let summary = if refused {
+            format!(
+                "refused: {} at the destination with other contents; nothing written (migrate \
+                 never replaces a session: move those away or migrate to another place)",
+                plural(exists, "session exists", "sessions exist")
+            )
+        } else if items.is_empty() && left_all.is_empty() && broken.is_empty() {
+            format!("no sessions under {}", src.describe())
+        } else if req.dry_run {
+            format!(
+                "dry run: would copy {} ({}); {rest}; nothing written",
+                plural(would, "session", "sessions"),
+                text::human_bytes(would_bytes)
+            )
+        } else if copied == 0 {
+            format!("nothing copied; {rest}")
+        } else {
+            format!(
+                "copied {} ({}, each read back and verified); {rest}",
+                plural(copied, "session", "sessions"),
+                text::human_bytes(copied_bytes)
+            )
+        };
+        out.line(&summary)?;
+    }
+    if refused {
+        out.error(&format!(
+            "refusing to migrate: {} at the destination with other contents (listed); nothing \
+             was written",
+            plural(exists, "session exists", "sessions exist")
+        ))?;
+        return Ok(Outcome::Failed);
+    }
+    if failed > 0 {
+        out.error(&format!(
+            "{} could not be migrated",
+            plural(failed, "session", "sessions")
+        ))?;
+        return Ok(Outcome::Failed);
+    }
+    Ok(if copied > 0 || would > 0 {
+        Outcome::Changed
+    } else {
+        Outcome::Ok
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_are_plain_names_below_the_root() {
+        let root = Path::new("/s");
+        assert_eq!(
+            relative(root, Path::new("/s/agents/main/sessions/a.jsonl")),
+            Some(PathBuf::from("agents/main/sessions/a.jsonl"))
+        );
+        assert_eq!(relative(root, Path::new("/s")), None);
+        assert_eq!(relative(root, Path::new("/t/a.jsonl")), None);
+        assert_eq!(relative(root, Path::new("/s/a/../../x.jsonl")), None);
+    }
+}
