@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::bail;
 use serde_json::{Value, json};
-use session_store::redis_store::{Fence, RedisStorage};
+use session_store::redis_store::{Fence, RedisStorage, RedisStoreError, RedisVersion};
 use session_store::snapshot::SessionFileSnapshot;
 use session_store::storage::{FileStorage, Storage};
 
@@ -418,10 +418,12 @@ fn plan_one(src: &Side, dst: &Side, item: &mut Item) {
     };
 }
 
-/// The identity of a copy just created, to remove exactly it again.
+/// The identity and state of a copy just created, to remove exactly it again and only while
+/// nothing was written to it since: a file's snapshot taken right after the copy was made
+/// (`None`: unknown, never removed), a Redis session's whole state.
 enum Created {
     File(Option<SessionFileSnapshot>),
-    Redis(u64),
+    Redis(RedisVersion),
 }
 
 /// Creates the destination session (never replacing one) with `changed`, the source's last
@@ -443,7 +445,12 @@ fn create(dst: &Side, path: &Path, bytes: &[u8], changed: SystemTime) -> Result<
                     format!("cannot write: {}", io_text(&e))
                 }
             })?;
-            let created = Created::File(SessionFileSnapshot::stat(path).ok().flatten());
+            // The copy as written: a snapshot of anything else (a gateway appending meanwhile)
+            // differs, and such a copy is never removed.
+            let ours = |snap: Option<SessionFileSnapshot>| {
+                Created::File(snap.filter(|s| s.size == bytes.len() as u64))
+            };
+            let created = ours(SessionFileSnapshot::stat(path).ok().flatten());
             if let Err(e) = session_store::io::set_modified(path, changed) {
                 let why = format!("cannot set the copy's modification time: {}", io_text(&e));
                 return Err(match remove_copy(dst, path, &created) {
@@ -451,31 +458,37 @@ fn create(dst: &Side, path: &Path, bytes: &[u8], changed: SystemTime) -> Result<
                     Err(e) => format!("{why}; removing the copy failed: {e}"),
                 });
             }
-            Ok(created)
+            Ok(ours(SessionFileSnapshot::stat(path).ok().flatten()))
         }
         Store::Redis { redis, .. } => match redis.create_at(path, bytes, changed) {
-            Ok(v) => Ok(Created::Redis(v.generation)),
-            Err(session_store::redis_store::RedisStoreError::AlreadyExists { .. }) => Err(exists),
+            Ok(v) => Ok(Created::Redis(v)),
+            Err(RedisStoreError::AlreadyExists { .. }) => Err(exists),
             Err(e) => Err(format!("cannot write: {}", text::safe(&e.to_string()))),
         },
     }
 }
 
-/// Removes a copy this run created (and nothing else: a file with another inode or a Redis
-/// session with another generation is left alone).
+/// Removes a copy this run created, only as it was created (and nothing else: a file whose
+/// snapshot differs from the one taken right after the copy, or a Redis session in another
+/// state than the copy's, was written to or replaced meanwhile, and is left alone so that
+/// nothing written to it is lost).
 fn remove_copy(dst: &Side, path: &Path, created: &Created) -> Result<(), String> {
+    let changed = "the copy was written to or replaced meanwhile; left as it is";
     match (&dst.store, created) {
         (Store::Files, Created::File(Some(snap))) => {
             match SessionFileSnapshot::stat(path) {
-                Ok(Some(now)) if now.same_file(snap) => {}
-                _ => return Err("the copy was replaced meanwhile; left as it is".to_owned()),
+                Ok(Some(now)) if now == *snap => {}
+                _ => return Err(changed.to_owned()),
             }
             session_store::io::remove_file(path).map_err(|e| io_text(&e))
         }
-        (Store::Redis { redis, .. }, Created::Redis(generation)) => redis
-            .remove(path, Some(Fence::generation(*generation)))
-            .map(|_| ())
-            .map_err(|e| text::safe(&e.to_string()).into_owned()),
+        (Store::Redis { redis, .. }, Created::Redis(state)) => {
+            match redis.remove(path, Some(Fence::exact(state))) {
+                Ok(_) => Ok(()),
+                Err(RedisStoreError::Fence { .. }) => Err(changed.to_owned()),
+                Err(e) => Err(text::safe(&e.to_string()).into_owned()),
+            }
+        }
         _ => Err("cannot tell the copy apart from another file; left as it is".to_owned()),
     }
 }
@@ -801,5 +814,77 @@ mod tests {
         assert_eq!(relative(root, Path::new("/s")), None);
         assert_eq!(relative(root, Path::new("/t/a.jsonl")), None);
         assert_eq!(relative(root, Path::new("/s/a/../../x.jsonl")), None);
+    }
+
+    const COPY: &[u8] = b"{\"type\":\"session\",\"id\":\"m1\"}\n{\"id\":\"e1\"}\n";
+    const LINE: &[u8] = b"{\"id\":\"e2\"}\n";
+
+    fn changed() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_micros(1_767_225_600_123_456)
+    }
+
+    #[test]
+    fn a_file_copy_written_to_meanwhile_is_not_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let dst = Side {
+            store: Store::Files,
+            root: dir.path().to_path_buf(),
+            storage: FileStorage::shared(),
+        };
+        let path = dir.path().join("s.jsonl");
+        let created = create(&dst, &path, COPY, changed()).unwrap();
+        // A gateway appends to the fresh copy: same inode, other bytes.
+        session_store::io::append_raw(&path, LINE).unwrap();
+        assert_eq!(
+            remove_copy(&dst, &path, &created),
+            Err("the copy was written to or replaced meanwhile; left as it is".to_owned())
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), [COPY, LINE].concat());
+        // An untouched copy is removed.
+        let other = dir.path().join("t.jsonl");
+        let created = create(&dst, &other, COPY, changed()).unwrap();
+        assert_eq!(remove_copy(&dst, &other, &created), Ok(()));
+        assert!(!other.exists());
+    }
+
+    #[test]
+    fn a_redis_copy_written_to_meanwhile_is_not_removed() {
+        let Some(server) = session_store::redis_store::LocalRedisServer::start_or_skip(
+            "a_redis_copy_written_to_meanwhile_is_not_removed",
+        ) else {
+            return;
+        };
+        let redis = RedisStorage::connect(&server.url(), Some("mig")).unwrap();
+        let dst = Side {
+            storage: Arc::new(redis.clone()),
+            store: Store::Redis {
+                spec: RedisSpec {
+                    url: server.url(),
+                    prefix: "mig".to_owned(),
+                },
+                redis: redis.clone(),
+            },
+            root: PathBuf::from("/r"),
+        };
+        let path = Path::new("/r/s.jsonl");
+        let created = create(&dst, path, COPY, changed()).unwrap();
+        // Same generation, a new version and length: a generation-only fence would delete it.
+        redis
+            .append(
+                path,
+                &LINE[..LINE.len() - 1],
+                session_store::redis_store::AppendMode::Line,
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            remove_copy(&dst, path, &created),
+            Err("the copy was written to or replaced meanwhile; left as it is".to_owned())
+        );
+        assert_eq!(redis.load(path).unwrap().unwrap().1, [COPY, LINE].concat());
+        let other = Path::new("/r/t.jsonl");
+        let created = create(&dst, other, COPY, changed()).unwrap();
+        assert_eq!(remove_copy(&dst, other, &created), Ok(()));
+        assert!(redis.load(other).unwrap().is_none());
     }
 }

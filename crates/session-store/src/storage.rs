@@ -298,7 +298,9 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn backup_copy(&self, source: &Path, backup: &Path, original: &[u8]) -> io::Result<()>;
 
     /// Makes what was already written to the session durable as `durability` asks (nothing for
-    /// [`Durability::Buffer`]).
+    /// [`Durability::Buffer`]). A backend whose durability is set elsewhere may treat every
+    /// level as its own (Redis: the server's `appendonly`/`appendfsync` settings decide; its
+    /// `sync` only checks the session exists), and says so in its documentation.
     ///
     /// # Errors
     /// [`io::ErrorKind::NotFound`] when nothing is stored there (except for

@@ -763,3 +763,116 @@ fn tls_urls_are_refused_with_a_clear_message() {
         "{err}"
     );
 }
+
+#[test]
+fn a_corrupt_length_in_the_meta_hash_is_an_error_naming_the_session() {
+    let Some(server) = LocalRedisServer::start_or_skip(
+        "a_corrupt_length_in_the_meta_hash_is_an_error_naming_the_session",
+    ) else {
+        return;
+    };
+    let store = storage(&server, "corrupt");
+    let path = Path::new("/c/s.jsonl");
+    store
+        .create(path, b"{\"type\":\"session\"}\n{\"a\":1}\n")
+        .unwrap();
+    let meta = store.keys(path).unwrap().meta;
+    let mut con = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let _: i64 = redis::cmd("HSET")
+        .arg(&meta)
+        .arg("n")
+        .arg("1000000000000000000")
+        .query(&mut con)
+        .unwrap();
+    let err = store.load(path).unwrap_err();
+    assert!(matches!(err, RedisStoreError::Reply { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "unexpected redis reply for /c/s.jsonl: the stored lines hold 27 bytes, the meta hash \
+         says 1000000000000000000"
+    );
+}
+
+/// A TCP server on a free loopback port that records every command it receives (as text,
+/// in order) and answers `+OK` to each, except a `SET … NX PX` (never answered: its reply is
+/// lost) and `EVALSHA` (answered `:1`, as the release script deleting the lock).
+fn lossy_lock_server() -> (String, std::sync::Arc<parking_lot::Mutex<Vec<String>>>) {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let record = Arc::clone(&record);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    let commands = 1 + text.matches("\r\n*").count();
+                    let answer: Vec<u8> = if text.contains("\r\nNX\r\n") {
+                        Vec::new()
+                    } else if text.contains("EVALSHA") {
+                        b":1\r\n".to_vec()
+                    } else {
+                        b"+OK\r\n".repeat(commands)
+                    };
+                    record.lock().push(text);
+                    let _ = stream.write_all(&answer);
+                }
+            });
+        }
+    });
+    (format!("redis://127.0.0.1:{port}/"), seen)
+}
+
+#[test]
+fn a_lock_request_without_an_answer_is_released_before_the_error() {
+    let (url, seen) = lossy_lock_server();
+    let store = RedisStorage::connect_with_timeout(&url, Some("lossy"), Duration::from_millis(200))
+        .unwrap();
+    let path = Path::new("/l/s.jsonl");
+    let lock_key = store.keys(path).unwrap().lock;
+    let options = RedisLockOptions {
+        timeout: Some(Duration::ZERO),
+        ..RedisLockOptions::default()
+    };
+    let err = store.lock(path, &options).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "redis command for /l/s.jsonl failed: timed out: no answer from the server within 200 \
+         ms (the command timeout)"
+    );
+    let seen = seen.lock().clone();
+    let set = seen.iter().position(|c| c.contains("\r\nNX\r\n")).unwrap();
+    // The token the SET carried, then the release script with that key and token.
+    let args: Vec<&str> = seen[set].split("\r\n").collect();
+    let key_at = args.iter().position(|a| *a == lock_key).unwrap();
+    let token = args[key_at + 2];
+    assert!(
+        token.ends_with(&format!(" pid={}", std::process::id())),
+        "{token}"
+    );
+    // On a fresh connection (the timed-out one was dropped): its handshake, then the release.
+    let last = seen.last().unwrap();
+    assert_eq!(
+        seen[set + 1..]
+            .iter()
+            .filter(|c| c.contains("EVALSHA"))
+            .count(),
+        1
+    );
+    let release: Vec<&str> = last.split("\r\n").collect();
+    assert_eq!(
+        [release[0], release[2], release[6], release[8], release[10]],
+        ["*5", "EVALSHA", "1", lock_key.as_str(), token]
+    );
+}

@@ -498,8 +498,21 @@ impl RedisStorage {
         let Some(state) = parse_meta(path, meta)? else {
             return Ok(None);
         };
-        let len = usize::try_from(state.len).unwrap_or(usize::MAX);
-        let mut bytes = Vec::with_capacity(len);
+        // Sized from the bytes received, never from the meta hash (a corrupt `n` must give an
+        // error, not an allocation failure).
+        let got = header.as_ref().map_or(0, |h| {
+            h.len() + lines.iter().map(|l| l.len() + 1).sum::<usize>() + usize::from(!state.torn)
+        });
+        if u64::try_from(got).ok() != Some(state.len) {
+            return Err(reply_err(
+                path,
+                format!(
+                    "the stored lines hold {got} bytes, the meta hash says {}",
+                    state.len
+                ),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(got);
         if let Some(h) = header {
             bytes.extend_from_slice(&h);
             for line in &lines {
@@ -509,15 +522,6 @@ impl RedisStorage {
             if !state.torn {
                 bytes.push(b'\n');
             }
-        }
-        if bytes.len() != len {
-            return Err(reply_err(
-                path,
-                format!(
-                    "the stored lines hold {} bytes, the meta hash says {len}",
-                    bytes.len()
-                ),
-            ));
         }
         Ok(Some((state, bytes)))
     }
@@ -833,7 +837,8 @@ impl RedisStorage {
     }
 
     /// Deletes the session (its bytes, state and index entry; not its write lock) when it still
-    /// has the fence's generation (`None`: any). Returns the state it had.
+    /// matches the fence (its generation, and its version and length when the fence has them;
+    /// `None`: any). Returns the state it had.
     ///
     /// # Errors
     /// [`RedisStoreError::NotFound`], [`RedisStoreError::Fence`]; as [`RedisStorage::version`].
@@ -843,7 +848,7 @@ impl RedisStorage {
         fence: Option<Fence>,
     ) -> Result<RedisVersion, RedisStoreError> {
         let k = self.keys(path)?;
-        let (eg, _, _) = fence_args(fence.as_ref());
+        let (eg, ev, en) = fence_args(fence.as_ref());
         let reply: Value = self.inner.run(path, false, |con| {
             self.inner
                 .scripts
@@ -853,6 +858,8 @@ impl RedisStorage {
                 .key(&k.lines)
                 .key(&k.index)
                 .arg(&eg)
+                .arg(ev)
+                .arg(en)
                 .arg(&k.member)
                 .invoke(con)
         })?;
@@ -984,7 +991,7 @@ impl RedisStorage {
         let mut attempt = 0u32;
         loop {
             attempt = attempt.saturating_add(1);
-            let set: Option<String> = self.inner.run(path, false, |con| {
+            let set: Option<String> = match self.inner.run(path, false, |con| {
                 redis::cmd("SET")
                     .arg(&k.lock)
                     .arg(&token)
@@ -992,7 +999,18 @@ impl RedisStorage {
                     .arg("PX")
                     .arg(ttl_ms)
                     .query(con)
-            })?;
+            }) {
+                Ok(set) => set,
+                Err(e) => {
+                    // The SET may have been applied (a lost reply, a timeout): delete the lock
+                    // if it holds our token, best effort, so it does not block others for a ttl.
+                    if let Err(release) = self.release_lock(path, &k.lock, &token) {
+                        tracing::debug!(path = %path.display(), error = %release,
+                            "cannot release a write lock that may have been taken");
+                    }
+                    return Err(e);
+                }
+            };
             if set.is_some() {
                 return Ok(RedisWriteLock::new(
                     self.clone(),
@@ -1245,9 +1263,10 @@ impl Inner {
 
     /// Runs `f` on a pooled connection (a new one when none is idle), all of it (connecting
     /// included) within the command timeout ([`deadline::Deadlined`]). A connection that failed
-    /// with an I/O error is dropped; a read (`retry`) that failed so on a pooled connection is
-    /// tried once more on a fresh one, within what is left of the timeout (writes are not
-    /// retried: the first may have landed; nothing is retried after a timeout).
+    /// with an I/O error, or with any error of a pipeline or `MULTI` block (whose replies may not
+    /// all have been read), is dropped; a read (`retry`) that failed with an I/O error on a
+    /// pooled connection is tried once more on a fresh one, within what is left of the timeout
+    /// (writes are not retried: the first may have landed; nothing is retried after a timeout).
     fn run<T>(
         &self,
         path: &Path,
@@ -1291,6 +1310,12 @@ impl Inner {
                 } else {
                     Err(command(e))
                 }
+            }
+            // A pipeline that failed may have left replies unread (or been cut short): the
+            // next request on the connection would read them as its own.
+            Err(e) if con.pipelined() => {
+                drop(con);
+                Err(command(e))
             }
             Err(e) => {
                 self.give_back(con);
@@ -1488,6 +1513,61 @@ mod tests {
         assert_eq!(redact("rediss://me:p@ss@h/"), "rediss://me:***@h/");
         assert_eq!(redact("redis://h/a@b"), "redis://h/a@b");
         assert_eq!(redact("not a url"), "not a url");
+    }
+
+    #[test]
+    fn a_failed_transaction_never_goes_back_to_the_pool() {
+        let Some(server) =
+            LocalRedisServer::start_or_skip("a_failed_transaction_never_goes_back_to_the_pool")
+        else {
+            return;
+        };
+        let store = RedisStorage::connect(&server.url(), Some("desync")).expect("connect");
+        let path = Path::new("/d/s.jsonl");
+        let inner = &store.inner;
+        inner
+            .run(path, false, |con| {
+                redis::cmd("SET").arg("desync:k").arg("v1").query::<()>(con)
+            })
+            .expect("set");
+        assert_eq!(inner.pool.lock().len(), 1);
+        // A MULTI block whose SET is refused when queued (wrong arity): the server aborts it.
+        let err = inner
+            .run(path, false, |con| {
+                redis::pipe()
+                    .atomic()
+                    .cmd("SET")
+                    .arg("desync:k")
+                    .cmd("GET")
+                    .arg("desync:k")
+                    .query::<(Option<String>,)>(con)
+            })
+            .expect_err("the transaction was aborted");
+        let RedisStoreError::Command { path: p, source } = err else {
+            panic!("not a command error: {err:?}");
+        };
+        assert_eq!(p, path);
+        assert_eq!(source.code(), Some("ERR"));
+        assert_eq!(inner.pool.lock().len(), 0, "the connection was dropped");
+        // The next request reads its own reply.
+        let got: Option<String> = inner
+            .run(path, true, |con| {
+                redis::cmd("GET").arg("desync:k").query(con)
+            })
+            .expect("get");
+        assert_eq!(got.as_deref(), Some("v1"));
+        assert_eq!(inner.pool.lock().len(), 1);
+        // A single command's server error leaves nothing unread: the connection is kept.
+        let err = inner
+            .run(path, false, |con| {
+                redis::cmd("INCR").arg("desync:k").query::<i64>(con)
+            })
+            .expect_err("not an integer");
+        let RedisStoreError::Command { source, .. } = err else {
+            panic!("not a command error: {err:?}");
+        };
+        assert_eq!(source.code(), Some("ERR"));
+        assert_eq!(inner.pool.lock().len(), 1);
     }
 
     #[test]

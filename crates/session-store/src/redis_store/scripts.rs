@@ -179,13 +179,14 @@ touch(ns, ARGV[5], s == nil)
 return reply(1, ns)
 "#;
 
-/// Fenced delete. `ARGV`: expected generation (`''` any), index member.
+/// Fenced delete. `ARGV`: expected generation (`''` any), version and length (-1 any), index
+/// member.
 const REMOVE: &str = r#"
 local s = state()
 if not s then return {0} end
-if not fenced(s, ARGV[1], -1, -1) then return reply(-1, s) end
+if not fenced(s, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])) then return reply(-1, s) end
 redis.call('DEL', M, H, L)
-redis.call('ZREM', Z, ARGV[2])
+redis.call('ZREM', Z, ARGV[4])
 return reply(1, s)
 "#;
 

@@ -139,3 +139,80 @@ pub fn tree_shape(sm: &session_store::SessionManager) -> Vec<(String, usize)> {
     }
     out
 }
+
+/// The first output line where `a` and `b` differ, for a readable failure.
+pub fn first_difference(a: &str, b: &str) -> String {
+    let line = a
+        .lines()
+        .zip(b.lines())
+        .position(|(x, y)| x != y)
+        .unwrap_or_else(|| a.lines().count().min(b.lines().count()))
+        + 1;
+    format!(
+        "output line {line}:\n  left:  {}\n  right: {}",
+        a.lines().nth(line - 1).unwrap_or("<end>"),
+        b.lines().nth(line - 1).unwrap_or("<end>")
+    )
+}
+
+/// The `*.json` op-scripts of `dir` except the `x*` ones (listed deviations), sorted.
+pub fn conformance_scripts(dir: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('x'))
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// Runs every script of [`conformance_scripts`]`(scripts)` on the file store and on the storage
+/// `storage_for(name)` gives (called `label` in messages); returns the names whose three texts
+/// (that storage, files, golden in `expected`) are equal, and a failure message for every other
+/// one. Each run on the other storage uses a real, empty directory's path as D (so `<dir>`
+/// normalises the same way) and must leave it empty.
+pub fn check_suite_on(
+    scripts: &Path,
+    expected: &Path,
+    label: &str,
+    mut storage_for: impl FnMut(&str) -> std::sync::Arc<dyn session_store::Storage>,
+) -> (Vec<String>, Vec<String>) {
+    use session_store::replay::run_script_normalized_in;
+    let (mut same, mut failures) = (Vec::new(), Vec::new());
+    for script in conformance_scripts(scripts) {
+        let name = script.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read(&script).unwrap();
+        let Ok(golden) = std::fs::read_to_string(expected.join(&name)) else {
+            failures.push(format!("{name}: no golden in {}", expected.display()));
+            continue;
+        };
+        let file_dir = tempdir();
+        let on_files =
+            run_script_normalized_in(session_store::FileStorage::shared(), &text, file_dir.path())
+                .unwrap_or_else(|e| panic!("{name} on files: {e}"));
+        let other_dir = tempdir();
+        let on_other = run_script_normalized_in(storage_for(&name), &text, other_dir.path())
+            .unwrap_or_else(|e| panic!("{name} on {label}: {e}"));
+        let left_on_disk = std::fs::read_dir(other_dir.path()).unwrap().count();
+        if left_on_disk != 0 {
+            failures.push(format!(
+                "{name}: the {label} run wrote {left_on_disk} entries to disk"
+            ));
+        }
+        if on_other != on_files {
+            failures.push(format!(
+                "{name}: {label} (left) differs from files (right) at {}",
+                first_difference(&on_other, &on_files)
+            ));
+        } else if on_other != golden {
+            failures.push(format!(
+                "{name}: {label} (left) differs from the golden (right) at {}",
+                first_difference(&on_other, &golden)
+            ));
+        } else {
+            same.push(name);
+        }
+    }
+    (same, failures)
+}
