@@ -361,11 +361,13 @@ impl StoreLayout {
             let next = here.join(part);
             match std::fs::symlink_metadata(&next) {
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => match std::fs::create_dir(&next) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                    Err(source) => return Err(PathError::Io { path: next, source }),
-                },
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    match session_store::io::ensure_dir(&next) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                        Err(source) => return Err(PathError::Io { path: next, source }),
+                    }
+                }
                 Err(source) => return Err(PathError::Io { path: next, source }),
             }
             let resolved = canonicalize(&next)?;

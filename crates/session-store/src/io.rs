@@ -667,16 +667,17 @@ fn remove_if_empty(fs: &dyn Fs, file: &File, path: &Path) {
     }
 }
 
-/// Reads exactly `buf.len()` bytes of `file` at `offset`.
+/// Reads exactly `buf.len()` bytes of `file` at `offset` (`pread`; elsewhere a seek on a clone
+/// of the descriptor, put back afterwards).
 #[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     use std::os::unix::fs::FileExt;
     file.read_exact_at(buf, offset)
 }
 
 /// Reads exactly `buf.len()` bytes of `file` at `offset`.
 #[cfg(not(unix))]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     use std::io::{Seek, SeekFrom};
     let mut f = file.try_clone()?;
     let back = f.stream_position()?;

@@ -115,7 +115,7 @@ impl SessionManager {
             || paths::default_session_dir(cwd),
             std::path::Path::to_path_buf,
         );
-        storage::list(storage, &dir)
+        storage.session_infos(&dir)
     }
 
     /// [`SessionManager::list_all`] over the namespaces of `storage` ([`Storage::list_dirs`]
@@ -129,6 +129,6 @@ impl SessionManager {
         sessions_root: Option<&std::path::Path>,
     ) -> Result<Vec<SessionInfo>, ListError> {
         let root = sessions_root.map_or_else(paths::sessions_dir, std::path::Path::to_path_buf);
-        storage::list_all(storage, &root)
+        storage.all_session_infos(&root)
     }
 }

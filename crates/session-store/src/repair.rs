@@ -58,6 +58,7 @@ use session_format::json::{JsObject, JsString, JsValue};
 use session_format::line::{trim_js_end, trim_js_start};
 
 use crate::io as fileio;
+use crate::io::read_exact_at;
 use crate::paths;
 
 pub use rules::{
@@ -673,20 +674,6 @@ fn read_suffix(file: &Path, offset: u64, len: u64) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; usize::try_from(len).ok()?];
     read_exact_at(&f, &mut buf, offset).ok()?;
     Some(buf)
-}
-
-#[cfg(unix)]
-fn read_exact_at(f: &fs::File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    f.read_exact_at(buf, offset)
-}
-
-#[cfg(not(unix))]
-fn read_exact_at(f: &fs::File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = f;
-    f.seek(SeekFrom::Start(offset))?;
-    f.read_exact(buf)
 }
 
 /// Re-reads the replaced file: its snapshot when the bytes are `expected` and the stat did not

@@ -79,6 +79,7 @@ use std::time::{Instant, SystemTime};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::ListError;
+use crate::io::read_exact_at;
 use crate::io::{
     AppendToExistingError, Durability, Fs, KnownFile, MAX_HEADER_BYTES, RealFs, VerifiedAppend,
 };
@@ -326,6 +327,65 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// # Errors
     /// `root` exists but cannot be listed.
     fn list_dirs(&self, root: &Path) -> io::Result<Vec<PathBuf>>;
+
+    /// The [`SessionInfo`] of every session of `dir`, newest first (`SessionManager.list`,
+    /// openclaw-jsonl.md §2.1). The default reads each of [`Storage::list_sessions`] with
+    /// [`Storage::read_all`] (the modification time fallback is the snapshot's `mtime_ns`);
+    /// [`FileStorage`] uses the file store's own parallel scan.
+    ///
+    /// # Errors
+    /// [`ListError::ReadDir`] when `dir` cannot be listed.
+    fn session_infos(&self, dir: &Path) -> Result<Vec<SessionInfo>, ListError> {
+        let files = self
+            .list_sessions(dir)
+            .map_err(|source| ListError::ReadDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        Ok(infos(self, &files))
+    }
+
+    /// As [`Storage::session_infos`] over every namespace directly under `root`
+    /// (`SessionManager.listAll`).
+    ///
+    /// # Errors
+    /// [`ListError::ReadDir`] when `root` cannot be listed.
+    fn all_session_infos(&self, root: &Path) -> Result<Vec<SessionInfo>, ListError> {
+        let dirs = self.list_dirs(root).map_err(|source| ListError::ReadDir {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        let files: Vec<PathBuf> = dirs
+            .iter()
+            .flat_map(|d| self.list_sessions(d).unwrap_or_default())
+            .collect();
+        Ok(infos(self, &files))
+    }
+
+    /// `findMostRecentSession` in `dir` (openclaw-jsonl.md §2.1): the session whose header
+    /// line is readable with the newest modification time (ties: the first by name). The
+    /// default reads each header with [`Storage::read_head`] and the time with
+    /// [`Storage::stat`]; [`FileStorage`] uses the file store's own scan.
+    fn most_recent_session(&self, dir: &Path) -> Option<PathBuf> {
+        self.list_sessions(dir)
+            .ok()?
+            .into_iter()
+            .filter(|p| {
+                self.read_head(p)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|line| crate::list::is_header_line(&line))
+            })
+            .filter_map(|p| {
+                let ms = self.stat(&p).ok()??.mtime_ns;
+                Some((p, mtime_ms(ms)))
+            })
+            .fold(None, |best: Option<(PathBuf, f64)>, (p, m)| match &best {
+                Some((_, bm)) if *bm >= m => best,
+                _ => Some((p, m)),
+            })
+            .map(|(p, _)| p)
+    }
 
     /// Runs `run` holding the session write lock of `path` (openclaw-jsonl.md §3.4, §3.5),
     /// waiting for it as `options` says. Re-entrant: a thread that already holds the lock of
@@ -578,6 +638,21 @@ impl Storage for FileStorage {
         Ok(crate::list::sorted_sub_dirs(rd))
     }
 
+    /// [`crate::list::list`] (the parallel targeted scan).
+    fn session_infos(&self, dir: &Path) -> Result<Vec<SessionInfo>, ListError> {
+        crate::list::list(dir)
+    }
+
+    /// [`crate::list::list_all`].
+    fn all_session_infos(&self, root: &Path) -> Result<Vec<SessionInfo>, ListError> {
+        crate::list::list_all(root)
+    }
+
+    /// [`crate::list::find_most_recent_session`].
+    fn most_recent_session(&self, dir: &Path) -> Option<PathBuf> {
+        crate::list::find_most_recent_session(dir)
+    }
+
     /// [`crate::lock::with_session_write_lock`]: the lock file `<file>.lock`, shared with
     /// OpenClaw and other processes.
     fn with_write_lock(
@@ -588,20 +663,6 @@ impl Storage for FileStorage {
     ) -> Result<(), LockError> {
         crate::lock::with_session_write_lock(path, options, |_| run())
     }
-}
-
-#[cfg(unix)]
-fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, offset)
-}
-
-#[cfg(not(unix))]
-fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = file.try_clone()?;
-    f.seek(SeekFrom::Start(offset))?;
-    f.read_exact(buf)
 }
 
 // ----------------------------------------------------------------------------------------
@@ -1100,35 +1161,6 @@ impl Drop for MemRelease<'_> {
 // ----------------------------------------------------------------------------------------
 // Listing through a storage
 
-/// `findMostRecentSession` in `dir` of `storage`: the session whose header line is readable
-/// with the newest modification time (ties: the first by name). The file store's own scan
-/// for [`FileStorage`].
-pub(crate) fn find_most_recent_session(storage: &dyn Storage, dir: &Path) -> Option<PathBuf> {
-    if storage.as_file_storage().is_some() {
-        return crate::list::find_most_recent_session(dir);
-    }
-    storage
-        .list_sessions(dir)
-        .ok()?
-        .into_iter()
-        .filter(|p| {
-            storage
-                .read_head(p)
-                .ok()
-                .flatten()
-                .is_some_and(|line| crate::list::is_header_line(&line))
-        })
-        .filter_map(|p| {
-            let ms = storage.stat(&p).ok()??.mtime_ns;
-            Some((p, mtime_ms(ms)))
-        })
-        .fold(None, |best: Option<(PathBuf, f64)>, (p, m)| match &best {
-            Some((_, bm)) if *bm >= m => best,
-            _ => Some((p, m)),
-        })
-        .map(|(p, _)| p)
-}
-
 /// node's `stats.mtime.getTime()` of a modification time in nanoseconds: `Math.round(mtimeMs)`.
 fn mtime_ms(ns: i128) -> f64 {
     let abs = ns.unsigned_abs();
@@ -1139,40 +1171,7 @@ fn mtime_ms(ns: i128) -> f64 {
     (ms + 0.5).floor()
 }
 
-/// The [`SessionInfo`] of every session of `dir` in `storage`, newest first
-/// (`SessionManager.list`); the file store's own (parallel) scan for [`FileStorage`].
-pub(crate) fn list(storage: &dyn Storage, dir: &Path) -> Result<Vec<SessionInfo>, ListError> {
-    if storage.as_file_storage().is_some() {
-        return crate::list::list(dir);
-    }
-    let files = storage
-        .list_sessions(dir)
-        .map_err(|source| ListError::ReadDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    Ok(infos(storage, &files))
-}
-
-/// As [`list`] over every namespace directly under `root` (`SessionManager.listAll`).
-pub(crate) fn list_all(storage: &dyn Storage, root: &Path) -> Result<Vec<SessionInfo>, ListError> {
-    if storage.as_file_storage().is_some() {
-        return crate::list::list_all(root);
-    }
-    let dirs = storage
-        .list_dirs(root)
-        .map_err(|source| ListError::ReadDir {
-            path: root.to_path_buf(),
-            source,
-        })?;
-    let files: Vec<PathBuf> = dirs
-        .iter()
-        .flat_map(|d| storage.list_sessions(d).unwrap_or_default())
-        .collect();
-    Ok(infos(storage, &files))
-}
-
-fn infos(storage: &dyn Storage, files: &[PathBuf]) -> Vec<SessionInfo> {
+fn infos<S: Storage + ?Sized>(storage: &S, files: &[PathBuf]) -> Vec<SessionInfo> {
     let mut out: Vec<SessionInfo> = files
         .iter()
         .filter_map(|p| {
