@@ -44,8 +44,9 @@ impl Tool for Upper {
 #[test]
 fn the_reference_reads_our_compacted_session() {
     let Some(node) = common::reference_node() else {
-        eprintln!(
-            "skipping the_reference_reads_our_compacted_session: the reference is not installed under target/conformance-ref/openclaw (run xtask/conformance/install.sh openclaw)"
+        session_test_support::skip(
+            "the_reference_reads_our_compacted_session",
+            "the reference is not installed under target/conformance-ref/openclaw (run xtask/conformance/install.sh openclaw)",
         );
         return;
     };

@@ -575,7 +575,10 @@ fn a_demo_that_cannot_write_its_manifest_writes_nothing() {
             .output()
             .is_err()
     {
-        eprintln!("skipping a_demo_that_cannot_write_its_manifest_writes_nothing: no setpriv");
+        session_test_support::skip(
+            "a_demo_that_cannot_write_its_manifest_writes_nothing",
+            "no setpriv",
+        );
         return;
     }
     let r = demo(true);

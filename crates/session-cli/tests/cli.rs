@@ -781,9 +781,9 @@ fn replay_matches_the_reference_output() {
     let script = shared.join("conformance/scripts/p01-basic.json");
     let expected = shared.join("conformance/expected/openclaw-2026.6.11/p01-basic.json");
     if !script.is_file() || !expected.is_file() {
-        eprintln!(
-            "skipping replay_matches_the_reference_output: p01-basic not in {}",
-            shared.display()
+        session_test_support::skip(
+            "replay_matches_the_reference_output",
+            format_args!("p01-basic not in {}", shared.display()),
         );
         return;
     }

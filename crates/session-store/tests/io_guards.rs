@@ -14,7 +14,10 @@ fn fifos_and_devices_are_refused_without_blocking() {
     let fifo = dir.path().join("fifo.jsonl");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
     if !made.is_ok_and(|s| s.success()) {
-        eprintln!("skipping: mkfifo is not available");
+        session_test_support::skip(
+            "fifos_and_devices_are_refused_without_blocking",
+            "mkfifo is not available",
+        );
         return;
     }
     let zero = dir.path().join("zero.jsonl");
@@ -51,7 +54,7 @@ fn writes_refuse_fifos_and_devices() {
         .status()
         .is_ok_and(|s| s.success())
     {
-        eprintln!("skipping: mkfifo is not available");
+        session_test_support::skip("writes_refuse_fifos_and_devices", "mkfifo is not available");
         return;
     }
     let err = session_store::io::atomic_rewrite(&fifo, b"x\n").unwrap_err();

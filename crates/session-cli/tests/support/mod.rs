@@ -156,18 +156,7 @@ pub fn fixture(name: &str) -> PathBuf {
 /// The shared folder (`$SESSION_SHARED_DIR`, else `<workspace>/../shared`), or `None` with a
 /// printed reason so the calling test can skip on a fresh clone without it.
 pub fn shared_dir(test: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("SESSION_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    if dir.join("conformance").is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipping {test}: shared folder not found at {} (set SESSION_SHARED_DIR)",
-            dir.display()
-        );
-        None
-    }
+    session_test_support::shared_dir(test)
 }
 
 /// The pi fixture (`shared/fixtures/pi-large-session-v1.jsonl`), or `None` with a printed reason.
@@ -176,7 +165,7 @@ pub fn pi_fixture(test: &str) -> Option<PathBuf> {
     if p.is_file() {
         Some(p)
     } else {
-        eprintln!("skipping {test}: {} not found", p.display());
+        session_test_support::skip(test, format_args!("{} not found", p.display()));
         None
     }
 }
@@ -312,8 +301,9 @@ pub fn chromium(test: &str) -> Option<PathBuf> {
             }
         }
     }
-    eprintln!(
-        "skipping {test}: chromium not found on PATH (Debian: apt-get install chromium; .ci/run installs it)"
+    session_test_support::skip(
+        test,
+        "chromium not found on PATH (Debian: apt-get install chromium; .ci/run installs it)",
     );
     None
 }

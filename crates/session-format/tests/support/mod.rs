@@ -7,18 +7,7 @@ use std::path::PathBuf;
 /// The shared folder (`$SESSION_SHARED_DIR`, else `<workspace>/../shared`), or `None` with a
 /// printed reason so the calling test can skip on a fresh clone without it.
 pub fn shared_dir(test: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("SESSION_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    if dir.join("conformance").is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipping {test}: shared folder not found at {} (set SESSION_SHARED_DIR)",
-            dir.display()
-        );
-        None
-    }
+    session_test_support::shared_dir(test)
 }
 
 /// Reads a file under the shared folder.

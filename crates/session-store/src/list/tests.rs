@@ -640,16 +640,11 @@ fn targeted_scan_matches_full_parse_on_generated_rows() {
 fn targeted_scan_matches_full_parse_on_conformance_files() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut script_dirs = vec![root.join("tests/conformance/scripts")];
-    let shared = std::env::var_os("SESSION_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared"));
-    if shared.join("conformance").is_dir() {
+    // Without the shared folder only this workspace's scripts run (the skip is recorded).
+    if let Some(shared) = session_test_support::shared_dir(
+        "targeted_scan_matches_full_parse_on_conformance_files (the shared samples)",
+    ) {
         script_dirs.push(shared.join("conformance/scripts"));
-    } else {
-        eprintln!(
-            "shared folder not found at {} (set SESSION_SHARED_DIR): its scripts are skipped",
-            shared.display()
-        );
     }
     let dir = tempfile::tempdir().unwrap();
     let mut n = 0;
@@ -706,9 +701,12 @@ fn targeted_scan_matches_full_parse_on_the_bench_store() {
         dirs.pop()
     });
     let Some(store) = store else {
-        eprintln!(
-            "skipping: no sessions10k-g* under {} (run `cargo xtask bench-data sessions10k`)",
-            data.display()
+        session_test_support::skip(
+            "targeted_scan_matches_full_parse_on_the_bench_store",
+            format_args!(
+                "no sessions10k-g* under {} (run `cargo xtask bench-data sessions10k`)",
+                data.display()
+            ),
         );
         return;
     };

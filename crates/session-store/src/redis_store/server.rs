@@ -121,9 +121,12 @@ impl LocalRedisServer {
         match Self::start() {
             Ok(s) => Some(s),
             Err(ServerError::NotFound) => {
-                eprintln!(
-                    "skipping {test}: no redis-server binary found (install the redis-server \
-                     package, or set {ENV_REDIS_SERVER})"
+                report_skip(
+                    test,
+                    &format!(
+                        "no redis-server binary found (install the redis-server package, or \
+                         set {ENV_REDIS_SERVER})"
+                    ),
                 );
                 None
             }
@@ -223,5 +226,24 @@ impl Drop for LocalRedisServer {
         // Nothing to flush: the server keeps no data on disk.
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A test's skip, in the workspace's convention (`session-test-support`'s `skip`, which this
+/// library cannot depend on): `SKIP <test>: <reason>` on stderr, and the same line appended to
+/// the file `$SESSION_SKIP_LOG` names, which `.ci/run` counts.
+fn report_skip(test: &str, reason: &str) {
+    use std::io::Write;
+    let line = format!("SKIP {test}: {reason}\n");
+    eprint!("{line}");
+    if let Some(log) = std::env::var_os("SESSION_SKIP_LOG").filter(|v| !v.is_empty()) {
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("cannot append to {}: {e}", Path::new(&log).display());
+        }
     }
 }

@@ -231,14 +231,17 @@ pub fn reference(test: &str) -> Option<(PathBuf, PathBuf)> {
     let pkg = dir.join("node_modules/openclaw/package.json");
     let helper = workspace.join("xtask/conformance/lock/holder.mjs");
     if !node.is_file() || !pkg.is_file() {
-        eprintln!(
-            "skipping {test}: OpenClaw 2026.6.11 is not installed at {} (run xtask/conformance/install.sh openclaw)",
-            dir.display()
+        session_test_support::skip(
+            test,
+            format_args!(
+                "OpenClaw 2026.6.11 is not installed at {} (run xtask/conformance/install.sh openclaw)",
+                dir.display()
+            ),
         );
         return None;
     }
     if !helper.is_file() {
-        eprintln!("skipping {test}: {} is missing", helper.display());
+        session_test_support::skip(test, format_args!("{} is missing", helper.display()));
         return None;
     }
     Some((node, helper))
