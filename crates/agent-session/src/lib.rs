@@ -94,6 +94,7 @@ pub mod compaction;
 pub mod convert;
 pub mod history;
 pub mod pairing;
+pub mod payload;
 pub mod prepare;
 pub mod prompt;
 mod session;
@@ -105,8 +106,9 @@ pub use compaction::{
     SummaryRequest,
 };
 pub use prepare::{PrepareError, PrepareOutcome, PrepareParams, prepare_session_manager_for_run};
+pub use payload::{PayloadWarning, ProviderApi, ToolCallIdChange};
 pub use session::{
     AgentSession, AgentSessionError, AgentSessionOptions, CompactError, CompactionResult,
-    ModelContext, ModelRef, SessionManagerMut,
+    ModelContext, ModelRef, ProviderPayload, SessionManagerMut,
 };
 pub use tools::{RefreshOptions, SourceInfo, Tool, ToolError, ToolInfo, ToolOutput, ToolSource};

@@ -13,9 +13,10 @@
 //!   `details: {openclawSyntheticMissingToolResult: true}`, `isError: true`);
 //! - results whose id matches no pending call (orphans) and repeated results are dropped (a real
 //!   result replaces a synthetic one of the same id);
-//! - an assistant turn that ended with `stopReason` `error` or `aborted` gets no synthetic
-//!   results (its real results are kept), or, with [`ErroredAssistantPolicy::Drop`], is left
-//!   out with its results;
+//! - an assistant turn that ended with `stopReason` `error` or `aborted` is left out with its
+//!   results ([`ErroredAssistantPolicy::Drop`], the default here, as pi-ai's
+//!   `transformMessages` drops it), or, with [`ErroredAssistantPolicy::Keep`] (the reference's
+//!   default), is kept with its real results and gets no synthetic ones;
 //! - a result without an id directly after an assistant with exactly one call takes that call's
 //!   id (and `isError: true`) unless its `toolName` names another tool; a blank or padded
 //!   `toolName` is normalised (trimmed, else the call's name, else `unknown`).
@@ -31,20 +32,32 @@ pub const MISSING_TOOL_RESULT_TEXT: &str = "[openclaw] missing tool result in se
 /// `details` key marking a synthetic result.
 pub const SYNTHETIC_DETAIL_KEY: &str = "openclawSyntheticMissingToolResult";
 
-/// What happens to the tool results of an assistant turn that ended in `error` or `aborted`.
+/// What happens to an assistant turn that ended in `error` or `aborted`, and to its tool
+/// results.
+///
+/// The default is [`ErroredAssistantPolicy::Drop`], what pi-ai's `transformMessages`
+/// (`packages/ai/src/providers/transform-messages.ts`) does with such a turn before every
+/// provider call: it is skipped entirely ("incomplete turns that shouldn't be replayed"), and
+/// its tool calls are not closed with synthetic results (pi-ai stopped doing that because the
+/// provider then received results for calls it was never sent: "No tool call found for
+/// function call output"). OpenClaw 2026.6.11's `repairToolUseResultPairing` defaults to
+/// [`ErroredAssistantPolicy::Keep`] (docs/DEVIATIONS.md D32).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ErroredAssistantPolicy {
-    /// Keep the turn and its real results; insert nothing (the reference's default).
-    #[default]
+    /// Keep the turn and its real results; insert nothing (the reference's
+    /// `repairToolUseResultPairing` default; a call without a result stays unpaired).
     Keep,
-    /// Leave the turn and its results out (`erroredAssistantResultPolicy: "drop"`).
+    /// Leave the turn and its results out (`erroredAssistantResultPolicy: "drop"`; pi-ai's
+    /// `transformMessages`, which also leaves the turn out, keeps such results in place,
+    /// where they name a call the payload no longer holds). The default.
+    #[default]
     Drop,
 }
 
 /// Options of [`repair_tool_use_result_pairing`].
 #[derive(Clone, Debug, Default)]
 pub struct PairingOptions {
-    /// Errored and aborted assistant turns.
+    /// Errored and aborted assistant turns (default: dropped).
     pub errored_assistant: ErroredAssistantPolicy,
     /// Text of synthetic results (default [`MISSING_TOOL_RESULT_TEXT`]).
     pub missing_tool_result_text: Option<String>,
