@@ -19,8 +19,9 @@
 //!    is made valid for the target API, deterministically; each tool result's id is mapped
 //!    the same way, so results keep naming their call.
 //! 4. **Pairing** ([`repair_tool_use_result_pairing`]): one result right after each call;
-//!    errored and aborted assistant turns are left out by default
-//!    ([`ErroredAssistantPolicy::Drop`], as pi-ai's `transformMessages`).
+//!    errored and aborted assistant messages are left out by default, with the results of
+//!    their calls and without synthetic ones ([`ErroredAssistantPolicy::Skip`], as pi-ai's
+//!    `transformMessages`).
 //! 5. **History limits** ([`history_start`]).
 //! 6. **Check**: the result holds no lone surrogate anywhere (anything left is replaced and
 //!    reported without a line), so its JSON is valid UTF-8 without an unpaired `\ud800`–`\udfff`
@@ -304,7 +305,7 @@ pub struct SourcedMessage {
 pub struct PayloadOptions {
     /// The target API.
     pub api: ProviderApi,
-    /// The pairing repair: the errored-turn policy (default: drop), the synthetic results'
+    /// The pairing repair: the errored-turn policy (default: skip), the synthetic results'
     /// text and timestamp.
     pub pairing: PairingOptions,
     /// History limits (default: none).
@@ -312,7 +313,8 @@ pub struct PayloadOptions {
 }
 
 impl PayloadOptions {
-    /// The defaults for `api`: errored turns dropped, no history limits.
+    /// The defaults for `api`: errored and aborted assistant messages skipped, no history
+    /// limits.
     pub fn new(api: ProviderApi) -> Self {
         PayloadOptions {
             api,

@@ -482,8 +482,9 @@ impl AgentSession {
     // Context for the model
 
     /// The pairing-repair options used by [`AgentSession::model_context`] and
-    /// [`AgentSession::provider_payload`] (default: errored and aborted turns dropped; set
-    /// `errored_assistant` to [`crate::pairing::ErroredAssistantPolicy::Keep`] to keep them).
+    /// [`AgentSession::provider_payload`] (default: errored and aborted assistant messages
+    /// skipped, as pi-ai does; set `errored_assistant` to
+    /// [`crate::pairing::ErroredAssistantPolicy::Keep`] to keep them, as the reference does).
     pub fn pairing_options_mut(&mut self) -> &mut PairingOptions {
         &mut self.pairing
     }
