@@ -345,8 +345,7 @@ pub fn repair_tool_use_result_pairing(
                     if has_tool_calls(next) {
                         break;
                     }
-                    if options.errored_assistant == ErroredAssistantPolicy::Skip
-                        && is_errored(next)
+                    if options.errored_assistant == ErroredAssistantPolicy::Skip && is_errored(next)
                     {
                         st.changed = true;
                     } else {

@@ -275,7 +275,9 @@ impl IdMap {
 /// The ids `ids` (in payload order) get in one payload: valid ids unchanged, every other id
 /// [`normalize_tool_call_id`]'s result unless that is taken, then the same form with a salted
 /// hash. Injective: distinct ids get distinct results (equal ids equal results); every result
-/// is valid for `api`, so applying it again changes nothing.
+/// is valid for `api`, so applying it again changes nothing. Only a salted result depends on
+/// the other ids of the payload, which takes a SHA-256 prefix collision or a valid id made to
+/// look like another id's rewritten form.
 pub fn normalize_tool_call_ids(api: ProviderApi, ids: &[JsString]) -> Vec<String> {
     let mut map = IdMap::new(api, ids);
     ids.iter().map(|id| map.assign(id)).collect()
@@ -324,7 +326,9 @@ impl PayloadOptions {
     }
 }
 
-/// Something the payload builder changed that the caller should know about.
+/// Something the payload builder changed that the caller should know about (its `Display`
+/// form is one line: `lone surrogate \udc01 in key message.content[2].arguments["pa\udc01th"]
+/// at line 3 (entry a1)`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PayloadWarning {
@@ -367,7 +371,7 @@ impl fmt::Display for PayloadWarning {
                 if let Some(id) = entry_id {
                     write!(f, " (entry {id})")?;
                 }
-                f.write_str(": replaced by U+FFFD in the payload")
+                Ok(())
             }
         }
     }
@@ -505,16 +509,14 @@ fn replace_lone_surrogates(
     found: &mut Vec<Found>,
 ) {
     match v {
-        JsValue::String(s) => {
-            if s.has_lone_surrogate() {
-                found.push(Found {
-                    path: path.clone(),
-                    key: false,
-                    units: lone_units(s),
-                });
-                if !keep(path) {
-                    *s = JsString::new(s.to_str_lossy().into_owned());
-                }
+        JsValue::String(s) if s.has_lone_surrogate() => {
+            found.push(Found {
+                path: path.clone(),
+                key: false,
+                units: lone_units(s),
+            });
+            if !keep(path) {
+                *s = JsString::new(s.to_str_lossy().into_owned());
             }
         }
         JsValue::Array(items) => {
@@ -549,10 +551,7 @@ fn replace_lone_surrogates(
                     .collect();
                 *o = rebuilt;
             } else {
-                keys.extend(
-                    o.keys()
-                        .map(|k| (k.to_str_lossy().into_owned(), k.clone())),
-                );
+                keys.extend(o.keys().map(|k| (k.to_str_lossy().into_owned(), k.clone())));
             }
             for (name, original) in keys {
                 path.push(Seg::Key(original));
@@ -575,7 +574,11 @@ fn role_is(m: &JsValue, role: &str) -> bool {
 fn is_call_block(b: &JsValue) -> bool {
     b.get("type")
         .and_then(JsValue::as_js_string)
-        .is_some_and(|t| TOOL_CALL_BLOCK_TYPES.iter().any(|c| t.as_wtf8() == c.as_bytes()))
+        .is_some_and(|t| {
+            TOOL_CALL_BLOCK_TYPES
+                .iter()
+                .any(|c| t.as_wtf8() == c.as_bytes())
+        })
 }
 
 /// The paths of a message that hold tool-call ids: `content[i].id` of call blocks in an
@@ -584,7 +587,9 @@ fn is_id_path(message: &JsValue, path: &[Seg]) -> bool {
     match path {
         [Seg::Key(k)] => {
             role_is(message, "toolResult")
-                && TOOL_RESULT_ID_KEYS.iter().any(|id| k.as_wtf8() == id.as_bytes())
+                && TOOL_RESULT_ID_KEYS
+                    .iter()
+                    .any(|id| k.as_wtf8() == id.as_bytes())
         }
         [Seg::Key(c), Seg::Index(i), Seg::Key(id)] => {
             c.as_wtf8() == b"content"
@@ -717,10 +722,10 @@ fn normalize_ids(
                     // No id: one derived from the entry and the block's position.
                     let index_text = index.to_string();
                     let position_text = position.to_string();
-                    let entry = source.entry_id.as_ref().map_or(
-                        position_text.as_bytes(),
-                        JsString::as_wtf8,
-                    );
+                    let entry = source
+                        .entry_id
+                        .as_ref()
+                        .map_or(position_text.as_bytes(), JsString::as_wtf8);
                     map.generate(&[entry, index_text.as_bytes()])
                 }
             };
@@ -730,7 +735,10 @@ fn normalize_ids(
                 }
                 changes.push(ToolCallIdChange {
                     line: source.line,
-                    entry_id: source.entry_id.as_ref().map(|e| e.to_str_lossy().into_owned()),
+                    entry_id: source
+                        .entry_id
+                        .as_ref()
+                        .map(|e| e.to_str_lossy().into_owned()),
                     block: index,
                     original,
                     new,
@@ -746,8 +754,7 @@ fn normalize_ids(
         let new = JsValue::from(map.assign(&id));
         if let Some(o) = m.as_object_mut() {
             for key in TOOL_RESULT_ID_KEYS {
-                if key != "toolCallId" && o.get(key).is_some_and(|v| v.as_js_string().is_some())
-                {
+                if key != "toolCallId" && o.get(key).is_some_and(|v| v.as_js_string().is_some()) {
                     o.insert(key, new.clone());
                 }
             }

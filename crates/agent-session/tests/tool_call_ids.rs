@@ -10,8 +10,8 @@
 use agent_session::pairing::MISSING_TOOL_RESULT_TEXT;
 use agent_session::payload::{normalize_tool_call_id, normalize_tool_call_ids};
 use agent_session::{
-    AgentSession, AgentSessionOptions, PrepareOutcome, PrepareParams, ProviderApi,
-    ProviderPayload, ToolCallIdChange, prepare_session_manager_for_run,
+    AgentSession, AgentSessionOptions, PrepareOutcome, PrepareParams, ProviderApi, ProviderPayload,
+    ToolCallIdChange, prepare_session_manager_for_run,
 };
 use proptest::prelude::*;
 use session_format::json::{JsString, JsValue, to_json_string};
@@ -242,7 +242,11 @@ fn every_id_shape_gets_the_same_exact_id_on_each_prepare_and_after_reopen() {
         drop(agent);
         let mut agent = prepared(SessionManager::open(&file, None, None).unwrap(), &file);
         let reopened = payload(&mut agent, api);
-        assert_eq!(paired_call_ids(&first.messages), expected_ids(api), "{api:?}");
+        assert_eq!(
+            paired_call_ids(&first.messages),
+            expected_ids(api),
+            "{api:?}"
+        );
         assert_eq!(first.messages, second.messages);
         assert_eq!(first.messages, reopened.messages);
         assert_eq!(first.tool_call_ids, reopened.tool_call_ids);
