@@ -242,6 +242,13 @@ impl IdMap {
         if let Some(done) = self.by_original.get(id) {
             return done.clone();
         }
+        if let Some(valid) = id.as_str().filter(|s| self.api.is_valid_tool_call_id(s)) {
+            // Not reserved up front (every id of a payload is): it keeps its text.
+            let valid = valid.to_owned();
+            self.taken.insert(valid.clone());
+            self.by_original.insert(id.clone(), valid.clone());
+            return valid;
+        }
         let mut salt = 0;
         let new = loop {
             if let Some(free) = self.take(rewrite(self.api, id, salt)) {
