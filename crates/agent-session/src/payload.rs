@@ -809,7 +809,9 @@ pub fn build_payload(messages: &[SourcedMessage], options: &PayloadOptions) -> P
     let start = history_start(&paired, &options.limits);
     paired.drain(..start);
     for (i, m) in paired.iter_mut().enumerate() {
-        scrub(m, &format!("messages[{}]", start + i), &mut warnings);
+        if has_lone_surrogate(m) {
+            scrub(m, &format!("messages[{}]", start + i), &mut warnings);
+        }
     }
     Payload {
         api: options.api,
