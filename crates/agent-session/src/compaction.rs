@@ -672,8 +672,9 @@ pub fn summary_text(
 
 /// `serializeConversation(convertToLlm(messages))`: a plain-text rendering for summarisation
 /// prompts (`[User]: …`, `[Assistant thinking]: …`, `[Assistant]: …`, `[Assistant tool
-/// calls]: name(k=<json>, …); …`, `[Tool result]: …` cut to 2,000 chars), parts separated by a
-/// blank line.
+/// calls]: name(k=<json>, …); …`, `[Tool result]: …` cut to 2,000 UTF-16 units, one less when
+/// the 2,000th is the first half of a surrogate pair, so that the cut falls between characters;
+/// the count of the units left out follows), parts separated by a blank line.
 pub fn serialize_conversation(messages: &[JsValue]) -> String {
     const TOOL_RESULT_MAX_CHARS: usize = 2000;
     let texts = |content: Option<&JsValue>| -> String {
@@ -743,10 +744,16 @@ pub fn serialize_conversation(messages: &[JsValue]) -> String {
                     let shown = if units.len() <= TOOL_RESULT_MAX_CHARS {
                         c
                     } else {
+                        // The cut never splits a surrogate pair (the reference's `slice`
+                        // would leave half a character): it moves back one unit instead.
+                        let mut cut = TOOL_RESULT_MAX_CHARS;
+                        if (0xD800..0xDC00).contains(&units[cut - 1]) {
+                            cut -= 1;
+                        }
                         format!(
                             "{}\n\n[... {} more characters truncated]",
-                            String::from_utf16_lossy(&units[..TOOL_RESULT_MAX_CHARS]),
-                            units.len() - TOOL_RESULT_MAX_CHARS
+                            String::from_utf16_lossy(&units[..cut]),
+                            units.len() - cut
                         )
                     };
                     parts.push(format!("[Tool result]: {shown}"));

@@ -9,6 +9,9 @@
 //! - what the model is sent ([`AgentSession::model_context`]): the context converted with the
 //!   reference's wording ([`convert`], §2.7), tool calls and results paired ([`pairing`]), and
 //!   the history limits of the seed article ([`history`]);
+//! - what a model behind one provider API is sent ([`AgentSession::provider_payload`],
+//!   [`payload`]): the same messages with lone surrogates replaced by U+FFFD (a warning names
+//!   the file line) and tool-call ids normalised for that API ([`ProviderApi`]);
 //! - compaction ([`compaction`]): `summary` (default) or `truncate`, one `compaction` entry per
 //!   call, repeated compactions summarising what the previous one kept (#2608), token estimates
 //!   on UTF-16 length ([`tokens`]);
@@ -64,6 +67,21 @@
 //!   [`pairing::PairingRepair::changed`] set; in these two cases the reference's `moved` flag
 //!   stays false and it returns its input unchanged (results out of call order, or a result
 //!   after a later user message).
+//! - **errored and aborted turns** (docs/DEVIATIONS.md D32): an assistant message that
+//!   ended with `stopReason` `error` or `aborted` is left out of what the model is sent by
+//!   default ([`pairing::ErroredAssistantPolicy::Skip`]), with or without tool calls, with the
+//!   results of its calls and without synthetic results for them, as pi-ai's
+//!   `transformMessages` skips it; the reference's `repairToolUseResultPairing` keeps it by
+//!   default ([`pairing::ErroredAssistantPolicy::Keep`], still available).
+//! - **provider payloads** (D32): [`AgentSession::provider_payload`] normalises tool-call ids
+//!   for the target API (valid ids untouched, others sanitised, cut and suffixed with a
+//!   SHA-256 hash of the exact id, empty ones derived from the entry id; results carry their
+//!   call's new id) and replaces lone surrogates by U+FFFD with a
+//!   [`PayloadWarning::LoneSurrogate`] naming the file line; the reference sends ids and
+//!   strings as stored.
+//! - **compaction, tool-result cut** (D32): the 2,000-unit cut of a tool result in the
+//!   conversation text to summarise moves back one unit instead of splitting a surrogate
+//!   pair, and counts the units left out.
 //! - **model state**: [`AgentSession::set_model`] and [`AgentSession::set_thinking_level`]
 //!   append an entry only when the value differs from the current context's (the reference
 //!   appends one on every call, so every resume added a duplicate `model_change`).
@@ -94,6 +112,7 @@ pub mod compaction;
 pub mod convert;
 pub mod history;
 pub mod pairing;
+pub mod payload;
 pub mod prepare;
 pub mod prompt;
 mod session;
@@ -104,9 +123,10 @@ pub use compaction::{
     CompactionConfig, CompactionMode, CompactionStrategy, DeterministicSummarizer, Summarizer,
     SummaryRequest,
 };
+pub use payload::{PayloadWarning, ProviderApi, ToolCallIdChange};
 pub use prepare::{PrepareError, PrepareOutcome, PrepareParams, prepare_session_manager_for_run};
 pub use session::{
     AgentSession, AgentSessionError, AgentSessionOptions, CompactError, CompactionResult,
-    ModelContext, ModelRef, SessionManagerMut,
+    ModelContext, ModelRef, ProviderPayload, SessionManagerMut,
 };
 pub use tools::{RefreshOptions, SourceInfo, Tool, ToolError, ToolInfo, ToolOutput, ToolSource};

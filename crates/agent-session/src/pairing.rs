@@ -13,9 +13,12 @@
 //!   `details: {openclawSyntheticMissingToolResult: true}`, `isError: true`);
 //! - results whose id matches no pending call (orphans) and repeated results are dropped (a real
 //!   result replaces a synthetic one of the same id);
-//! - an assistant turn that ended with `stopReason` `error` or `aborted` gets no synthetic
-//!   results (its real results are kept), or, with [`ErroredAssistantPolicy::Drop`], is left
-//!   out with its results;
+//! - an assistant message that ended with `stopReason` `error` or `aborted` is left out, with
+//!   the results of its calls ([`ErroredAssistantPolicy::Skip`], the default here, as pi-ai's
+//!   `transformMessages` skips it); with [`ErroredAssistantPolicy::Drop`] (the reference's
+//!   `"drop"`) only such turns with tool calls are left out; with
+//!   [`ErroredAssistantPolicy::Keep`] (the reference's default) the turn is kept with its
+//!   real results and gets no synthetic ones;
 //! - a result without an id directly after an assistant with exactly one call takes that call's
 //!   id (and `isError: true`) unless its `toolName` names another tool; a blank or padded
 //!   `toolName` is normalised (trimmed, else the call's name, else `unknown`).
@@ -31,20 +34,43 @@ pub const MISSING_TOOL_RESULT_TEXT: &str = "[openclaw] missing tool result in se
 /// `details` key marking a synthetic result.
 pub const SYNTHETIC_DETAIL_KEY: &str = "openclawSyntheticMissingToolResult";
 
-/// What happens to the tool results of an assistant turn that ended in `error` or `aborted`.
+/// What happens to an assistant message that ended in `error` or `aborted`, and to the
+/// results of its tool calls.
+///
+/// The default is [`ErroredAssistantPolicy::Skip`], what pi-ai's `transformMessages`
+/// (`packages/ai/src/providers/transform-messages.ts`) does with such a message before every
+/// provider call: it is skipped entirely ("incomplete turns that shouldn't be replayed"), with
+/// or without tool calls, and its tool calls are not closed with synthetic results (pi-ai
+/// stopped doing that because the provider then received results for calls it was never
+/// sent: "No tool call found for function call output"). OpenClaw 2026.6.11's
+/// `repairToolUseResultPairing` defaults to [`ErroredAssistantPolicy::Keep`]
+/// (docs/DEVIATIONS.md D32).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ErroredAssistantPolicy {
-    /// Keep the turn and its real results; insert nothing (the reference's default).
-    #[default]
+    /// Keep the turn and its real results; insert nothing (the reference's
+    /// `repairToolUseResultPairing` default; a call without a result stays unpaired).
     Keep,
-    /// Leave the turn and its results out (`erroredAssistantResultPolicy: "drop"`).
+    /// Leave a turn with tool calls out, with its results; an errored message without tool
+    /// calls stays (`erroredAssistantResultPolicy: "drop"`).
     Drop,
+    /// Leave every errored or aborted assistant message out, with the results of its calls
+    /// (pi-ai's `transformMessages`; pi-ai keeps such results in place, where they name a
+    /// call the payload no longer holds, and the pairing repair drops them). The default.
+    #[default]
+    Skip,
+}
+
+/// An assistant message that ended with `stopReason` `error` or `aborted`.
+fn is_errored(m: &JsValue) -> bool {
+    m.get("stopReason")
+        .and_then(JsValue::as_js_string)
+        .is_some_and(|s| s.as_wtf8() == b"error" || s.as_wtf8() == b"aborted")
 }
 
 /// Options of [`repair_tool_use_result_pairing`].
 #[derive(Clone, Debug, Default)]
 pub struct PairingOptions {
-    /// Errored and aborted assistant turns.
+    /// Errored and aborted assistant messages (default: skipped, as pi-ai does).
     pub errored_assistant: ErroredAssistantPolicy,
     /// Text of synthetic results (default [`MISSING_TOOL_RESULT_TEXT`]).
     pub missing_tool_result_text: Option<String>,
@@ -289,7 +315,11 @@ pub fn repair_tool_use_result_pairing(
         }
         let calls = tool_calls(msg);
         if calls.is_empty() {
-            st.out.push(msg.clone());
+            if options.errored_assistant == ErroredAssistantPolicy::Skip && is_errored(msg) {
+                st.changed = true;
+            } else {
+                st.out.push(msg.clone());
+            }
             continue;
         }
         // `toolCallNamesById`: the last call with this id that has a string name.
@@ -315,7 +345,12 @@ pub fn repair_tool_use_result_pairing(
                     if has_tool_calls(next) {
                         break;
                     }
-                    remainder.push(next.clone());
+                    if options.errored_assistant == ErroredAssistantPolicy::Skip && is_errored(next)
+                    {
+                        st.changed = true;
+                    } else {
+                        remainder.push(next.clone());
+                    }
                 }
                 Some(b"toolResult") => {
                     let result = legacy_id(next, &calls);
@@ -358,8 +393,7 @@ pub fn repair_tool_use_result_pairing(
             }
             j += 1;
         }
-        let stop = msg.get("stopReason").and_then(JsValue::as_js_string);
-        if stop.is_some_and(|s| s.as_wtf8() == b"error" || s.as_wtf8() == b"aborted") {
+        if is_errored(msg) {
             match options.errored_assistant {
                 ErroredAssistantPolicy::Keep => {
                     st.out.push(msg.clone());
@@ -369,7 +403,7 @@ pub fn repair_tool_use_result_pairing(
                         }
                     }
                 }
-                ErroredAssistantPolicy::Drop => st.changed = true,
+                ErroredAssistantPolicy::Drop | ErroredAssistantPolicy::Skip => st.changed = true,
             }
             st.out.extend(remainder);
             i = j;

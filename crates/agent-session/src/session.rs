@@ -14,6 +14,10 @@ use crate::compaction::{
 use crate::convert::convert_to_llm;
 use crate::history::history_start;
 use crate::pairing::{PairingOptions, PairingRepair, repair_tool_use_result_pairing};
+use crate::payload::{
+    PayloadError, PayloadOptions, PayloadWarning, ProviderApi, ToolCallIdChange, scrub_value,
+    session_payload,
+};
 use crate::prompt::PromptOptions;
 use crate::tools::{RefreshOptions, SourceInfo, Tool, ToolError, ToolInfo, ToolRuntime};
 
@@ -115,6 +119,34 @@ pub struct ModelContext {
     /// Messages left out by the history limits.
     pub dropped_by_limits: usize,
     /// What the pairing repair changed.
+    pub pairing: PairingRepair,
+}
+
+/// What a model behind one provider API is sent for the next turn
+/// ([`AgentSession::provider_payload`]): [`ModelContext`] made valid for that API
+/// ([`crate::payload`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderPayload {
+    /// The target API.
+    pub api: ProviderApi,
+    /// The system prompt.
+    pub system_prompt: String,
+    /// The active tools (lone surrogates in their parameter schemas replaced by U+FFFD).
+    pub tools: Vec<ToolInfo>,
+    /// The messages: converted, lone surrogates replaced, tool-call ids normalised for `api`,
+    /// paired (errored and aborted turns dropped by default), limited.
+    pub messages: Vec<JsValue>,
+    /// The thinking level.
+    pub thinking_level: String,
+    /// The model.
+    pub model: Option<ModelRef>,
+    /// Lone surrogates found (file line, entry, path), in order.
+    pub warnings: Vec<PayloadWarning>,
+    /// Tool calls whose id is sent differently from the transcript.
+    pub tool_call_ids: Vec<ToolCallIdChange>,
+    /// Messages left out by the history limits.
+    pub dropped_by_limits: usize,
+    /// What the pairing repair changed (its `messages` are empty).
     pub pairing: PairingRepair,
 }
 
@@ -449,27 +481,17 @@ impl AgentSession {
     // ------------------------------------------------------------------------------------
     // Context for the model
 
-    /// The pairing-repair options used by [`AgentSession::model_context`].
+    /// The pairing-repair options used by [`AgentSession::model_context`] and
+    /// [`AgentSession::provider_payload`] (default: errored and aborted assistant messages
+    /// skipped, as pi-ai does; set `errored_assistant` to
+    /// [`crate::pairing::ErroredAssistantPolicy::Keep`] to keep them, as the reference does).
     pub fn pairing_options_mut(&mut self) -> &mut PairingOptions {
         &mut self.pairing
     }
 
-    /// What a model is sent next: `build_session_context` (openclaw-jsonl.md §2.7), converted
-    /// ([`convert_to_llm`]), tool calls and results paired ([`repair_tool_use_result_pairing`];
-    /// the file is not touched), then cut to `limits` without separating a tool call from its
-    /// result ([`history_start`]); plus the system prompt, the active tools, the model and the
-    /// thinking level.
-    ///
-    /// # Errors
-    /// [`AgentSessionError::Context`], [`AgentSessionError::Read`].
-    pub fn model_context(&self, limits: &HistoryLimits) -> Result<ModelContext, AgentSessionError> {
-        let messages = self.context_messages()?;
-        let llm = convert_to_llm(&messages);
-        let mut pairing = repair_tool_use_result_pairing(&llm, &self.pairing);
-        let paired = std::mem::take(&mut pairing.messages);
-        let start = history_start(&paired, limits);
-        let tools = self
-            .tools
+    /// The active tools, as [`ModelContext::tools`] lists them.
+    fn active_tool_infos(&self) -> Vec<ToolInfo> {
+        self.tools
             .get_active_tool_names()
             .iter()
             .filter_map(|n| {
@@ -484,7 +506,72 @@ impl AgentSession {
                         .map_or_else(|| SourceInfo::builtin(n), |d| d.source_info.clone()),
                 })
             })
-            .collect();
+            .collect()
+    }
+
+    /// What a model behind `api` is sent next: the context's messages built into a payload
+    /// for that API ([`crate::payload::build_payload`]: lone surrogates replaced by U+FFFD
+    /// with a warning naming the file line, tool-call ids normalised for `api` and paired,
+    /// errored turns handled by [`AgentSession::pairing_options_mut`], `limits` applied), plus
+    /// the system prompt, the active tools, the model and the thinking level. The file is not
+    /// touched; the same transcript gives the same payload after a reopen.
+    ///
+    /// # Errors
+    /// [`AgentSessionError::Context`], [`AgentSessionError::Read`].
+    pub fn provider_payload(
+        &self,
+        api: ProviderApi,
+        limits: &HistoryLimits,
+    ) -> Result<ProviderPayload, AgentSessionError> {
+        let options = PayloadOptions {
+            api,
+            pairing: self.pairing.clone(),
+            limits: *limits,
+        };
+        let payload = session_payload(&self.sm, &options).map_err(|e| match e {
+            PayloadError::Context(e) => AgentSessionError::Context(e),
+            PayloadError::Read(e) => AgentSessionError::Read(e),
+        })?;
+        let mut warnings = payload.warnings;
+        let mut tools = self.active_tool_infos();
+        for (i, tool) in tools.iter_mut().enumerate() {
+            scrub_value(
+                &mut tool.parameters,
+                &format!("tools[{i}].parameters"),
+                &mut warnings,
+            );
+        }
+        Ok(ProviderPayload {
+            api,
+            system_prompt: self.tools.system_prompt().to_owned(),
+            tools,
+            messages: payload.messages,
+            thinking_level: self.thinking_level.clone(),
+            model: self.model.clone(),
+            warnings,
+            tool_call_ids: payload.tool_call_ids,
+            dropped_by_limits: payload.dropped_by_limits,
+            pairing: payload.pairing,
+        })
+    }
+
+    /// What a model is sent next: `build_session_context` (openclaw-jsonl.md §2.7), converted
+    /// ([`convert_to_llm`]), tool calls and results paired ([`repair_tool_use_result_pairing`],
+    /// errored and aborted turns dropped by default; the file is not touched), then cut to
+    /// `limits` without separating a tool call from its result ([`history_start`]); plus the
+    /// system prompt, the active tools, the model and the thinking level. Strings and ids are
+    /// as the transcript holds them; [`AgentSession::provider_payload`] makes them valid for
+    /// one provider API.
+    ///
+    /// # Errors
+    /// [`AgentSessionError::Context`], [`AgentSessionError::Read`].
+    pub fn model_context(&self, limits: &HistoryLimits) -> Result<ModelContext, AgentSessionError> {
+        let messages = self.context_messages()?;
+        let llm = convert_to_llm(&messages);
+        let mut pairing = repair_tool_use_result_pairing(&llm, &self.pairing);
+        let paired = std::mem::take(&mut pairing.messages);
+        let start = history_start(&paired, limits);
+        let tools = self.active_tool_infos();
         Ok(ModelContext {
             system_prompt: self.tools.system_prompt().to_owned(),
             tools,

@@ -276,17 +276,10 @@ fn pairing_is_repaired_for_the_model_without_touching_the_file() {
     let ctx = agent.model_context(&HistoryLimits::default()).unwrap();
     assert_eq!(
         roles(&ctx.messages),
-        [
-            "user",
-            "assistant",
-            "toolResult",
-            "toolResult",
-            "assistant",
-            "user"
-        ]
+        ["user", "assistant", "toolResult", "toolResult", "user"]
     );
     // c1 got a synthetic error result in call order, c2's real result follows, the orphan
-    // is dropped, the aborted turn gets nothing.
+    // is dropped, the aborted turn is left out (the default, as pi-ai's transformMessages).
     assert_eq!(ctx.messages[2].get("toolCallId"), Some(&s("c1")));
     assert_eq!(ctx.messages[2].get("isError"), Some(&JsValue::Bool(true)));
     assert_eq!(ctx.messages[3].get("toolCallId"), Some(&s("c2")));

@@ -299,8 +299,10 @@ fn lone_surrogates_survive_conversion() {
 /// these two cases (its `moved` flag misses them); ours keeps the repaired order and says so.
 #[test]
 fn reordered_results_are_reported_as_changed() {
+    // The reference's policy for errored turns (keep), under which it moves their results.
     let opts = PairingOptions {
         now_ms: Some(0.0),
+        errored_assistant: agent_session::pairing::ErroredAssistantPolicy::Keep,
         ..PairingOptions::default()
     };
     let call = |stop: &str| {
