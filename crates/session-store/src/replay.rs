@@ -429,10 +429,12 @@ impl Runner {
             Some("newSession") => {
                 let parent_session = args.opt_string("parentSession")?;
                 let sm = self.need_sm()?;
-                let path = sm.new_session(NewSessionOptions {
-                    id: None,
-                    parent_session,
-                });
+                let path = sm
+                    .new_session(NewSessionOptions {
+                        id: None,
+                        parent_session,
+                    })
+                    .map_err(|e| e.to_string())?;
                 Ok(path.map(|p| p.to_string_lossy().into_owned()))
             }
             Some("writeFile") => {
