@@ -370,6 +370,48 @@ fn ids_read_from_files_never_become_paths() {
     assert_eq!(inside.len(), 4, "{inside:?}");
 }
 
+/// Op-script file names are relative to the script directory D: one leading out of it is an
+/// op error, and nothing is written outside D.
+#[test]
+fn op_script_files_stay_in_the_script_directory() {
+    let (tmp, dir) = store();
+    let script = br#"{"name":"escape","ops":[
+        {"op":"writeFile","file":"../../evil.jsonl","content":"x\n"},
+        {"op":"writeFile","file":"/tmp/evil-op-script.jsonl","content":"x\n"},
+        {"op":"appendRaw","file":"../outside.jsonl","content":"x\n"},
+        {"op":"open","file":"../../canary"},
+        {"op":"writeFile","file":"sub/../inside.jsonl","content":"x\n"}
+    ]}"#;
+    let out = session_store::replay::run_script(script, &dir).unwrap();
+    let errors: Vec<String> = out
+        .results
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.get("error").unwrap().as_str_lossy().unwrap().into_owned())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            r#"file "../../evil.jsonl" leads out of the script directory (op-script file names are relative to it)"#,
+            r#"file "/tmp/evil-op-script.jsonl" leads out of the script directory (op-script file names are relative to it)"#,
+            r#"file "../outside.jsonl" leads out of the script directory (op-script file names are relative to it)"#,
+            r#"file "../../canary" leads out of the script directory (op-script file names are relative to it)"#,
+        ]
+    );
+    assert_eq!(
+        tree(tmp.path()),
+        [
+            "outer/",
+            "outer/canary",
+            "outer/store/",
+            "outer/store/sessions/",
+            "outer/store/sessions/inside.jsonl",
+        ]
+    );
+    assert!(!Path::new("/tmp/evil-op-script.jsonl").exists());
+}
+
 /// Redis key paths: the file-name part passes the one validator, and a directory that climbs
 /// out of its namespace with `..` is refused (the storage normalises paths before this, so only
 /// a relative path climbing above its start keeps a `..`).
