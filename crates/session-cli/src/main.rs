@@ -95,7 +95,10 @@ its immediate sub-directories, in every subcommand. NAME is the file name withou
 part of the file name after its first '_' (the session id of <timestamp>_<uuid>.jsonl, the user
 id of <channel>_<userId>.jsonl), or the session id from the file's header (the ID column of
 `sessions list`), in full or a unique prefix of at least 8 characters. An unknown agent or
-session is an error listing close matches.
+session is an error listing close matches. NAME and ID are one path component each: a value
+that is empty, `.`, `..` or absolute, holds `/`, `\\`, NUL or a control character, or is longer
+than 255 bytes is a usage error (exit code 2) naming the value and the rule, e.g. `invalid
+session name \"../x\": contains '/'`, in every subcommand, before anything is read or written.
 
 Human output escapes control and bidirectional-text characters (as \\u{202e}); JSON output is
 exact.
