@@ -239,6 +239,10 @@ fn new_session_ids_up_to_the_file_name_limit() {
         .unwrap()
         .unwrap();
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(
+        (name.len(), name.ends_with(&format!("_{id200}.jsonl"))),
+        (231, true)
+    );
     sm.append_message(user("q", 1)).unwrap();
     sm.append_message(assistant("a", 2)).unwrap();
     assert_eq!(
