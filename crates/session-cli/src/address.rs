@@ -48,6 +48,22 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// Refuses a `--session NAME` that is not a valid path component (session-store's one name
+/// validator, [`session_store::names::validate_name`]): a usage error naming the value and the
+/// rule, e.g. `invalid session name "../../../x": contains '/'`. Checked before anything is
+/// read, in every subcommand.
+pub(crate) fn check_session_name(name: &str) -> Result<(), UsageError> {
+    session_store::validate_name(session_store::NameKind::SessionName, name)
+        .map_err(|e| UsageError::new(e.to_string()))
+}
+
+/// Refuses an `--agent ID` that is not a valid path component (as [`check_session_name`]):
+/// `invalid agent id "../x": contains '/'`.
+pub(crate) fn check_agent_id(agent: &str) -> Result<(), UsageError> {
+    session_store::validate_name(session_store::NameKind::AgentId, agent)
+        .map_err(|e| UsageError::new(e.to_string()))
+}
+
 /// Where a store is: `--root`, `--agent`, `--dir`, `--pi`.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct Locator {
@@ -291,8 +307,12 @@ fn suggestion(want: &str, candidates: &[String], what: &str) -> String {
     format!("; {what}s: {}", shown.join(", "))
 }
 
-/// The sessions directory named by a locator, or `None` when it names none.
+/// The sessions directory named by a locator, or `None` when it names none. An `--agent` that
+/// is not a valid path component is refused first ([`check_agent_id`]).
 pub(crate) fn sessions_dir(loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
+    if let Some(agent) = &loc.agent {
+        check_agent_id(agent)?;
+    }
     if let Some(r) = backend::redis() {
         return redis_sessions_dir(r, loc);
     }
@@ -494,7 +514,8 @@ fn one_of(dir: &Path, name: &str, hits: Vec<PathBuf>, how: &str) -> anyhow::Resu
 }
 
 /// Resolves `--session NAME` in `dir` (and its immediate sub-directories), in this order:
-/// `DIR/NAME.jsonl` (a trailing `.jsonl` in NAME is ignored; NAME may name a sub-directory);
+/// `DIR/NAME.jsonl` (a trailing `.jsonl` in NAME is ignored; NAME is one path component,
+/// [`check_session_name`], so it never leaves `dir`);
 /// a file named `NAME.jsonl` in a sub-directory; the file whose name after its first `_` is NAME
 /// (the session id of `<timestamp>_<uuid>.jsonl`, the user id of `<channel>_<userId>.jsonl`);
 /// the file whose header id is NAME; the file whose header id starts with NAME (8 characters at
@@ -522,6 +543,7 @@ fn resolve_among(
     name: &str,
     list: impl FnOnce() -> Listing,
 ) -> anyhow::Result<PathBuf> {
+    check_session_name(name)?;
     let stem = name.strip_suffix(".jsonl").unwrap_or(name);
     if stem.is_empty() {
         bail!(UsageError::new("--session needs a name"));

@@ -49,6 +49,11 @@ Errors (exit code 1):
                          array of blocks, or holds a null block (OpenClaw's list skips the file)
   non-string-name        a session_info entry whose name is not a string (OpenClaw's list
                          skips the file)
+  id-not-a-file-name     the header's session id could not be a file name (empty, `.`, `..`,
+                         absolute, holds `/`, `\\`, NUL or a control character, or is over 255
+                         bytes): tools that name transcripts after it (OpenClaw's <id>.jsonl,
+                         pi's <timestamp>_<id>.jsonl) would write elsewhere; this workspace never
+                         turns a header id into a path
 
 Warnings (reported, exit code unchanged):
   unsupported-version    a header version other than 1, 2 or 3 (e.g. 99), or one that is not a
@@ -422,6 +427,31 @@ fn version_problem(
     ))
 }
 
+/// A readable header whose session id could not be a file name
+/// ([`session_store::names::validate_name`]).
+fn header_id_problem(
+    report: &OpenReport,
+    sm: &SessionManager,
+    first: Option<(usize, usize)>,
+) -> Option<Problem> {
+    if report.empty || report.corrupt_header.is_some() {
+        return None;
+    }
+    let id = sm.get_session_id();
+    let err = session_store::validate_name(session_store::NameKind::SessionId, id).err()?;
+    Some(error(
+        "id-not-a-file-name",
+        first.map(|f| f.0),
+        first.map(|f| f.1),
+        format!(
+            "session id \"{}\" could not be a file name: it {}; a tool that names transcripts \
+             after their id would write outside the sessions directory",
+            text::safe(id),
+            err.rule
+        ),
+    ))
+}
+
 /// Compactions whose `firstKeptEntryId` names no entry.
 fn first_kept_problems(sm: &SessionManager, out: &mut Vec<Problem>) {
     for e in sm.get_entries() {
@@ -516,6 +546,7 @@ pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -
         ));
     }
     out.extend(version_problem(report, sm, first));
+    out.extend(header_id_problem(report, sm, first));
     for m in &report.malformed_lines {
         let detail = format!(
             "{} of the line (file offset {}){}",

@@ -57,9 +57,16 @@ pub(crate) struct ClearRequest {
     pub(crate) json: bool,
 }
 
+/// True when `--session NAME` is a session key (`agent:<ID>:<rest>`, any case, surrounding
+/// whitespace allowed) rather than a name: a key is never joined onto a path, its file name is
+/// the key's encoded name (`session_semantics::layout::file_name_for_key`).
+pub(crate) fn is_session_key(name: &str) -> bool {
+    name.trim().to_lowercase().starts_with("agent:")
+}
+
 /// The session `--session NAME` names.
 fn session_ref(agent: &str, dir: &std::path::Path, name: &str) -> anyhow::Result<SessionRef> {
-    if name.trim().to_lowercase().starts_with("agent:") {
+    if is_session_key(name) {
         return Ok(SessionRef::parse(agent, name)?);
     }
     // Only the files directly in the directory count: an archived copy in `archive/` (or a

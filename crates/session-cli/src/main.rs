@@ -95,7 +95,10 @@ its immediate sub-directories, in every subcommand. NAME is the file name withou
 part of the file name after its first '_' (the session id of <timestamp>_<uuid>.jsonl, the user
 id of <channel>_<userId>.jsonl), or the session id from the file's header (the ID column of
 `sessions list`), in full or a unique prefix of at least 8 characters. An unknown agent or
-session is an error listing close matches.
+session is an error listing close matches. NAME and ID are one path component each: a value
+that is empty, `.`, `..` or absolute, holds `/`, `\\`, NUL or a control character, or is longer
+than 255 bytes is a usage error (exit code 2) naming the value and the rule, e.g. `invalid
+session name \"../x\": contains '/'`, in every subcommand, before anything is read or written.
 
 Human output escapes control and bidirectional-text characters (as \\u{202e}); JSON output is
 exact.
@@ -593,7 +596,53 @@ fn install_backend(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses every `--agent ID` and `--session NAME` that is not a valid path component
+/// ([`address::check_agent_id`], [`address::check_session_name`]) before anything is read or
+/// written, in every subcommand (read and write alike). `clear --session` also takes a session
+/// key (`agent:<ID>:<rest>`), which is never a path: its file name is the key's encoded name.
+fn check_names(command: &Command) -> Result<(), address::UsageError> {
+    let selector = |s: &SessionSelector| -> Result<(), address::UsageError> {
+        if let Some(agent) = &s.locator.agent {
+            address::check_agent_id(agent)?;
+        }
+        if let Some(name) = &s.session {
+            address::check_session_name(name)?;
+        }
+        Ok(())
+    };
+    match command {
+        Command::List(a) => match &a.locator.agent {
+            Some(agent) => address::check_agent_id(agent),
+            None => Ok(()),
+        },
+        Command::Tree(TreeArgs { selector: s, .. })
+        | Command::Context(ContextArgs { selector: s, .. })
+        | Command::Show(ShowArgs { selector: s, .. })
+        | Command::Stats(StatsArgs { selector: s, .. })
+        | Command::Check(CheckArgs { selector: s, .. })
+        | Command::Export(ExportArgs { selector: s, .. })
+        | Command::Repair(RepairArgs { selector: s, .. }) => selector(s),
+        Command::Archive(a) => match &a.agent {
+            Some(agent) => address::check_agent_id(agent),
+            None => Ok(()),
+        },
+        Command::Clear(a) => {
+            address::check_agent_id(&a.agent)?;
+            match &a.session {
+                Some(name) if !clear::is_session_key(name) => address::check_session_name(name),
+                _ => Ok(()),
+            }
+        }
+        Command::Demo(_)
+        | Command::Unlock(_)
+        | Command::Keys(_)
+        | Command::Migrate(_)
+        | Command::Replay(_) => Ok(()),
+    }
+}
+
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    check_names(&cli.command)?;
     install_backend(&cli)?;
     let mut out = output::Output::new();
     let outcome = match cli.command {

@@ -33,12 +33,14 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use session_store::names::{self, NameRule, NameRules};
+
 use crate::key::{SessionKey, is_valid_agent_id, normalize_agent_id};
 
 /// The environment variable naming the state directory (the store root).
 pub const STATE_DIR_ENV: &str = "OPENCLAW_STATE_DIR";
 /// Longest file name accepted, in bytes (the usual `NAME_MAX`).
-pub const MAX_FILE_NAME_BYTES: usize = 255;
+pub const MAX_FILE_NAME_BYTES: usize = names::MAX_NAME_BYTES;
 /// The extension of session files.
 pub const SESSION_SUFFIX: &str = ".jsonl";
 /// The archive directory's name inside a sessions directory.
@@ -415,42 +417,39 @@ pub fn check_agent_id(agent_id: &str) -> Result<(), PathError> {
 
 /// Checks that `name` can only ever address a direct child of a directory: non-empty, at most
 /// 255 bytes, no `/`, `\`, `:`, NUL or control character, not starting with `.` (which also
-/// refuses `.` and `..`).
+/// refuses `.` and `..`). The rules are session-store's one name validator
+/// ([`session_store::names::broken_rule`] with [`NameRules::StoreFile`]: the path-component
+/// rules plus `:` and a leading `.`), reported as [`PathError`].
 ///
 /// # Errors
 /// [`PathError::EmptyName`], [`PathError::NameTooLong`], [`PathError::BadCharacter`],
 /// [`PathError::DotName`].
 pub fn validate_name(name: &str) -> Result<(), PathError> {
-    if name.is_empty() {
-        return Err(PathError::EmptyName);
-    }
-    if name.len() > MAX_FILE_NAME_BYTES {
-        return Err(PathError::NameTooLong {
-            len: name.len(),
+    let Some(rule) = names::broken_rule(name, NameRules::StoreFile) else {
+        return Ok(());
+    };
+    let bad = |what: &'static str| PathError::BadCharacter {
+        name: name.to_owned(),
+        what,
+    };
+    Err(match rule {
+        NameRule::Empty => PathError::EmptyName,
+        NameRule::TooLong { len } => PathError::NameTooLong {
+            len,
             max: MAX_FILE_NAME_BYTES,
             shown: name.chars().take(40).collect(),
-        });
-    }
-    for c in name.chars() {
-        let what = match c {
-            '/' => "'/'",
-            '\\' => "'\\'",
-            ':' => "':'",
-            '\0' => "NUL",
-            c if c.is_control() => "a control character",
-            _ => continue,
-        };
-        return Err(PathError::BadCharacter {
+        },
+        NameRule::Dot | NameRule::DotDot | NameRule::LeadingDot => PathError::DotName {
             name: name.to_owned(),
-            what,
-        });
-    }
-    if name.starts_with('.') {
-        return Err(PathError::DotName {
-            name: name.to_owned(),
-        });
-    }
-    Ok(())
+        },
+        NameRule::Absolute if name.starts_with('\\') => bad("'\\'"),
+        NameRule::Absolute | NameRule::Slash => bad("'/'"),
+        NameRule::Backslash => bad("'\\'"),
+        NameRule::Colon => bad("':'"),
+        NameRule::Nul => bad("NUL"),
+        // `NameRule` is non-exhaustive: any other rule is a character the layout refuses.
+        _ => bad("a control character"),
+    })
 }
 
 /// [`validate_name`] plus the `.jsonl` extension (with a non-empty stem).

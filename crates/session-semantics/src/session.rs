@@ -23,7 +23,7 @@
 use std::path::{Path, PathBuf};
 
 use session_format::json::JsValue;
-use session_store::manager::{OpenParams, Payload};
+use session_store::manager::{NewSessionOptions, OpenParams, Payload};
 use session_store::{AppendError, ForkError, OpenError, SessionManager};
 
 use crate::events::{
@@ -144,6 +144,10 @@ pub enum RetireSessionError {
     /// The fresh session (reset) could not be set up.
     #[error(transparent)]
     Store(#[from] OpenError),
+    /// The fresh session's id was refused as a file name (reset asks for a new generated id,
+    /// which is always a valid name; the variant keeps the store's typed error).
+    #[error(transparent)]
+    NewSession(#[from] session_store::InvalidName),
 }
 
 /// A session bound to a key (when it has one), an agent and an event bus.
@@ -537,7 +541,7 @@ impl SemanticSession {
                 },
             )?;
         } else {
-            self.manager.new_session(Default::default());
+            self.manager.new_session(NewSessionOptions::default())?;
         }
         self.emit(Lifecycle::Reset {
             cause,

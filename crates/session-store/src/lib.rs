@@ -42,6 +42,7 @@ pub mod io;
 pub mod list;
 pub mod lock;
 pub mod manager;
+pub mod names;
 pub mod paths;
 pub mod query;
 #[cfg(feature = "redis")]
@@ -63,6 +64,7 @@ pub use io::Durability;
 pub use list::SessionInfo;
 pub use lock::{LockError, LockOptions, SessionWriteLock, WriteLockGuard};
 pub use manager::{NewSessionOptions, OpenParams, Payload, SessionManager};
+pub use names::{InvalidName, NameKind, NameRule, validate_name};
 pub use query::{EntryError, EntryRef, SessionTree, TreeNode};
 pub use repair::{
     RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RepairSnapshot,

@@ -55,6 +55,7 @@ use crate::index::{Index, Map, Set};
 use crate::inspect::OpenReport;
 use crate::io::{self, Durability};
 use crate::lock::{LockError, LockOptions};
+use crate::names::{self, InvalidName, NameKind};
 use crate::paths;
 use crate::rows::{self, EntryMeta, MsgShape, Parent, Row, RowKind};
 use crate::snapshot::{self, SessionFileSnapshot, SnapshotSync, WriteOwner};
@@ -130,7 +131,9 @@ pub struct OpenParams {
 /// Options of [`SessionManager::new_session`].
 #[derive(Clone, Debug, Default)]
 pub struct NewSessionOptions {
-    /// The session id (default: a new UUIDv7).
+    /// The session id (default: a new UUIDv7). It becomes part of the file name, so
+    /// [`SessionManager::new_session`] refuses one that is not a valid path component
+    /// ([`crate::names::validate_name`]).
     pub id: Option<String>,
     /// The header's `parentSession`.
     pub parent_session: Option<String>,
@@ -352,14 +355,14 @@ impl SessionManager {
         ensure_dir(&*storage, &dir)?;
         let mut sm = Self::blank(cwd, dir, true);
         sm.storage = storage;
-        sm.new_session(NewSessionOptions::default());
+        sm.new_fresh_session();
         Ok(sm)
     }
 
     /// An in-memory session: never written, no file, `session_dir` empty.
     pub fn in_memory(cwd: &str) -> Self {
         let mut sm = Self::blank(cwd, PathBuf::new(), false);
-        sm.new_session(NewSessionOptions::default());
+        sm.new_fresh_session();
         sm
     }
 
@@ -661,7 +664,7 @@ impl SessionManager {
         self.conflict_backups.clear();
         self.adopted_lines = 0;
         let (Some(buf), Some(loaded)) = (buf, loaded) else {
-            self.new_session(NewSessionOptions::default());
+            self.new_fresh_session();
             self.session_file = Some(abs.clone());
             self.load_report = OpenReport {
                 path: abs,
@@ -691,7 +694,7 @@ impl SessionManager {
             None if loaded.blank => {
                 let disk = std::mem::replace(&mut self.disk, DiskImage::Absent);
                 let report = std::mem::take(&mut self.load_report);
-                self.new_session(NewSessionOptions::default());
+                self.new_fresh_session();
                 self.session_file = Some(abs.clone());
                 self.disk = disk;
                 self.load_report = report;
@@ -800,13 +803,54 @@ impl SessionManager {
     }
 
     /// Resets to a fresh session (header `version:3`, new id unless given, `leaf = null`,
-    /// `flushed = false`). A persisting manager gets a new file path in its session directory;
-    /// the old file is untouched. Returns that path (`None` in memory).
-    pub fn new_session(&mut self, options: NewSessionOptions) -> Option<PathBuf> {
-        self.recovered_corrupt_header = false;
-        self.session_id = options.id.unwrap_or_else(new_session_id);
+    /// `flushed = false`). A persisting manager gets a new file path
+    /// `<session dir>/<timestamp>_<id>.jsonl`; the old file is untouched. Returns that path
+    /// (`None` in memory).
+    ///
+    /// A caller-chosen [`NewSessionOptions::id`] must be a valid path component
+    /// ([`names::validate_name`]: not empty, `.`, `..` or absolute, no `/`, `\`, NUL or
+    /// control character, at most 255 bytes), and for a persisting manager the file name it
+    /// makes must fit in 255 bytes too; pi takes any id verbatim, so an id holding `/` breaks
+    /// its path (pi-format.md §1.1). A refused id changes nothing: the manager stays on the
+    /// session it had.
+    ///
+    /// # Errors
+    /// [`InvalidName`] with [`NameKind::SessionId`] naming the id and the rule it breaks, or
+    /// with [`NameKind::FileName`] naming the `<timestamp>_<id>.jsonl` name when that is over
+    /// 255 bytes.
+    pub fn new_session(
+        &mut self,
+        options: NewSessionOptions,
+    ) -> Result<Option<PathBuf>, InvalidName> {
         let ts = now_timestamp();
-        let header = self.header_value(&self.session_id, &ts, options.parent_session.as_deref());
+        let id = match options.id {
+            Some(id) => {
+                names::validate_name(NameKind::SessionId, &id)?;
+                if self.persist {
+                    names::validate_name(NameKind::FileName, &session_file_name(&ts, &id))?;
+                }
+                id
+            }
+            None => new_session_id(),
+        };
+        Ok(self.start_session(id, &ts, options.parent_session.as_deref()))
+    }
+
+    /// [`SessionManager::new_session`] with a fresh id (cannot fail).
+    fn new_fresh_session(&mut self) -> Option<PathBuf> {
+        self.start_session(new_session_id(), &now_timestamp(), None)
+    }
+
+    /// Resets to a fresh session with `id` (already checked) and header timestamp `ts`.
+    fn start_session(
+        &mut self,
+        id: String,
+        ts: &str,
+        parent_session: Option<&str>,
+    ) -> Option<PathBuf> {
+        self.recovered_corrupt_header = false;
+        self.session_id = id;
+        let header = self.header_value(&self.session_id, ts, parent_session);
         let mut row = Row::from_value(&header);
         row.kind = RowKind::Header;
         self.rows = vec![row].into();
@@ -825,7 +869,7 @@ impl SessionManager {
             self.session_file = Some(paths::normalize(
                 &self
                     .session_dir
-                    .join(session_file_name(&ts, &self.session_id)),
+                    .join(session_file_name(ts, &self.session_id)),
             ));
         }
         self.load_report = OpenReport {

@@ -333,9 +333,18 @@ impl Runner {
     }
 
     /// `path.resolve(D, file)`, as the node runner does (lexical: `./`, `..`, repeated and
-    /// trailing separators are normalised).
-    fn in_dir(&self, file: &str) -> PathBuf {
-        crate::paths::resolve_in(&self.dir, Path::new(file))
+    /// trailing separators are normalised); a `file` that leads out of D (`../x`, `/etc/x`) is
+    /// an op error, as op-script file names are relative to D (OPS.md, Environment).
+    fn in_dir(&self, file: &str) -> Result<PathBuf, String> {
+        let path = crate::paths::resolve_in(&self.dir, Path::new(file));
+        if path.starts_with(&self.dir) {
+            Ok(path)
+        } else {
+            Err(format!(
+                "file {file:?} leads out of the script directory (op-script file names are \
+                 relative to it)"
+            ))
+        }
     }
 
     fn need_sm(&mut self) -> Result<&mut SessionManager, String> {
@@ -390,7 +399,7 @@ impl Runner {
                 Ok(None)
             }
             Some("open") => {
-                let path = self.in_dir(&args.string("file")?);
+                let path = self.in_dir(&args.string("file")?)?;
                 self.sm = Some(self.open(&path)?);
                 Ok(None)
             }
@@ -412,7 +421,7 @@ impl Runner {
             }
             Some("forkFrom") => {
                 let source = match args.opt_string("file")? {
-                    Some(f) => self.in_dir(&f),
+                    Some(f) => self.in_dir(&f)?,
                     None => self.current_file()?,
                 };
                 self.sm = Some(
@@ -429,14 +438,16 @@ impl Runner {
             Some("newSession") => {
                 let parent_session = args.opt_string("parentSession")?;
                 let sm = self.need_sm()?;
-                let path = sm.new_session(NewSessionOptions {
-                    id: None,
-                    parent_session,
-                });
+                let path = sm
+                    .new_session(NewSessionOptions {
+                        id: None,
+                        parent_session,
+                    })
+                    .map_err(|e| e.to_string())?;
                 Ok(path.map(|p| p.to_string_lossy().into_owned()))
             }
             Some("writeFile") => {
-                let path = self.in_dir(&args.string("file")?);
+                let path = self.in_dir(&args.string("file")?)?;
                 let content = args.string("content")?;
                 self.storage
                     .replace(&path, content.as_bytes())
@@ -445,7 +456,7 @@ impl Runner {
             }
             Some("appendRaw") => {
                 let path = match args.opt_string("file")? {
-                    Some(f) => self.in_dir(&f),
+                    Some(f) => self.in_dir(&f)?,
                     None => self.current_file()?,
                 };
                 let content = args.string("content")?;

@@ -286,7 +286,8 @@ fn new_session_with_a_custom_id() {
     sm.new_session(NewSessionOptions {
         id: Some("my-custom-id".to_owned()),
         parent_session: None,
-    });
+    })
+    .unwrap();
     assert_eq!(sm.get_session_id(), "my-custom-id");
     assert_eq!(
         sm.get_header().unwrap().unwrap().get("id"),
@@ -298,7 +299,7 @@ fn new_session_with_a_custom_id() {
 #[test]
 fn new_session_generates_an_id() {
     let mut sm = mem();
-    sm.new_session(NewSessionOptions::default());
+    sm.new_session(NewSessionOptions::default()).unwrap();
     assert_eq!(sm.get_session_id().len(), 36);
     assert_eq!(&sm.get_session_id()[14..15], "7");
 }
@@ -310,7 +311,8 @@ fn new_session_with_a_parent_still_generates_an_id() {
     sm.new_session(NewSessionOptions {
         id: None,
         parent_session: Some("/x/parent.jsonl".to_owned()),
-    });
+    })
+    .unwrap();
     assert_eq!(sm.get_session_id().len(), 36);
     let h = sm.get_header().unwrap().unwrap();
     assert_eq!(

@@ -16,7 +16,10 @@
 //! exact bytes the file store holds after the same operations. A session exists when its `m`
 //! hash does (an empty session has `n` 0 and no `h`).
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+
+use super::RedisStoreError;
+use crate::names::{NameKind, validate_name};
 
 /// The keys of one session plus its directory index.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,17 +88,34 @@ pub(crate) fn index_key(prefix: &str, dir: &str) -> String {
     format!("{prefix}:{{{}}}:index", escape(dir))
 }
 
-/// The keys of the session at `path`, or `None` when the path has no UTF-8 parent and file
-/// name.
-pub fn session_keys(prefix: &str, path: &Path) -> Option<SessionKeys> {
-    let file = path.file_name()?.to_str()?;
+/// The keys of the session at `path` (lexical: the caller normalises it first, as
+/// [`super::RedisStorage::keys`] does). The file name must be a valid path component
+/// ([`crate::names::validate_name`]: not `.`, `..` or empty, no `\`, NUL or control character,
+/// at most 255 bytes) and the directory must not climb out of its namespace with a `..`
+/// component, so that no name can address keys of another directory or make a path that the
+/// file store would resolve elsewhere.
+///
+/// # Errors
+/// [`RedisStoreError::BadPath`] when the path has no UTF-8 directory and file name;
+/// [`RedisStoreError::InvalidName`] for a file name the validator refuses;
+/// [`RedisStoreError::EscapesNamespace`] for a directory holding a `..` component.
+pub fn session_keys(prefix: &str, path: &Path) -> Result<SessionKeys, RedisStoreError> {
+    let bad = || RedisStoreError::BadPath(path.to_path_buf());
+    let file = path.file_name().ok_or_else(bad)?.to_str().ok_or_else(bad)?;
+    validate_name(NameKind::FileName, file).map_err(|source| RedisStoreError::InvalidName {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let dir = dir_text(dir)?;
+    if dir.components().any(|c| matches!(c, Component::ParentDir)) {
+        return Err(RedisStoreError::EscapesNamespace(path.to_path_buf()));
+    }
+    let dir = dir_text(dir).ok_or_else(bad)?;
     let base = format!("{prefix}:{{{}}}:{}", escape(dir), escape(file));
-    Some(SessionKeys {
+    Ok(SessionKeys {
         meta: format!("{base}:m"),
         header: format!("{base}:h"),
         lines: format!("{base}:l"),
@@ -105,9 +125,12 @@ pub fn session_keys(prefix: &str, path: &Path) -> Option<SessionKeys> {
     })
 }
 
-/// The session path of `member` in directory `dir` (the inverse of [`session_keys`]).
-pub(crate) fn member_path(dir: &Path, member: &str) -> PathBuf {
-    dir.join(member)
+/// The session path of `member` in directory `dir` (the inverse of [`session_keys`]), or
+/// `None` when the member (read from the index, so written by any client of the server) is not
+/// a valid file name: such a member can name no session, and joining it could leave `dir`.
+pub(crate) fn member_path(dir: &Path, member: &str) -> Option<PathBuf> {
+    validate_name(NameKind::FileName, member).ok()?;
+    Some(dir.join(member))
 }
 
 #[cfg(test)]
@@ -128,7 +151,23 @@ mod tests {
         assert_eq!(odd.member, "{%}.jsonl");
         let rel = session_keys("p", Path::new("s.jsonl")).unwrap();
         assert_eq!(rel.meta, "p:{.}:s.jsonl:m");
-        assert!(session_keys("p", Path::new("/")).is_none());
+        assert!(matches!(
+            session_keys("p", Path::new("/")),
+            Err(RedisStoreError::BadPath(_))
+        ));
+        assert_eq!(
+            member_path(Path::new("/a/sessions"), "s1.jsonl"),
+            Some(PathBuf::from("/a/sessions/s1.jsonl"))
+        );
+        // Index members written by another client that are not valid file names name no
+        // session: they never become paths.
+        for hostile in ["../../etc/x.jsonl", "..", ".", "", "/etc/x", "a\\b", "a\0b"] {
+            assert_eq!(
+                member_path(Path::new("/a/sessions"), hostile),
+                None,
+                "{hostile:?}"
+            );
+        }
         for raw in ["/x}y", "%7B", "a%25{b}%", "plain", "%"] {
             assert_eq!(unescape(&escape(raw)), raw);
         }

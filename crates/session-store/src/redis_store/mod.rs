@@ -265,6 +265,19 @@ pub enum RedisStoreError {
     /// The path cannot be mapped to keys (no file name, or not UTF-8).
     #[error("{0} cannot name a redis session: it needs a UTF-8 directory and file name")]
     BadPath(PathBuf),
+    /// The path's file name is not a valid path component ([`crate::names::validate_name`]).
+    #[error("{} cannot name a redis session: {source}", .path.display())]
+    InvalidName {
+        /// The path.
+        path: PathBuf,
+        /// The name and the rule it breaks.
+        #[source]
+        source: crate::names::InvalidName,
+    },
+    /// The path's directory holds a `..` component (a relative path climbing above its
+    /// start), so its key path would leave the namespace it names.
+    #[error("{0} cannot name a redis session: its directory climbs out of its namespace with '..'")]
+    EscapesNamespace(PathBuf),
     /// A reply had an unexpected shape (another program wrote these keys?).
     #[error("unexpected redis reply for {path}: {detail}")]
     Reply {
@@ -303,7 +316,9 @@ impl RedisStoreError {
             RedisStoreError::NotFound(_) => K::NotFound,
             RedisStoreError::AlreadyExists { .. } => K::AlreadyExists,
             RedisStoreError::LockTimeout { .. } => K::TimedOut,
-            RedisStoreError::BadPath(_) => K::InvalidInput,
+            RedisStoreError::BadPath(_)
+            | RedisStoreError::InvalidName { .. }
+            | RedisStoreError::EscapesNamespace(_) => K::InvalidInput,
             RedisStoreError::Reply { .. } => K::InvalidData,
             RedisStoreError::Command { source, .. } | RedisStoreError::Connect { source, .. }
                 if source.is_timeout() =>
@@ -448,13 +463,13 @@ impl RedisStorage {
     }
 
     /// The keys of the session at `path` (lexically normalised first, so `a/./b` and `a/b` are
-    /// one session).
+    /// one session; see [`session_keys`]).
     ///
     /// # Errors
-    /// [`RedisStoreError::BadPath`].
+    /// [`RedisStoreError::BadPath`], [`RedisStoreError::InvalidName`],
+    /// [`RedisStoreError::EscapesNamespace`].
     pub fn keys(&self, path: &Path) -> Result<SessionKeys, RedisStoreError> {
         session_keys(&self.inner.prefix, &crate::paths::normalize(path))
-            .ok_or_else(|| RedisStoreError::BadPath(path.to_path_buf()))
     }
 
     /// The session's state, `None` when there is none.
@@ -890,7 +905,9 @@ impl RedisStorage {
         Ok((from, to))
     }
 
-    /// The sessions of directory `dir`, most recently active first (ties: by file name).
+    /// The sessions of directory `dir`, most recently active first (ties: by file name). An
+    /// index member that is not a valid file name ([`crate::names::validate_name`]) names no
+    /// session and is left out.
     ///
     /// # Errors
     /// [`RedisStoreError::BadPath`], [`RedisStoreError::Command`].
@@ -907,12 +924,16 @@ impl RedisStorage {
                 .arg("WITHSCORES")
                 .query(con)
         })?;
+        // A member that is not a valid file name (written by another client) names no
+        // session: it is not listed, so it never becomes a path.
         let mut out: Vec<RedisSessionEntry> = members
             .into_iter()
-            .map(|(m, score)| RedisSessionEntry {
-                path: keys::member_path(dir, &m),
-                #[allow(clippy::cast_possible_truncation)]
-                last_activity_ms: score as i64,
+            .filter_map(|(m, score)| {
+                Some(RedisSessionEntry {
+                    path: keys::member_path(dir, &m)?,
+                    #[allow(clippy::cast_possible_truncation)]
+                    last_activity_ms: score as i64,
+                })
             })
             .collect();
         out.sort_by(|a, b| {
@@ -924,7 +945,8 @@ impl RedisStorage {
     }
 
     /// Every directory with at least one session under this prefix (`SCAN` for the index
-    /// keys), sorted.
+    /// keys), sorted; a directory text that is not in lexical normal form (a `.` or `..`
+    /// component, which [`RedisStorage::keys`] never writes) is left out.
     ///
     /// # Errors
     /// [`RedisStoreError::Command`].
@@ -951,7 +973,12 @@ impl RedisStorage {
                     .and_then(|k| k.strip_suffix("}:index"))
                     .filter(|d| !d.contains('}'))
                 {
-                    dirs.push(PathBuf::from(keys::unescape(escaped)));
+                    // Only namespaces this store can address: their text is their lexical
+                    // normal form (no `.` or `..` component), as `keys` writes them.
+                    let dir = PathBuf::from(keys::unescape(escaped));
+                    if crate::paths::normalize(&dir) == dir {
+                        dirs.push(dir);
+                    }
                 }
             }
             cursor = next;
