@@ -245,12 +245,28 @@ pub fn fsync_dir_in(fs: &dyn Fs, dir: &Path) -> io::Result<()> {
     fs.sync_dir(dir)
 }
 
-fn temp_in(fs: &dyn Fs, dir: &Path, target: &Path) -> io::Result<tempfile::NamedTempFile> {
+/// The longest part of a target's name that a hidden temporary name repeats: `.<name>.` plus
+/// tempfile's 6 random characters plus the longest suffix (`.old.tmp`) stays within the 255
+/// bytes a file name may have, so a session whose own name is close to that limit can still be
+/// rewritten.
+const TEMP_NAME_PART_MAX: usize = 255 - 2 - 6 - ".old.tmp".len();
+
+/// `.<name>.`, the prefix of a hidden temporary name for `target`, with `<name>` cut (on a
+/// character boundary) to [`TEMP_NAME_PART_MAX`] bytes.
+fn temp_prefix(target: &Path) -> String {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "session".to_owned());
-    fs.create_temp(dir, &format!(".{name}."), ".tmp")
+    let mut end = name.len().min(TEMP_NAME_PART_MAX);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(".{}.", &name[..end])
+}
+
+fn temp_in(fs: &dyn Fs, dir: &Path, target: &Path) -> io::Result<tempfile::NamedTempFile> {
+    fs.create_temp(dir, &temp_prefix(target), ".tmp")
         .map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -292,12 +308,8 @@ fn write_hidden(fs: &dyn Fs, file: &mut File, bytes: &[u8]) -> io::Result<()> {
 /// when the link cannot be made (e.g. a file system without hard links): the rewrite then goes
 /// on without that safety net. Dropping the returned path removes the second name.
 fn link_aside(fs: &dyn Fs, dir: &Path, target: &Path) -> Option<tempfile::TempPath> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "session".to_owned());
     tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
+        .prefix(&temp_prefix(target))
         .suffix(".old.tmp")
         .make_in(dir, |aside| fs.hard_link(target, aside))
         .ok()

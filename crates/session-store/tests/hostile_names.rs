@@ -200,9 +200,8 @@ fn new_session_refuses_every_hostile_id_and_changes_nothing() {
 
 /// A persisting manager names its file `<timestamp>_<id>.jsonl` (24 + 1 + id + 6 bytes): the
 /// longest id whose file name fits in 255 bytes is 224 bytes. Longer ids are refused naming the
-/// file name; in memory any valid id up to 255 bytes is taken. (Writing a file needs room for
-/// the atomic writer's temporary sibling `.<name>.XXXXXX.tmp` too, so a 200-byte id is written
-/// here; a longer name fails at its first write with an I/O error naming the file.)
+/// file name; in memory any valid id up to 255 bytes is taken. A 255-byte file name is written
+/// like any other (the atomic writer's hidden temporary sibling cuts the name it repeats).
 #[test]
 fn new_session_ids_up_to_the_file_name_limit() {
     let mut mem = SessionManager::in_memory("/w");
@@ -229,6 +228,13 @@ fn new_session_ids_up_to_the_file_name_limit() {
     assert!(name.ends_with(&format!("_{id224}.jsonl")), "{name}");
     assert_eq!(path.parent(), Some(dir.as_path()));
     assert_eq!(sm.get_session_id(), id224);
+    sm.append_message(user("q", 1)).unwrap();
+    sm.append_message(assistant("a", 2)).unwrap();
+    let name224 = name;
+    assert_eq!(
+        std::fs::read(&path).unwrap().split(|&b| b == b'\n').count(),
+        4
+    );
 
     let id200 = "w".repeat(200);
     let path = sm
@@ -245,16 +251,19 @@ fn new_session_ids_up_to_the_file_name_limit() {
     );
     sm.append_message(user("q", 1)).unwrap();
     sm.append_message(assistant("a", 2)).unwrap();
-    assert_eq!(
-        tree(tmp.path()),
-        [
-            "outer/".to_owned(),
-            "outer/canary".to_owned(),
-            "outer/store/".to_owned(),
-            "outer/store/sessions/".to_owned(),
-            format!("outer/store/sessions/{name}"),
-        ]
-    );
+    let mut files = [
+        format!("outer/store/sessions/{name}"),
+        format!("outer/store/sessions/{name224}"),
+    ];
+    files.sort();
+    let mut expected = vec![
+        "outer/".to_owned(),
+        "outer/canary".to_owned(),
+        "outer/store/".to_owned(),
+        "outer/store/sessions/".to_owned(),
+    ];
+    expected.extend(files);
+    assert_eq!(tree(tmp.path()), expected);
 
     for (len, file_len) in [(225, 256), (255, 286)] {
         let id = "z".repeat(len);
