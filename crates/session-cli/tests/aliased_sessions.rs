@@ -287,6 +287,25 @@ fn clear_of_a_link_out_of_the_store_names_both_paths_and_touches_nothing() {
         .map(|a| a["file"].as_str().unwrap())
         .collect();
     assert_eq!(files, ["s.jsonl"]);
+    // The session id names one file, though two names reach it: not ambiguous.
+    let r = run_in_timeout(
+        &s.dir,
+        [
+            "clear",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "s1",
+            "--dry-run",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["actions"][0]["file"], "s.jsonl");
+    assert_eq!(v["actions"].as_array().unwrap().len(), 1);
     s.assert_untouched();
 }
 

@@ -211,6 +211,10 @@ impl FileIdentity {
     /// # Errors
     /// [`OutsideStore`].
     pub fn check_own_root(&self) -> Result<(), OutsideStore> {
+        // A name that is not a symlink is its real directory joined with itself: inside.
+        if !self.via_link {
+            return Ok(());
+        }
         match split(&self.given) {
             Ok((dir, _)) => self.check_within(dir),
             Err(_) => Ok(()),

@@ -93,14 +93,17 @@ impl SessionWriteLock {
         options: &LockOptions,
     ) -> Result<WriteLockGuard, LockError> {
         let file = session_file.as_ref();
-        let id = FileIdentity::resolve(file).map_err(|e| LockError::io(file, e))?;
-        id.check_own_root().map_err(LockError::OutsideStore)?;
-        let provisional = SessionWriteLock::of_identity(&id);
+        let resolve = || -> Result<SessionWriteLock, LockError> {
+            let id = FileIdentity::resolve(file).map_err(|e| LockError::io(file, e))?;
+            id.check_own_root().map_err(LockError::OutsideStore)?;
+            Ok(SessionWriteLock::of_identity(&id))
+        };
+        let provisional = resolve()?;
         if let Some(dir) = provisional.session_file.parent() {
             crate::io::ensure_dir(dir).map_err(|e| LockError::io(dir, e))?;
         }
         // Resolve again now that the directory exists.
-        SessionWriteLock::for_file(file)?.lock(options)
+        resolve()?.lock(options)
     }
 
     /// The canonical session file.
