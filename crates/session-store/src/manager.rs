@@ -29,7 +29,15 @@
 //!   the file's cross-process session write lock, and a plain append first adopts what another
 //!   writer appended while it waited;
 //! - on the file store, every full rewrite, and every append that is not verified, drops the
-//!   file from the incremental repair cache ([`crate::repair::invalidate_repair_cache`]).
+//!   file from the incremental repair cache ([`crate::repair::invalidate_repair_cache`]);
+//! - the store root of a manager on the file store is its session file's directory
+//!   ([`crate::identity`]): a session file whose name is a symlink may be read wherever it
+//!   leads, but every write through it (append, full rewrite, backup, the write lock) is
+//!   refused with an `OutsideStore` error ([`AppendError::OutsideStore`],
+//!   [`RemoveError::OutsideStore`], [`BranchError::OutsideStore`], [`OpenError::OutsideStore`])
+//!   naming the link, its target and the root when the target lies outside that directory;
+//!   every name of one file (a symlink to it inside the directory, a symlinked directory) takes
+//!   the same lock and shares its warm cache entry.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
