@@ -482,9 +482,10 @@ fn relative(dir: &Path, p: &Path) -> String {
 fn one_of(dir: &Path, name: &str, hits: Vec<PathBuf>, how: &str) -> anyhow::Result<PathBuf> {
     // Names of one file (the file and symlinks to it) are one session: its own name is taken.
     let hits = if hits.len() > 1 && backend::redis().is_none() {
-        let groups = session_store::identity::alias_groups(&hits, dir);
-        let primaries: Vec<usize> = groups.iter().map(|g| g.primary).collect();
-        primaries.into_iter().map(|i| hits[i].clone()).collect()
+        session_store::identity::alias_groups(&hits, dir)
+            .iter()
+            .map(|g| hits[g.primary].clone())
+            .collect()
     } else {
         hits
     };

@@ -319,7 +319,7 @@ fn a_repair_through_a_file_symlink_backs_up_and_rewrites_the_target() {
     let out = session_store::repair_session_file_if_needed(&s.sessions.join("L.jsonl"), None);
     assert!(out.repaired, "{out:?}");
     assert_eq!(out.dropped_lines, 1);
-    let backup = out.backup_path.clone().unwrap();
+    let backup = out.backup_path.unwrap();
     assert_eq!(backup.parent(), Some(s.sessions.as_path()));
     assert!(
         backup

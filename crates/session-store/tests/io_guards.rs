@@ -86,7 +86,7 @@ fn writes_refuse_fifos_and_devices() {
         Some(&session_store::OutsideStore {
             link: dir.path().join("null.jsonl"),
             target: std::path::PathBuf::from("/dev/null"),
-            root: real.clone(),
+            root: real,
         })
     );
     assert!(
