@@ -500,6 +500,15 @@ fn relative(dir: &Path, p: &Path) -> String {
 }
 
 fn one_of(dir: &Path, name: &str, hits: Vec<PathBuf>, how: &str) -> anyhow::Result<PathBuf> {
+    // Names of one file (the file and symlinks to it) are one session: its own name is taken.
+    let hits = if hits.len() > 1 && backend::redis().is_none() {
+        session_store::identity::alias_groups(&hits, dir)
+            .iter()
+            .map(|g| hits[g.primary].clone())
+            .collect()
+    } else {
+        hits
+    };
     match hits.len() {
         1 => Ok(hits.into_iter().next().unwrap_or_default()),
         _ => {

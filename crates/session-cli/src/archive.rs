@@ -40,7 +40,9 @@ and the command fails saying so.
 Never touched (listed under `left alone` with the reason): a file that is locked (its
 write lock <name>.jsonl.lock is in use: its holder runs, or it is a malformed lock written less
 than 30 s ago; a lock left by a dead process does not count, `sessions unlock --stale` removes
-it), a symlink, anything that is not a
+it), a symlink (one to another session of the directory is that session, handled once under
+its own name; one to a file outside the sessions directory is reported with both paths and
+never followed), anything that is not a
 regular file, a file that is not a session (no session header) or whose rows are malformed, a
 file without any activity time, a name that could address another directory, a file that
 resolves outside the sessions directory. Locked files count towards the live size. Before each

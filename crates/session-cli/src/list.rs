@@ -38,12 +38,18 @@ MESSAGE (the session name, else the first user message in quotes), MSGS (message
 branches), MODIFIED (UTC): the time of the newest user or assistant message (OpenClaw's
 SessionInfo.modified: the message's own timestamp, else its entry's), else the header's
 timestamp, else the file's modification time; it is not the file's mtime, which changes with
-any append. SIZE, PATH. Control and bidirectional-text characters are escaped. Files that cannot
+any append. SIZE, PATH. A file reached through several names (its own name and symlinks to it
+in the listed directory) is listed once, under its own name, followed by `(aliases: …)` naming
+the others (JSON `aliases`, a list of paths); a session reached through a symlink that leads
+out of the listed directory is marked `-> TARGET (outside the listed directory)` (JSON
+`outsideTarget`, else null): writes through such a link are refused. Control and
+bidirectional-text characters are escaped. Files that cannot
 be read or are not sessions are listed on stderr after the table (`warning: skipped …`).
 
 JSON output (--json):
   {\"sessions\": [{\"id\", \"name\", \"firstMessage\", \"messageCount\", \"created\", \"modified\",
-                 \"mtime\", \"size\", \"path\", \"agent\", \"cwd\", \"parentSession\"}],
+                 \"mtime\", \"size\", \"path\", \"agent\", \"cwd\", \"parentSession\", \"aliases\",
+                 \"outsideTarget\"}],
    \"skipped\": [{\"path\", \"reason\"}]}
 `created`, `modified` (as in the table) and `mtime` (the file's modification time) are ISO
 timestamps (null when unknown); `name`, `agent` and `parentSession` may be null; `size` is in
@@ -54,11 +60,12 @@ namespaces and keys; see `sessions --help`); the output is the same, except that
 modification time is replaced by the session's last change in Redis (`mtime`, and the MODIFIED
 fallback).";
 
-/// A file to look at, with the agent it belongs to.
+/// A file to look at, with the agent it belongs to and the directory whose listing found it.
 #[derive(Debug, Clone)]
 struct Candidate {
     path: PathBuf,
     agent: Option<String>,
+    root: PathBuf,
 }
 
 /// A listed session.
@@ -90,8 +97,43 @@ fn scan_dir(dir: &Path, agent: Option<&str>, skipped: &mut Vec<Skipped>) -> Vec<
         .map(|path| Candidate {
             path,
             agent: agent.map(str::to_owned),
+            root: dir.to_path_buf(),
         })
         .collect()
+}
+
+/// Merges the listed names of one file into one row, per listed directory
+/// ([`session_store::identity::alias_groups`]): the row keeps the file's own name (else its
+/// first link), [`SessionInfo::aliases`] the others; a row reached through a link out of its
+/// listed directory gets [`SessionInfo::outside_target`].
+fn merge_aliases(listed: Vec<(Listed, PathBuf)>) -> Vec<Listed> {
+    let mut by_root: Vec<(PathBuf, Vec<Listed>)> = Vec::new();
+    for (l, root) in listed {
+        match by_root.iter_mut().find(|(r, _)| *r == root) {
+            Some((_, v)) => v.push(l),
+            None => by_root.push((root, vec![l])),
+        }
+    }
+    let mut out = Vec::new();
+    for (root, rows) in by_root {
+        let paths: Vec<&Path> = rows.iter().map(|l| l.info.path.as_path()).collect();
+        let groups = session_store::identity::alias_groups(&paths, &root);
+        let mut slots: Vec<Option<Listed>> = rows.into_iter().map(Some).collect();
+        for g in groups {
+            let Some(mut l) = slots[g.primary].take() else {
+                continue;
+            };
+            l.info.aliases = g
+                .aliases
+                .iter()
+                .filter_map(|&i| slots[i].take().map(|a| a.info.path))
+                .collect();
+            l.info.aliases.sort();
+            l.info.outside_target = g.outside_target;
+            out.push(l);
+        }
+    }
+    out
 }
 
 fn ms_since_epoch(t: SystemTime) -> f64 {
@@ -324,13 +366,18 @@ pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, 
         Some(r) => scan_redis(r, &cands),
         None => scan_all(&cands),
     };
-    let mut listed = Vec::with_capacity(cands.len());
-    for s in scans {
+    let mut found = Vec::with_capacity(cands.len());
+    for (s, c) in scans.into_iter().zip(&cands) {
         match s {
-            Scan::Listed(l) => listed.push(*l),
+            Scan::Listed(l) => found.push((*l, c.root.clone())),
             Scan::Skipped(s) => skipped.push(s),
         }
     }
+    let mut listed = if backend::redis().is_some() {
+        found.into_iter().map(|(l, _)| l).collect()
+    } else {
+        merge_aliases(found)
+    };
     listed.sort_by(|a, b| {
         b.info
             .modified
@@ -370,7 +417,7 @@ pub(crate) fn table(listed: &[Listed], show_agent: bool, width: usize) -> Vec<St
             msgs: text::thousands(l.info.message_count),
             modified: text::utc_minutes(l.info.modified),
             size: text::human_bytes(l.size),
-            path: text::path(&l.info.path),
+            path: path_cell(&l.info),
         })
         .collect();
     let w = |f: &dyn Fn(&Row) -> &str, head: &str| {
@@ -434,6 +481,23 @@ pub(crate) fn table(listed: &[Listed], show_agent: bool, width: usize) -> Vec<St
     out
 }
 
+/// The PATH cell: the path, then ` -> <target> (outside the listed directory)` for a session
+/// reached through a link out of it, then ` (aliases: <path>, …)` for its other names.
+fn path_cell(info: &SessionInfo) -> String {
+    let mut cell = text::path(&info.path);
+    if let Some(t) = &info.outside_target {
+        cell.push_str(&format!(
+            " -> {} (outside the listed directory)",
+            text::path(t)
+        ));
+    }
+    if !info.aliases.is_empty() {
+        let names: Vec<String> = info.aliases.iter().map(|a| text::path(a)).collect();
+        cell.push_str(&format!(" (aliases: {})", names.join(", ")));
+    }
+    cell
+}
+
 fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
     let opt = |v: Option<String>| v.map_or(JsValue::Null, JsValue::from);
     let sessions = listed
@@ -453,6 +517,19 @@ fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
             o.insert("agent", opt(l.agent.clone()));
             o.insert("cwd", JsValue::from(i.cwd.as_str()));
             o.insert("parentSession", opt(i.parent_session_path.clone()));
+            o.insert(
+                "aliases",
+                JsValue::Array(
+                    i.aliases
+                        .iter()
+                        .map(|a| JsValue::from(a.display().to_string()))
+                        .collect(),
+                ),
+            );
+            o.insert(
+                "outsideTarget",
+                opt(i.outside_target.as_ref().map(|t| t.display().to_string())),
+            );
             JsValue::Object(o)
         })
         .collect();

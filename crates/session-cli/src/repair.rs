@@ -24,7 +24,9 @@ bytes. A file that needs nothing is not written.
 
 The repair runs under the session write lock: the OpenClaw-compatible lock file
 <real directory>/<name>.jsonl.lock is created for the duration and removed afterwards, so it
-never races an OpenClaw writer. A lock held by a running process is waited for, up to
+never races an OpenClaw writer. FILE may be a symlink to a session in the same directory (or
+below it): the file it leads to is repaired, locked and backed up; a symlink to a file outside
+that directory is refused (exit 2, naming the link and its target) and nothing is written. A lock held by a running process is waited for, up to
 --lock-timeout (default 60 s, or $OPENCLAW_SESSION_WRITE_LOCK_ACQUIRE_TIMEOUT_MS), then the
 command fails naming the lock file and its holder. A lock whose holder is gone is reclaimed.
 
@@ -70,6 +72,12 @@ pub(crate) struct RepairRequest {
 /// The file cannot be resolved, the lock cannot be taken (timeout, live stale holder, I/O), or
 /// stdout fails.
 pub(crate) fn run(req: &RepairRequest, out: &mut Output) -> anyhow::Result<Outcome> {
+    // The store root is the directory holding the name (the agent's sessions directory for
+    // --agent/--session): a symlink to a file outside it is refused before anything is read
+    // for a rewrite, locked or backed up, in a dry run too.
+    let id = session_store::FileIdentity::resolve(&req.path)
+        .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", text::path(&req.path)))?;
+    id.check_own_root()?;
     // The lock lives next to the real file, where OpenClaw (which knows the store path) looks.
     let real = std::fs::canonicalize(&req.path)
         .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", text::path(&req.path)))?;

@@ -38,6 +38,11 @@ fn safe_reason(r: &SkipReason) -> SkipReason {
         },
         SkipReason::Unreadable { error } => SkipReason::Unreadable { error: safe(error) },
         SkipReason::UnsafeName { error } => SkipReason::UnsafeName { error: safe(error) },
+        SkipReason::Alias { of } => SkipReason::Alias { of: safe(of) },
+        SkipReason::LinkOutsideStore { link, target } => SkipReason::LinkOutsideStore {
+            link: safe(link),
+            target: safe(target),
+        },
         other => other.clone(),
     }
 }

@@ -848,7 +848,7 @@ fn archive_dry_run_prints_the_plan_then_the_real_run_moves_the_files() {
 archive plan for agent main in [root]/agents/main/sessions (now 2026-07-01T00:00:00.000Z; max age 30d, max size off)
   would archive old.jsonl -> archive/old.jsonl  (248 B, last activity 2026-01-02T00:00:00.000Z, 180d 0h old)
   would archive telegram=direct=bob.jsonl -> archive/telegram=direct=bob.jsonl  (248 B, last activity 2026-05-22T00:00:00.000Z, 40d 0h old)
-  left alone link.jsonl: a symlink (never followed)
+  left alone link.jsonl: [root]/agents/main/sessions/link.jsonl is a symlink to [root]/elsewhere/linked.jsonl, outside the sessions directory (never followed)
   left alone locked.jsonl: locked (locked.jsonl.lock exists)
   left alone notes.jsonl: not a session (no session header)
   live size 995 B -> 499 B; 2 to archive, 3 left alone
@@ -1322,7 +1322,12 @@ fn clear_all_purge_deletes_the_sessions_and_leaves_the_rest() {
                 deleted("telegram=direct=bob.jsonl", "[bob]", "sess-bob"),
             ],
             "skipped": [
-                {"file": "link.jsonl", "reason": "symlink"},
+                {
+                    "file": "link.jsonl",
+                    "reason": "link-outside-store",
+                    "link": format!("{sessions}/link.jsonl"),
+                    "target": canonical(&root.join("elsewhere/linked.jsonl")),
+                },
                 {"file": "locked.jsonl", "reason": "locked", "lockFile": "locked.jsonl.lock"},
                 {"file": "notes.jsonl", "reason": "not-a-session"},
             ],

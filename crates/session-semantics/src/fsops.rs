@@ -3,7 +3,8 @@
 //! archive directory, and the lock-file check.
 //!
 //! The lock check looks at `realpath(dir)/<name>.lock` (OpenClaw's write-lock file,
-//! openclaw-jsonl.md §1.10, §3.5) and judges it with `session_store::lock`'s rules
+//! openclaw-jsonl.md §1.10, §3.5; for a name that is a symlink, the lock of the file it leads
+//! to, [`session_store::identity::FileIdentity`]) and judges it with `session_store::lock`'s rules
 //! ([`session_store::lock::inspect_session_lock`]): a lock whose holder is alive (including a
 //! live holder that has held it longer than the stale age, which writers do not reclaim either),
 //! a lock this process holds, and a fresh malformed lock mean "in use"; a lock a writer would
@@ -15,27 +16,33 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use session_store::OutsideStore;
 use session_store::lock::{
     LockError, LockOptions, NonRegularLock, SessionWriteLock, WriteLockGuard, inspect_session_lock,
 };
 
 use crate::layout::LOCK_SUFFIX;
 
-/// `realpath(dir)/<name>.lock` for a session file.
+/// `realpath(dir)/<name>.lock` for a session file (its [`SessionWriteLock`]: a name that is a
+/// symlink has the lock of the file it leads to).
 ///
 /// # Errors
 /// When the directory cannot be resolved or the path has no file name.
 pub fn lock_file_of(path: &Path) -> io::Result<PathBuf> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+    if path.file_name().is_none() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "path has no file name",
+        ));
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut lock = name.to_os_string();
-    lock.push(LOCK_SUFFIX);
-    Ok(std::fs::canonicalize(dir)?.join(lock))
+    std::fs::canonicalize(dir)?;
+    SessionWriteLock::for_file(path)
+        .map(|l| l.lock_path().to_path_buf())
+        .map_err(|e| io::Error::other(e.to_string()))
 }
 
 /// The lock file of `path` when it holds the session in use (see the module docs), judged with
@@ -94,25 +101,40 @@ pub fn lock_status_with(path: &Path, stale: Duration) -> Option<LockBusy> {
     }
 }
 
-/// Takes the session write lock of `path` for moving or deleting it: `Err(lock path)` when the
-/// session is in use ([`lock_holding`], or another writer holds the lock: one attempt, no
-/// waiting); otherwise the guard, held until the move or delete is done, so a writer that
+/// Why [`lock_for_retire`] did not take the lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RetireRefusal {
+    /// The session is in use: its lock file (lexical `<path>.lock` when unresolved).
+    Locked(PathBuf),
+    /// The name is a symlink to a file outside its directory: no lock was taken (its lock file
+    /// would land outside the store), and the file must not be moved or deleted through it.
+    OutsideStore(OutsideStore),
+}
+
+/// Takes the session write lock of `path` for moving or deleting it:
+/// [`RetireRefusal::Locked`] when the session is in use ([`lock_holding`], or another writer
+/// holds the lock: one attempt, no waiting), [`RetireRefusal::OutsideStore`] for a symlink out
+/// of its directory; otherwise the guard, held until the move or delete is done, so a writer that
 /// respects the lock cannot start appending between the check and the move (that race is what
 /// a plain [`lock_holding`] check leaves open). A stale lock (dead or recycled holder, old
 /// malformed payload) is reclaimed on the way, as any writer would. `Ok(None)` when the lock
 /// file cannot be created at all (e.g. a read-only directory, where the move fails by itself).
 ///
 /// # Errors
-/// The lock file (or, unresolved, `<path>.lock`) when the session is in use.
-pub fn lock_for_retire(path: &Path) -> Result<Option<WriteLockGuard>, PathBuf> {
+/// [`RetireRefusal`].
+pub fn lock_for_retire(path: &Path) -> Result<Option<WriteLockGuard>, RetireRefusal> {
+    if let Ok(id) = session_store::FileIdentity::resolve(path) {
+        id.check_own_root().map_err(RetireRefusal::OutsideStore)?;
+    }
     if let Some(lock) = lock_holding(path) {
-        return Err(lock);
+        return Err(RetireRefusal::Locked(lock));
     }
     let options = LockOptions::from_env().with_timeout(Some(Duration::ZERO));
     match SessionWriteLock::acquire(path, &options) {
         Ok(guard) => Ok(Some(guard)),
         Err(LockError::Io { .. }) => Ok(None),
-        Err(e) => Err(e.lock_path().to_path_buf()),
+        Err(LockError::OutsideStore(o)) => Err(RetireRefusal::OutsideStore(o)),
+        Err(e) => Err(RetireRefusal::Locked(e.lock_path().to_path_buf())),
     }
 }
 

@@ -9,6 +9,13 @@
 //!   performs the plan, re-checking each file first.
 //! - [`clear`] archives (or, when asked, deletes) one session or every session of an agent.
 //!
+//! Files are keyed by their identity ([`session_store::identity::FileIdentity`]): a symlink
+//! to another session of the directory is that session, handled once under the target's name
+//! ([`SkipReason::Alias`]; a single session named through such a link is cleared as its
+//! target), and a symlink to a file outside the sessions directory (the store root of these
+//! commands) is never followed ([`SkipReason::LinkOutsideStore`], naming the link and its
+//! target, which stays untouched).
+//!
 //! A file is never touched when it is locked (its `<file>.lock` is held by a live writer, see
 //! [`crate::fsops`]), is not a session (its first line is not a session header), cannot be
 //! read, is a symlink or not a regular file, has a name that could address another directory,
@@ -56,8 +63,26 @@ impl From<&RetentionConfig> for RetentionPolicy {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "reason", rename_all = "kebab-case")]
 pub enum SkipReason {
-    /// The name is a symlink (never followed).
+    /// The name is a symlink (never followed): a dangling one, or one to a file that is not a
+    /// session of this directory (e.g. one in `archive/`).
     Symlink,
+    /// The name is a symlink to another session file of this directory: the session is
+    /// handled under that name, once ([`session_store::identity::FileIdentity`]); the link
+    /// itself is never moved or deleted.
+    #[serde(rename_all = "camelCase")]
+    Alias {
+        /// The file name it leads to.
+        of: String,
+    },
+    /// The name is a symlink to a file outside the sessions directory: never followed, the
+    /// target is neither moved nor deleted (names both, lossy for non-UTF-8 paths).
+    #[serde(rename_all = "camelCase")]
+    LinkOutsideStore {
+        /// The link.
+        link: String,
+        /// The file it leads to.
+        target: String,
+    },
     /// A directory, FIFO, socket or device.
     NotRegularFile,
     /// OpenClaw's lock file exists.
@@ -106,6 +131,11 @@ impl fmt::Display for SkipReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SkipReason::Symlink => f.write_str("a symlink (never followed)"),
+            SkipReason::Alias { of } => write!(f, "a symlink to {of} (handled under that name)"),
+            SkipReason::LinkOutsideStore { link, target } => write!(
+                f,
+                "{link} is a symlink to {target}, outside the sessions directory (never followed)"
+            ),
             SkipReason::NotRegularFile => f.write_str("not a regular file"),
             SkipReason::Locked { lock_file } => write!(f, "locked ({lock_file} exists)"),
             SkipReason::LockNotAFile { lock_path, found } => write!(
@@ -334,7 +364,7 @@ fn inspect(agent_id: &str, dir: &Path, name: &str) -> Scan {
         }
     };
     if meta.file_type().is_symlink() {
-        return skip(SkipReason::Symlink);
+        return skip(link_reason(dir, &path));
     }
     if !meta.is_file() {
         return skip(SkipReason::NotRegularFile);
@@ -391,6 +421,36 @@ fn inspect(agent_id: &str, dir: &Path, name: &str) -> Scan {
         modified_ms: info.modified as i64,
         stamp,
     })
+}
+
+/// Why a symlink in the sessions directory `dir` (canonical) is left alone: it leads out of
+/// the directory ([`SkipReason::LinkOutsideStore`]), to another session name of it
+/// ([`SkipReason::Alias`]: one identity, handled under the target's name), or elsewhere
+/// (dangling, a sub-directory: [`SkipReason::Symlink`]).
+fn link_reason(dir: &Path, path: &Path) -> SkipReason {
+    let Ok(id) = session_store::FileIdentity::resolve(path) else {
+        return SkipReason::Symlink;
+    };
+    if let Err(o) = id.check_within(dir) {
+        return SkipReason::LinkOutsideStore {
+            link: o.link.to_string_lossy().into_owned(),
+            target: o.target.to_string_lossy().into_owned(),
+        };
+    }
+    let target = id.canonical();
+    match target.file_name().and_then(|n| n.to_str()) {
+        Some(name)
+            if id.exists()
+                && target.parent() == Some(dir)
+                && name.ends_with(SESSION_SUFFIX)
+                && std::fs::symlink_metadata(target).is_ok_and(|m| m.is_file()) =>
+        {
+            SkipReason::Alias {
+                of: name.to_owned(),
+            }
+        }
+        _ => SkipReason::Symlink,
+    }
 }
 
 /// Every `*.jsonl` entry of the sessions directory, checked, sorted by name.
@@ -602,10 +662,16 @@ fn lock_and_recheck(
         Ok(m) if m.file_type().is_symlink() => return Err(SkipReason::Symlink),
         _ => {}
     }
-    let guard = fsops::lock_for_retire(path).map_err(|lock| SkipReason::Locked {
-        lock_file: lock
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+    let guard = fsops::lock_for_retire(path).map_err(|refusal| match refusal {
+        fsops::RetireRefusal::Locked(lock) => SkipReason::Locked {
+            lock_file: lock
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        },
+        fsops::RetireRefusal::OutsideStore(o) => SkipReason::LinkOutsideStore {
+            link: o.link.to_string_lossy().into_owned(),
+            target: o.target.to_string_lossy().into_owned(),
+        },
     })?;
     recheck(path, stamp)?;
     Ok(guard)
@@ -1018,7 +1084,18 @@ pub fn clear(
                     dir,
                 });
             }
-            vec![inspect(&agent_id, &dir, name)]
+            // A name that is a symlink to another session of the directory is that session
+            // (one identity): it is cleared under its own name.
+            match inspect(&agent_id, &dir, name) {
+                Scan::Skip(
+                    Skipped {
+                        reason: SkipReason::Alias { of },
+                        ..
+                    },
+                    _,
+                ) => vec![inspect(&agent_id, &dir, &of)],
+                scan => vec![scan],
+            }
         }
         None => scan_dir(&agent_id, &dir)?,
     };

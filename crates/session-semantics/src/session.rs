@@ -123,6 +123,10 @@ pub enum RetireSessionError {
         /// The lock file.
         lock: PathBuf,
     },
+    /// The session file's name is a symlink to a file outside its directory: it is neither
+    /// locked, moved nor deleted through the link (names the link and its target).
+    #[error(transparent)]
+    OutsideStore(session_store::OutsideStore),
     /// The archive directory is unusable or the move failed.
     #[error("cannot move {from} into the archive")]
     Move {
@@ -476,9 +480,10 @@ impl SemanticSession {
     /// [`RetireSessionError::Locked`] when the session is in use.
     fn check_unlocked(&self) -> Result<Option<session_store::WriteLockGuard>, RetireSessionError> {
         match self.manager.get_session_file() {
-            Some(file) => {
-                fsops::lock_for_retire(file).map_err(|lock| RetireSessionError::Locked { lock })
-            }
+            Some(file) => fsops::lock_for_retire(file).map_err(|refusal| match refusal {
+                fsops::RetireRefusal::Locked(lock) => RetireSessionError::Locked { lock },
+                fsops::RetireRefusal::OutsideStore(o) => RetireSessionError::OutsideStore(o),
+            }),
             None => Ok(None),
         }
     }

@@ -1,7 +1,8 @@
 //! The process-wide warm cache of parsed session files (openclaw-jsonl.md §3.1–§3.3), and the
 //! stat-read-stat loads that feed it.
 //!
-//! Each entry holds, per canonical path (symlinks resolved), the file's
+//! Each entry holds, per canonical file ([`crate::identity::FileIdentity`]: every name of one
+//! file, through a symlinked directory or a symlink to it, shares the entry), the file's
 //! [`SessionFileSnapshot`], its bytes and the parsed rows and navigation index, all shared
 //! (`Arc`) with the managers opened from it. A manager never changes what it shares: its first
 //! change copies the rows or the index (copy-on-write), so the cache and every other manager

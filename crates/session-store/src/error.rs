@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use session_format::json::{JsonError, SerdeError};
 
+use crate::identity::OutsideStore;
 use crate::lock::LockError;
 
 /// Where a row came from: the file, its 1-based line number and the byte offset of its first
@@ -109,6 +110,11 @@ pub enum OpenError {
         #[source]
         source: LockError,
     },
+    /// The session file's name is a symlink to a file outside its store root (the directory
+    /// holding the name, [`crate::identity`]): nothing was locked or written and the target is
+    /// untouched. Names the link, its target and the root.
+    #[error(transparent)]
+    OutsideStore(OutsideStore),
     /// The file changed between the `stat`s before and after every one of the load's attempts
     /// (another writer kept rewriting it). The reference's text.
     #[error("session file changed repeatedly while loading: {}", path.display())]
@@ -176,6 +182,11 @@ pub enum AppendError {
         #[source]
         source: LockError,
     },
+    /// The session file's name is a symlink to a file outside its store root (the directory
+    /// holding the name, [`crate::identity`]): nothing was locked or written and the target is
+    /// untouched. Names the link, its target and the root.
+    #[error(transparent)]
+    OutsideStore(OutsideStore),
     /// The path now holds another file than the one this manager read or last wrote (another
     /// device or inode: replaced by a rename, or deleted and created again), or it was replaced
     /// during the write. Nothing was written to the file now at the path; appending there would
@@ -219,6 +230,77 @@ impl AppendError {
             _ => None,
         }
     }
+
+    /// [`AppendError::Write`], or [`AppendError::OutsideStore`] when `source` is that refusal.
+    pub(crate) fn write(path: PathBuf, source: io::Error) -> Self {
+        match OutsideStore::find(&source) {
+            Some(o) => AppendError::OutsideStore(o.clone()),
+            None => AppendError::Write { path, source },
+        }
+    }
+
+    /// [`AppendError::Lock`], or [`AppendError::OutsideStore`] when the lock refused a link
+    /// out of the store.
+    pub(crate) fn lock(path: PathBuf, source: LockError) -> Self {
+        match source {
+            LockError::OutsideStore(o) => AppendError::OutsideStore(o),
+            source => AppendError::Lock { path, source },
+        }
+    }
+}
+
+impl OpenError {
+    /// [`OpenError::Write`], or [`OpenError::OutsideStore`] when `source` is that refusal.
+    pub(crate) fn write(path: PathBuf, source: io::Error) -> Self {
+        match OutsideStore::find(&source) {
+            Some(o) => OpenError::OutsideStore(o.clone()),
+            None => OpenError::Write { path, source },
+        }
+    }
+
+    /// [`OpenError::Lock`], or [`OpenError::OutsideStore`] for a link out of the store.
+    pub(crate) fn lock(path: PathBuf, source: LockError) -> Self {
+        match source {
+            LockError::OutsideStore(o) => OpenError::OutsideStore(o),
+            source => OpenError::Lock { path, source },
+        }
+    }
+}
+
+impl BranchError {
+    /// [`BranchError::Write`], or [`BranchError::OutsideStore`] when `source` is that refusal.
+    pub(crate) fn write(path: PathBuf, source: io::Error) -> Self {
+        match OutsideStore::find(&source) {
+            Some(o) => BranchError::OutsideStore(o.clone()),
+            None => BranchError::Write { path, source },
+        }
+    }
+
+    /// [`BranchError::Lock`], or [`BranchError::OutsideStore`] for a link out of the store.
+    pub(crate) fn lock(path: PathBuf, source: LockError) -> Self {
+        match source {
+            LockError::OutsideStore(o) => BranchError::OutsideStore(o),
+            source => BranchError::Lock { path, source },
+        }
+    }
+}
+
+impl RemoveError {
+    /// [`RemoveError::Write`], or [`RemoveError::OutsideStore`] when `source` is that refusal.
+    pub(crate) fn write(path: PathBuf, source: io::Error) -> Self {
+        match OutsideStore::find(&source) {
+            Some(o) => RemoveError::OutsideStore(o.clone()),
+            None => RemoveError::Write { path, source },
+        }
+    }
+
+    /// [`RemoveError::Lock`], or [`RemoveError::OutsideStore`] for a link out of the store.
+    pub(crate) fn lock(path: PathBuf, source: LockError) -> Self {
+        match source {
+            LockError::OutsideStore(o) => RemoveError::OutsideStore(o),
+            source => RemoveError::Lock { path, source },
+        }
+    }
 }
 
 /// Why `branch`, `branch_with_summary` or `create_branched_session` failed.
@@ -258,6 +340,11 @@ pub enum BranchError {
         #[source]
         source: LockError,
     },
+    /// The session file's name is a symlink to a file outside its store root (the directory
+    /// holding the name, [`crate::identity`]): nothing was locked or written and the target is
+    /// untouched. Names the link, its target and the root.
+    #[error(transparent)]
+    OutsideStore(OutsideStore),
     /// The summary payload could not be serialised.
     #[error("cannot serialise payload")]
     Serialize {
@@ -277,6 +364,7 @@ impl From<AppendError> for BranchError {
             AppendError::ReadOnly { path } => BranchError::ReadOnly { path },
             AppendError::Write { path, source } => BranchError::Write { path, source },
             AppendError::Lock { path, source } => BranchError::Lock { path, source },
+            AppendError::OutsideStore(o) => BranchError::OutsideStore(o),
             AppendError::Serialize { source } => BranchError::Serialize { source },
             AppendError::FileReplaced { path } => BranchError::Write {
                 source: io::Error::other(AppendError::FileReplaced { path: path.clone() }),
@@ -369,6 +457,11 @@ pub enum RemoveError {
         #[source]
         source: LockError,
     },
+    /// The session file's name is a symlink to a file outside its store root (the directory
+    /// holding the name, [`crate::identity`]): nothing was locked or written and the target is
+    /// untouched. Names the link, its target and the root.
+    #[error(transparent)]
+    OutsideStore(OutsideStore),
 }
 
 /// Why `build_session_context` failed: a `message` row on the branch has no usable `message`

@@ -17,6 +17,12 @@
 //!   prepended, in the same call, when the file's last byte is not `\n`);
 //! - a new file is created only when nothing exists at its path (0600);
 //! - a backup is a byte-exact copy with the source's permission bits (0600 when those are 0);
+//! - no write follows a symlink out of its store root: a name that is a symlink (or a chain of
+//!   them) to a file outside the directory holding the name is refused before anything is
+//!   opened for writing, with an [`io::Error`] of kind [`io::ErrorKind::PermissionDenied`]
+//!   carrying a [`crate::identity::OutsideStore`] that names the link, its target and the root
+//!   ([`crate::identity::OutsideStore::find`]); a link to a file in the same directory or
+//!   below it is followed ([`crate::identity::check_write_path`]);
 //! - a failed write leaves nothing visible behind: a short write is completed with further
 //!   calls, and when a write or sync fails the bytes of an append are taken back (the file is
 //!   truncated to its length before the append, when those bytes are still its tail), and a
@@ -319,7 +325,8 @@ fn link_aside(fs: &dyn Fs, dir: &Path, target: &Path) -> Option<tempfile::TempPa
 /// Replaces `path` with `contents` atomically: temp file in the same directory, write, owner
 /// and group and mode bits (`& 0o7777`) of the file being replaced, `sync_all`, rename over
 /// `path`, fsync the directory. A new file gets [`NEW_FILE_MODE`]. A symlink is followed to its
-/// target. The rename gives the path a new inode: hard links to the old file keep the old bytes.
+/// target when that lies inside the symlink's own directory (or below it); a symlink to a file
+/// elsewhere is refused ([`crate::identity::OutsideStore`]). The rename gives the path a new inode: hard links to the old file keep the old bytes.
 ///
 /// Until the directory `fsync` has succeeded the replaced file keeps a second name (a hard link
 /// next to it, removed afterwards); when that `fsync` fails, the replaced file is renamed back
@@ -327,7 +334,9 @@ fn link_aside(fs: &dyn Fs, dir: &Path, target: &Path) -> Option<tempfile::TempPa
 /// as it was.
 ///
 /// # Errors
-/// [`io::ErrorKind::PermissionDenied`] naming the file when the process may not write it; an
+/// [`io::ErrorKind::PermissionDenied`] carrying [`crate::identity::OutsideStore`] for a
+/// symlink out of its directory; [`io::ErrorKind::PermissionDenied`] naming the file when the
+/// process may not write it; an
 /// error naming the directory when no temporary file can be created there; any other I/O
 /// failure. The original file is untouched in every case (on a file system without hard links,
 /// except after a failed directory `fsync`, which then leaves the new bytes in place).
@@ -340,6 +349,7 @@ pub fn atomic_rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
 /// # Errors
 /// As [`atomic_rewrite`].
 pub fn atomic_rewrite_in(fs: &dyn Fs, path: &Path, contents: &[u8]) -> io::Result<()> {
+    crate::identity::check_write_path(path)?;
     let target = write_target(path);
     let dir = dir_of(&target);
     let existing = match fs::metadata(&target) {
@@ -513,6 +523,7 @@ pub fn backup_copy_in(
     backup: &Path,
     original: &[u8],
 ) -> io::Result<()> {
+    crate::identity::check_write_path(source)?;
     let meta = match fs::metadata(source) {
         Ok(m) => Some(m),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -564,7 +575,8 @@ fn last_byte(file: &File, len: u64) -> io::Result<Option<u8>> {
 /// is missing. When the file is non-empty and its last byte is not `\n`, a `\n` separator is
 /// written first in the same call, so a torn last line is never glued to the new one
 /// (openclaw-jsonl.md §1.1). A failed write or sync takes the bytes back ([`append_to_existing`]);
-/// a file this call created is then removed again.
+/// a file this call created is then removed again. A symlink out of its own directory is
+/// refused ([`crate::identity::OutsideStore`]).
 ///
 /// # Errors
 /// Any I/O failure.
@@ -582,6 +594,7 @@ pub fn append_line_in(
     line: &[u8],
     durability: Durability,
 ) -> io::Result<AppendOutcome> {
+    crate::identity::check_write_path(path)?;
     let existed = match fs::metadata(path) {
         Ok(meta) => {
             refuse_non_regular(&meta)?;
@@ -754,7 +767,8 @@ pub struct KnownFile<'a> {
 /// A short write is completed with further `write` calls. When a write or the sync fails, the
 /// bytes already written are taken back (the file is truncated to where they began, when they
 /// are still its last bytes), so the failed append leaves neither part of a line nor the whole
-/// line behind.
+/// line behind. A symlink out of its own directory is refused before anything is opened
+/// ([`AppendToExistingError::Io`] carrying [`crate::identity::OutsideStore`]).
 ///
 /// # Errors
 /// [`AppendToExistingError::Deleted`] or [`AppendToExistingError::Replaced`] (nothing written);
@@ -780,6 +794,7 @@ pub fn append_to_existing_in(
     durability: Durability,
     expected: Option<KnownFile<'_>>,
 ) -> Result<VerifiedAppend, AppendToExistingError> {
+    crate::identity::check_write_path(path)?;
     let mut file = match fs.open_append(path, false) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -876,6 +891,7 @@ pub fn append_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// # Errors
 /// As [`append_raw`].
 pub fn append_raw_in(fs: &dyn Fs, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    crate::identity::check_write_path(path)?;
     let mut file = fs.open_append(path, true)?;
     write_all_in(fs, &mut file, bytes).map_err(|(e, _)| e)
 }
@@ -892,6 +908,7 @@ pub fn append_raw_in(fs: &dyn Fs, path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// FIFO, device, socket or directory; the `stat` failure ([`io::ErrorKind::NotFound`] for a
 /// missing file).
 pub fn check_replaceable(path: &Path) -> io::Result<()> {
+    crate::identity::check_write_path(path)?;
     let target = write_target(path);
     refuse_non_regular(&fs::metadata(&target)?)?;
     check_writable(&target)?;
@@ -1081,6 +1098,7 @@ pub fn remove_file_in(fs: &dyn Fs, path: &Path) -> io::Result<()> {
 /// [`io::ErrorKind::NotFound`]; [`io::ErrorKind::InvalidInput`] for anything but a regular
 /// file; [`io::ErrorKind::PermissionDenied`] when the caller does not own the file.
 pub fn set_modified(path: &Path, time: std::time::SystemTime) -> io::Result<()> {
+    crate::identity::check_write_path(path)?;
     open_regular(path)?.set_modified(time)
 }
 

@@ -36,6 +36,7 @@ mod deep;
 mod disk;
 pub mod error;
 mod id;
+pub mod identity;
 mod index;
 pub mod inspect;
 pub mod io;
@@ -59,6 +60,7 @@ pub use error::{
     AppendError, BranchError, ContextError, ForkError, ListError, NameError, OpenError, ReadError,
     RemoveError, RowLocation,
 };
+pub use identity::{FileIdentity, OutsideStore};
 pub use inspect::{OpenReport, ReadOnlyOpen};
 pub use io::Durability;
 pub use list::SessionInfo;

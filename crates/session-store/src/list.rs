@@ -70,6 +70,17 @@ pub struct SessionInfo {
     pub first_message: String,
     /// Every non-empty user and assistant text, joined by spaces.
     pub all_messages_text: String,
+    /// The other names of this file in the listing: symlinks in the listed directory (or,
+    /// for [`list_all`], in any listed directory) that lead to it, sorted. A file reached
+    /// through several names is listed once, under its own name when that is listed (else
+    /// under its first link), with the rest here ([`crate::identity::alias_groups`]; not a
+    /// field of the reference, which lists every name). Empty for a file with one name.
+    pub aliases: Vec<PathBuf>,
+    /// The file this row's `path` leads to, when `path` is a symlink whose target lies
+    /// outside the listed directory (for [`list_all`]: outside the sessions root): such a
+    /// session is read through the link, and writes through it are refused
+    /// ([`crate::identity::OutsideStore`]). `None` otherwise.
+    pub outside_target: Option<PathBuf>,
 }
 
 /// True when the first line (4 KiB chunks, 64 KiB cap, a leading BOM tolerated) parses as
@@ -92,9 +103,15 @@ pub(crate) fn is_header_line(line: &[u8]) -> bool {
 }
 
 pub(crate) fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>, ListError> {
+    jsonl_entries(dir).map(|(files, _)| files)
+}
+
+/// [`jsonl_files`], and for each whether its directory entry is a symlink (the entry's type,
+/// no extra system call where the file system reports it).
+fn jsonl_entries(dir: &Path) -> Result<(Vec<PathBuf>, Vec<bool>), ListError> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
         Err(source) => {
             return Err(ListError::ReadDir {
                 path: dir.to_path_buf(),
@@ -102,10 +119,13 @@ pub(crate) fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>, ListError> {
             });
         }
     };
-    let mut names: Vec<std::ffi::OsString> = rd
+    let mut names: Vec<(std::ffi::OsString, bool)> = rd
         .filter_map(Result::ok)
-        .map(|e| e.file_name())
-        .filter(|n| n.to_string_lossy().ends_with(".jsonl"))
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .map(|e| {
+            let link = e.file_type().is_ok_and(|t| t.is_symlink());
+            (e.file_name(), link)
+        })
         .collect();
     // The paths share their directory, so sorting the names sorts the paths (names are
     // distinct: an unstable sort is enough).
@@ -116,8 +136,48 @@ pub(crate) fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>, ListError> {
     let here = base == Path::new(".");
     Ok(names
         .into_iter()
-        .map(|n| if here { PathBuf::from(n) } else { base.join(n) })
-        .collect())
+        .map(|(n, link)| (if here { PathBuf::from(n) } else { base.join(n) }, link))
+        .unzip())
+}
+
+/// The rows of `infos` (read from `files`, whose entries `links` says are symlinks) with the
+/// names of one file merged into one row ([`SessionInfo::aliases`]) and the rows reached
+/// through a link out of `root` flagged ([`SessionInfo::outside_target`]). Nothing changes
+/// (and nothing is resolved) when no listed name is a symlink.
+fn merge_aliases(
+    infos: Vec<SessionInfo>,
+    files: &[PathBuf],
+    links: &[bool],
+    root: &Path,
+) -> Vec<SessionInfo> {
+    if !links.contains(&true) {
+        return infos;
+    }
+    let link_of: std::collections::HashMap<&Path, bool> = files
+        .iter()
+        .map(PathBuf::as_path)
+        .zip(links.iter().copied())
+        .collect();
+    let paths: Vec<&Path> = infos.iter().map(|i| i.path.as_path()).collect();
+    let groups = crate::identity::alias_groups_with(&paths, root, |i| {
+        link_of.get(paths[i]).copied().unwrap_or(false)
+    });
+    let mut slots: Vec<Option<SessionInfo>> = infos.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(groups.len());
+    for g in groups {
+        let Some(mut info) = slots[g.primary].take() else {
+            continue;
+        };
+        info.aliases = g
+            .aliases
+            .iter()
+            .filter_map(|&i| slots[i].take().map(|a| a.path))
+            .collect();
+        info.aliases.sort();
+        info.outside_target = g.outside_target;
+        out.push(info);
+    }
+    out
 }
 
 /// node's `stats.mtime.getTime()`: `Math.round(mtimeMs)`.
@@ -513,6 +573,8 @@ fn info_with_mtime(
             t.first_message
         },
         all_messages_text,
+        aliases: Vec::new(),
+        outside_target: None,
     })
 }
 
@@ -614,19 +676,23 @@ pub(crate) fn sort_by_modified(v: &mut Vec<SessionInfo>) {
 
 /// The sessions of one directory (`*.jsonl` directly in it), newest `modified` first
 /// (`SessionManager.list`; OpenClaw 2026.6.11 does not filter by cwd). A missing directory
-/// gives an empty list.
+/// gives an empty list. A file reached through several names (its own and symlinks to it) is
+/// one row ([`SessionInfo::aliases`]); a row reached through a symlink out of `dir` is flagged
+/// ([`SessionInfo::outside_target`]; docs/DEVIATIONS.md D29).
 ///
 /// # Errors
 /// [`ListError::ReadDir`] when the directory exists but cannot be read.
 pub fn list(dir: &Path) -> Result<Vec<SessionInfo>, ListError> {
-    let mut out = infos(&jsonl_files(dir)?);
+    let (files, links) = jsonl_entries(dir)?;
+    let mut out = merge_aliases(infos(&files), &files, &links, dir);
     sort_by_modified(&mut out);
     Ok(out)
 }
 
 /// The sessions of every immediate subdirectory of `sessions_root` (default root:
 /// [`crate::paths::sessions_dir`]), newest first (`SessionManager.listAll`). Loose files in the
-/// root and symlinked directories are ignored.
+/// root and symlinked directories are ignored. Names of one file are merged as in [`list`]
+/// (across directories too); a row is flagged when its link leads out of `sessions_root`.
 ///
 /// # Errors
 /// [`ListError::ReadDir`] when the root exists but cannot be read.
@@ -642,11 +708,14 @@ pub fn list_all(sessions_root: &Path) -> Result<Vec<SessionInfo>, ListError> {
         }
     };
     let dirs = sorted_sub_dirs(rd);
-    let files: Vec<PathBuf> = dirs
+    let (files, links): (Vec<PathBuf>, Vec<bool>) = dirs
         .iter()
-        .flat_map(|d| jsonl_files(d).unwrap_or_default())
-        .collect();
-    let mut out = infos(&files);
+        .flat_map(|d| {
+            let (f, l) = jsonl_entries(d).unwrap_or_default();
+            f.into_iter().zip(l)
+        })
+        .unzip();
+    let mut out = merge_aliases(infos(&files), &files, &links, sessions_root);
     sort_by_modified(&mut out);
     Ok(out)
 }

@@ -5,7 +5,11 @@
 //! # Protocol (shared with OpenClaw)
 //!
 //! - The lock of session file `F` is the file `realpath(dirname F)/<basename F>.lock`, so paths
-//!   through symlinked directories share one lock. Whoever creates it holds the lock; releasing
+//!   through symlinked directories share one lock. A file name that is itself a symlink is
+//!   followed first ([`crate::identity::FileIdentity`]): `L.jsonl -> s.jsonl` takes the lock
+//!   of `s.jsonl`, `<real dir>/s.jsonl.lock` (OpenClaw 2026.6.11 would lock `L.jsonl.lock`;
+//!   docs/DEVIATIONS.md D29), and a link to a file outside its own directory is refused
+//!   ([`LockError::OutsideStore`]). Whoever creates it holds the lock; releasing
 //!   deletes it. It is an `O_EXCL`-style file protocol, not `flock`: it works the same on NFS
 //!   and is visible to node processes.
 //! - Its content is the reference's pretty-printed JSON, byte for byte:
@@ -488,6 +492,11 @@ pub enum LockError {
         /// The lock path.
         lock_path: PathBuf,
     },
+    /// The session file's name leads through a symlink to a file outside its store root (see
+    /// [`crate::identity`]): no lock file was created (it would land outside the store), and
+    /// the write that wanted the lock must not happen. Names the link and its target.
+    #[error("session write lock refused: {0}")]
+    OutsideStore(crate::identity::OutsideStore),
     /// Creating, reading or removing the lock file (or its directory) failed.
     #[error("session write lock {}: {source}", .path.display())]
     Io {
@@ -510,16 +519,20 @@ impl LockError {
         match self {
             LockError::Timeout { .. } => Some(Self::TIMEOUT_CODE),
             LockError::Stale { .. } => Some(Self::STALE_CODE),
-            LockError::NotALockFile { .. } | LockError::Io { .. } => None,
+            LockError::NotALockFile { .. } | LockError::OutsideStore(_) | LockError::Io { .. } => {
+                None
+            }
         }
     }
 
-    /// The lock file concerned.
+    /// The lock file concerned (for [`LockError::OutsideStore`]: the link's target, whose
+    /// lock it would have been).
     pub fn lock_path(&self) -> &Path {
         match self {
             LockError::Timeout { lock_path, .. }
             | LockError::Stale { lock_path, .. }
             | LockError::NotALockFile { lock_path, .. } => lock_path,
+            LockError::OutsideStore(o) => &o.target,
             LockError::Io { path, .. } => path,
         }
     }

@@ -29,7 +29,15 @@
 //!   the file's cross-process session write lock, and a plain append first adopts what another
 //!   writer appended while it waited;
 //! - on the file store, every full rewrite, and every append that is not verified, drops the
-//!   file from the incremental repair cache ([`crate::repair::invalidate_repair_cache`]).
+//!   file from the incremental repair cache ([`crate::repair::invalidate_repair_cache`]);
+//! - the store root of a manager on the file store is its session file's directory
+//!   ([`crate::identity`]): a session file whose name is a symlink may be read wherever it
+//!   leads, but every write through it (append, full rewrite, backup, the write lock) is
+//!   refused with an `OutsideStore` error ([`AppendError::OutsideStore`],
+//!   [`RemoveError::OutsideStore`], [`BranchError::OutsideStore`], [`OpenError::OutsideStore`])
+//!   naming the link, its target and the root when the target lies outside that directory;
+//!   every name of one file (a symlink to it inside the directory, a symlinked directory) takes
+//!   the same lock and shares its warm cache entry.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -255,29 +263,29 @@ pub(crate) enum FullWriteError {
 impl FullWriteError {
     fn into_open(self, path: PathBuf) -> OpenError {
         match self {
-            FullWriteError::Io(source) => OpenError::Write { path, source },
-            FullWriteError::Lock(source) => OpenError::Lock { path, source },
+            FullWriteError::Io(source) => OpenError::write(path, source),
+            FullWriteError::Lock(source) => OpenError::lock(path, source),
         }
     }
 
     fn into_append(self, path: PathBuf) -> AppendError {
         match self {
-            FullWriteError::Io(source) => AppendError::Write { path, source },
-            FullWriteError::Lock(source) => AppendError::Lock { path, source },
+            FullWriteError::Io(source) => AppendError::write(path, source),
+            FullWriteError::Lock(source) => AppendError::lock(path, source),
         }
     }
 
     fn into_branch(self, path: PathBuf) -> BranchError {
         match self {
-            FullWriteError::Io(source) => BranchError::Write { path, source },
-            FullWriteError::Lock(source) => BranchError::Lock { path, source },
+            FullWriteError::Io(source) => BranchError::write(path, source),
+            FullWriteError::Lock(source) => BranchError::lock(path, source),
         }
     }
 
     fn into_remove(self, path: PathBuf) -> RemoveError {
         match self {
-            FullWriteError::Io(source) => RemoveError::Write { path, source },
-            FullWriteError::Lock(source) => RemoveError::Lock { path, source },
+            FullWriteError::Io(source) => RemoveError::write(path, source),
+            FullWriteError::Lock(source) => RemoveError::lock(path, source),
         }
     }
 }
@@ -988,10 +996,7 @@ impl SessionManager {
         }
         self.storage
             .sync(path, durability)
-            .map_err(|source| AppendError::Write {
-                path: path.clone(),
-                source,
-            })
+            .map_err(|source| AppendError::write(path.clone(), source))
     }
 
     /// Lines of the file the envelope scan has read for this manager since it was created:
@@ -1104,10 +1109,7 @@ impl SessionManager {
         let mut sm = storage::with_write_lock(&*lock_in, &abs, &options, || {
             Self::open_in(storage, &abs, params)
         })
-        .map_err(|source| OpenError::Lock {
-            path: abs.clone(),
-            source,
-        })??;
+        .map_err(|source| OpenError::lock(abs.clone(), source))??;
         sm.write_lock = Some(options);
         Ok(sm)
     }
@@ -1206,10 +1208,7 @@ impl SessionManager {
                     }
                     sm.plain_append(&path, row)
                 })
-                .map_err(|source| AppendError::Lock {
-                    path: path.clone(),
-                    source,
-                })??;
+                .map_err(|source| AppendError::lock(path.clone(), source))??;
             }
             // The first assistant of a held session: one full write of everything.
             Some(path) if written => {
@@ -1417,10 +1416,9 @@ impl SessionManager {
                 | io::AppendToExistingError::ReplacedDuringWrite => AppendError::FileReplaced {
                     path: path.to_path_buf(),
                 },
-                io::AppendToExistingError::Io(source) => AppendError::Write {
-                    path: path.to_path_buf(),
-                    source,
-                },
+                io::AppendToExistingError::Io(source) => {
+                    AppendError::write(path.to_path_buf(), source)
+                }
             })
     }
 

@@ -25,13 +25,17 @@
 //!   [`crate::io::check_replaceable`]) fails with `repair failed: …` before any backup is
 //!   written, and a rewrite that fails anyway removes its backup again when the file still holds
 //!   the original bytes, so failed attempts leave nothing behind either;
+//! - every name of one file (a path through a symlinked directory, a symlink to the file) is
+//!   repaired as its canonical file ([`crate::identity::FileIdentity`]): one cache entry, the
+//!   backup next to the real file; a symlink to a file outside its own directory is refused
+//!   ([`RepairSkip::OutsideStore`]), nothing read for a rewrite, backed up or written;
 //! - nothing is written for a missing, unreadable, empty or header-less file. A legacy
 //!   `sqlite:<agent>:<session>:<store>` marker is no special case: like the reference, the
 //!   repair resolves it as a relative path (normally: `missing session file`).
 //!
 //! Incremental mode: a process-wide cache of at most [`MAX_CACHED_SESSION_REPAIRS`] files
-//! remembers, for each file last seen clean, its [`RepairSnapshot`], the ids its tool results
-//! answer (at most [`MAX_CACHED_REPAIR_TOOL_RESULT_IDS`] ids and
+//! remembers, for each file last seen clean (keyed by its canonical file), its
+//! [`RepairSnapshot`], the ids its tool results answer (at most [`MAX_CACHED_REPAIR_TOOL_RESULT_IDS`] ids and
 //! [`MAX_CACHED_REPAIR_TOOL_RESULT_ID_BYTES`] bytes, else nothing is cached) and whether it ended
 //! in `\n`. A file whose stat equals the cached snapshot is clean without being read. A file that
 //! grew on the same device and inode from a cached prefix ending in `\n`, when the caller passes a
@@ -196,6 +200,11 @@ pub enum RepairSkip {
         /// The I/O error's text.
         message: String,
     },
+    /// The path is a symlink to a file outside its store root (the directory holding the
+    /// name, [`crate::identity`]): nothing was read for a rewrite, backed up or written, the
+    /// target is untouched (also in a dry run). Not a reference reason (docs/DEVIATIONS.md
+    /// D29): `repair refused: <link> links to <target>, outside the store root <root>; …`.
+    OutsideStore(crate::identity::OutsideStore),
 }
 
 impl fmt::Display for RepairSkip {
@@ -208,6 +217,7 @@ impl fmt::Display for RepairSkip {
             RepairSkip::EmptySessionFile => f.write_str("empty session file"),
             RepairSkip::InvalidSessionHeader => f.write_str("invalid session header"),
             RepairSkip::RepairFailed { message } => write!(f, "repair failed: {message}"),
+            RepairSkip::OutsideStore(o) => write!(f, "repair refused: {o}"),
         }
     }
 }
@@ -413,17 +423,29 @@ fn remember(file: &Path, state: CachedRepair) {
 }
 
 /// Drops what the incremental cache remembers about `session_file` (trimmed of JavaScript
-/// whitespace and resolved like `path.resolve`; a blank path does nothing). Call it after any
-/// rewrite of the file or any append that was not verified.
+/// whitespace, resolved like `path.resolve`, then to its canonical file; a blank path does
+/// nothing). Call it after any rewrite of the file or any append that was not verified.
 pub fn invalidate_repair_cache(session_file: &Path) {
     if let Some(input) = trimmed_input(session_file) {
-        forget(&paths::resolve(&input));
+        forget(&cache_key(&paths::resolve(&input)));
     }
 }
 
-/// True when the incremental cache holds `session_file` (resolved like `path.resolve`).
+/// True when the incremental cache holds `session_file` (resolved as
+/// [`invalidate_repair_cache`] resolves it: every name of one file has one entry).
 pub fn is_repair_cached(session_file: &Path) -> bool {
-    trimmed_input(session_file).is_some_and(|input| cached(&paths::resolve(&input)).is_some())
+    trimmed_input(session_file)
+        .is_some_and(|input| cached(&cache_key(&paths::resolve(&input))).is_some())
+}
+
+/// The incremental cache key of an absolute path: its canonical file
+/// ([`crate::identity::FileIdentity`]), the path itself when it cannot be resolved (a symlink
+/// loop, which the read then reports).
+fn cache_key(abs: &Path) -> PathBuf {
+    crate::identity::FileIdentity::resolve(abs).map_or_else(
+        |_| abs.to_path_buf(),
+        crate::identity::FileIdentity::into_canonical,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,7 +470,27 @@ pub fn repair_session_file_with(
     let Some(input) = trimmed_input(session_file) else {
         return RepairOutcome::skipped(RepairSkip::MissingSessionFile, 0);
     };
-    let file = paths::resolve(&input);
+    // Every name of one file is repaired, cached and backed up as the canonical file; a
+    // symlink that leads out of its directory is refused before anything is read.
+    let file = match crate::identity::FileIdentity::resolve(&paths::resolve(&input)) {
+        Ok(id) => {
+            if let Err(o) = id.check_own_root() {
+                let mut outcome = RepairOutcome::skipped(RepairSkip::OutsideStore(o), 0);
+                outcome.warn(format!(
+                    "session file repair skipped: {} ({})",
+                    outcome
+                        .reason
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default(),
+                    basename(&paths::resolve(&input))
+                ));
+                return outcome;
+            }
+            id.into_canonical()
+        }
+        Err(_) => paths::resolve(&input),
+    };
     let before = RepairSnapshot::of(&file).ok();
     match before {
         Some(current) => {

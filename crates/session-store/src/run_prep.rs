@@ -64,10 +64,7 @@ impl SessionManager {
         if self.read_only {
             return Err(AppendError::ReadOnly { path });
         }
-        let write_err = |source| AppendError::Write {
-            path: path.clone(),
-            source,
-        };
+        let write_err = |source| AppendError::write(path.clone(), source);
         if self.session_file.is_none() {
             return Err(write_err(std::io::Error::new(
                 std::io::ErrorKind::NotFound,

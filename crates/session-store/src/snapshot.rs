@@ -147,10 +147,14 @@ pub trait WriteOwner: fmt::Debug + Send + Sync {
     }
 }
 
-/// The canonical form of a path used as the warm cache key (symlinks resolved), `None` when it
-/// cannot be resolved (e.g. the file does not exist).
+/// The warm cache key of a path: its canonical file ([`crate::identity::FileIdentity`]: the
+/// directory resolved with `realpath`, a symlinked name followed), `None` when nothing exists
+/// there.
 pub(crate) fn canonical(path: &Path) -> Option<PathBuf> {
-    fs::canonicalize(path).ok()
+    crate::identity::FileIdentity::resolve(path)
+        .ok()
+        .filter(crate::identity::FileIdentity::exists)
+        .map(crate::identity::FileIdentity::into_canonical)
 }
 
 /// Test seams: a hook run after the read of every load of one path — between the read and the

@@ -489,8 +489,10 @@ fn copy_ranges(all: &[u8], ranges: &mut [(u64, &mut [u8])]) -> io::Result<()> {
 // The file store
 
 /// The JSONL file store: each session is a file, every write goes through [`crate::io`]
-/// (atomic rewrites, single-`write` `O_APPEND` appends, 0600 files), snapshots are `stat`s,
-/// and the write lock is OpenClaw's lock file ([`crate::lock`]). The default storage of every
+/// (atomic rewrites, single-`write` `O_APPEND` appends, 0600 files, no write through a symlink
+/// out of the file's own directory: [`crate::identity::OutsideStore`]), snapshots are `stat`s,
+/// and the write lock is OpenClaw's lock file ([`crate::lock`]), one per file whatever name
+/// reaches it ([`crate::identity::FileIdentity`]). The default storage of every
 /// [`crate::SessionManager`]; it is stateless, so all instances on the real file system are
 /// interchangeable. [`FileStorage::with_fs`] builds one whose writes go through another
 /// [`Fs`] (a test's [`crate::io::fault::FaultFs`]).

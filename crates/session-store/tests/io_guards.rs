@@ -69,14 +69,28 @@ fn writes_refuse_fifos_and_devices() {
             .file_type()
             .is_fifo()
     );
-    // A symlink to a device is followed and refused too.
-    let null = dir.path().join("null.jsonl");
-    std::os::unix::fs::symlink("/dev/null", &null).unwrap();
+    // A symlink to the FIFO in the same directory is followed and refused too.
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink("out.jsonl", &link).unwrap();
     assert_eq!(
-        session_store::io::atomic_rewrite(&null, b"x\n")
+        session_store::io::atomic_rewrite(&link, b"x\n")
             .unwrap_err()
             .to_string(),
-        "not a regular file (a device)"
+        "not a regular file (a FIFO)"
+    );
+    // A symlink to a device leads out of the directory: refused before it is followed, naming
+    // the link, its target and the directory.
+    let null = dir.path().join("null.jsonl");
+    std::os::unix::fs::symlink("/dev/null", &null).unwrap();
+    let err = session_store::io::atomic_rewrite(&null, b"x\n").unwrap_err();
+    let real = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(
+        session_store::OutsideStore::find(&err),
+        Some(&session_store::OutsideStore {
+            link: dir.path().join("null.jsonl"),
+            target: std::path::PathBuf::from("/dev/null"),
+            root: real,
+        })
     );
     assert!(
         std::fs::metadata("/dev/null")

@@ -129,5 +129,7 @@ pub(super) fn session_info_full_parse(path: &Path) -> Option<SessionInfo> {
             first_message
         },
         all_messages_text: all.join(" "),
+        aliases: Vec::new(),
+        outside_target: None,
     })
 }

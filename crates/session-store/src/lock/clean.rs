@@ -119,8 +119,9 @@ pub fn clean_stale_lock_files(
     Ok(out)
 }
 
-/// The lock file of `session_file` (`realpath(dir)/<name>.lock`, as
-/// [`SessionWriteLock::for_file`] names it), judged by the rules of [`clean_stale_lock_files`]
+/// The lock file of `session_file` (`<canonical file>.lock`, as
+/// [`SessionWriteLock::for_file`] names it: `realpath(dir)/<name>.lock`, a symlinked name
+/// followed to its target), judged by the rules of [`clean_stale_lock_files`]
 /// without removing anything: `Ok(None)` when there is no lock file. A lock this process holds
 /// is live (`reclaimable` false), and so is anything at the lock path that is not a lock file
 /// ([`LockFileInfo::not_regular`]: a directory, FIFO, socket or device, never opened). Use [`LockFileInfo::is_held`] to ask "may I move or delete
@@ -177,8 +178,9 @@ fn judge_file(lock_path: PathBuf, snapshot: &Snapshot, stale: Duration) -> LockF
 }
 
 fn held_by_this_process(lock_path: &Path) -> bool {
+    // Held locks are keyed by their canonical session file, the lock path minus `.lock`.
     let Some(session_file) = lock_path.to_str().and_then(|s| s.strip_suffix(".lock")) else {
         return false;
     };
-    SessionWriteLock::for_file(session_file).is_ok_and(|l| super::held::is_held_in_process(&l))
+    super::held::is_held_in_process(Path::new(session_file))
 }

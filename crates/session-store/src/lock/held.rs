@@ -1,10 +1,9 @@
 //! Acquisition, the process-wide registry of held locks, guards, release and the watchdog.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::fmt;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::{Duration, Instant};
@@ -18,6 +17,7 @@ use super::payload::{
     read_snapshot, remove_if_unchanged, remove_stale_if_unchanged,
 };
 use super::{LockError, LockOptions, MALFORMED_LOCK_GRACE, MALFORMED_LOCK_GRACE_SHORT_TIMEOUT};
+use crate::identity::FileIdentity;
 
 type PathMutex = ReentrantMutex<()>;
 type ThreadGuard = ArcReentrantMutexGuard<RawMutex, RawThreadId, ()>;
@@ -43,11 +43,14 @@ struct Registry {
 static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
-/// A session file's lock: its normalised path and lock file path.
+/// A session file's lock: its canonical path and lock file path.
 ///
-/// The normalised path is the absolute path with `.`/`..` resolved lexically and the directory
-/// resolved with `realpath` (left as is when it does not exist yet); the lock file is that path
-/// plus `.lock`. Two paths to one file through symlinked directories share one lock.
+/// The canonical path is the file's [`FileIdentity`]: the absolute path with `.`/`..`
+/// resolved lexically, the directory resolved with `realpath` (left as is when it does not
+/// exist yet), and a file name that is a symlink followed to its target; the lock file is that
+/// path plus `.lock`. Every name of one file (`x/../x/s.jsonl`, a path through a symlinked
+/// directory, a symlink `L.jsonl -> s.jsonl`) shares one lock: `<real dir>/s.jsonl.lock`,
+/// OpenClaw's lock path for `s.jsonl` (docs/DEVIATIONS.md D29).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SessionWriteLock {
     session_file: PathBuf,
@@ -58,47 +61,52 @@ impl SessionWriteLock {
     /// The lock of `session_file` (nothing is created or checked).
     ///
     /// # Errors
-    /// [`LockError::Io`] when the path has no file name or the current directory is unknown.
+    /// [`LockError::Io`] when the path has no file name, the current directory is unknown, or
+    /// a symlink at the name cannot be followed (a loop).
     pub fn for_file(session_file: impl AsRef<Path>) -> Result<Self, LockError> {
         let file = session_file.as_ref();
-        let absolute = absolute_lexical(file).map_err(|e| LockError::io(file, e))?;
-        let (Some(dir), Some(name)) = (absolute.parent(), absolute.file_name()) else {
-            return Err(LockError::io(
-                file,
-                io::Error::new(io::ErrorKind::InvalidInput, "not a file path"),
-            ));
-        };
-        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let session_file = dir.join(name);
-        let mut lock: OsString = session_file.clone().into_os_string();
-        lock.push(".lock");
-        Ok(SessionWriteLock {
-            session_file,
-            lock_path: PathBuf::from(lock),
-        })
+        let id = FileIdentity::resolve(file).map_err(|e| LockError::io(file, e))?;
+        Ok(Self::of_identity(&id))
+    }
+
+    /// The lock of the file `id` names.
+    pub fn of_identity(id: &FileIdentity) -> Self {
+        SessionWriteLock {
+            session_file: id.canonical().to_path_buf(),
+            lock_path: id.lock_path(),
+        }
     }
 
     /// Acquires the lock of `session_file` (see the module docs): re-enters at once when this
     /// thread holds it; otherwise waits for other threads of this process and for other
     /// processes, up to `options.timeout`. Creates the session directory when missing.
     ///
+    /// A name that leads through a symlink to a file outside its store root (the directory
+    /// holding the name, [`crate::identity::store_root_of`]) is refused before anything is
+    /// created: the lock file would land outside the store.
+    ///
     /// # Errors
-    /// [`LockError::Timeout`], [`LockError::Stale`], or [`LockError::Io`] when the directory or
-    /// the lock file cannot be created or read.
+    /// [`LockError::Timeout`], [`LockError::Stale`], [`LockError::OutsideStore`], or
+    /// [`LockError::Io`] when the directory or the lock file cannot be created or read.
     pub fn acquire(
         session_file: impl AsRef<Path>,
         options: &LockOptions,
     ) -> Result<WriteLockGuard, LockError> {
         let file = session_file.as_ref();
-        let provisional = SessionWriteLock::for_file(file)?;
+        let resolve = || -> Result<SessionWriteLock, LockError> {
+            let id = FileIdentity::resolve(file).map_err(|e| LockError::io(file, e))?;
+            id.check_own_root().map_err(LockError::OutsideStore)?;
+            Ok(SessionWriteLock::of_identity(&id))
+        };
+        let provisional = resolve()?;
         if let Some(dir) = provisional.session_file.parent() {
             crate::io::ensure_dir(dir).map_err(|e| LockError::io(dir, e))?;
         }
         // Resolve again now that the directory exists.
-        SessionWriteLock::for_file(file)?.lock(options)
+        resolve()?.lock(options)
     }
 
-    /// The normalised session file.
+    /// The canonical session file.
     pub fn session_file(&self) -> &Path {
         &self.session_file
     }
@@ -348,29 +356,10 @@ impl SessionWriteLock {
     }
 }
 
-/// Whether any thread of this process holds `lock`.
-pub(super) fn is_held_in_process(lock: &SessionWriteLock) -> bool {
-    REGISTRY.lock().held.contains_key(&lock.session_file)
-}
-
-/// Absolute path with `.` and `..` resolved lexically (node's `path.resolve`).
-fn absolute_lexical(path: &Path) -> io::Result<PathBuf> {
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()?.join(path)
-    };
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    Ok(out)
+/// Whether any thread of this process holds the lock of the canonical session file
+/// `session_file` (a lock path minus its `.lock`).
+pub(super) fn is_held_in_process(session_file: &Path) -> bool {
+    REGISTRY.lock().held.contains_key(session_file)
 }
 
 fn forget_path_if_unused(session_file: &Path) {
@@ -415,7 +404,7 @@ impl fmt::Debug for WriteLockGuard {
 }
 
 impl WriteLockGuard {
-    /// The normalised session file.
+    /// The canonical session file.
     pub fn session_file(&self) -> &Path {
         &self.target.session_file
     }
