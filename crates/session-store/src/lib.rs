@@ -55,8 +55,8 @@ pub mod storage;
 
 pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use error::{
-    AppendError, BranchError, ContextError, ForkError, ListError, NameError, OpenError, ReadError,
-    RemoveError, RowLocation,
+    AppendError, BranchError, ContextError, ForkError, ListError, MessagesTextError, NameError,
+    OpenError, ReadError, RemoveError, RowLocation,
 };
 pub use inspect::{OpenReport, ReadOnlyOpen};
 pub use io::Durability;
