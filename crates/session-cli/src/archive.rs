@@ -8,8 +8,8 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 use session_semantics::layout::SkippedAgentDir;
 use session_semantics::policy::{
-    Config, DurationSetting, DurationUnit, MaxAge, MaxSize, RetentionConfig, SizeSetting,
-    parse_byte_size, parse_duration_ms,
+    Config, DurationSetting, MaxAge, MaxSize, RetentionConfig, SizeSetting, parse_byte_size,
+    parse_max_age_ms,
 };
 use session_semantics::retention::{self, ArchiveReport, Outcome as ActionOutcome};
 use session_semantics::{FixedClock, RetentionPolicy, StoreLayout, SystemClock};
@@ -85,7 +85,7 @@ pub(crate) fn parse_age(s: &str) -> Result<AgeFlag, String> {
     if is_off(s) {
         return Ok(AgeFlag(None));
     }
-    let ms = parse_duration_ms(s, DurationUnit::Days).map_err(|e| e.to_string())?;
+    let ms = parse_max_age_ms(s).map_err(|e| e.to_string())?;
     Ok(AgeFlag(Some(DurationSetting {
         text: s.trim().to_owned(),
         ms,
