@@ -28,7 +28,9 @@ Which sessions:
   --max-age DURATION  sessions whose last activity is older (the newest user/assistant message
                       time inside the file, else the header's timestamp; never the file's
                       mtime, which any append changes); units ms, s, m, h, d, composites such
-                      as 1h30m; a bare number is days; `off` disables
+                      as 1h30m; a bare number is days; `off` (or `false`) disables; a zero
+                      or negative age (0, 0d, 0s, 0ms, -1d) is refused (exit 2): every
+                      session would be older
   --max-size SIZE     then, while the live sessions of the agent take more than SIZE bytes,
                       the oldest remaining ones (units b, kb, mb, gb, tb, binary: 1kb = 1024;
                       a bare number is bytes; `off` disables)
