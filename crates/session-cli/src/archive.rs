@@ -11,8 +11,8 @@ use session_semantics::policy::{
     Config, DurationSetting, MaxAge, MaxSize, RetentionConfig, SizeSetting, parse_byte_size,
     parse_max_age_ms,
 };
-use session_semantics::retention::{self, ArchiveReport, Outcome as ActionOutcome};
-use session_semantics::{FixedClock, RetentionPolicy, StoreLayout, SystemClock};
+use session_semantics::retention::{self, ArchivePlan, ArchiveReport, Outcome as ActionOutcome};
+use session_semantics::{RetentionPolicy, StoreLayout, SystemClock};
 
 use crate::address::{self, Locator, UsageError};
 use crate::output::Output;
@@ -140,6 +140,7 @@ pub(crate) struct ArchiveRequest {
     pub(crate) max_size: Option<SizeFlag>,
     pub(crate) now: Option<i64>,
     pub(crate) dry_run: bool,
+    pub(crate) allow_mass: bool,
     pub(crate) json: bool,
 }
 
@@ -248,15 +249,30 @@ pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outc
         use session_semantics::Clock as _;
         SystemClock.now_ms()
     });
-    let mut reports: Vec<ArchiveReport> = Vec::with_capacity(ids.len());
+    let mut plans: Vec<ArchivePlan> = Vec::with_capacity(ids.len());
     let mut errors: Vec<(String, String)> = Vec::new();
     for id in &ids {
-        match retention::archive(&layout, id, &policy, &FixedClock(now), req.dry_run, None) {
-            Ok(r) => reports.push(r),
+        match retention::plan_archive(&layout, id, &policy, now) {
+            Ok(p) => plans.push(p),
             Err(e) if req.all => errors.push((id.clone(), e.to_string())),
             Err(e) => return Err(e.into()),
         }
     }
+    // Every agent is planned before any file moves: one mass sweep refuses the whole run.
+    let mass: Vec<(String, retention::MassSweep)> = plans
+        .iter()
+        .filter_map(|p| {
+            p.report()
+                .mass_sweep
+                .map(|m| (p.report().agent_id.clone(), m))
+        })
+        .collect();
+    let refused = !mass.is_empty() && !req.allow_mass && !req.dry_run;
+    let reports: Vec<ArchiveReport> = if req.dry_run || refused {
+        plans.into_iter().map(|p| p.report().clone()).collect()
+    } else {
+        plans.into_iter().map(|p| p.execute(None)).collect()
+    };
     if req.json {
         let reports = reports
             .iter()
@@ -268,6 +284,7 @@ pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outc
             .collect();
         let v = json!({
             "dryRun": req.dry_run,
+            "refused": refused,
             "reports": reports,
             "errors": errors,
             "skippedAgents": skipped_agents,
@@ -297,6 +314,19 @@ pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outc
             text::safe(agent),
             text::safe(error)
         ))?;
+    }
+    if refused {
+        out.error(&crate::clear::mass_refusal("archive", "archived", &mass))?;
+        return Ok(Outcome::Failed);
+    }
+    if req.dry_run && !req.allow_mass && !req.json {
+        for (agent, m) in &mass {
+            out.line(&format!(
+                "note: agent {}: {m} would be archived: without --allow-mass this run is \
+                 refused",
+                text::safe(agent)
+            ))?;
+        }
     }
     let failed: usize = reports.iter().map(ArchiveReport::failed).sum();
     if failed > 0 {

@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use session_semantics::retention::{self, ClearMode, ClearTarget, Outcome as ActionOutcome};
+use session_semantics::retention::{
+    self, ClearMode, ClearTarget, MassSweep, Outcome as ActionOutcome,
+};
 use session_semantics::{SessionRef, StoreLayout};
 
 use crate::address::{self, Locator, UsageError};
@@ -54,7 +56,22 @@ pub(crate) struct ClearRequest {
     pub(crate) purge: bool,
     pub(crate) yes: bool,
     pub(crate) dry_run: bool,
+    pub(crate) allow_mass: bool,
     pub(crate) json: bool,
+}
+
+/// The refusal of a mass sweep (`archive`, `clear --all`): which agents, how many of their live
+/// sessions, and how to go on.
+pub(crate) fn mass_refusal(command: &str, verb: &str, mass: &[(String, MassSweep)]) -> String {
+    let each: Vec<String> = mass
+        .iter()
+        .map(|(agent, m)| format!("agent {}: {m} would be {verb}", text::safe(agent)))
+        .collect();
+    format!(
+        "refusing a mass {command}: {}; nothing was changed: check the plan (or run with \
+         --dry-run), then add --allow-mass to go ahead",
+        each.join("; ")
+    )
 }
 
 /// The session `--session NAME` names.
@@ -120,13 +137,44 @@ pub(crate) fn run(req: &ClearRequest, out: &mut Output) -> anyhow::Result<Outcom
         )),
     };
     let layout = StoreLayout::new(address::state_root(req.root.as_deref()));
-    let report = retention::clear(&layout, &target, mode, req.dry_run, None)?;
+    let plan = retention::plan_clear(&layout, &target, mode)?;
+    let mass: Vec<(String, MassSweep)> = plan
+        .report()
+        .mass_sweep
+        .map(|m| (plan.report().agent_id.clone(), m))
+        .into_iter()
+        .collect();
+    let refused = !mass.is_empty() && !req.allow_mass && !req.dry_run;
+    let report = if req.dry_run || refused {
+        plan.report().clone()
+    } else {
+        plan.execute(None)
+    };
+    let verb = match mode {
+        ClearMode::Archive => "archived",
+        ClearMode::Purge => "deleted",
+    };
     if req.json {
-        out.line(&serde_json::to_string_pretty(&report::clear_json(
-            &report,
-        )?)?)?;
+        let mut v = report::clear_json(&report)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("refused".to_owned(), serde_json::Value::Bool(refused));
+        }
+        out.line(&serde_json::to_string_pretty(&v)?)?;
     } else {
         out.line(&report::clear_text(&report))?;
+        if req.dry_run && !req.allow_mass {
+            for (agent, m) in &mass {
+                out.line(&format!(
+                    "note: agent {}: {m} would be {verb}: without --allow-mass this run is \
+                     refused",
+                    text::safe(agent)
+                ))?;
+            }
+        }
+    }
+    if refused {
+        out.error(&mass_refusal("clear", verb, &mass))?;
+        return Ok(Outcome::Failed);
     }
     let failed = report.failed();
     if failed > 0 {

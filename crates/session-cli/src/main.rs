@@ -426,6 +426,10 @@ struct ArchiveArgs {
     /// Print the plan and move nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Go ahead even when the run would archive more than half of an agent's live sessions
+    /// (without it such a run is refused, exit 2, before anything moves).
+    #[arg(long)]
+    allow_mass: bool,
     /// Print JSON instead of text (shape in `sessions archive --help`).
     #[arg(long)]
     json: bool,
@@ -459,6 +463,11 @@ struct ClearArgs {
     /// Print what would be cleared and change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// With --all: go ahead even when that clears more than half of the agent's live sessions
+    /// (it always does when every session can be cleared; without it such a run is refused,
+    /// exit 2, before anything is touched).
+    #[arg(long)]
+    allow_mass: bool,
     /// Print JSON instead of text (shape in `sessions clear --help`).
     #[arg(long)]
     json: bool,
@@ -703,6 +712,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 max_size: a.max_size,
                 now: a.now,
                 dry_run: a.dry_run,
+                allow_mass: a.allow_mass,
                 json: a.json,
             },
             &mut out,
@@ -716,6 +726,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 purge: a.purge,
                 yes: a.yes,
                 dry_run: a.dry_run,
+                allow_mass: a.allow_mass,
                 json: a.json,
             },
             &mut out,
