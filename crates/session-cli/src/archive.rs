@@ -49,17 +49,34 @@ resolves outside the sessions directory. Locked files count towards the live siz
 move the file is checked again (still a regular file with the planned size and mtime, not
 locked); a file that changed is skipped.
 
+Guard rails. A run that would archive more than half of an agent's live sessions (every
+session directly in its sessions directory: those it would move, and those it leaves because
+they are locked, have no activity time or have malformed rows) is a mass sweep: without
+--allow-mass the whole command is refused (exit 2) before any file of any agent moves, and
+prints the plan with the refusal. --dry-run still prints the plan, with a note for each agent
+whose run would be refused.
+
+Audit log. Every move is appended, right after it is done, to <sessions>/sessions-audit.log,
+one JSON line per session: {\"time\" (ISO 8601, UTC), \"action\": \"archive\", \"file\",
+\"destination\" (both relative to the sessions directory), \"sessionId\", \"reason\":
+\"max-age\"|\"max-size\", \"bytes\"}. The file is created 0600 and only ever appended to;
+its name does not end in .jsonl, so no lister takes it for a session. When it cannot be
+written nothing (more) is moved: those actions fail. --dry-run and a refused run write nothing.
+
 --dry-run prints the plan and changes nothing. --now TIME plans as of TIME (ISO 8601, UTC
 unless it has an offset, or milliseconds since the epoch) instead of the current time.
 
-JSON output (--json): {\"dryRun\", \"reports\": [one per agent: {\"agentId\", \"sessionsDir\",
-\"archiveDir\", \"dryRun\", \"now\", \"policy\": {\"maxAge\", \"maxAgeMs\", \"maxSize\",
-\"maxSizeBytes\"}, \"liveBytesBefore\", \"liveBytesAfter\", \"actions\": [{\"file\", \"destination\",
+JSON output (--json): {\"dryRun\", \"refused\" (a mass sweep refused: nothing moved),
+\"reports\": [one per agent: {\"agentId\", \"sessionsDir\", \"archiveDir\", \"dryRun\", \"now\",
+\"policy\": {\"maxAge\", \"maxAgeMs\", \"maxSize\", \"maxSizeBytes\"}, \"liveBytesBefore\",
+\"liveBytesAfter\", \"liveSessions\", \"massSweep\": {\"sessions\", \"liveSessions\"}|null,
+\"actions\": [{\"file\", \"destination\",
 \"sessionKey\", \"sessionId\", \"lastActivity\", \"lastActivityMs\", \"sizeBytes\", \"reason\":
 {\"kind\": \"max-age\", \"ageMs\"}|{\"kind\": \"max-size\"} (why it was chosen), \"outcome\":
 \"planned\"|\"archived\"|\"skipped\"|\"failed\", plus \"skipReason\" (and \"lockFile\" or
 \"error\" when the reason has one) when skipped at the re-check, \"error\" when failed}],
-\"skipped\": [{\"file\", \"reason\", …}]}], \"errors\": [with --all, one per agent whose run
+\"skipped\": [{\"file\", \"reason\", …}], \"audit\" (after a run that had something to move):
+{\"log\", \"records\": [the lines appended], \"error\": string|null}}], \"errors\": [with --all, one per agent whose run
 could not start: {\"agentId\", \"error\"}], \"skippedAgents\": [with --all, one per directory
 of <root>/agents whose name is not an agent id, never archived: {\"name\", \"reason\"}]}
 \"sessionKey\" is the key whose canonical file name this is, else null. OpenClaw lowercases
@@ -67,8 +84,9 @@ direct peer ids (spec §5.1), so slack_U02OPSBOT.jsonl names no key (null): the 
 agent:ops:slack:direct:u02opsbot lives in slack_u02opsbot.jsonl.
 
 Exit codes: 0 nothing to archive; 1 sessions were archived (with --dry-run: would be); 2 usage
-or I/O error, no policy, a move failed, or (--all) an agent's run could not start (the other
-agents are still archived and reported).";
+or I/O error, no policy, a zero or negative max age, a mass sweep without --allow-mass, a move
+or its audit line failed, or (--all) an agent's run could not start (the other agents are
+still archived and reported).";
 
 /// `--max-age`: a duration (bare numbers are days) or `off`.
 #[derive(Debug, Clone)]

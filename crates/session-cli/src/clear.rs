@@ -35,16 +35,34 @@ regular file, a file that is not a session or whose rows are malformed, a name t
 address another directory, a file that resolves outside the sessions directory. Before each
 move or delete the file is checked again (same size and mtime, not locked).
 
+Guard rails. --all clears more than half of the agent's live sessions whenever it can clear
+them all (a mass sweep; the live sessions are every session directly in the sessions
+directory, the ones left alone because they are locked or malformed included): without
+--allow-mass it is refused (exit 2) before anything is touched, printing the plan and the
+refusal. --dry-run still prints the plan, with a note that the run would be refused. A single
+--session is never a mass sweep.
+
+Audit log. Every move or delete is appended, right after it is done, to
+<sessions>/sessions-audit.log, one JSON line per session: {\"time\" (ISO 8601, UTC),
+\"action\": \"archive\"|\"delete\", \"file\", \"destination\" (relative to the sessions
+directory; null when deleted), \"sessionId\", \"reason\": \"clear\", \"bytes\"}. The file is
+created 0600 and only ever appended to; its name does not end in .jsonl, so no lister takes it
+for a session. When it cannot be written nothing (more) is touched: those actions fail.
+--dry-run and a refused run write nothing.
+
 JSON output (--json): {\"agentId\", \"sessionsDir\", \"mode\": \"archive\"|\"purge\", \"dryRun\",
+\"liveSessions\" (with --all; else 0), \"massSweep\": {\"sessions\", \"liveSessions\"}|null,
 \"actions\": [{\"file\", \"destination\", \"sessionKey\", \"sessionId\", \"sizeBytes\", \"outcome\":
 \"planned\"|\"archived\"|\"purged\"|\"skipped\"|\"failed\", plus \"reason\" or \"error\"}],
-\"skipped\": [{\"file\", \"reason\", …}]}
+\"skipped\": [{\"file\", \"reason\", …}], \"audit\" (after a run that had something to do):
+{\"log\", \"records\": [the lines appended], \"error\": string|null}, \"refused\"}
 \"sessionKey\" is the key whose canonical file name this is, else null. OpenClaw lowercases
 direct peer ids (spec §5.1), so slack_U02OPSBOT.jsonl names no key (null): the key
 agent:ops:slack:direct:u02opsbot lives in slack_u02opsbot.jsonl.
 
 Exit codes: 0 nothing to clear; 1 sessions were cleared (with --dry-run: would be); 2 usage
-or I/O error, no --yes, the named session was left alone, or a move or delete failed.";
+or I/O error, no --yes, a mass sweep without --allow-mass, the named session was left alone,
+or a move, a delete or its audit line failed.";
 
 /// The arguments of `clear`.
 #[derive(Debug, Clone)]
