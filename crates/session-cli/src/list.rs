@@ -536,7 +536,10 @@ fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
             o.insert("id", JsValue::from(i.id.as_str()));
             o.insert("name", opt(i.name.clone()));
             o.insert("firstMessage", JsValue::from(i.first_message.as_str()));
-            o.insert("messageCount", JsValue::Number(i.unique_message_count as f64));
+            o.insert(
+                "messageCount",
+                JsValue::Number(i.unique_message_count as f64),
+            );
             o.insert("messageRows", JsValue::Number(i.message_count as f64));
             o.insert("created", opt(i.created.and_then(text::iso)));
             o.insert("modified", opt(text::iso(i.modified)));

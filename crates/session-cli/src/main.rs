@@ -413,7 +413,12 @@ struct ArchiveArgs {
     config: Option<PathBuf>,
     /// Archive sessions whose last activity is older (e.g. 30d, 12h, 1h30m; bare numbers are
     /// days; zero and negative ages are refused; `off` disables).
-    #[arg(long, value_name = "DURATION", value_parser = archive::parse_age)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = archive::parse_age,
+        allow_hyphen_values = true
+    )]
     max_age: Option<archive::AgeFlag>,
     /// Then archive the oldest while the live sessions take more (e.g. 100mb; bare numbers are
     /// bytes; `off` disables).

@@ -157,8 +157,14 @@ fn list_flags_sessions_whose_header_id_another_file_shares() {
     let dir = tempdir();
     let d = dir.path();
     let shared = "0195f000-0000-7000-8000-00000000aaaa";
-    plant(&d.join("sessions/a.jsonl"), &session_bytes(shared, NOW - DAY));
-    plant(&d.join("sessions/b.jsonl"), &session_bytes(shared, NOW - 2 * DAY));
+    plant(
+        &d.join("sessions/a.jsonl"),
+        &session_bytes(shared, NOW - DAY),
+    );
+    plant(
+        &d.join("sessions/b.jsonl"),
+        &session_bytes(shared, NOW - 2 * DAY),
+    );
     plant(
         &d.join("sessions/c.jsonl"),
         &session_bytes("0195f000-0000-7000-8000-00000000cccc", NOW - 3 * DAY),

@@ -1289,8 +1289,16 @@ fn clear_all_purge_deletes_the_sessions_and_leaves_the_rest() {
     let r = run_in(
         dir.path(),
         [
-            "clear", "--root", "state", "--agent", "main", "--all", "--purge", "--yes",
-            "--allow-mass", "--json",
+            "clear",
+            "--root",
+            "state",
+            "--agent",
+            "main",
+            "--all",
+            "--purge",
+            "--yes",
+            "--allow-mass",
+            "--json",
         ],
     );
     assert_eq!(r.code, 1, "{}", r.stderr);

@@ -109,7 +109,9 @@ impl AuditLog {
         let line = serde_json::to_vec(record).map_err(io::Error::other)?;
         session_store::io::append_line(&self.path, &line, session_store::Durability::SyncData)
             .map(|_| ())
-            .map_err(|e| io::Error::new(e.kind(), format!("audit log {}: {e}", self.path.display())))
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("audit log {}: {e}", self.path.display()))
+            })
     }
 }
 

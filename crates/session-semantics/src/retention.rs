@@ -1042,7 +1042,11 @@ fn write_audit(f: &mut fmt::Formatter<'_>, audit: Option<&AuditSummary>) -> fmt:
         "\n  audit log {}: {} {} appended",
         a.log.display(),
         a.records.len(),
-        if a.records.len() == 1 { "line" } else { "lines" }
+        if a.records.len() == 1 {
+            "line"
+        } else {
+            "lines"
+        }
     )?;
     if let Some(e) = &a.error {
         write!(f, "; FAILED: {e}; nothing more was moved or deleted")?;
@@ -1374,14 +1378,13 @@ impl ClearPlan {
                 }
             };
             let result = match (&a.destination, mode) {
-                (Some(dest), ClearMode::Archive) => {
-                    archive_one(&dir, &archive_dir, &a.file, dest).map(|d| {
+                (Some(dest), ClearMode::Archive) => archive_one(&dir, &archive_dir, &a.file, dest)
+                    .map(|d| {
                         a.destination = Some(d.clone());
                         Lifecycle::Archived {
                             archived_to: dir.join(d),
                         }
-                    })
-                }
+                    }),
                 _ => fsops::delete_file(&path).map(|()| Lifecycle::Deleted),
             };
             match result {

@@ -220,7 +220,11 @@ fn files_move_under_their_write_lock_and_a_lock_taken_after_the_plan_is_respecte
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            format!("{} {}", v["action"].as_str().unwrap(), v["file"].as_str().unwrap())
+            format!(
+                "{} {}",
+                v["action"].as_str().unwrap(),
+                v["file"].as_str().unwrap()
+            )
         })
         .collect();
     assert_eq!(actions, ["archive a.jsonl", "delete b.jsonl"]);

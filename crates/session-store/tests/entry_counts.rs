@@ -109,7 +109,10 @@ fn the_full_text_is_read_on_demand() {
         .as_bytes(),
     )
     .unwrap();
-    assert_eq!(info.all_messages_text().unwrap(), "hello hi again third later");
+    assert_eq!(
+        info.all_messages_text().unwrap(),
+        "hello hi again third later"
+    );
     session_store::io::write_raw(&path, b"not a session\n").unwrap();
     let err = info.all_messages_text().unwrap_err();
     assert!(
