@@ -8,11 +8,11 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 use session_semantics::layout::SkippedAgentDir;
 use session_semantics::policy::{
-    Config, DurationSetting, DurationUnit, MaxAge, MaxSize, RetentionConfig, SizeSetting,
-    parse_byte_size, parse_duration_ms,
+    Config, DurationSetting, MaxAge, MaxSize, RetentionConfig, SizeSetting, parse_byte_size,
+    parse_max_age_ms,
 };
-use session_semantics::retention::{self, ArchiveReport, Outcome as ActionOutcome};
-use session_semantics::{FixedClock, RetentionPolicy, StoreLayout, SystemClock};
+use session_semantics::retention::{self, ArchivePlan, ArchiveReport, Outcome as ActionOutcome};
+use session_semantics::{RetentionPolicy, StoreLayout, SystemClock};
 
 use crate::address::{self, Locator, UsageError};
 use crate::output::Output;
@@ -28,7 +28,9 @@ Which sessions:
   --max-age DURATION  sessions whose last activity is older (the newest user/assistant message
                       time inside the file, else the header's timestamp; never the file's
                       mtime, which any append changes); units ms, s, m, h, d, composites such
-                      as 1h30m; a bare number is days; `off` disables
+                      as 1h30m; a bare number is days; `off` (or `false`) disables; a zero
+                      or negative age (0, 0d, 0s, 0ms, -1d) is refused (exit 2): every
+                      session would be older
   --max-size SIZE     then, while the live sessions of the agent take more than SIZE bytes,
                       the oldest remaining ones (units b, kb, mb, gb, tb, binary: 1kb = 1024;
                       a bare number is bytes; `off` disables)
@@ -49,17 +51,34 @@ resolves outside the sessions directory. Locked files count towards the live siz
 move the file is checked again (still a regular file with the planned size and mtime, not
 locked); a file that changed is skipped.
 
+Guard rails. A run that would archive more than half of an agent's live sessions (every
+session directly in its sessions directory: those it would move, and those it leaves because
+they are locked, have no activity time or have malformed rows) is a mass sweep: without
+--allow-mass the whole command is refused (exit 2) before any file of any agent moves, and
+prints the plan with the refusal. --dry-run still prints the plan, with a note for each agent
+whose run would be refused.
+
+Audit log. Every move is appended, right after it is done, to <sessions>/sessions-audit.log,
+one JSON line per session: {\"time\" (ISO 8601, UTC), \"action\": \"archive\", \"file\",
+\"destination\" (both relative to the sessions directory), \"sessionId\", \"reason\":
+\"max-age\"|\"max-size\", \"bytes\"}. The file is created 0600 and only ever appended to;
+its name does not end in .jsonl, so no lister takes it for a session. When it cannot be
+written nothing (more) is moved: those actions fail. --dry-run and a refused run write nothing.
+
 --dry-run prints the plan and changes nothing. --now TIME plans as of TIME (ISO 8601, UTC
 unless it has an offset, or milliseconds since the epoch) instead of the current time.
 
-JSON output (--json): {\"dryRun\", \"reports\": [one per agent: {\"agentId\", \"sessionsDir\",
-\"archiveDir\", \"dryRun\", \"now\", \"policy\": {\"maxAge\", \"maxAgeMs\", \"maxSize\",
-\"maxSizeBytes\"}, \"liveBytesBefore\", \"liveBytesAfter\", \"actions\": [{\"file\", \"destination\",
+JSON output (--json): {\"dryRun\", \"refused\" (a mass sweep refused: nothing moved),
+\"reports\": [one per agent: {\"agentId\", \"sessionsDir\", \"archiveDir\", \"dryRun\", \"now\",
+\"policy\": {\"maxAge\", \"maxAgeMs\", \"maxSize\", \"maxSizeBytes\"}, \"liveBytesBefore\",
+\"liveBytesAfter\", \"liveSessions\", \"massSweep\": {\"sessions\", \"liveSessions\"}|null,
+\"actions\": [{\"file\", \"destination\",
 \"sessionKey\", \"sessionId\", \"lastActivity\", \"lastActivityMs\", \"sizeBytes\", \"reason\":
 {\"kind\": \"max-age\", \"ageMs\"}|{\"kind\": \"max-size\"} (why it was chosen), \"outcome\":
 \"planned\"|\"archived\"|\"skipped\"|\"failed\", plus \"skipReason\" (and \"lockFile\" or
 \"error\" when the reason has one) when skipped at the re-check, \"error\" when failed}],
-\"skipped\": [{\"file\", \"reason\", …}]}], \"errors\": [with --all, one per agent whose run
+\"skipped\": [{\"file\", \"reason\", …}], \"audit\" (after a run that had something to move):
+{\"log\", \"records\": [the lines appended], \"error\": string|null}}], \"errors\": [with --all, one per agent whose run
 could not start: {\"agentId\", \"error\"}], \"skippedAgents\": [with --all, one per directory
 of <root>/agents whose name is not an agent id, never archived: {\"name\", \"reason\"}]}
 \"sessionKey\" is the key whose canonical file name this is, else null. OpenClaw lowercases
@@ -67,8 +86,9 @@ direct peer ids (spec §5.1), so slack_U02OPSBOT.jsonl names no key (null): the 
 agent:ops:slack:direct:u02opsbot lives in slack_u02opsbot.jsonl.
 
 Exit codes: 0 nothing to archive; 1 sessions were archived (with --dry-run: would be); 2 usage
-or I/O error, no policy, a move failed, or (--all) an agent's run could not start (the other
-agents are still archived and reported).";
+or I/O error, no policy, a zero or negative max age, a mass sweep without --allow-mass, a move
+or its audit line failed, or (--all) an agent's run could not start (the other agents are
+still archived and reported).";
 
 /// `--max-age`: a duration (bare numbers are days) or `off`.
 #[derive(Debug, Clone)]
@@ -87,7 +107,7 @@ pub(crate) fn parse_age(s: &str) -> Result<AgeFlag, String> {
     if is_off(s) {
         return Ok(AgeFlag(None));
     }
-    let ms = parse_duration_ms(s, DurationUnit::Days).map_err(|e| e.to_string())?;
+    let ms = parse_max_age_ms(s).map_err(|e| e.to_string())?;
     Ok(AgeFlag(Some(DurationSetting {
         text: s.trim().to_owned(),
         ms,
@@ -140,6 +160,7 @@ pub(crate) struct ArchiveRequest {
     pub(crate) max_size: Option<SizeFlag>,
     pub(crate) now: Option<i64>,
     pub(crate) dry_run: bool,
+    pub(crate) allow_mass: bool,
     pub(crate) json: bool,
 }
 
@@ -248,15 +269,30 @@ pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outc
         use session_semantics::Clock as _;
         SystemClock.now_ms()
     });
-    let mut reports: Vec<ArchiveReport> = Vec::with_capacity(ids.len());
+    let mut plans: Vec<ArchivePlan> = Vec::with_capacity(ids.len());
     let mut errors: Vec<(String, String)> = Vec::new();
     for id in &ids {
-        match retention::archive(&layout, id, &policy, &FixedClock(now), req.dry_run, None) {
-            Ok(r) => reports.push(r),
+        match retention::plan_archive(&layout, id, &policy, now) {
+            Ok(p) => plans.push(p),
             Err(e) if req.all => errors.push((id.clone(), e.to_string())),
             Err(e) => return Err(e.into()),
         }
     }
+    // Every agent is planned before any file moves: one mass sweep refuses the whole run.
+    let mass: Vec<(String, retention::MassSweep)> = plans
+        .iter()
+        .filter_map(|p| {
+            p.report()
+                .mass_sweep
+                .map(|m| (p.report().agent_id.clone(), m))
+        })
+        .collect();
+    let refused = !mass.is_empty() && !req.allow_mass && !req.dry_run;
+    let reports: Vec<ArchiveReport> = if req.dry_run || refused {
+        plans.into_iter().map(|p| p.report().clone()).collect()
+    } else {
+        plans.into_iter().map(|p| p.execute(None)).collect()
+    };
     if req.json {
         let reports = reports
             .iter()
@@ -268,6 +304,7 @@ pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outc
             .collect();
         let v = json!({
             "dryRun": req.dry_run,
+            "refused": refused,
             "reports": reports,
             "errors": errors,
             "skippedAgents": skipped_agents,
@@ -297,6 +334,19 @@ pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outc
             text::safe(agent),
             text::safe(error)
         ))?;
+    }
+    if refused {
+        out.error(&crate::clear::mass_refusal("archive", "archived", &mass))?;
+        return Ok(Outcome::Failed);
+    }
+    if req.dry_run && !req.allow_mass && !req.json {
+        for (agent, m) in &mass {
+            out.line(&format!(
+                "note: agent {}: {m} would be archived: without --allow-mass this run is \
+                 refused",
+                text::safe(agent)
+            ))?;
+        }
     }
     let failed: usize = reports.iter().map(ArchiveReport::failed).sum();
     if failed > 0 {

@@ -38,6 +38,9 @@ Errors (exit code 1):
   parent-cycle           entries whose parents form a cycle
   dangling-parent        an entry whose parentId names nothing in the file
   duplicate-id           one id on several entries (the last one wins)
+  extra-header           a session header (a `type:\"session\"` row) after the file's header,
+                         e.g. two files joined into one: kept verbatim as an opaque row, never
+                         part of the tree or the context
   invalid-leaf-control   a leaf control whose target is unknown (ignored)
   too-deep               a line nested deeper than 1000 levels: kept verbatim and indexed, but
                          it cannot be decoded (tree, context and export cannot show it)
@@ -492,6 +495,46 @@ fn first_kept_problems(sm: &SessionManager, out: &mut Vec<Problem>) {
     }
 }
 
+/// The `type:"session"` rows after the header (the open report's `extra_headers`), each with
+/// its own id and the header's line and id. Under a corrupt header the recovery's own report
+/// names the session rows instead.
+fn extra_header_problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -> Vec<Problem> {
+    let lines: Vec<usize> = report.extra_headers.iter().flatten().copied().collect();
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    let mut header_line = None;
+    let mut out = Vec::with_capacity(lines.len());
+    for l in LineReader::new(bytes) {
+        let LineContent::Json(env) = &l.content else {
+            continue;
+        };
+        let Some(header_line) = header_line else {
+            header_line = Some(l.raw.number);
+            continue;
+        };
+        if !lines.contains(&l.raw.number) {
+            continue;
+        }
+        let id = env.id.as_js_str().map_or_else(
+            || "without a string id".to_owned(),
+            |id| format!("id \"{}\"", text::safe(&id.to_str_lossy())),
+        );
+        out.push(error(
+            "extra-header",
+            Some(l.raw.number),
+            Some(l.raw.offset),
+            format!(
+                "a second session header ({id}) after the header on line {header_line} (id \
+                 \"{}\"): the session is the first header; this line is kept verbatim as an \
+                 opaque row, outside the tree and the context (two files joined into one?)",
+                text::safe(sm.get_session_id())
+            ),
+        ));
+    }
+    out
+}
+
 /// Every problem of a read-only open, sorted by line (errors and warnings).
 pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -> Vec<Problem> {
     let offsets = line_offsets(bytes);
@@ -615,6 +658,9 @@ pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -
                 lines_text(&lines)
             ),
         ));
+    }
+    if report.corrupt_header.is_none() {
+        out.extend(extra_header_problems(report, sm, bytes));
     }
     for l in &report.invalid_leaf_controls {
         out.push(error(

@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use session_semantics::retention::{self, ClearMode, ClearTarget, Outcome as ActionOutcome};
+use session_semantics::retention::{
+    self, ClearMode, ClearTarget, MassSweep, Outcome as ActionOutcome,
+};
 use session_semantics::{SessionRef, StoreLayout};
 
 use crate::address::{self, Locator, UsageError};
@@ -35,16 +37,34 @@ regular file, a file that is not a session or whose rows are malformed, a name t
 address another directory, a file that resolves outside the sessions directory. Before each
 move or delete the file is checked again (same size and mtime, not locked).
 
+Guard rails. --all clears more than half of the agent's live sessions whenever it can clear
+them all (a mass sweep; the live sessions are every session directly in the sessions
+directory, the ones left alone because they are locked or malformed included): without
+--allow-mass it is refused (exit 2) before anything is touched, printing the plan and the
+refusal. --dry-run still prints the plan, with a note that the run would be refused. A single
+--session is never a mass sweep.
+
+Audit log. Every move or delete is appended, right after it is done, to
+<sessions>/sessions-audit.log, one JSON line per session: {\"time\" (ISO 8601, UTC),
+\"action\": \"archive\"|\"delete\", \"file\", \"destination\" (relative to the sessions
+directory; null when deleted), \"sessionId\", \"reason\": \"clear\", \"bytes\"}. The file is
+created 0600 and only ever appended to; its name does not end in .jsonl, so no lister takes it
+for a session. When it cannot be written nothing (more) is touched: those actions fail.
+--dry-run and a refused run write nothing.
+
 JSON output (--json): {\"agentId\", \"sessionsDir\", \"mode\": \"archive\"|\"purge\", \"dryRun\",
+\"liveSessions\" (with --all; else 0), \"massSweep\": {\"sessions\", \"liveSessions\"}|null,
 \"actions\": [{\"file\", \"destination\", \"sessionKey\", \"sessionId\", \"sizeBytes\", \"outcome\":
 \"planned\"|\"archived\"|\"purged\"|\"skipped\"|\"failed\", plus \"reason\" or \"error\"}],
-\"skipped\": [{\"file\", \"reason\", …}]}
+\"skipped\": [{\"file\", \"reason\", …}], \"audit\" (after a run that had something to do):
+{\"log\", \"records\": [the lines appended], \"error\": string|null}, \"refused\"}
 \"sessionKey\" is the key whose canonical file name this is, else null. OpenClaw lowercases
 direct peer ids (spec §5.1), so slack_U02OPSBOT.jsonl names no key (null): the key
 agent:ops:slack:direct:u02opsbot lives in slack_u02opsbot.jsonl.
 
 Exit codes: 0 nothing to clear; 1 sessions were cleared (with --dry-run: would be); 2 usage
-or I/O error, no --yes, the named session was left alone, or a move or delete failed.";
+or I/O error, no --yes, a mass sweep without --allow-mass, the named session was left alone,
+or a move, a delete or its audit line failed.";
 
 /// The arguments of `clear`.
 #[derive(Debug, Clone)]
@@ -56,6 +76,7 @@ pub(crate) struct ClearRequest {
     pub(crate) purge: bool,
     pub(crate) yes: bool,
     pub(crate) dry_run: bool,
+    pub(crate) allow_mass: bool,
     pub(crate) json: bool,
 }
 
@@ -64,6 +85,20 @@ pub(crate) struct ClearRequest {
 /// the key's encoded name (`session_semantics::layout::file_name_for_key`).
 pub(crate) fn is_session_key(name: &str) -> bool {
     name.trim().to_lowercase().starts_with("agent:")
+}
+
+/// The refusal of a mass sweep (`archive`, `clear --all`): which agents, how many of their live
+/// sessions, and how to go on.
+pub(crate) fn mass_refusal(command: &str, verb: &str, mass: &[(String, MassSweep)]) -> String {
+    let each: Vec<String> = mass
+        .iter()
+        .map(|(agent, m)| format!("agent {}: {m} would be {verb}", text::safe(agent)))
+        .collect();
+    format!(
+        "refusing a mass {command}: {}; nothing was changed: check the plan (or run with \
+         --dry-run), then add --allow-mass to go ahead",
+        each.join("; ")
+    )
 }
 
 /// The session `--session NAME` names.
@@ -129,13 +164,44 @@ pub(crate) fn run(req: &ClearRequest, out: &mut Output) -> anyhow::Result<Outcom
         )),
     };
     let layout = StoreLayout::new(address::state_root(req.root.as_deref()));
-    let report = retention::clear(&layout, &target, mode, req.dry_run, None)?;
+    let plan = retention::plan_clear(&layout, &target, mode)?;
+    let mass: Vec<(String, MassSweep)> = plan
+        .report()
+        .mass_sweep
+        .map(|m| (plan.report().agent_id.clone(), m))
+        .into_iter()
+        .collect();
+    let refused = !mass.is_empty() && !req.allow_mass && !req.dry_run;
+    let report = if req.dry_run || refused {
+        plan.report().clone()
+    } else {
+        plan.execute(None)
+    };
+    let verb = match mode {
+        ClearMode::Archive => "archived",
+        ClearMode::Purge => "deleted",
+    };
     if req.json {
-        out.line(&serde_json::to_string_pretty(&report::clear_json(
-            &report,
-        )?)?)?;
+        let mut v = report::clear_json(&report)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("refused".to_owned(), serde_json::Value::Bool(refused));
+        }
+        out.line(&serde_json::to_string_pretty(&v)?)?;
     } else {
         out.line(&report::clear_text(&report))?;
+        if req.dry_run && !req.allow_mass {
+            for (agent, m) in &mass {
+                out.line(&format!(
+                    "note: agent {}: {m} would be {verb}: without --allow-mass this run is \
+                     refused",
+                    text::safe(agent)
+                ))?;
+            }
+        }
+    }
+    if refused {
+        out.error(&mass_refusal("clear", verb, &mass))?;
+        return Ok(Outcome::Failed);
     }
     let failed = report.failed();
     if failed > 0 {

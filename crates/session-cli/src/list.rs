@@ -33,9 +33,11 @@ reported as skipped, never opened). On a terminal a progress bar appears when sc
 more than 300 ms.
 
 Table columns: AGENT (with --all), ID (the session id from the file's header, shortened to the
-shortest unique prefix of at least 8 characters; `--session ID` accepts it), NAME / FIRST
-MESSAGE (the session name, else the first user message in quotes), MSGS (message rows on all
-branches), MODIFIED (UTC): the time of the newest user or assistant message (OpenClaw's
+shortest unique prefix of at least 8 characters; `--session ID` accepts it; an ID ending in `*`
+is also the header id of another listed file, named in a warning after the table: a lookup by
+that id is ambiguous where both files are found), NAME / FIRST MESSAGE (the session name, else
+the first user message in quotes), MSGS (messages on all branches, each entry id once: of rows
+that repeat an id only the last one counts, as lookups, tree and context see them), MODIFIED (UTC): the time of the newest user or assistant message (OpenClaw's
 SessionInfo.modified: the message's own timestamp, else its entry's), else the header's
 timestamp, else the file's modification time; it is not the file's mtime, which changes with
 any append. SIZE, PATH. A file reached through several names (its own name and symlinks to it
@@ -47,11 +49,14 @@ bidirectional-text characters are escaped. Files that cannot
 be read or are not sessions are listed on stderr after the table (`warning: skipped …`).
 
 JSON output (--json):
-  {\"sessions\": [{\"id\", \"name\", \"firstMessage\", \"messageCount\", \"created\", \"modified\",
-                 \"mtime\", \"size\", \"path\", \"agent\", \"cwd\", \"parentSession\", \"aliases\",
-                 \"outsideTarget\"}],
+  {\"sessions\": [{\"id\", \"name\", \"firstMessage\", \"messageCount\", \"messageRows\", \"created\",
+                 \"modified\", \"mtime\", \"size\", \"path\", \"agent\", \"cwd\", \"parentSession\",
+                 \"aliases\", \"outsideTarget\", \"idSharedWith\"}],
    \"skipped\": [{\"path\", \"reason\"}]}
-`created`, `modified` (as in the table) and `mtime` (the file's modification time) are ISO
+`messageCount` is MSGS (each id once); `messageRows` counts every message row, a row that
+repeats an id included (OpenClaw's SessionInfo.messageCount); `idSharedWith` lists the paths of
+the other listed files whose header has the same session id (empty when none; another name of
+the same file is not another file). `created`, `modified` (as in the table) and `mtime` (the file's modification time) are ISO
 timestamps (null when unknown); `name`, `agent` and `parentSession` may be null; `size` is in
 bytes.
 
@@ -76,6 +81,11 @@ pub(crate) struct Listed {
     pub(crate) size: u64,
     /// The file's modification time (ms since the epoch).
     pub(crate) mtime: Option<f64>,
+    /// The file's device and inode (links followed; `None` for a Redis session), so that two
+    /// names of one file are not taken for two files sharing a session id.
+    pub(crate) file_id: Option<(u64, u64)>,
+    /// The paths of the other listed files whose header has this session id, sorted.
+    pub(crate) id_shared_with: Vec<PathBuf>,
 }
 
 /// A file that is not listed, and why.
@@ -179,8 +189,8 @@ fn scan_one(c: &Candidate) -> Scan {
             reason,
         });
     }
-    let (size, mtime) = match std::fs::metadata(&c.path) {
-        Ok(m) => (m.len(), m.modified().ok().map(ms_since_epoch)),
+    let (size, mtime, file_id) = match std::fs::metadata(&c.path) {
+        Ok(m) => (m.len(), m.modified().ok().map(ms_since_epoch), file_id(&m)),
         Err(e) => {
             return Scan::Skipped(Skipped {
                 path: c.path.clone(),
@@ -194,6 +204,8 @@ fn scan_one(c: &Candidate) -> Scan {
             agent: c.agent.clone(),
             size,
             mtime,
+            file_id,
+            id_shared_with: Vec::new(),
         })),
         None => Scan::Skipped(Skipped {
             path: c.path.clone(),
@@ -331,6 +343,8 @@ fn scan_redis(r: &RedisBackend, cands: &[Candidate]) -> Vec<Scan> {
                     agent: c.agent.clone(),
                     size,
                     mtime: Some(mtime),
+                    file_id: None,
+                    id_shared_with: Vec::new(),
                 })),
                 (Some(_), None) => skip("cannot read: it was removed while listing".to_owned()),
                 (None, _) => skip(redis_skip_reason(r, &c.path)),
@@ -384,7 +398,80 @@ pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, 
             .total_cmp(&a.info.modified)
             .then_with(|| a.info.path.cmp(&b.info.path))
     });
+    mark_shared_ids(&mut listed);
     Ok((listed, skipped))
+}
+
+/// The device and inode of a file's metadata.
+#[cfg(unix)]
+fn file_id(m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    Some((m.dev(), m.ino()))
+}
+
+/// The device and inode of a file's metadata (none off Unix: paths tell files apart).
+#[cfg(not(unix))]
+fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// Fills [`Listed::id_shared_with`]: for each session, the other listed files whose header
+/// has the same (non-empty) session id. Two names of one file (same device and inode) are one
+/// file, not two sharing an id.
+fn mark_shared_ids(listed: &mut [Listed]) {
+    let mut by_id: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, l) in listed.iter().enumerate() {
+        if !l.info.id.is_empty() {
+            by_id.entry(l.info.id.as_str()).or_default().push(i);
+        }
+    }
+    let same_file = |a: &Listed, b: &Listed| match (a.file_id, b.file_id) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.info.path == b.info.path,
+    };
+    let mut shared: Vec<(usize, Vec<PathBuf>)> = Vec::new();
+    for group in by_id.values().filter(|g| g.len() > 1) {
+        for &i in group {
+            let mut others: Vec<PathBuf> = group
+                .iter()
+                .filter(|&&j| j != i && !same_file(&listed[i], &listed[j]))
+                .map(|&j| listed[j].info.path.clone())
+                .collect();
+            if !others.is_empty() {
+                others.sort();
+                others.dedup();
+                shared.push((i, others));
+            }
+        }
+    }
+    for (i, others) in shared {
+        listed[i].id_shared_with = others;
+    }
+}
+
+/// One warning per session id that several listed files share: the id and the files (sorted
+/// by path), for the text output.
+fn shared_id_warnings(listed: &[Listed]) -> Vec<String> {
+    let mut groups: std::collections::BTreeMap<&str, BTreeSet<&Path>> =
+        std::collections::BTreeMap::new();
+    for l in listed.iter().filter(|l| !l.id_shared_with.is_empty()) {
+        let g = groups.entry(l.info.id.as_str()).or_default();
+        g.insert(&l.info.path);
+        g.extend(l.id_shared_with.iter().map(PathBuf::as_path));
+    }
+    groups
+        .into_iter()
+        .map(|(id, paths)| {
+            let paths: Vec<String> = paths.into_iter().map(text::path).collect();
+            format!(
+                "warning: {} files share the session id \"{}\" (--session by that id is \
+                 ambiguous wherever two of them are found; give the path instead): {}",
+                paths.len(),
+                text::safe(id),
+                paths.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// The table (header included) for listed sessions.
@@ -408,13 +495,17 @@ pub(crate) fn table(listed: &[Listed], show_agent: bool, width: usize) -> Vec<St
                 .agent
                 .as_deref()
                 .map_or_else(|| "-".to_owned(), |a| text::safe(a).into_owned()),
-            id: if id.is_empty() { "-".to_owned() } else { id },
+            id: match (id.is_empty(), l.id_shared_with.is_empty()) {
+                (true, _) => "-".to_owned(),
+                (false, true) => id,
+                (false, false) => format!("{id}*"),
+            },
             name: match &l.info.name {
                 Some(n) => text::one_line(n),
                 None if l.info.first_message == "(no messages)" => "(no messages)".to_owned(),
                 None => format!("\"{}\"", text::one_line(&l.info.first_message)),
             },
-            msgs: text::thousands(l.info.message_count),
+            msgs: text::thousands(l.info.unique_message_count),
             modified: text::utc_minutes(l.info.modified),
             size: text::human_bytes(l.size),
             path: path_cell(&l.info),
@@ -508,7 +599,11 @@ fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
             o.insert("id", JsValue::from(i.id.as_str()));
             o.insert("name", opt(i.name.clone()));
             o.insert("firstMessage", JsValue::from(i.first_message.as_str()));
-            o.insert("messageCount", JsValue::Number(i.message_count as f64));
+            o.insert(
+                "messageCount",
+                JsValue::Number(i.unique_message_count as f64),
+            );
+            o.insert("messageRows", JsValue::Number(i.message_count as f64));
             o.insert("created", opt(i.created.and_then(text::iso)));
             o.insert("modified", opt(text::iso(i.modified)));
             o.insert("mtime", opt(l.mtime.and_then(text::iso)));
@@ -529,6 +624,15 @@ fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
             o.insert(
                 "outsideTarget",
                 opt(i.outside_target.as_ref().map(|t| t.display().to_string())),
+            );
+            o.insert(
+                "idSharedWith",
+                JsValue::Array(
+                    l.id_shared_with
+                        .iter()
+                        .map(|p| JsValue::from(p.display().to_string()))
+                        .collect(),
+                ),
             );
             JsValue::Object(o)
         })
@@ -563,6 +667,13 @@ pub(crate) fn write_table(
             out.line(&l)?;
         }
     }
+    let shared = shared_id_warnings(listed);
+    if !shared.is_empty() {
+        out.flush()?;
+        for w in &shared {
+            eprintln!("{w}");
+        }
+    }
     if !skipped.is_empty() {
         out.flush()?;
         eprintln!(
@@ -589,4 +700,85 @@ pub(crate) fn run(loc: &Locator, all: bool, json: bool, out: &mut Output) -> any
     }
     let show_agent = all || !loc.names_dir();
     write_table(&listed, &skipped, show_agent, text::output_width(None), out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(path: &str, id: &str, file_id: Option<(u64, u64)>) -> Listed {
+        Listed {
+            info: SessionInfo {
+                path: PathBuf::from(path),
+                id: id.to_owned(),
+                cwd: String::new(),
+                name: None,
+                parent_session_path: None,
+                created: None,
+                modified: 0.0,
+                modified_from_mtime: false,
+                message_count: 0,
+                unique_message_count: 0,
+                first_message: "(no messages)".to_owned(),
+                aliases: Vec::new(),
+                outside_target: None,
+            },
+            agent: None,
+            size: 0,
+            mtime: None,
+            file_id,
+            id_shared_with: Vec::new(),
+        }
+    }
+
+    /// Two names of one file (same device and inode, e.g. a hard link) share its id without
+    /// being two files; a third file with the id is flagged against both names; an empty id is
+    /// never shared; Redis sessions (no inode) are told apart by path.
+    #[test]
+    fn shared_ids_count_files_not_names() {
+        let mut v = vec![
+            listed("s/a.jsonl", "x", Some((1, 10))),
+            listed("s/a-link.jsonl", "x", Some((1, 10))),
+            listed("s/b.jsonl", "y", Some((1, 11))),
+            listed("s/c.jsonl", "", Some((1, 12))),
+            listed("s/d.jsonl", "", Some((1, 13))),
+            listed("r/e.jsonl", "z", None),
+            listed("r/f.jsonl", "z", None),
+        ];
+        mark_shared_ids(&mut v);
+        let shared: Vec<Vec<&str>> = v
+            .iter()
+            .map(|l| {
+                l.id_shared_with
+                    .iter()
+                    .map(|p| p.to_str().unwrap_or_default())
+                    .collect()
+            })
+            .collect();
+        let none: Vec<&str> = Vec::new();
+        assert_eq!(
+            shared,
+            [
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none,
+                vec!["r/f.jsonl"],
+                vec!["r/e.jsonl"]
+            ]
+        );
+        v.push(listed("s/a-copy.jsonl", "x", Some((1, 14))));
+        mark_shared_ids(&mut v);
+        assert_eq!(
+            v[0].id_shared_with,
+            [PathBuf::from("s/a-copy.jsonl")],
+            "a copy is another file"
+        );
+        assert_eq!(v[1].id_shared_with, [PathBuf::from("s/a-copy.jsonl")]);
+        assert_eq!(
+            v[7].id_shared_with,
+            [PathBuf::from("s/a-link.jsonl"), PathBuf::from("s/a.jsonl")]
+        );
+    }
 }

@@ -415,8 +415,13 @@ struct ArchiveArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Archive sessions whose last activity is older (e.g. 30d, 12h, 1h30m; bare numbers are
-    /// days; `off` disables).
-    #[arg(long, value_name = "DURATION", value_parser = archive::parse_age)]
+    /// days; zero and negative ages are refused; `off` disables).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = archive::parse_age,
+        allow_hyphen_values = true
+    )]
     max_age: Option<archive::AgeFlag>,
     /// Then archive the oldest while the live sessions take more (e.g. 100mb; bare numbers are
     /// bytes; `off` disables).
@@ -429,6 +434,10 @@ struct ArchiveArgs {
     /// Print the plan and move nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Go ahead even when the run would archive more than half of an agent's live sessions
+    /// (without it such a run is refused, exit 2, before anything moves).
+    #[arg(long)]
+    allow_mass: bool,
     /// Print JSON instead of text (shape in `sessions archive --help`).
     #[arg(long)]
     json: bool,
@@ -462,6 +471,11 @@ struct ClearArgs {
     /// Print what would be cleared and change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// With --all: go ahead even when that clears more than half of the agent's live sessions
+    /// (it always does when every session can be cleared; without it such a run is refused,
+    /// exit 2, before anything is touched).
+    #[arg(long)]
+    allow_mass: bool,
     /// Print JSON instead of text (shape in `sessions clear --help`).
     #[arg(long)]
     json: bool,
@@ -752,6 +766,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 max_size: a.max_size,
                 now: a.now,
                 dry_run: a.dry_run,
+                allow_mass: a.allow_mass,
                 json: a.json,
             },
             &mut out,
@@ -765,6 +780,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 purge: a.purge,
                 yes: a.yes,
                 dry_run: a.dry_run,
+                allow_mass: a.allow_mass,
                 json: a.json,
             },
             &mut out,

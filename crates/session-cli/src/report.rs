@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use session_semantics::retention::{
-    ArchiveReport, ClearReport, Outcome as ActionOutcome, SkipReason, Skipped,
+    ArchiveReport, AuditSummary, ClearReport, Outcome as ActionOutcome, SkipReason, Skipped,
 };
 
 use crate::text;
@@ -64,6 +64,14 @@ fn safe_skipped(s: &Skipped) -> Skipped {
     }
 }
 
+fn safe_audit(a: &AuditSummary) -> AuditSummary {
+    AuditSummary {
+        log: safe_path(&a.log),
+        records: a.records.clone(),
+        error: a.error.as_deref().map(safe),
+    }
+}
+
 /// The text of an archive report, every name escaped.
 pub(crate) fn archive_text(r: &ArchiveReport) -> String {
     let mut r = r.clone();
@@ -77,6 +85,7 @@ pub(crate) fn archive_text(r: &ArchiveReport) -> String {
         a.outcome = safe_outcome(&a.outcome);
     }
     r.skipped = r.skipped.iter().map(safe_skipped).collect();
+    r.audit = r.audit.as_ref().map(safe_audit);
     text::safe_multiline(&r.to_string()).into_owned()
 }
 
@@ -92,6 +101,7 @@ pub(crate) fn clear_text(r: &ClearReport) -> String {
         a.outcome = safe_outcome(&a.outcome);
     }
     r.skipped = r.skipped.iter().map(safe_skipped).collect();
+    r.audit = r.audit.as_ref().map(safe_audit);
     text::safe_multiline(&r.to_string()).into_owned()
 }
 
@@ -103,6 +113,9 @@ pub(crate) fn archive_json(r: &ArchiveReport) -> anyhow::Result<Value> {
     let mut lossy = r.clone();
     lossy.sessions_dir = lossy_path(&r.sessions_dir);
     lossy.archive_dir = lossy_path(&r.archive_dir);
+    if let Some(a) = &mut lossy.audit {
+        a.log = lossy_path(&a.log);
+    }
     let mut v = serde_json::to_value(&lossy)?;
     if let Some(actions) = v.get_mut("actions").and_then(Value::as_array_mut) {
         for (json, action) in actions.iter_mut().zip(&r.actions) {
@@ -136,6 +149,9 @@ pub(crate) fn archive_json(r: &ArchiveReport) -> anyhow::Result<Value> {
 pub(crate) fn clear_json(r: &ClearReport) -> anyhow::Result<Value> {
     let mut lossy = r.clone();
     lossy.sessions_dir = lossy_path(&r.sessions_dir);
+    if let Some(a) = &mut lossy.audit {
+        a.log = lossy_path(&a.log);
+    }
     Ok(serde_json::to_value(&lossy)?)
 }
 

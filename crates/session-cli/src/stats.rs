@@ -20,11 +20,13 @@ branch's length, the number of problems `check` would report, and how long the r
 
 JSON output (--json): an array with one object per file:
   {\"file\", \"bytes\", \"lines\", \"version\", \"sessionId\", \"entries\",
-   \"byKind\": {kind: count}, \"byRole\": {role: count},
+   \"duplicateRows\", \"byKind\": {kind: count}, \"byRole\": {role: count},
    \"roots\", \"depth\", \"branchPoints\", \"leaves\", \"labels\", \"branchLength\",
    \"problems\", \"openMs\", \"treeMs\"}
-Kinds are entry types (message, compaction, …); counts are over entry rows (duplicates included);
-`problems` counts what `sessions check` reports (errors and warnings). A file that cannot be read
+Kinds are entry types (message, compaction, …); counts are over entries, each id once: of the
+rows that share an id only the last one counts (the row every lookup, the tree and the context
+use); `duplicateRows` is the number of rows that repeat an earlier row's id and are not counted
+(`sessions check` reports them as duplicate-id); `problems` counts what `sessions check` reports (errors and warnings). A file that cannot be read
 or is not a session is {\"file\", \"error\"} in the array (and `error: …` on stderr in text
 mode); the other files are still counted, and the exit code is 2.
 
@@ -62,7 +64,7 @@ fn one(path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
     let mut by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut by_role: BTreeMap<String, usize> = BTreeMap::new();
     let mut total = 0;
-    for e in sm.get_entries() {
+    for e in sm.get_unique_entries() {
         total += 1;
         *by_kind.entry(e.entry_type().as_str()).or_default() += 1;
         if e.entry_type() == EntryType::Message {
@@ -81,6 +83,7 @@ fn one(path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
     let branch_len = sm.get_branch(None).len();
     let version = model::file_version(ro)?;
     let problems = crate::check::problems(&ro.report, sm, &bytes).len();
+    let duplicate_rows = sm.entry_row_count() - total;
 
     let mut o = JsObject::new();
     let num = |n: usize| JsValue::Number(n as f64);
@@ -90,6 +93,7 @@ fn one(path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
     o.insert("version", version.map_or(JsValue::Null, JsValue::Number));
     o.insert("sessionId", JsValue::from(sm.get_session_id()));
     o.insert("entries", num(total));
+    o.insert("duplicateRows", num(duplicate_rows));
     let mut k = JsObject::new();
     for (kind, n) in &by_kind {
         k.insert(*kind, num(*n));
@@ -139,7 +143,19 @@ fn one(path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
         v
     };
     out.push(kv("version", v));
-    out.push(kv("entries", text::thousands(total)));
+    out.push(kv(
+        "entries",
+        if duplicate_rows == 0 {
+            text::thousands(total)
+        } else {
+            format!(
+                "{} (each id once; {} more {} repeat an id and are not counted)",
+                text::thousands(total),
+                text::thousands(duplicate_rows),
+                if duplicate_rows == 1 { "row" } else { "rows" }
+            )
+        },
+    ));
     for (kind, n) in &by_kind {
         let mut line = format!(
             "    {} {}",

@@ -44,6 +44,7 @@ fn archive_all_reports_every_agent_when_one_cannot_start() {
             "30d",
             "--now",
             "2026-07-01T00:00:00Z",
+            "--allow-mass",
             "--json",
         ],
     );
@@ -52,10 +53,13 @@ fn archive_all_reports_every_agent_when_one_cannot_start() {
     let z_error =
         format!("archive directory unusable: {dir_z}/archive exists and is not a real directory");
     assert_eq!(r.code, 2, "{}", r.stderr);
+    let mut v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(redact_audit_times(&mut v), 1);
     assert_eq!(
-        r.stdout,
+        pretty(&v),
         pretty(&json!({
             "dryRun": false,
+            "refused": false,
             "reports": [{
                 "agentId": "a",
                 "sessionsDir": dir_a,
@@ -70,6 +74,8 @@ fn archive_all_reports_every_agent_when_one_cannot_start() {
                 },
                 "liveBytesBefore": 246,
                 "liveBytesAfter": 0,
+                "liveSessions": 1,
+                "massSweep": {"sessions": 1, "liveSessions": 1},
                 "actions": [{
                     "file": "old.jsonl",
                     "destination": "archive/old.jsonl",
@@ -82,6 +88,19 @@ fn archive_all_reports_every_agent_when_one_cannot_start() {
                     "outcome": "archived",
                 }],
                 "skipped": [],
+                "audit": {
+                    "log": format!("{dir_a}/sessions-audit.log"),
+                    "records": [{
+                        "time": "[time]",
+                        "action": "archive",
+                        "file": "old.jsonl",
+                        "destination": "archive/old.jsonl",
+                        "sessionId": "sess-a",
+                        "reason": "max-age",
+                        "bytes": 246,
+                    }],
+                    "error": null,
+                },
             }],
             "errors": [{"agentId": "z", "error": z_error}],
             "skippedAgents": [],
@@ -99,6 +118,7 @@ fn archive_all_reports_every_agent_when_one_cannot_start() {
             "agents/a/sessions/",
             "agents/a/sessions/archive/",
             "agents/a/sessions/archive/old.jsonl",
+            "agents/a/sessions/sessions-audit.log",
             "agents/notes",
             "agents/z/",
             "agents/z/sessions/",
@@ -128,6 +148,7 @@ fn archive_all_reports_every_agent_when_one_cannot_start() {
             "--now",
             "2026-07-01T00:00:00Z",
             "--dry-run",
+            "--allow-mass",
         ],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -173,6 +194,7 @@ fn json_reports_survive_a_non_utf8_store_path() {
             OsStr::new("30d"),
             OsStr::new("--now"),
             OsStr::new("2026-07-01T00:00:00Z"),
+            OsStr::new("--allow-mass"),
             OsStr::new("--json"),
         ],
     );
@@ -200,17 +222,22 @@ fn json_reports_survive_a_non_utf8_store_path() {
             OsStr::new("main"),
             OsStr::new("--all"),
             OsStr::new("--yes"),
+            OsStr::new("--allow-mass"),
             OsStr::new("--json"),
         ],
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
+    let mut v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(redact_audit_times(&mut v), 1);
     assert_eq!(
-        r.stdout,
+        pretty(&v),
         pretty(&json!({
             "agentId": "main",
             "sessionsDir": lossy,
             "mode": "archive",
             "dryRun": false,
+            "liveSessions": 1,
+            "massSweep": {"sessions": 1, "liveSessions": 1},
             "actions": [{
                 "file": "second.jsonl",
                 "destination": "archive/second.jsonl",
@@ -220,6 +247,20 @@ fn json_reports_survive_a_non_utf8_store_path() {
                 "outcome": "archived",
             }],
             "skipped": [],
+            "audit": {
+                "log": format!("{lossy}/sessions-audit.log"),
+                "records": [{
+                    "time": "[time]",
+                    "action": "archive",
+                    "file": "second.jsonl",
+                    "destination": "archive/second.jsonl",
+                    "sessionId": "sess-2",
+                    "reason": "clear",
+                    "bytes": 246,
+                }],
+                "error": null,
+            },
+            "refused": false,
         }))
     );
     assert_eq!(
@@ -231,6 +272,7 @@ fn json_reports_survive_a_non_utf8_store_path() {
             "agents/main/sessions/archive/",
             "agents/main/sessions/archive/old.jsonl",
             "agents/main/sessions/archive/second.jsonl",
+            "agents/main/sessions/sessions-audit.log",
         ]
     );
 }
@@ -265,6 +307,7 @@ fn archive_and_clear_text_escape_newlines_in_names() {
             "--now",
             "2026-07-01T00:00:00Z",
             "--dry-run",
+            "--allow-mass",
         ],
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
@@ -291,6 +334,7 @@ fn archive_and_clear_text_escape_newlines_in_names() {
             "main",
             "--all",
             "--dry-run",
+            "--allow-mass",
         ],
     );
     assert_eq!(r.code, 1, "{}", r.stderr);

@@ -369,16 +369,24 @@ fn read_commands_print_the_same_from_redis_as_from_files_and_write_nothing() {
     assert_eq!(r.code, 0);
     assert!(
         r.stdout.contains(&format!(
-            "0195f3a0-7c1e-7000-8000-0000000000b2  \"first question\"         4  2026-01-02 09:00  \
+            "0195f3a0-7c1e-7000-8000-0000000000b2   \"first question\"         4  2026-01-02 09:00  \
              1.4 KiB  {fix}/two-roots.jsonl\n"
         )),
         "{}",
         r.stdout
     );
+    // The fixtures copied from one another share header ids: flagged before the skipped files.
     assert_eq!(
         r.stderr,
         format!(
-            "warning: skipped 2 files:\n  {fix}/bad-header.jsonl: not a session file: the first \
+            "warning: 2 files share the session id \"0195f3a0-7c1e-7000-8000-0000000000b1\" \
+             (--session by that id is ambiguous wherever two of them are found; give the path \
+             instead): {fix}/archive/old.jsonl, {fix}/branchy.jsonl\n\
+             warning: 5 files share the session id \"0195f3a0-7c1e-7000-8000-0000000000c1\" \
+             (--session by that id is ambiguous wherever two of them are found; give the path \
+             instead): {fix}/cycle.jsonl, {fix}/dangling-parent.jsonl, \
+             {fix}/duplicate-ids.jsonl, {fix}/malformed-line.jsonl, {fix}/torn-tail.jsonl\n\
+             warning: skipped 2 files:\n  {fix}/bad-header.jsonl: not a session file: the first \
              line is not a session header\n  {fix}/empty.jsonl: empty file\n"
         )
     );

@@ -865,6 +865,7 @@ archive plan for agent main in [root]/agents/main/sessions (now 2026-07-01T00:00
         redact(&r.stdout, &root, "[root]"),
         plan.replace("archive plan for", "archive for")
             .replace("would archive", "archived")
+            + "  audit log [root]/agents/main/sessions/sessions-audit.log: 2 lines appended\n"
     );
     assert_eq!(
         store_listing(&root),
@@ -880,6 +881,7 @@ archive plan for agent main in [root]/agents/main/sessions (now 2026-07-01T00:00
             "agents/main/sessions/locked.jsonl.lock",
             "agents/main/sessions/new.jsonl",
             "agents/main/sessions/notes.jsonl",
+            "agents/main/sessions/sessions-audit.log",
             "agents/ops/",
             "agents/ops/sessions/",
             "agents/ops/sessions/old-ops.jsonl",
@@ -995,6 +997,7 @@ fn archive_json_all_agents_and_policy_sources() {
         r.stdout,
         pretty(&json!({
             "dryRun": true,
+            "refused": false,
             "reports": [{
                 "agentId": "ops",
                 "sessionsDir": dir_ops,
@@ -1009,6 +1012,8 @@ fn archive_json_all_agents_and_policy_sources() {
                 },
                 "liveBytesBefore": 248,
                 "liveBytesAfter": 0,
+                "liveSessions": 1,
+                "massSweep": {"sessions": 1, "liveSessions": 1},
                 "actions": [{
                     "file": "old-ops.jsonl",
                     "destination": "archive/old-ops.jsonl",
@@ -1207,6 +1212,7 @@ clear (archive, dry run) for agent main in [root]/agents/main/sessions
 clear (archive) for agent main in [root]/agents/main/sessions
   archived new.jsonl -> archive/new.jsonl  (248 B)
   1 session(s), 0 left alone
+  audit log [root]/agents/main/sessions/sessions-audit.log: 1 line appended
 "
     );
     let mut expected: Vec<String> = STORE_LISTING
@@ -1216,6 +1222,7 @@ clear (archive) for agent main in [root]/agents/main/sessions
         .collect();
     expected.push("agents/main/sessions/archive/".to_owned());
     expected.push("agents/main/sessions/archive/new.jsonl".to_owned());
+    expected.push("agents/main/sessions/sessions-audit.log".to_owned());
     expected.sort();
     assert_eq!(store_listing(&root), expected);
     assert_eq!(
@@ -1282,7 +1289,16 @@ fn clear_all_purge_deletes_the_sessions_and_leaves_the_rest() {
     let r = run_in(
         dir.path(),
         [
-            "clear", "--root", "state", "--agent", "main", "--all", "--purge", "--yes", "--json",
+            "clear",
+            "--root",
+            "state",
+            "--agent",
+            "main",
+            "--all",
+            "--purge",
+            "--yes",
+            "--allow-mass",
+            "--json",
         ],
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
@@ -1309,6 +1325,18 @@ fn clear_all_purge_deletes_the_sessions_and_leaves_the_rest() {
         .unwrap()
     );
     v["actions"][2]["sessionKey"] = json!("[bob]");
+    assert_eq!(redact_audit_times(&mut v), 3);
+    let audit = |file: &str, id: &str| {
+        json!({
+            "time": "[time]",
+            "action": "delete",
+            "file": file,
+            "destination": null,
+            "sessionId": id,
+            "reason": "clear",
+            "bytes": 248,
+        })
+    };
     assert_eq!(
         v,
         json!({
@@ -1316,6 +1344,8 @@ fn clear_all_purge_deletes_the_sessions_and_leaves_the_rest() {
             "sessionsDir": sessions,
             "mode": "purge",
             "dryRun": false,
+            "liveSessions": 4,
+            "massSweep": {"sessions": 3, "liveSessions": 4},
             "actions": [
                 deleted("new.jsonl", "agent:main:new", "sess-new"),
                 deleted("old.jsonl", "agent:main:old", "sess-old"),
@@ -1331,6 +1361,16 @@ fn clear_all_purge_deletes_the_sessions_and_leaves_the_rest() {
                 {"file": "locked.jsonl", "reason": "locked", "lockFile": "locked.jsonl.lock"},
                 {"file": "notes.jsonl", "reason": "not-a-session"},
             ],
+            "audit": {
+                "log": format!("{sessions}/sessions-audit.log"),
+                "records": [
+                    audit("new.jsonl", "sess-new"),
+                    audit("old.jsonl", "sess-old"),
+                    audit("telegram=direct=bob.jsonl", "sess-bob"),
+                ],
+                "error": null,
+            },
+            "refused": false,
         })
     );
     assert_eq!(
@@ -1343,6 +1383,7 @@ fn clear_all_purge_deletes_the_sessions_and_leaves_the_rest() {
             "agents/main/sessions/locked.jsonl",
             "agents/main/sessions/locked.jsonl.lock",
             "agents/main/sessions/notes.jsonl",
+            "agents/main/sessions/sessions-audit.log",
             "agents/ops/",
             "agents/ops/sessions/",
             "agents/ops/sessions/old-ops.jsonl",

@@ -19,9 +19,11 @@
 //! | [`session`] | [`SemanticSession`]: create/open/append/compact/fork/reset/archive/delete with events |
 //! | [`policy`] | the `sessions` config, durations and sizes, reset policies and freshness, history limits |
 //! | [`retention`] | archive plans and execution, clear, their reports |
+//! | [`audit`] | the retention audit log (`<sessions>/sessions-audit.log`), one JSON line per move or delete |
 //! | [`fsops`] | the crate's file moves and deletes, the lock-file check |
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod events;
 pub mod fsops;
 pub mod inspect;
@@ -43,7 +45,7 @@ pub use kind::{ChatType, KeyShape, ResetType, SessionKind};
 pub use layout::{PathError, SessionFileName, StoreLayout};
 pub use policy::{Clock, Config, FixedClock, SessionsConfig, SystemClock};
 pub use retention::{
-    ArchivePlan, ArchiveReport, ClearMode, ClearReport, ClearTarget, RetentionError,
-    RetentionPolicy, SessionRef,
+    ArchivePlan, ArchiveReport, ClearMode, ClearPlan, ClearReport, ClearTarget, MassSweep,
+    RetentionError, RetentionPolicy, SessionRef,
 };
 pub use session::SemanticSession;

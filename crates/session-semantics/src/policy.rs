@@ -166,6 +166,68 @@ pub fn parse_duration_ms(raw: &str, default_unit: DurationUnit) -> Result<u64, D
     round_safe(total).ok_or_else(|| err("too large"))
 }
 
+/// A retention age (`sessions.retention.maxAge`, `sessions archive --max-age`) that cannot be
+/// used: not a duration, or zero or negative (every session would be older than it, so a sweep
+/// would archive them all). `off` and `false` are not ages: they turn the limit off, and the
+/// callers read them before parsing.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MaxAgeError {
+    /// Not a duration ([`parse_duration_ms`]).
+    #[error(transparent)]
+    Invalid(#[from] DurationError),
+    /// Zero: `0`, `0d`, `0s`, `0ms`, or a value that rounds to 0 ms (`0.4ms`).
+    #[error(
+        "invalid max age {input:?}: a zero age is refused, since every session is older and \
+         would be archived; give a positive age such as 30d, or off (or false) to turn the \
+         limit off"
+    )]
+    Zero {
+        /// The text given.
+        input: String,
+    },
+    /// Negative: a duration with a leading `-` (`-1d`, `-30`).
+    #[error(
+        "invalid max age {input:?}: a negative age is refused, since every session is older \
+         and would be archived; give a positive age such as 30d, or off (or false) to turn \
+         the limit off"
+    )]
+    Negative {
+        /// The text given.
+        input: String,
+    },
+}
+
+/// A retention age in milliseconds: [`parse_duration_ms`] with days for bare numbers, refusing
+/// zero and negative ages (the reference's `parseDurationMs` returns 0 for `0d` and fails on
+/// `-1d` as malformed; here both are named for what they are).
+///
+/// # Errors
+/// [`MaxAgeError::Zero`] for an age of 0 ms, [`MaxAgeError::Negative`] for `-` followed by a
+/// duration, [`MaxAgeError::Invalid`] for anything else that is not a duration.
+pub fn parse_max_age_ms(raw: &str) -> Result<u64, MaxAgeError> {
+    let text = js::lower_trim(raw);
+    if let Some(rest) = text.strip_prefix('-')
+        && let Ok(ms) = parse_duration_ms(rest, DurationUnit::Days)
+    {
+        return Err(if ms == 0 {
+            MaxAgeError::Zero {
+                input: raw.to_owned(),
+            }
+        } else {
+            MaxAgeError::Negative {
+                input: raw.to_owned(),
+            }
+        });
+    }
+    match parse_duration_ms(raw, DurationUnit::Days)? {
+        0 => Err(MaxAgeError::Zero {
+            input: raw.to_owned(),
+        }),
+        ms => Ok(ms),
+    }
+}
+
 /// `parseByteSize(raw, {defaultUnit: "b"})`: `<number>[b|k|kb|m|mb|g|gb|t|tb]`
 /// (case-insensitive, binary multiples: `1kb` = 1024), rounded to whole bytes (the same double
 /// the reference computes, so sizes beyond 2^53 are as inexact as there).
@@ -292,7 +354,8 @@ const MAX_SIZE_SETTING: SettingVisitor = SettingVisitor {
     what: "a byte size: a string such as \"100mb\", or a number of bytes",
 };
 
-/// `maxAge`: a duration (bare numbers are days), or `false` to disable.
+/// `maxAge`: a positive duration (bare numbers are days; zero and negative ages are refused,
+/// see [`parse_max_age_ms`]), or `false` to disable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MaxAge(pub Option<DurationSetting>);
 
@@ -317,7 +380,7 @@ impl<'de> Deserialize<'de> for MaxAge {
         let Some(text) = d.deserialize_any(MAX_AGE_SETTING)? else {
             return Ok(MaxAge(None));
         };
-        let ms = parse_duration_ms(&text, DurationUnit::Days).map_err(serde::de::Error::custom)?;
+        let ms = parse_max_age_ms(&text).map_err(serde::de::Error::custom)?;
         Ok(MaxAge(Some(DurationSetting { text, ms })))
     }
 }

@@ -7,7 +7,12 @@
 //!   the header timestamp; never the file's mtime) is older than `maxAge`; then, while the live
 //!   sessions take more than `maxSize`, the oldest remaining ones. [`ArchivePlan::execute`]
 //!   performs the plan, re-checking each file first.
-//! - [`clear`] archives (or, when asked, deletes) one session or every session of an agent.
+//! - [`clear`] archives (or, when asked, deletes) one session or every session of an agent;
+//!   [`plan_clear`] and [`ClearPlan::execute`] are its two halves.
+//! - Guard rails: every report counts the agent's live sessions and flags a run that would move
+//!   or delete more than half of them ([`MassSweep`]; callers such as the `sessions` command
+//!   refuse it unless told otherwise, before anything is touched), and every move or delete is
+//!   appended to the sessions directory's audit log ([`crate::audit`]) right after it is done.
 //!
 //! Files are keyed by their identity ([`session_store::identity::FileIdentity`]): a symlink
 //! to another session of the directory is that session, handled once under the target's name
@@ -28,6 +33,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
+use crate::audit::{AuditAction, AuditLog, AuditRecord};
 use crate::events::{EventBus, Lifecycle, LifecycleEvent, SessionTarget};
 use crate::fsops;
 use crate::key::SessionKey;
@@ -156,6 +162,71 @@ impl fmt::Display for SkipReason {
     }
 }
 
+impl SkipReason {
+    /// The file is a session that stays live (it counts among the agent's live sessions for
+    /// [`MassSweep`]): locked, without an activity time, or with rows the listing rejects.
+    fn is_live_session(&self) -> bool {
+        matches!(
+            self,
+            SkipReason::Locked { .. }
+                | SkipReason::LockNotAFile { .. }
+                | SkipReason::NoActivityTime
+                | SkipReason::Malformed
+        )
+    }
+}
+
+/// A run that would move or delete more than half of an agent's live sessions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MassSweep {
+    /// The sessions the run would move or delete.
+    pub sessions: usize,
+    /// The agent's live sessions: every session directly in its sessions directory (those the
+    /// run would touch, and those it leaves: locked, without an activity time, malformed).
+    pub live_sessions: usize,
+}
+
+impl MassSweep {
+    /// `Some` when `sessions` is more than half of `live_sessions` (`2 × sessions >
+    /// live_sessions`): 2 of 3, 3 of 4 and 1 of 1 are mass sweeps, 2 of 4 is not.
+    pub fn judge(sessions: usize, live_sessions: usize) -> Option<MassSweep> {
+        (sessions > 0 && sessions.saturating_mul(2) > live_sessions).then_some(MassSweep {
+            sessions,
+            live_sessions,
+        })
+    }
+}
+
+impl fmt::Display for MassSweep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} of {} live {} (more than half)",
+            self.sessions,
+            self.live_sessions,
+            if self.live_sessions == 1 {
+                "session"
+            } else {
+                "sessions"
+            }
+        )
+    }
+}
+
+/// The audit lines an executed run appended ([`crate::audit`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditSummary {
+    /// The audit log (`<sessions>/sessions-audit.log`).
+    pub log: PathBuf,
+    /// The lines appended, in order.
+    pub records: Vec<AuditRecord>,
+    /// Why the log could not be written, when it could not (the run then stopped: the actions
+    /// after the failure were not attempted).
+    pub error: Option<String>,
+}
+
 /// A file left alone.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Skipped {
@@ -258,10 +329,17 @@ pub struct ArchiveReport {
     pub live_bytes_before: u64,
     /// Live bytes once the actions are done.
     pub live_bytes_after: u64,
+    /// The agent's live sessions before the run (see [`MassSweep::live_sessions`]).
+    pub live_sessions: usize,
+    /// Set when the run would archive more than half of them.
+    pub mass_sweep: Option<MassSweep>,
     /// Sessions to archive, oldest activity first within each reason (max-age first).
     pub actions: Vec<ArchiveAction>,
     /// Files left alone, by name.
     pub skipped: Vec<Skipped>,
+    /// What was written to the audit log (executed runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditSummary>,
 }
 
 /// Why an archive or clear run could not start.
@@ -304,6 +382,16 @@ pub enum RetentionError {
         key_agent: String,
         /// The agent asked for.
         agent: String,
+    },
+    /// A policy whose `maxAge` is 0 ms: every session would be older than it. Parsed settings
+    /// never give one ([`crate::policy::parse_max_age_ms`] refuses zero ages).
+    #[error(
+        "max age {text:?} is zero: every session would be archived; give a positive age, or no \
+         max age to turn the limit off"
+    )]
+    ZeroMaxAge {
+        /// The policy's `maxAge` text.
+        text: String,
     },
     /// A session reference that is neither a key nor a file name.
     #[error("{input:?} is neither a session key nor a session file name: {reason}")]
@@ -524,13 +612,18 @@ pub struct ArchivePlan {
 /// # Errors
 /// [`RetentionError::Path`] for an invalid agent id or a sessions directory that resolves
 /// outside the store root; [`RetentionError::ReadDir`]; [`RetentionError::ArchiveDir`] when
-/// `archive` exists but is not a real directory.
+/// `archive` exists but is not a real directory; [`RetentionError::ZeroMaxAge`].
 pub fn plan_archive(
     layout: &StoreLayout,
     agent_id: &str,
     policy: &RetentionPolicy,
     now_ms: i64,
 ) -> Result<ArchivePlan, RetentionError> {
+    if policy.max_age_ms == Some(0) {
+        return Err(RetentionError::ZeroMaxAge {
+            text: policy.max_age.clone().unwrap_or_else(|| "0".to_owned()),
+        });
+    }
     let mut report = ArchiveReport {
         agent_id: agent_id.to_owned(),
         sessions_dir: absolute(layout.sessions_dir(agent_id)?),
@@ -540,8 +633,11 @@ pub fn plan_archive(
         policy: policy.clone(),
         live_bytes_before: 0,
         live_bytes_after: 0,
+        live_sessions: 0,
+        mass_sweep: None,
         actions: Vec::new(),
         skipped: Vec::new(),
+        audit: None,
     };
     let Some(dir) = sessions_dir(layout, agent_id)? else {
         return Ok(ArchivePlan { report });
@@ -560,6 +656,12 @@ pub fn plan_archive(
             }
         }
     }
+    report.live_sessions = live.len()
+        + report
+            .skipped
+            .iter()
+            .filter(|s| s.reason.is_live_session())
+            .count();
     live.sort_by(|a, b| {
         a.modified_ms
             .cmp(&b.modified_ms)
@@ -614,6 +716,7 @@ pub fn plan_archive(
         });
     }
     report.skipped.sort_by(|a, b| a.file.cmp(&b.file));
+    report.mass_sweep = MassSweep::judge(report.actions.len(), report.live_sessions);
     Ok(ArchivePlan { report })
 }
 
@@ -792,9 +895,30 @@ impl ArchivePlan {
     pub fn execute(self, bus: Option<&EventBus>) -> ArchiveReport {
         let mut report = self.report;
         report.dry_run = false;
+        if report.actions.is_empty() {
+            return report;
+        }
         let dir = report.sessions_dir.clone();
         let archive_dir = report.archive_dir.clone();
+        let (log, mut audit) = match start_audit(&dir) {
+            Ok(started) => started,
+            Err((summary, error)) => {
+                for a in &mut report.actions {
+                    report.live_bytes_after += a.size_bytes;
+                    a.outcome = Outcome::Failed {
+                        error: error.clone(),
+                    };
+                }
+                report.audit = Some(summary);
+                return report;
+            }
+        };
         for a in &mut report.actions {
+            if let Some(e) = &audit.error {
+                report.live_bytes_after += a.size_bytes;
+                a.outcome = not_attempted(e);
+                continue;
+            }
             let path = dir.join(&a.file);
             let _guard = match lock_and_recheck(&path, &a.check) {
                 Ok(guard) => guard,
@@ -808,6 +932,23 @@ impl ArchivePlan {
                 Ok(dest) => {
                     a.destination = dest;
                     a.outcome = Outcome::Archived;
+                    record(
+                        &log,
+                        &mut audit,
+                        AuditRecord {
+                            time: crate::audit::now_iso(),
+                            action: AuditAction::Archive,
+                            file: a.file.clone(),
+                            destination: Some(a.destination.clone()),
+                            session_id: a.session_id.clone(),
+                            reason: match a.reason {
+                                ArchiveReason::MaxAge { .. } => "max-age",
+                                ArchiveReason::MaxSize => "max-size",
+                            }
+                            .to_owned(),
+                            bytes: a.size_bytes,
+                        },
+                    );
                     emit(
                         bus,
                         &report.agent_id,
@@ -825,7 +966,51 @@ impl ArchivePlan {
                 }
             }
         }
+        report.audit = Some(audit);
         report
+    }
+}
+
+/// The audit log of `dir`, checked, with an empty summary. When it cannot be used, the
+/// summary saying why and the failure every action gets: nothing is moved or deleted without
+/// its audit line.
+#[allow(clippy::result_large_err)] // Once per run.
+fn start_audit(dir: &Path) -> Result<(AuditLog, AuditSummary), (AuditSummary, String)> {
+    match AuditLog::open(dir) {
+        Ok(log) => {
+            let summary = AuditSummary {
+                log: log.path().to_path_buf(),
+                records: Vec::new(),
+                error: None,
+            };
+            Ok((log, summary))
+        }
+        Err(e) => {
+            let error = e.to_string();
+            Err((
+                AuditSummary {
+                    log: dir.join(crate::audit::AUDIT_LOG_NAME),
+                    records: Vec::new(),
+                    error: Some(error.clone()),
+                },
+                format!("not attempted: {error}"),
+            ))
+        }
+    }
+}
+
+/// The outcome of an action not attempted because the audit log failed earlier in the run.
+fn not_attempted(audit_error: &str) -> Outcome {
+    Outcome::Failed {
+        error: format!("not attempted: the audit log could not be written: {audit_error}"),
+    }
+}
+
+/// Appends `record` to the log; a failure is kept in the summary (the run stops there).
+fn record(log: &AuditLog, audit: &mut AuditSummary, record: AuditRecord) {
+    match log.append(&record) {
+        Ok(()) => audit.records.push(record),
+        Err(e) => audit.error = Some(e.to_string()),
     }
 }
 
@@ -907,8 +1092,32 @@ impl fmt::Display for ArchiveReport {
             human_bytes(self.live_bytes_after),
             self.actions.len(),
             self.skipped.len()
-        )
+        )?;
+        write_audit(f, self.audit.as_ref())
     }
+}
+
+/// The audit line of a report's text: `  audit log <path>: N lines appended` (and why it
+/// stopped, when the log could not be written).
+fn write_audit(f: &mut fmt::Formatter<'_>, audit: Option<&AuditSummary>) -> fmt::Result {
+    let Some(a) = audit else {
+        return Ok(());
+    };
+    write!(
+        f,
+        "\n  audit log {}: {} {} appended",
+        a.log.display(),
+        a.records.len(),
+        if a.records.len() == 1 {
+            "line"
+        } else {
+            "lines"
+        }
+    )?;
+    if let Some(e) = &a.error {
+        write!(f, "; FAILED: {e}; nothing more was moved or deleted")?;
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1027,19 +1236,43 @@ pub struct ClearReport {
     pub mode: ClearMode,
     /// True when nothing was changed.
     pub dry_run: bool,
+    /// The agent's live sessions before the run (see [`MassSweep::live_sessions`]): counted
+    /// when every session of the agent is cleared, else 0.
+    pub live_sessions: usize,
+    /// Set when clearing every session of the agent would move or delete more than half of
+    /// them (a single named session is never a mass sweep).
+    pub mass_sweep: Option<MassSweep>,
     /// The sessions cleared.
     pub actions: Vec<ClearAction>,
     /// Files left alone.
     pub skipped: Vec<Skipped>,
+    /// What was written to the audit log (executed runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditSummary>,
+}
+
+/// A planned clear: [`ClearPlan::report`] is the dry run, [`ClearPlan::execute`] performs it.
+#[derive(Clone, Debug)]
+pub struct ClearPlan {
+    report: ClearReport,
+}
+
+impl ClearPlan {
+    /// The dry-run report.
+    pub fn report(&self) -> &ClearReport {
+        &self.report
+    }
 }
 
 /// Clears one session or all of an agent: archives them (or deletes them with
 /// [`ClearMode::Purge`]); with `dry_run`, only reports. The same files are left alone as for
-/// [`plan_archive`] (a session without activity time is cleared all the same).
+/// [`plan_archive`] (a session without activity time is cleared all the same). This is
+/// [`plan_clear`] followed, unless `dry_run`, by [`ClearPlan::execute`]; it does not refuse a
+/// mass sweep (callers that guard against one plan first and look at
+/// [`ClearReport::mass_sweep`]).
 ///
 /// # Errors
-/// [`RetentionError::NotFound`] when a single named session does not exist;
-/// [`RetentionError::Path`] for a bad agent id, name or key; [`RetentionError::ReadDir`].
+/// As [`plan_clear`].
 pub fn clear(
     layout: &StoreLayout,
     target: &ClearTarget,
@@ -1047,6 +1280,26 @@ pub fn clear(
     dry_run: bool,
     bus: Option<&EventBus>,
 ) -> Result<ClearReport, RetentionError> {
+    let plan = plan_clear(layout, target, mode)?;
+    Ok(if dry_run {
+        plan.report
+    } else {
+        plan.execute(bus)
+    })
+}
+
+/// Plans a clear (see [`clear`]): which files would be archived or deleted, which are left
+/// alone, and for a whole agent its live sessions and whether this is a [`MassSweep`].
+///
+/// # Errors
+/// [`RetentionError::NotFound`] when a single named session does not exist;
+/// [`RetentionError::Path`] for a bad agent id, name or key; [`RetentionError::ReadDir`];
+/// [`RetentionError::ArchiveDir`] when `archive` exists but is not a real directory.
+pub fn plan_clear(
+    layout: &StoreLayout,
+    target: &ClearTarget,
+    mode: ClearMode,
+) -> Result<ClearPlan, RetentionError> {
     let (agent_id, only) = match target {
         ClearTarget::Session(r) => {
             let (a, n) = r.resolve()?;
@@ -1058,9 +1311,12 @@ pub fn clear(
         agent_id: agent_id.clone(),
         sessions_dir: absolute(layout.sessions_dir(&agent_id)?),
         mode,
-        dry_run,
+        dry_run: true,
+        live_sessions: 0,
+        mass_sweep: None,
         actions: Vec::new(),
         skipped: Vec::new(),
+        audit: None,
     };
     let Some(dir) = sessions_dir(layout, &agent_id)? else {
         return match only {
@@ -1068,7 +1324,7 @@ pub fn clear(
                 name,
                 dir: report.sessions_dir,
             }),
-            None => Ok(report),
+            None => Ok(ClearPlan { report }),
         };
     };
     report.sessions_dir = dir.clone();
@@ -1146,49 +1402,106 @@ pub fn clear(
             check: c.stamp,
         });
     }
-    if dry_run {
-        return Ok(report);
+    if only.is_none() {
+        report.live_sessions = report.actions.len()
+            + report
+                .skipped
+                .iter()
+                .filter(|s| s.reason.is_live_session())
+                .count();
+        report.mass_sweep = MassSweep::judge(report.actions.len(), report.live_sessions);
     }
-    for a in &mut report.actions {
-        let path = dir.join(&a.file);
-        let _guard = match lock_and_recheck(&path, &a.check) {
-            Ok(guard) => guard,
-            Err(reason) => {
-                a.outcome = Outcome::Skipped { reason };
+    Ok(ClearPlan { report })
+}
+
+impl ClearPlan {
+    /// Performs the plan: each file is re-checked (still a regular file with the planned size
+    /// and mtime, not locked) and archived or deleted, and its audit line appended
+    /// ([`crate::audit`]; when the log cannot be written, nothing more is touched); outcomes
+    /// are recorded per action, and a lifecycle event is emitted per session when a bus is
+    /// given.
+    pub fn execute(self, bus: Option<&EventBus>) -> ClearReport {
+        let mut report = self.report;
+        report.dry_run = false;
+        if report.actions.is_empty() {
+            return report;
+        }
+        let dir = report.sessions_dir.clone();
+        let archive_dir = dir.join(ARCHIVE_DIR_NAME);
+        let mode = report.mode;
+        let (log, mut audit) = match start_audit(&dir) {
+            Ok(started) => started,
+            Err((summary, error)) => {
+                for a in &mut report.actions {
+                    a.outcome = Outcome::Failed {
+                        error: error.clone(),
+                    };
+                }
+                report.audit = Some(summary);
+                return report;
+            }
+        };
+        for a in &mut report.actions {
+            if let Some(e) = &audit.error {
+                a.outcome = not_attempted(e);
                 continue;
             }
-        };
-        let result = match (&a.destination, mode) {
-            (Some(dest), ClearMode::Archive) => {
-                archive_one(&dir, &archive_dir, &a.file, dest).map(|d| {
-                    a.destination = Some(d.clone());
-                    Lifecycle::Archived {
-                        archived_to: dir.join(d),
-                    }
-                })
+            let path = dir.join(&a.file);
+            let _guard = match lock_and_recheck(&path, &a.check) {
+                Ok(guard) => guard,
+                Err(reason) => {
+                    a.outcome = Outcome::Skipped { reason };
+                    continue;
+                }
+            };
+            let result = match (&a.destination, mode) {
+                (Some(dest), ClearMode::Archive) => archive_one(&dir, &archive_dir, &a.file, dest)
+                    .map(|d| {
+                        a.destination = Some(d.clone());
+                        Lifecycle::Archived {
+                            archived_to: dir.join(d),
+                        }
+                    }),
+                _ => fsops::delete_file(&path).map(|()| Lifecycle::Deleted),
+            };
+            match result {
+                Ok(lifecycle) => {
+                    a.outcome = if mode == ClearMode::Purge {
+                        Outcome::Purged
+                    } else {
+                        Outcome::Archived
+                    };
+                    record(
+                        &log,
+                        &mut audit,
+                        AuditRecord {
+                            time: crate::audit::now_iso(),
+                            action: match mode {
+                                ClearMode::Archive => AuditAction::Archive,
+                                ClearMode::Purge => AuditAction::Delete,
+                            },
+                            file: a.file.clone(),
+                            destination: a.destination.clone(),
+                            session_id: a.session_id.clone(),
+                            reason: "clear".to_owned(),
+                            bytes: a.size_bytes,
+                        },
+                    );
+                    emit(
+                        bus,
+                        &report.agent_id,
+                        &a.session_id,
+                        a.session_key.as_deref(),
+                        path,
+                        lifecycle,
+                    );
+                }
+                Err(e) => a.outcome = failure_outcome(&path, &e),
             }
-            _ => fsops::delete_file(&path).map(|()| Lifecycle::Deleted),
-        };
-        match result {
-            Ok(lifecycle) => {
-                a.outcome = if mode == ClearMode::Purge {
-                    Outcome::Purged
-                } else {
-                    Outcome::Archived
-                };
-                emit(
-                    bus,
-                    &agent_id,
-                    &a.session_id,
-                    a.session_key.as_deref(),
-                    path,
-                    lifecycle,
-                );
-            }
-            Err(e) => a.outcome = failure_outcome(&path, &e),
         }
+        report.audit = Some(audit);
+        report
     }
-    Ok(report)
 }
 
 /// A session without activity time still qualifies for `clear`.
@@ -1237,7 +1550,8 @@ impl fmt::Display for ClearReport {
             "  {} session(s), {} left alone",
             self.actions.len(),
             self.skipped.len()
-        )
+        )?;
+        write_audit(f, self.audit.as_ref())
     }
 }
 

@@ -250,7 +250,37 @@ fn archive_dry_run_then_execute() {
             "malformed.jsonl",
             "notes.jsonl",
             "outside-link.jsonl -> symlink",
+            "sessions-audit.log",
             "sessions.json",
+        ]
+    );
+    // One audit line per move, in order (`tests/retention_audit.rs` pins the fields).
+    let audit = std::fs::read_to_string(store.dir.join("sessions-audit.log")).unwrap();
+    let moved: Vec<(String, String)> = audit
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["file"].as_str().unwrap().to_owned(),
+                v["destination"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moved,
+        [
+            (
+                REFERENCE_NAME.to_owned(),
+                format!("archive/{REFERENCE_NAME}")
+            ),
+            (
+                "telegram_alice.jsonl".to_owned(),
+                "archive/telegram_alice~1.jsonl".to_owned()
+            ),
+            (
+                "telegram_bob.jsonl".to_owned(),
+                "archive/telegram_bob.jsonl".to_owned()
+            ),
         ]
     );
     // The pre-existing archive file kept its bytes; the moved one is the session.

@@ -208,9 +208,24 @@ fn files_move_under_their_write_lock_and_a_lock_taken_after_the_plan_is_respecte
     .unwrap();
     assert_eq!(report.actions[0].outcome, Outcome::Purged);
     assert_eq!(*seen.lock().unwrap(), [("b.jsonl".to_owned(), Some(me))]);
-    let left: Vec<PathBuf> = std::fs::read_dir(&dir)
+    let mut left: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(left, [dir.join("archive")]);
+    left.sort();
+    // The archive directory and the audit log of the two runs (a's move, b's deletion).
+    assert_eq!(left, [dir.join("archive"), dir.join("sessions-audit.log")]);
+    let actions: Vec<String> = std::fs::read_to_string(dir.join("sessions-audit.log"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            format!(
+                "{} {}",
+                v["action"].as_str().unwrap(),
+                v["file"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(actions, ["archive a.jsonl", "delete b.jsonl"]);
 }

@@ -516,3 +516,25 @@ pub enum ListError {
         source: io::Error,
     },
 }
+
+/// Why [`crate::SessionInfo::all_messages_text`] could not give a listed session's text.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MessagesTextError {
+    /// The session's file could not be read again.
+    #[error("cannot read session file {path}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is no longer one the listing reports (its first parsed line is not a session
+    /// header, or the reference's list would skip it).
+    #[error("{path} is no longer a listable session")]
+    NotListable {
+        /// The file.
+        path: PathBuf,
+    },
+}

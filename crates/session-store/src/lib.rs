@@ -57,8 +57,8 @@ pub mod storage;
 
 pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use error::{
-    AppendError, BranchError, ContextError, ForkError, ListError, NameError, OpenError, ReadError,
-    RemoveError, RowLocation,
+    AppendError, BranchError, ContextError, ForkError, ListError, MessagesTextError, NameError,
+    OpenError, ReadError, RemoveError, RowLocation,
 };
 pub use identity::{FileIdentity, OutsideStore};
 pub use inspect::{OpenReport, ReadOnlyOpen};

@@ -29,10 +29,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use session_format::entry::EntryType;
-use session_format::json::{Envelope, Field, JsValue, ValueKind};
+use session_format::json::{Envelope, Field, JsStr, JsValue, ValueKind};
 use session_format::line::{LineContent, LineReader};
+use session_format::row::RowClass;
 
-use crate::error::ListError;
+use crate::error::{ListError, MessagesTextError};
 use crate::io;
 use crate::manager::js_trim;
 use crate::query::{js_date_of, js_sort_by_key};
@@ -64,12 +65,17 @@ pub struct SessionInfo {
     /// session by its content alone, such as retention, tell the fallback apart without
     /// comparing times).
     pub modified_from_mtime: bool,
-    /// Every `message` row (all roles, all branches).
+    /// Every `message` row (all roles, all branches): the reference's `messageCount`, which
+    /// counts a row that repeats an id again.
     pub message_count: usize,
+    /// The messages, each entry id once (not a field of the reference): of the entry rows
+    /// that share an id only the last one counts, and it counts when it is a `message` row,
+    /// as every lookup, the tree and the context see the session (docs/DEVIATIONS.md D3). In
+    /// a file below version 2, whose migration gives every row a new id, every `message` row
+    /// counts. Equal to `message_count` when no id repeats.
+    pub unique_message_count: usize,
     /// The first user text (text blocks joined by a space), or `"(no messages)"`.
     pub first_message: String,
-    /// Every non-empty user and assistant text, joined by spaces.
-    pub all_messages_text: String,
     /// The other names of this file in the listing: symlinks in the listed directory (or,
     /// for [`list_all`], in any listed directory) that lead to it, sorted. A file reached
     /// through several names is listed once, under its own name when that is listed (else
@@ -81,6 +87,63 @@ pub struct SessionInfo {
     /// session is read through the link, and writes through it are refused
     /// ([`crate::identity::OutsideStore`]). `None` otherwise.
     pub outside_target: Option<PathBuf>,
+}
+
+impl SessionInfo {
+    /// The reference's `allMessagesText`: every non-empty user and assistant text of the
+    /// session, joined by spaces. It is not kept in the info (a listing would otherwise hold
+    /// the text of every session at once): the file is read again when asked, so the text is
+    /// the file's as it is now (a session appended to since the listing has the new texts).
+    ///
+    /// # Errors
+    /// [`MessagesTextError::Read`] when the file cannot be read; [`MessagesTextError::NotListable`] when
+    /// it is no longer a session the listing would report.
+    pub fn all_messages_text(&self) -> Result<String, MessagesTextError> {
+        let mut buf = Vec::new();
+        read_into(&self.path, &mut buf).map_err(|source| MessagesTextError::Read {
+            path: self.path.clone(),
+            source,
+        })?;
+        scan(
+            &self.path,
+            &buf,
+            &mut extract::Scratch::default(),
+            || None,
+            true,
+        )
+        .map(|(_, text)| text)
+        .ok_or_else(|| MessagesTextError::NotListable {
+            path: self.path.clone(),
+        })
+    }
+
+    /// [`SessionInfo::all_messages_text`] of a session listed from `storage` (read again with
+    /// [`crate::Storage::read_all`]).
+    ///
+    /// # Errors
+    /// As [`SessionInfo::all_messages_text`].
+    pub fn all_messages_text_in(
+        &self,
+        storage: &dyn crate::Storage,
+    ) -> Result<String, MessagesTextError> {
+        let buf = storage
+            .read_all(&self.path)
+            .map_err(|source| MessagesTextError::Read {
+                path: self.path.clone(),
+                source,
+            })?;
+        scan(
+            &self.path,
+            &buf,
+            &mut extract::Scratch::default(),
+            || None,
+            true,
+        )
+        .map(|(_, text)| text)
+        .ok_or_else(|| MessagesTextError::NotListable {
+            path: self.path.clone(),
+        })
+    }
 }
 
 /// True when the first line (4 KiB chunks, 64 KiB cap, a leading BOM tolerated) parses as
@@ -333,13 +396,39 @@ fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The message count with each entry id once: the last entry row with an id decides whether
+/// that id is a message (as the store's `byId` index does).
+#[derive(Debug, Default)]
+struct UniqueMessages<'a> {
+    /// Entry id → its last row is a `message`.
+    last_is_message: std::collections::HashMap<JsStr<'a>, bool, foldhash::fast::RandomState>,
+}
+
+impl<'a> UniqueMessages<'a> {
+    /// One parsed row after the header of a file of version 2 or later.
+    fn row(&mut self, env: &Envelope<'a>) {
+        if let RowClass::Entry(ty) = session_format::row::classify(env)
+            && let Field::Str(id) = &env.id
+        {
+            self.last_is_message
+                .insert(id.clone(), ty == EntryType::Message);
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.last_is_message.values().filter(|&&m| m).count()
+    }
+}
+
 /// The running totals of `buildSessionInfo` over the rows after the header.
 #[derive(Debug, Default)]
 struct Totals {
     name: Option<String>,
     message_count: usize,
     first_message: String,
-    /// The non-empty texts joined by spaces.
+    /// Build [`Totals::all`] (only for [`SessionInfo::all_messages_text`]).
+    want_text: bool,
+    /// The non-empty texts joined by spaces, when `want_text`.
     all: String,
     texts: usize,
     last_activity: Option<f64>,
@@ -461,10 +550,12 @@ impl Totals {
         if self.first_message.is_empty() && is_user {
             text.clone_into(&mut self.first_message);
         }
-        if self.texts > 0 {
-            self.all.push(' ');
+        if self.want_text {
+            if self.texts > 0 {
+                self.all.push(' ');
+            }
+            self.all.push_str(text);
         }
-        self.all.push_str(text);
         self.texts += 1;
         Some(())
     }
@@ -473,7 +564,7 @@ impl Totals {
 /// `buildSessionInfo` over a file's bytes: the header parsed in full, `message` rows read by
 /// the targeted scan of [`extract`] (rare shapes parsed in full), `session_info` rows parsed.
 fn info_of(path: &Path, buf: &[u8], scratch: &mut extract::Scratch) -> Option<SessionInfo> {
-    info_with_mtime(path, buf, scratch, || mtime_ms(path))
+    scan(path, buf, scratch, || mtime_ms(path), false).map(|(info, _)| info)
 }
 
 /// `buildSessionInfo` over the bytes of a session stored elsewhere than in a file (see
@@ -483,16 +574,18 @@ pub(crate) fn info_from_bytes(
     buf: &[u8],
     mtime_ms: impl FnOnce() -> Option<f64>,
 ) -> Option<SessionInfo> {
-    info_with_mtime(path, buf, &mut extract::Scratch::default(), mtime_ms)
+    scan(path, buf, &mut extract::Scratch::default(), mtime_ms, false).map(|(info, _)| info)
 }
 
-/// [`info_of`] with the modification time of the fallback from `mtime_ms`.
-fn info_with_mtime(
+/// [`info_of`] with the modification time of the fallback from `mtime_ms`; with `text`, also
+/// `allMessagesText` (else the returned text is empty and nothing is joined).
+fn scan(
     path: &Path,
     buf: &[u8],
     scratch: &mut extract::Scratch,
     mtime_ms: impl FnOnce() -> Option<f64>,
-) -> Option<SessionInfo> {
+    text: bool,
+) -> Option<(SessionInfo, String)> {
     let mut lines = LineReader::new(buf);
     let header_json = lines.by_ref().find_map(|l| match l.content {
         LineContent::Json(_) => Some(l.json),
@@ -509,6 +602,7 @@ fn info_with_mtime(
                 cwd: field("cwd"),
                 parent_session: field("parentSession"),
                 timestamp: field("timestamp"),
+                version: field("version"),
             }
         }
     };
@@ -517,18 +611,23 @@ fn info_with_mtime(
     }
     // The header row itself is an object of type `session`: nothing to count.
     let mut t = Totals {
-        all: std::mem::take(&mut scratch.all),
+        want_text: text,
         ..Totals::default()
     };
-    t.all.clear();
+    // A file below version 2 is migrated on open, which gives every row a new id: each
+    // `message` row is then an entry of its own. (A header without a string id is not one the
+    // store reads: it recovers the file under a new header, without migrating.)
+    let legacy = matches!(header.id, Some(JsValue::String(_)))
+        && session_format::migrate::js_version_number(header.version.as_ref()) < 2.0;
+    let mut ids = UniqueMessages::default();
     for line in lines {
         if let LineContent::Json(env) = &line.content {
             t.row(line.json, env, scratch)?;
+            if !legacy {
+                ids.row(env);
+            }
         }
     }
-    // One allocation of the right size for the result; the buffer goes back for the next file.
-    let all_messages_text = t.all.clone();
-    scratch.all = std::mem::take(&mut t.all);
     let header_time = js_date_of(
         header
             .timestamp
@@ -550,7 +649,7 @@ fn info_with_mtime(
         }
         _ => String::new(),
     };
-    Some(SessionInfo {
+    let info = SessionInfo {
         path: path.to_path_buf(),
         id,
         cwd: header
@@ -567,15 +666,16 @@ fn info_with_mtime(
         modified,
         modified_from_mtime,
         message_count: t.message_count,
+        unique_message_count: if legacy { t.message_count } else { ids.count() },
         first_message: if t.first_message.is_empty() {
             "(no messages)".to_owned()
         } else {
             t.first_message
         },
-        all_messages_text,
         aliases: Vec::new(),
         outside_target: None,
-    })
+    };
+    Some((info, t.all))
 }
 
 /// At most this many threads read files for one `list` (the files are independent; the

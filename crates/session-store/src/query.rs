@@ -396,8 +396,30 @@ impl SessionManager {
             .map(|(i, _)| EntryRef::new(self, i))
     }
 
-    /// Number of recognised rows.
+    /// The entries, each id once: of the rows sharing an id, the last one (the row
+    /// [`SessionManager::get_entry`] and every other lookup return; docs/DEVIATIONS.md D3), in
+    /// file order, header excluded. Equal to [`SessionManager::get_entries`] when no id repeats.
+    pub fn get_unique_entries(&self) -> impl Iterator<Item = EntryRef<'_>> + '_ {
+        self.rows
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| {
+                r.kind
+                    .entry()
+                    .is_some_and(|e| self.ix.by_id.get(&e.id) == Some(i))
+            })
+            .map(|(i, _)| EntryRef::new(self, i))
+    }
+
+    /// Number of entries, each id counted once (the length of
+    /// [`SessionManager::get_unique_entries`]; rows that repeat an id are not counted again).
     pub fn entry_count(&self) -> usize {
+        self.ix.by_id.len()
+    }
+
+    /// Number of recognised entry rows, rows that repeat an id included (the length of
+    /// [`SessionManager::get_entries`]).
+    pub fn entry_row_count(&self) -> usize {
         self.rows
             .iter()
             .filter(|r| matches!(r.kind, RowKind::Entry(_)))

@@ -534,7 +534,7 @@ fn listing_sessions() {
     assert_eq!(info.modified, 1_767_225_602_000.0);
     assert_eq!(info.message_count, 2);
     assert_eq!(info.first_message, "hello world");
-    assert_eq!(info.all_messages_text, "hello world answer");
+    assert_eq!(info.all_messages_text().unwrap(), "hello world answer");
     let one = SessionManager::list("/p", Some(&d1)).unwrap();
     assert_eq!(one, vec![info.clone()]);
     assert_eq!(

@@ -887,5 +887,5 @@ fn list_reports_the_message_timestamp_as_modified() {
     assert_eq!(list[0].modified, t as f64);
     assert_eq!(list[0].message_count, 1);
     assert_eq!(list[0].first_message, "(no messages)");
-    assert_eq!(list[0].all_messages_text, "r");
+    assert_eq!(list[0].all_messages_text().unwrap(), "r");
 }

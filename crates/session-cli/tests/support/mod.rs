@@ -476,3 +476,42 @@ pub fn session_bytes(id: &str, at_ms: i64) -> Vec<u8> {
 pub const DAY: i64 = 86_400_000;
 /// 2026-07-01T00:00:00.000Z.
 pub const NOW: i64 = 1_782_864_000_000;
+
+/// Replaces every `time` of the audit records in an `archive` or `clear` JSON report (under
+/// `audit.records`, at the top or in each of `reports`) with `"[time]"`, after checking that it
+/// is an ISO 8601 UTC time with milliseconds that reads back as itself. Returns how many were
+/// replaced.
+pub fn redact_audit_times(v: &mut Value) -> usize {
+    let mut n = 0;
+    let audits: Vec<&mut Value> = if v.get("reports").is_some() {
+        v["reports"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .filter_map(|r| r.get_mut("audit"))
+            .collect()
+    } else {
+        v.get_mut("audit").into_iter().collect()
+    };
+    for a in audits {
+        for r in a["records"].as_array_mut().unwrap() {
+            let t = r["time"].as_str().unwrap();
+            assert_iso_time(t);
+            r["time"] = Value::from("[time]");
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Asserts that `t` is an ISO 8601 UTC time with milliseconds (`2026-07-01T00:00:00.000Z`)
+/// that parses and prints back as itself.
+pub fn assert_iso_time(t: &str) {
+    let ms = session_format::time::parse_js_date(t).unwrap_or_else(|| panic!("{t:?} is no time"));
+    assert_eq!(
+        session_format::time::to_iso_string(ms).as_deref(),
+        Some(t),
+        "{t:?} is not ISO 8601 UTC with milliseconds"
+    );
+    assert_eq!(t.len(), 24, "{t:?}");
+}

@@ -39,8 +39,6 @@ pub(super) struct Scratch {
     pub text: String,
     /// A decoded timestamp string.
     date: String,
-    /// The texts of the file being read, joined (kept between files for its capacity).
-    pub all: String,
 }
 
 /// A byte span of the line (`start..end`).
@@ -181,6 +179,7 @@ enum Key {
     Cwd,
     ParentSession,
     Name,
+    Version,
     Other,
 }
 
@@ -203,6 +202,7 @@ impl Key {
             b"cwd" => Key::Cwd,
             b"parentSession" => Key::ParentSession,
             b"name" => Key::Name,
+            b"version" => Key::Version,
             _ => Key::Other,
         }
     }
@@ -276,6 +276,7 @@ pub(super) struct HeaderFields {
     pub cwd: Option<JsValue>,
     pub parent_session: Option<JsValue>,
     pub timestamp: Option<JsValue>,
+    pub version: Option<JsValue>,
 }
 
 /// Reads the header fields of `json`, a line the envelope scan accepted; `None` when it is not
@@ -286,7 +287,7 @@ pub(super) fn header_fields(json: &[u8]) -> Option<HeaderFields> {
     if w.peek() != b'{' || may_be_too_deep(json) {
         return None;
     }
-    let mut spans: [Option<Span>; 5] = [None; 5];
+    let mut spans: [Option<Span>; 6] = [None; 6];
     let mut key_buf = String::new();
     w.object(&mut key_buf, |key, w| {
         let span = w.value();
@@ -296,17 +297,20 @@ pub(super) fn header_fields(json: &[u8]) -> Option<HeaderFields> {
             Key::Cwd => 2,
             Key::ParentSession => 3,
             Key::Timestamp => 4,
+            Key::Version => 5,
             _ => return,
         };
         spans[slot] = Some(span);
     });
-    let [ty, id, cwd, parent_session, timestamp] = spans.map(|s| s.and_then(|s| value_of(json, s)));
+    let [ty, id, cwd, parent_session, timestamp, version] =
+        spans.map(|s| s.and_then(|s| value_of(json, s)));
     Some(HeaderFields {
         r#type: ty,
         id,
         cwd,
         parent_session,
         timestamp,
+        version,
     })
 }
 

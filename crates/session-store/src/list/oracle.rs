@@ -12,8 +12,10 @@ use crate::io;
 use crate::manager::js_trim;
 use crate::query::js_date_of;
 
-/// `session_info` as it was before the targeted scan: every row parsed in full.
-pub(super) fn session_info_full_parse(path: &Path) -> Option<SessionInfo> {
+/// `session_info` as it was before the targeted scan (every row parsed in full), with the
+/// `allMessagesText` it built; the count of messages with each id once is the store's (a
+/// read-only open's entries, each id once, that are messages).
+pub(super) fn session_info_full_parse(path: &Path) -> Option<(SessionInfo, String)> {
     let buf = io::read_file(path).ok()?;
     let mut rows: Vec<&[u8]> = Vec::new();
     for line in LineReader::new(&buf) {
@@ -108,7 +110,13 @@ pub(super) fn session_info_full_parse(path: &Path) -> Option<SessionInfo> {
         }
         _ => String::new(),
     };
-    Some(SessionInfo {
+    let unique_message_count = crate::SessionManager::open_read_only(path, None)
+        .ok()?
+        .session
+        .get_unique_entries()
+        .filter(|e| e.entry_type() == EntryType::Message)
+        .count();
+    let info = SessionInfo {
         path: path.to_path_buf(),
         id,
         cwd: header
@@ -123,13 +131,14 @@ pub(super) fn session_info_full_parse(path: &Path) -> Option<SessionInfo> {
         modified,
         modified_from_mtime,
         message_count,
+        unique_message_count,
         first_message: if first_message.is_empty() {
             "(no messages)".to_owned()
         } else {
             first_message
         },
-        all_messages_text: all.join(" "),
         aliases: Vec::new(),
         outside_target: None,
-    })
+    };
+    Some((info, all.join(" ")))
 }

@@ -32,14 +32,21 @@ fn exact(info: Option<SessionInfo>) -> Option<Exact> {
     })
 }
 
-/// Asserts that the scan and the full parse agree on `path`; returns the scan's result.
+/// Asserts that the scan and the full parse agree on `path` (the info and, read again on
+/// demand, the full text); returns the scan's result.
 fn check(path: &Path) -> Option<SessionInfo> {
     let new = session_info(path);
-    let old = session_info_full_parse(path);
+    let (old, old_text) = session_info_full_parse(path).unzip();
     assert_eq!(
         exact(new.clone()),
         exact(old),
         "targeted scan and full parse differ on {}",
+        path.display()
+    );
+    assert_eq!(
+        new.as_ref().map(|n| n.all_messages_text().unwrap()),
+        old_text,
+        "the full text differs on {}",
         path.display()
     );
     new
@@ -50,7 +57,7 @@ fn list_full_parse(dir: &Path) -> Vec<SessionInfo> {
     let mut out: Vec<SessionInfo> = jsonl_files(dir)
         .unwrap()
         .iter()
-        .filter_map(|p| session_info_full_parse(p))
+        .filter_map(|p| session_info_full_parse(p).map(|(info, _)| info))
         .collect();
     sort_by_modified(&mut out);
     out
@@ -307,7 +314,7 @@ fn targeted_scan_matches_full_parse_on_edge_cases() {
     let plain = get("plain").unwrap();
     assert_eq!(plain.message_count, 3);
     assert_eq!(plain.first_message, "hello");
-    assert_eq!(plain.all_messages_text, "hello a1 a2");
+    assert_eq!(plain.all_messages_text().unwrap(), "hello a1 a2");
     assert_eq!(plain.modified, 1_767_225_601_000.0);
     assert_eq!(get("assistant-first").unwrap().first_message, " u");
     assert_eq!(
@@ -315,7 +322,7 @@ fn targeted_scan_matches_full_parse_on_edge_cases() {
         "a\nb\"c\\d/e\u{8}f\u{c}g\rh\ti\u{e9}j\u{1f600}k\u{fffd}l\u{fffd}m\u{fffd}An\u{1f600}o\u{fffd}"
     );
     assert_eq!(
-        get("escapes").unwrap().all_messages_text,
+        get("escapes").unwrap().all_messages_text().unwrap(),
         format!("{} x\u{0}y z", get("escapes").unwrap().first_message)
     );
     let esc = get("escaped-keys").unwrap();
@@ -324,8 +331,11 @@ fn targeted_scan_matches_full_parse_on_edge_cases() {
         ("k", 1_767_312_000_000.0)
     );
     let dup = get("dup-message").unwrap();
-    assert_eq!(dup.all_messages_text, "second");
-    assert_eq!(get("dup-content").unwrap().all_messages_text, "ok last");
+    assert_eq!(dup.all_messages_text().unwrap(), "second");
+    assert_eq!(
+        get("dup-content").unwrap().all_messages_text().unwrap(),
+        "ok last"
+    );
     assert!(get("dup-content-throws").is_none());
     assert_eq!(
         get("odd-texts").unwrap().first_message,
@@ -342,10 +352,13 @@ fn targeted_scan_matches_full_parse_on_edge_cases() {
     assert!(get("content-null-block").is_none());
     assert_eq!(get("toolresult-null-block").unwrap().message_count, 2);
     let roles = get("roles").unwrap();
-    assert_eq!(roles.all_messages_text, "escaped role last role wins");
+    assert_eq!(
+        roles.all_messages_text().unwrap(),
+        "escaped role last role wins"
+    );
     assert_eq!(roles.modified, 1_767_225_601_000.0);
     for n in ["message-number", "message-string", "message-array"] {
-        assert_eq!(get(n).unwrap().all_messages_text, "q", "{n}");
+        assert_eq!(get(n).unwrap().all_messages_text().unwrap(), "q", "{n}");
     }
     for n in [
         "message-null",
@@ -379,7 +392,7 @@ fn targeted_scan_matches_full_parse_on_edge_cases() {
     assert_eq!(get("just-deep-enough").unwrap().first_message, "1");
     assert_eq!(get("empty-texts").unwrap().first_message, "(no messages)");
     assert_eq!(
-        get("invalid-utf8").unwrap().all_messages_text,
+        get("invalid-utf8").unwrap().all_messages_text().unwrap(),
         "a\u{fffd}\u{fffd}b\u{fffd}\n\u{fffd}c \u{fffd}\u{fffd}\u{fffd}x"
     );
     assert_eq!(get("header-numeric-id").unwrap().id, "5e-7");
@@ -735,7 +748,7 @@ fn targeted_scan_matches_full_parse_on_the_bench_store() {
             jsonl_files(&sub)
                 .unwrap()
                 .iter()
-                .filter_map(|p| session_info_full_parse(p)),
+                .filter_map(|p| session_info_full_parse(p).map(|(info, _)| info)),
         );
     }
     sort_by_modified(&mut old);
