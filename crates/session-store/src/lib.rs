@@ -35,6 +35,7 @@ pub mod context;
 mod deep;
 mod disk;
 pub mod error;
+pub mod foreign;
 mod id;
 mod index;
 pub mod inspect;
@@ -54,6 +55,7 @@ pub mod snapshot;
 pub mod storage;
 
 pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
+pub use foreign::ForeignAppendPolicy;
 pub use error::{
     AppendError, BranchError, ContextError, ForkError, ListError, NameError, OpenError, ReadError,
     RemoveError, RowLocation,

@@ -50,6 +50,7 @@ use crate::disk::{DiskImage, Verdict};
 use crate::error::{
     AppendError, BranchError, ForkError, OpenError, ReadError, RemoveError, RowLocation,
 };
+use crate::foreign::ForeignAppendPolicy;
 use crate::id::{self as ids, Id};
 use crate::index::{Index, Map, Set};
 use crate::inspect::OpenReport;
@@ -198,6 +199,15 @@ pub struct SessionManager {
     pub(crate) tail_probe: Option<TailProbe>,
     /// Where the session's bytes live ([`SessionManager::storage`]).
     pub(crate) storage: Arc<dyn Storage>,
+    /// What a plain append does with another writer's lines
+    /// ([`SessionManager::set_foreign_append_policy`]).
+    pub(crate) foreign_policy: ForeignAppendPolicy,
+    /// The first row another writer appended that the next plain append has yet to judge
+    /// ([`crate::foreign`]); `None` when there is none.
+    pub(crate) foreign_since: Option<usize>,
+    /// The leaf was moved explicitly (`branch`, `reset_leaf`, `branch_with_summary`) since
+    /// the last append: the next one lands there, whatever another writer added.
+    pub(crate) pinned: bool,
 }
 
 /// Bytes compared at the start of the file and just before its old end before the catch-up
@@ -320,6 +330,9 @@ impl SessionManager {
             write_lock: None,
             tail_probe: None,
             storage: FileStorage::shared(),
+            foreign_policy: ForeignAppendPolicy::default(),
+            foreign_since: None,
+            pinned: false,
         }
     }
 
@@ -493,6 +506,7 @@ impl SessionManager {
         self.recovered_corrupt_header = false;
         self.conflict_backups.clear();
         self.adopted_lines = 0;
+        (self.foreign_since, self.pinned) = (None, false);
         self.load_report = w.report;
         self.load_report.path = abs;
         self.disk = w.disk;
@@ -660,6 +674,7 @@ impl SessionManager {
         self.recovered_corrupt_header = false;
         self.conflict_backups.clear();
         self.adopted_lines = 0;
+        (self.foreign_since, self.pinned) = (None, false);
         let (Some(buf), Some(loaded)) = (buf, loaded) else {
             self.new_session(NewSessionOptions::default());
             self.session_file = Some(abs.clone());
@@ -818,6 +833,7 @@ impl SessionManager {
         self.held = 1;
         self.conflict_backups.clear();
         self.adopted_lines = 0;
+        (self.foreign_since, self.pinned) = (None, false);
         self.snapshot = None;
         self.first_line = Arc::from(&[][..]);
         self.cache_key = None;
@@ -1155,12 +1171,26 @@ impl SessionManager {
         match self.session_file.clone() {
             // A plain append (§3.2): the line is written before the row joins the state.
             Some(path) if written && self.flushed => {
-                let locked = self.write_lock.is_some();
                 self.under_lock(&path, |sm| {
-                    if locked {
-                        sm.catch_up(&path);
+                    // Lines another writer appended are adopted first, then judged
+                    // (crate::foreign, D30): the row may move to their tip, or not be written.
+                    sm.catch_up(&path);
+                    let before = sm.cursor();
+                    let row = match sm.settle_foreign(&path) {
+                        Ok(false) => row,
+                        Ok(true) => {
+                            if let Some(o) = value.as_object_mut() {
+                                o.insert("parentId", ids::opt_value(sm.ix.append_parent.as_ref()));
+                            }
+                            Row::from_value(&value)
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    let out = sm.plain_append(&path, row);
+                    if out.is_err() {
+                        sm.restore_cursor(before);
                     }
-                    sm.plain_append(&path, row)
+                    out
                 })
                 .map_err(|source| AppendError::Lock {
                     path: path.clone(),
@@ -1188,6 +1218,10 @@ impl SessionManager {
                 }
             }
         }
+        // The leaf is this manager's own row now: the next append judges only what other
+        // writers add after it.
+        self.foreign_since = None;
+        self.pinned = false;
         Ok(id)
     }
 
@@ -1222,12 +1256,14 @@ impl SessionManager {
         }
     }
 
-    /// Under the write lock, before a plain append: when the file is no longer as this manager
-    /// last saw it, it is re-read (between two equal `stat`s) and the lines another writer
-    /// appended meanwhile are adopted (D11: indexed and kept verbatim, before the rows still
-    /// held; leaf and append cursor stay), so the append lands after them and is verified
-    /// against the file as it now is. Any other change (rewritten, replaced, deleted, a read
-    /// that did not hold still) is left to the append's own checks.
+    /// Before a plain append (inside the write lock when one is set): when the file is no
+    /// longer as this manager last saw it, it is re-read (between two equal `stat`s) and the
+    /// lines another writer appended meanwhile are adopted (D11: indexed and kept verbatim,
+    /// before the rows still held; leaf and append cursor stay, and the first adopted row is
+    /// remembered for [`SessionManager::settle_foreign`], D30), so the append lands after them
+    /// and is verified against the file as it now is. Any other change (rewritten, replaced,
+    /// deleted, a read that did not hold still) is left to the append's own checks. When the
+    /// file is as this manager last saw it, this costs one `stat`.
     ///
     /// Only the appended bytes are read when this manager's [`TailProbe`] describes the file
     /// as it last saw it and the file still holds the probe's first and last bytes (the cost
@@ -1260,7 +1296,9 @@ impl SessionManager {
         }
         if let Verdict::Grew(at) = self.disk.check(Some(&now), &self.buf) {
             let at_row = self.rows.len().saturating_sub(self.held);
-            self.adopt(&now[..at], &now[at..], at_row);
+            if self.adopt(&now[..at], &now[at..], at_row) > 0 {
+                self.foreign_since.get_or_insert(at_row);
+            }
             if !self.disk.appended(at as u64, &now[at..]) {
                 self.disk = DiskImage::known(&now);
             }
@@ -1316,7 +1354,9 @@ impl SessionManager {
         }
         let line_base = probe.lines;
         let at_row = self.rows.len().saturating_sub(self.held);
-        self.adopt_tail(line_base, old, &tail, at_row);
+        if self.adopt_tail(line_base, old, &tail, at_row) > 0 {
+            self.foreign_since.get_or_insert(at_row);
+        }
         self.disk = disk;
         self.snapshot = Some(before);
         if let Some(p) = self.tail_probe.as_mut() {
@@ -1733,7 +1773,8 @@ impl SessionManager {
     }
 
     /// Moves leaf and append cursor to `id` (an opaque id selects its canonical ancestor).
-    /// Nothing is written.
+    /// Nothing is written. The next append lands under `id` whatever another writer appends
+    /// meanwhile (this settles a pending [`AppendError::Diverged`], docs/DEVIATIONS.md D30).
     ///
     /// # Errors
     /// [`BranchError::EntryNotFound`] (`Entry <id> not found`).
@@ -1754,14 +1795,25 @@ impl SessionManager {
         self.ix.leaf = target.clone();
         self.ix.append_parent = target;
         self.ix.side_parent = None;
+        self.pin_cursor();
         Ok(())
     }
 
     /// Sets leaf and append cursor to null: the next append is a new root. Nothing is written.
+    /// As after [`SessionManager::branch`], the next append lands there whatever another
+    /// writer appends meanwhile.
     pub fn reset_leaf(&mut self) {
         self.ix.leaf = None;
         self.ix.append_parent = None;
         self.ix.side_parent = None;
+        self.pin_cursor();
+    }
+
+    /// An explicit move of the leaf: other writers' lines adopted so far are settled, and the
+    /// next append lands where the caller moved the leaf (crate::foreign).
+    fn pin_cursor(&mut self) {
+        self.foreign_since = None;
+        self.pinned = true;
     }
 
     /// Moves to `from_id` (or to no leaf for `None`) and appends
@@ -1816,8 +1868,10 @@ impl SessionManager {
             self.ix.append_parent.clone(),
             self.ix.side_parent.clone(),
         );
+        let pin_before = (self.foreign_since, self.pinned);
         self.ix.leaf = target.clone();
         self.ix.append_parent = target.clone();
+        self.pin_cursor();
         let mut value = build::branch_summary(&self.base(), "root", summary, details, from_hook);
         if let (Some(o), Some(t)) = (value.as_object_mut(), &target) {
             o.insert("fromId", t.to_value());
@@ -1828,6 +1882,7 @@ impl SessionManager {
                 // A failed append changes nothing, the move to the target included.
                 let ix = &mut *self.ix;
                 (ix.leaf, ix.append_parent, ix.side_parent) = before;
+                (self.foreign_since, self.pinned) = pin_before;
                 Err(e.into())
             }
         }
@@ -2050,6 +2105,8 @@ impl SessionManager {
         self.held = self.rows.len();
         self.conflict_backups.clear();
         self.adopted_lines = 0;
+        let foreign_before = (self.foreign_since, self.pinned);
+        (self.foreign_since, self.pinned) = (None, false);
         if !self.persist {
             return Ok(None);
         }
@@ -2067,6 +2124,7 @@ impl SessionManager {
                     (id, file_before, first_line);
                 (self.cache_key, self.conflict_backups, self.load_report) =
                     (cache_key, backups, report);
+                (self.foreign_since, self.pinned) = foreign_before;
                 return Err(e.into_branch(file));
             }
             self.flushed = true;
@@ -2235,6 +2293,8 @@ impl SessionManager {
             self.restore(saved);
             return Err(e.into_remove(self.file_path()));
         }
+        // Rows were removed: remembered row numbers no longer hold.
+        self.foreign_since = None;
         Ok(removed_count)
     }
 
@@ -2386,6 +2446,7 @@ impl SessionManager {
         );
         let backups = std::mem::take(&mut self.conflict_backups);
         let adopted = self.adopted_lines;
+        let pinned = self.pinned;
         let key = self.cache_key.clone();
         match fetched {
             Fetched::Warm { state, scanned } => {
@@ -2406,6 +2467,9 @@ impl SessionManager {
         }
         self.conflict_backups = backups;
         self.adopted_lines = adopted;
+        // The file's content is this manager's now (nothing left to judge); an explicit move
+        // of the leaf stays in force with the cursor below.
+        (self.foreign_since, self.pinned) = (None, pinned);
         if !held.is_empty() {
             let from = self.rows.len();
             self.held = held.len();
