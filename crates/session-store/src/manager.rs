@@ -1291,7 +1291,9 @@ impl SessionManager {
             .storage
             .stat(path)
             .is_ok_and(|after| after == Some(before));
-        if !stable || now.len() as u64 != before.size {
+        // Only complete lines are adopted: a line still being written (another writer without
+        // the lock) or torn by a crash is left to the checks after the write.
+        if !stable || now.len() as u64 != before.size || !now.ends_with(b"\n") {
             return;
         }
         if let Verdict::Grew(at) = self.disk.check(Some(&now), &self.buf) {
@@ -1340,7 +1342,7 @@ impl SessionManager {
                 (known.size, &mut tail),
             ],
         );
-        if read.is_err() || head != probe.head || last != probe.last {
+        if read.is_err() || head != probe.head || last != probe.last || !tail.ends_with(b"\n") {
             return false;
         }
         let stable = self
@@ -1990,6 +1992,28 @@ impl SessionManager {
             nodes.push(Node::Opaque(cid, r));
         }
 
+        // Compactions whose first kept entry the copy would lose (a dropped label or leaf
+        // control, or an opaque row that would resolve elsewhere) keep from the next copied
+        // entry instead, so the context at every kept entry is the source's.
+        let path_entries: Vec<usize> = nodes
+            .iter()
+            .rev()
+            .filter_map(|n| match n {
+                Node::Entry(i) => Some(*i),
+                Node::Opaque(..) => None,
+            })
+            .collect();
+        let copied_opaque: Set<&[u8]> = nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Opaque(id, r) if matches!(self.rows[*r].kind, RowKind::Linked { .. }) => {
+                    Some(id.as_bytes())
+                }
+                _ => None,
+            })
+            .collect();
+        let kept = self.first_kept_remaps(&path_entries, &copied_opaque)?;
+
         let mut path_rows: Vec<Row> = Vec::new();
         let mut entry_ids: Set<Id> = Set::default();
         let mut used_ids: Set<Vec<u8>> = Set::default();
@@ -2007,14 +2031,18 @@ impl SessionManager {
                         (Parent::Str(p), Some(t)) => p == t,
                         _ => false,
                     };
-                    let new_row = if same {
+                    let mut keys: Vec<(&str, Option<JsValue>)> = Vec::new();
+                    if !same {
+                        keys.push(("parentId", Some(ids::opt_value(tail.as_ref()))));
+                    }
+                    if let Some(k) = kept.get(i) {
+                        keys.push(("firstKeptEntryId", Some(k.to_value())));
+                    }
+                    let new_row = if keys.is_empty() {
                         row.clone()
                     } else {
-                        row.with_keys(
-                            &self.buf,
-                            &[("parentId", Some(ids::opt_value(tail.as_ref())))],
-                        )
-                        .map_err(|e| self.read_error(*i, e))?
+                        row.with_keys(&self.buf, &keys)
+                            .map_err(|e| self.read_error(*i, e))?
                     };
                     entry_ids.insert(e.id.clone());
                     used_ids.insert(e.id.as_bytes().to_vec());
@@ -2132,6 +2160,78 @@ impl SessionManager {
             self.flushed = false;
         }
         Ok(Some(file))
+    }
+
+    /// For a copy of the path `entries` (entry rows root to leaf, labels included; labels are
+    /// dropped, and of the opaque rows on the path only `copied_opaque` are kept): the
+    /// compactions (by row) whose `firstKeptEntryId` must be rewritten, with the id to write.
+    /// A compaction's first kept entry as reads resolve it ([`EntryRef::value`], §2.3) that
+    /// lies on the path before it is where its context resumes; when the copy would not find
+    /// the same place (the stored id names a dropped label or leaf control, or an opaque row
+    /// whose ancestor is a dropped label), the id becomes the first copied entry from there
+    /// on (the compaction itself when only labels lie between). Labels add no message, so the
+    /// context is unchanged; a first kept entry off the path or after the compaction is left
+    /// as it is (the context keeps nothing before the compaction either way, pi-format.md
+    /// §3.5).
+    ///
+    /// # Errors
+    /// [`ReadError`] when a compaction row no longer parses (a bug).
+    fn first_kept_remaps(
+        &self,
+        entries: &[usize],
+        copied_opaque: &Set<&[u8]>,
+    ) -> Result<Map<usize, Id>, ReadError> {
+        let mut out: Map<usize, Id> = Map::default();
+        let is_label = |i: usize| {
+            self.rows[i]
+                .kind
+                .entry()
+                .is_some_and(|e| e.ty == EntryType::Label)
+        };
+        let mut position: Map<&Id, usize> = Map::default();
+        for (k, &i) in entries.iter().enumerate() {
+            let Some(e) = self.rows[i].kind.entry() else {
+                continue;
+            };
+            position.entry(&e.id).or_insert(k);
+            if e.ty != EntryType::Compaction {
+                continue;
+            }
+            let entry = crate::EntryRef::new(self, i);
+            let stored = entry
+                .raw_value()?
+                .get("firstKeptEntryId")
+                .and_then(JsValue::as_js_string)
+                .map(|s| Id::new(s.clone()));
+            let resolved = entry
+                .value()?
+                .get("firstKeptEntryId")
+                .and_then(JsValue::as_js_string)
+                .map(|s| Id::new(s.clone()));
+            let (Some(stored), Some(resolved)) = (stored, resolved) else {
+                continue;
+            };
+            let Some(&p) = position.get(&resolved).filter(|&&p| p < k) else {
+                continue;
+            };
+            let Some(target) = entries[p..=k]
+                .iter()
+                .copied()
+                .find(|&j| !is_label(j))
+                .and_then(|j| self.rows[j].kind.entry().map(|e| e.id.clone()))
+            else {
+                continue;
+            };
+            let stored_copied = (self.ix.by_id.contains_key(&stored)
+                && position.contains_key(&stored)
+                && self.ix.by_id.get(&stored).is_some_and(|&j| !is_label(j)))
+                || copied_opaque.contains(stored.as_bytes());
+            let lands_on_label = self.ix.by_id.get(&resolved).is_some_and(|&j| is_label(j));
+            if stored != target && (!stored_copied || lands_on_label) {
+                out.insert(i, target);
+            }
+        }
+        Ok(out)
     }
 
     // ------------------------------------------------------------------------------------
