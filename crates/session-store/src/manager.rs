@@ -25,9 +25,12 @@
 //!   rows, index and bytes a manager adopts from it are shared and copied on the manager's
 //!   first change, so managers never see each other's changes; the cache advances only past
 //!   verified appends (other storages load with stat-read-stat every time);
+//! - a plain append first adopts what another writer appended since this manager last read or
+//!   wrote the file, then fast-forwards onto it or refuses with [`AppendError::Diverged`]
+//!   ([`crate::foreign`], docs/DEVIATIONS.md D30);
 //! - with a write lock set ([`SessionManager::set_write_lock`], opt-in), every write runs inside
-//!   the file's cross-process session write lock, and a plain append first adopts what another
-//!   writer appended while it waited;
+//!   the file's cross-process session write lock (the check before a plain append included, so
+//!   no other writer can come in between);
 //! - on the file store, every full rewrite, and every append that is not verified, drops the
 //!   file from the incremental repair cache ([`crate::repair::invalidate_repair_cache`]).
 
@@ -1013,9 +1016,10 @@ impl SessionManager {
     ///   it instead of waiting for itself;
     /// - inside the lock, before a plain append, the file is checked again (its snapshot, then
     ///   length and fingerprint of the known bytes, D11): lines another process appended while
-    ///   this manager waited are adopted first (kept verbatim, before the new row; leaf and
-    ///   append cursor stay), never overwritten or interleaved; a full rewrite makes the same
-    ///   check inside the lock (and backs up a file changed in any other way);
+    ///   this manager waited are adopted first (kept verbatim, before the new row), never
+    ///   overwritten or interleaved, and the append then fast-forwards onto them or refuses as
+    ///   [`crate::ForeignAppendPolicy`] says (D30); a full rewrite makes the same check inside
+    ///   the lock (and backs up a file changed in any other way);
     /// - a lock that cannot be taken fails the write with a `Lock` error
     ///   ([`AppendError::Lock`], [`BranchError::Lock`], [`RemoveError::Lock`]) carrying the
     ///   [`LockError`] (lock path, owner pid), and nothing is written.
