@@ -64,7 +64,8 @@ Information (reported, not counted as a problem or a warning, exit code unchange
 legal):
   multiple-tips          the session's tree has more than one tip (entry without children):
                          `tips: <id>, <id>` (full ids, file order). A deliberate branch, a side
-                         append, or another writer's lines made it; `sessions tree` shows where
+                         append, or another writer's lines made it; `sessions tree` shows where.
+                         Not reported for a version 1 file (its ids are made up by each read)
 
 Text output: one line per finding, `FILE:LINE: byte OFFSET: KIND: message` (`… warning: KIND:
 message` for warnings, `FILE: info: multiple-tips: tips: <id>, <id>` for the tips), then
@@ -77,7 +78,7 @@ JSON output (--json): an array with one object per file:
 `ok` is false when the file could not be read (`error` says why) or has an error-severity
 problem; `severity` is \"error\", \"warning\" or \"info\"; `tips` lists every tip of the
 session's tree (one for a linear session, none without entries; null when the file could not be
-read).
+read, or for a version 1 file, whose entry ids each read makes up anew).
 
 Exit code: 0 when no file has an error (warnings allowed), 1 when any file has an error, 2 when a
 file could not be read (the other files are still checked).";
@@ -620,8 +621,9 @@ enum FileResult {
     Checked {
         entries: usize,
         problems: Vec<Problem>,
-        /// Every tip of the tree, full ids in file order.
-        tips: Vec<String>,
+        /// Every tip of the tree, full ids in file order (`None` for a version 1 file, whose
+        /// ids are made up by each read).
+        tips: Option<Vec<String>>,
     },
     Failed(String),
 }
@@ -658,8 +660,10 @@ fn check_one(path: &Path) -> FileResult {
     };
     match problems_of(path, &ro) {
         Ok(mut problems) => {
-            let tips = tips(&ro.session);
-            if tips.len() > 1 {
+            // A version 1 file has no stored ids: the ones a read assigns change every time.
+            let stored_ids = !ro.report.unmigrated_version.is_some_and(|v| v < 2.0);
+            let tips = stored_ids.then(|| tips(&ro.session));
+            if let Some(tips) = tips.as_ref().filter(|t| t.len() > 1) {
                 problems.insert(
                     0,
                     Problem {
@@ -667,7 +671,7 @@ fn check_one(path: &Path) -> FileResult {
                         severity: Severity::Info,
                         line: None,
                         byte: None,
-                        message: tips_text(&tips),
+                        message: tips_text(tips),
                     },
                 );
             }
@@ -774,7 +778,9 @@ pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Re
                         r.errors() == 0,
                         JsValue::Null,
                         problems.as_slice(),
-                        JsValue::Array(tips.iter().map(|t| JsValue::from(t.as_str())).collect()),
+                        tips.as_ref().map_or(JsValue::Null, |tips| {
+                            JsValue::Array(tips.iter().map(|t| JsValue::from(t.as_str())).collect())
+                        }),
                     ),
                 };
                 o.insert("ok", JsValue::Bool(ok));
