@@ -289,7 +289,10 @@ pub(crate) fn to_json(
         "roots",
         JsValue::Array(m.tree.roots.iter().map(|&r| s(m.id(r))).collect()),
     );
-    o.insert("tips", JsValue::Array(tip_ids(m).into_iter().map(s).collect()));
+    o.insert(
+        "tips",
+        JsValue::Array(tip_ids(m).into_iter().map(s).collect()),
+    );
     let mut nodes = Vec::with_capacity(m.len());
     for &i in &m.order {
         if m.depth[i] > max_depth {

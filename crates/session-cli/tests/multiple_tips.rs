@@ -108,7 +108,10 @@ fn a_linear_session_has_one_tip_and_no_tips_line() {
         message("a1000001", Some("u1000001"), "assistant", "r"),
     ]
     .join("\n");
-    plant(&dir.path().join("linear.jsonl"), format!("{text}\n").as_bytes());
+    plant(
+        &dir.path().join("linear.jsonl"),
+        format!("{text}\n").as_bytes(),
+    );
     let tree = run_in(dir.path(), ["tree", "linear.jsonl"]);
     assert_eq!(tree.code, 0, "{}", tree.stderr);
     assert!(!tree.stdout.contains("tips:"), "{}", tree.stdout);

@@ -161,9 +161,10 @@ impl SessionManager {
         // The other writer's entries that are not side appends (the row each id names).
         let members: Vec<usize> = (since..rows.len())
             .filter(|&i| {
-                rows[i].kind.entry().is_some_and(|e| {
-                    !e.side && self.ix.by_id.get(&e.id).copied() == Some(i)
-                })
+                rows[i]
+                    .kind
+                    .entry()
+                    .is_some_and(|e| !e.side && self.ix.by_id.get(&e.id).copied() == Some(i))
             })
             .collect();
         if members.is_empty() {

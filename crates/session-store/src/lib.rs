@@ -55,11 +55,11 @@ pub mod snapshot;
 pub mod storage;
 
 pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
-pub use foreign::ForeignAppendPolicy;
 pub use error::{
     AppendError, BranchError, ContextError, ForkError, ListError, NameError, OpenError, ReadError,
     RemoveError, RowLocation,
 };
+pub use foreign::ForeignAppendPolicy;
 pub use inspect::{OpenReport, ReadOnlyOpen};
 pub use io::Durability;
 pub use list::SessionInfo;

@@ -64,7 +64,10 @@ fn fast_forward(lock: bool) {
         ours.set_write_lock(Some(LockOptions::default()));
         theirs.set_write_lock(Some(LockOptions::default()));
     }
-    assert_eq!(ours.foreign_append_policy(), ForeignAppendPolicy::FastForward);
+    assert_eq!(
+        ours.foreign_append_policy(),
+        ForeignAppendPolicy::FastForward
+    );
     // The other writer continues the chain: u2 under a1, a2 under u2.
     let u2 = theirs.append_message(user("q2", 3)).unwrap();
     let a2 = theirs.append_message(assistant("r2", 4)).unwrap();
@@ -125,7 +128,7 @@ fn lines_on_another_branch_make_the_append_fail_with_diverged_and_write_nothing(
     let (path, leaf, tips) = diverged(err);
     assert_eq!(path, file);
     assert_eq!(leaf.as_deref(), Some("a1"));
-    assert_eq!(tips, [b1.clone()]);
+    assert_eq!(tips, [b1.as_str()]);
     assert_eq!(
         text,
         format!(
@@ -142,7 +145,7 @@ fn lines_on_another_branch_make_the_append_fail_with_diverged_and_write_nothing(
 
     // The refusal holds until the caller chooses.
     let again = diverged(ours.append_message(user("q2", 4)).unwrap_err());
-    assert_eq!(again.2, [b1.clone()]);
+    assert_eq!(again.2, [b1.as_str()]);
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
 
     // Choosing the other writer's tip: the append lands there.
@@ -167,7 +170,7 @@ fn two_new_tips_under_the_leaf_are_a_divergence_too() {
 
     let (_, leaf, tips) = diverged(ours.append_message(user("z", 5)).unwrap_err());
     assert_eq!(leaf.as_deref(), Some("a1"));
-    assert_eq!(tips, [x.clone(), y.clone()]);
+    assert_eq!(tips, [x.as_str(), y.as_str()]);
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
 
     // Branching back to the own leaf is a deliberate third branch there.
@@ -194,7 +197,10 @@ fn the_reference_policy_appends_on_the_old_leaf() {
     // OpenClaw 2026.6.11: adopted, but our entry hangs under a1, beside theirs.
     assert_eq!(parent_in_file(&file, &u3).as_deref(), Some("a1"));
     assert_eq!(ours.get_leaf_id(), Some(u3.as_str()));
-    assert_eq!(ids(ours.get_entries()), ["u1", "a1", u2.as_str(), u3.as_str()]);
+    assert_eq!(
+        ids(ours.get_entries()),
+        ["u1", "a1", u2.as_str(), u3.as_str()]
+    );
     let a1 = ours.get_children(Some("a1"));
     assert_eq!(ids(a1), [u2.as_str(), u3.as_str()]);
 }

@@ -88,7 +88,10 @@ fn a_branched_session_keeps_from_the_entry_after_a_dropped_first_kept_label() {
     assert!(u2.contains(r#""parentId":"a1""#), "{u2}");
     // A fresh load of the new file builds the same context, and nothing is dangling.
     let reopened = SessionManager::open(&branched, None, None).unwrap();
-    assert_eq!(values(&reopened.build_session_context_at("a3").unwrap()), before);
+    assert_eq!(
+        values(&reopened.build_session_context_at("a3").unwrap()),
+        before
+    );
     assert_eq!(reopened.diagnostics().dangling_first_kept, []);
 }
 
@@ -202,4 +205,41 @@ fn a_first_kept_entry_naming_no_entry_is_reported_and_the_context_keeps_only_wha
         sm.diagnostics().dangling_first_kept,
         ro.report.dangling_first_kept
     );
+}
+
+#[test]
+fn a_first_kept_opaque_row_hanging_off_a_dropped_label_keeps_from_the_next_copied_entry() {
+    let dir = support::tempdir();
+    let file = dir.path().join("s.jsonl");
+    let label = r#"{"type":"label","id":"l1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"a1","label":"x"}"#;
+    // A parent-linked opaque row after the label (another tool's row), and the compaction
+    // keeping from it: reads resolve it to its canonical ancestor, the label (§2.3).
+    let opaque =
+        r#"{"type":"tool_trace","id":"o1","parentId":"l1","timestamp":"2026-01-01T00:00:04.000Z"}"#;
+    let compaction = r#"{"type":"compaction","id":"c1","parentId":"u2","timestamp":"2026-01-01T00:00:06.000Z","summary":"s","firstKeptEntryId":"o1","tokensBefore":10}"#;
+    support::write(
+        &file,
+        &format!(
+            "{HEADER}\n{}\n{}\n{label}\n{opaque}\n{}\n{compaction}\n{}\n",
+            msg_line("u1", None, "user", "q1", 1),
+            msg_line("a1", Some("u1"), "assistant", "r1", 2),
+            msg_line("u2", Some("o1"), "user", "q2", 5),
+            msg_line("u3", Some("c1"), "user", "q3", 7),
+        ),
+    );
+    let mut sm = SessionManager::open(&file, None, None).unwrap();
+    assert_eq!(first_kept(&sm, "c1"), JsValue::from("l1"));
+    let before = values(&sm.build_session_context_at("u3").unwrap());
+    assert_eq!(support::context_texts(&sm), ["s", "q2", "q3"]);
+
+    let branched = sm.create_branched_session("u3").unwrap().unwrap();
+
+    // The opaque row is copied (onto a1), so keeping from it would now start at a1.
+    assert!(
+        support::lines(&branched)
+            .iter()
+            .any(|l| l.contains(r#""id":"o1","parentId":"a1""#))
+    );
+    assert_eq!(first_kept(&sm, "c1"), JsValue::from("u2"));
+    assert_eq!(values(&sm.build_session_context_at("u3").unwrap()), before);
 }

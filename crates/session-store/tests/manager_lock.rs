@@ -273,7 +273,7 @@ fn an_append_waits_for_a_holder_in_another_process_and_adopts_its_lines() {
     // The holder's three lines, then ours: nothing interleaved or overwritten.
     let lines = json_lines(&file);
     let ids: Vec<String> = lines[1..].iter().map(|l| text(l, "id")).collect();
-    let mut expected = before.clone();
+    let mut expected = before;
     expected.extend(["other-0", "other-1", "other-2"].map(str::to_owned));
     expected.push(id.clone());
     assert_eq!(ids, expected);

@@ -587,12 +587,7 @@ fn apply(
                 prop_assert!(sm.create_branched_session(UNKNOWN).is_err());
                 return Ok(());
             };
-            let mut full: Vec<MEntry> = model
-                .mem
-                .path(Some(&from))
-                .into_iter()
-                .cloned()
-                .collect();
+            let mut full: Vec<MEntry> = model.mem.path(Some(&from)).into_iter().cloned().collect();
             let is_label = |e: &MEntry| matches!(e.kind, Kind::Label { .. });
             // A compaction keeping from a label on the path (which the copy drops) keeps from
             // the next copied entry of the path instead, the compaction itself at the latest

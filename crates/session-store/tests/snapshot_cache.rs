@@ -296,7 +296,9 @@ fn another_writer_before_ours() {
     // writer's), so its snapshot, the file's, is published.
     assert_eq!(
         owner.published(),
-        [session_store::SessionFileSnapshot::stat(&f).unwrap().unwrap()],
+        [session_store::SessionFileSnapshot::stat(&f)
+            .unwrap()
+            .unwrap()],
         "the append verified after the catch-up is published"
     );
     assert_eq!(
