@@ -567,7 +567,8 @@ impl SessionManager {
     /// Forks `source` into a new session of `session_dir` (default: the per-cwd directory of
     /// `target_cwd`): a new header (`version:3`, new id, `cwd: target_cwd`,
     /// `parentSession: source`) followed by every non-session row of the source, verbatim
-    /// (opaque and unparseable rows included). A legacy (v1/v2) source is migrated first, so the
+    /// (opaque and unparseable rows included), so every id a compaction's `firstKeptEntryId`
+    /// can name is still there. A legacy (v1/v2) source is migrated first, so the
     /// fork keeps its tree (the reference copies v1 rows unmigrated under a v3 header —
     /// pi-format.md §7.3 C). The file is created atomically, so a failure never leaves a partial
     /// file (FINDINGS i). The new file is then opened with cwd `target_cwd`.
@@ -1899,7 +1900,10 @@ impl SessionManager {
     /// are dropped, every kept entry and parent-linked opaque row is re-parented onto the
     /// previous kept node (so descendants of a mid-path label stay connected), and each label
     /// whose target is on the path is re-created at the end with its original timestamp, in
-    /// label insertion order. The new header is `version:3`, new id, this cwd, `parentSession`
+    /// label insertion order. A compaction on the path whose `firstKeptEntryId` the copy would
+    /// lose (a dropped label or leaf control) keeps from the next copied entry of the path
+    /// instead (that row serialised afresh), so the new session's context equals the source's
+    /// (docs/DEVIATIONS.md D31; the reference keeps the dropped id). The new header is `version:3`, new id, this cwd, `parentSession`
     /// = the previous file (persisting managers only). Rows whose parent does not change keep
     /// their bytes. The new file is written at once only when the path holds an assistant
     /// message. Returns the new file path (`None` in memory).
@@ -2226,8 +2230,9 @@ impl SessionManager {
             else {
                 continue;
             };
-            let stored_copied = (self.ix.by_id.contains_key(&stored)
-                && position.contains_key(&stored)
+            // The stored id names a row the copy keeps: an entry of the path that is not a
+            // label, or a parent-linked opaque row of the path.
+            let stored_copied = (position.contains_key(&stored)
                 && self.ix.by_id.get(&stored).is_some_and(|&j| !is_label(j)))
                 || copied_opaque.contains(stored.as_bytes());
             let lands_on_label = self.ix.by_id.get(&resolved).is_some_and(|&j| is_label(j));
