@@ -68,15 +68,25 @@ Warnings (reported, exit code unchanged):
                          only the summary and what follows it)
   odd-content            a message of another role whose content is neither text nor blocks
 
-Text output: `FILE: ok (N entries)` for a clean file, else one line per problem,
-`FILE:LINE: byte OFFSET: KIND: message` (`… warning: KIND: message` for warnings), then a summary
-line. A file that cannot be read is `FILE: error: why`.
+Information (reported, not counted as a problem or a warning, exit code unchanged: the data is
+legal):
+  multiple-tips          the session's tree has more than one tip (entry without children):
+                         `tips: <id>, <id>` (full ids, file order). A deliberate branch, a side
+                         append, or another writer's lines made it; `sessions tree` shows where.
+                         Not reported for a version 1 file (its ids are made up by each read)
+
+Text output: one line per finding, `FILE:LINE: byte OFFSET: KIND: message` (`… warning: KIND:
+message` for warnings, `FILE: info: multiple-tips: tips: <id>, <id>` for the tips), then
+`FILE: ok (N entries)` when the file has no error, then a summary line. A file that cannot be
+read is `FILE: error: why`.
 
 JSON output (--json): an array with one object per file:
-  {\"file\", \"ok\", \"error\": string | null,
+  {\"file\", \"ok\", \"error\": string | null, \"tips\": [id] | null,
    \"problems\": [{\"kind\", \"severity\", \"line\", \"byteOffset\", \"message\"}]}
 `ok` is false when the file could not be read (`error` says why) or has an error-severity
-problem; `severity` is \"error\" or \"warning\".
+problem; `severity` is \"error\", \"warning\" or \"info\"; `tips` lists every tip of the
+session's tree (one for a linear session, none without entries; null when the file could not be
+read, or for a version 1 file, whose entry ids each read makes up anew).
 
 Exit code: 0 when no file has an error (warnings allowed), 1 when any file has an error, 2 when a
 file could not be read (the other files are still checked).";
@@ -88,6 +98,8 @@ pub(crate) enum Severity {
     Error,
     /// Reported only.
     Warning,
+    /// Legal data worth knowing (several tips): reported only, not counted as a problem.
+    Info,
 }
 
 /// One finding.
@@ -455,43 +467,36 @@ fn header_id_problem(
     ))
 }
 
-/// Compactions whose `firstKeptEntryId` names no entry.
-fn first_kept_problems(sm: &SessionManager, out: &mut Vec<Problem>) {
-    for e in sm.get_entries() {
-        if e.entry_type() != session_format::entry::EntryType::Compaction {
-            continue;
-        }
-        let Ok(v) = e.value() else { continue };
-        let loc = e.location();
-        match v.get("firstKeptEntryId") {
-            Some(JsValue::String(k)) => {
-                let k = k.to_str_lossy();
-                if sm.get_entry(&k).is_none() {
-                    out.push(warning(
-                        "dangling-first-kept",
-                        loc.line,
-                        loc.byte_offset,
-                        format!(
-                            "compaction {} keeps from \"{}\", which names no entry: its context \
-                             holds only the summary and the entries after it",
-                            text::safe(e.id()),
-                            text::safe(&k)
-                        ),
-                    ));
-                }
-            }
-            other => out.push(warning(
-                "dangling-first-kept",
-                loc.line,
-                loc.byte_offset,
+/// Compactions whose `firstKeptEntryId` names no entry (the open report's
+/// `dangling_first_kept`: the id as reads resolve it, §2.3).
+fn first_kept_problems(
+    report: &OpenReport,
+    sm: &SessionManager,
+    at: impl Fn(Option<usize>) -> Option<usize>,
+    out: &mut Vec<Problem>,
+) {
+    for d in &report.dangling_first_kept {
+        let message = match &d.first_kept_entry_id {
+            Some(k) => format!(
+                "compaction {} keeps from \"{}\", which names no entry: its context holds only \
+                 the summary and the entries after it",
+                text::safe(&d.compaction_id),
+                text::safe(k)
+            ),
+            None => {
+                let value = sm.get_entry(&d.compaction_id).and_then(|e| e.value().ok());
+                let what = value
+                    .as_ref()
+                    .and_then(|v| v.get("firstKeptEntryId"))
+                    .map_or("missing", kind_of);
                 format!(
-                    "compaction {} has a firstKeptEntryId that is {}, not an entry id: its \
+                    "compaction {} has a firstKeptEntryId that is {what}, not an entry id: its \
                      context holds only the summary and the entries after it",
-                    text::safe(e.id()),
-                    other.map_or("missing", kind_of)
-                ),
-            )),
-        }
+                    text::safe(&d.compaction_id),
+                )
+            }
+        };
+        out.push(warning("dangling-first-kept", d.line, at(d.line), message));
     }
 }
 
@@ -678,7 +683,7 @@ pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -
         ));
     }
     line_problems(bytes, &mut out);
-    first_kept_problems(sm, &mut out);
+    first_kept_problems(report, sm, at, &mut out);
     out.sort_by_key(|p| p.line.unwrap_or(0));
     out
 }
@@ -693,6 +698,9 @@ enum FileResult {
     Checked {
         entries: usize,
         problems: Vec<Problem>,
+        /// Every tip of the tree, full ids in file order (`None` for a version 1 file, whose
+        /// ids are made up by each read).
+        tips: Option<Vec<String>>,
     },
     Failed(String),
 }
@@ -728,16 +736,50 @@ fn check_one(path: &Path) -> FileResult {
         Err(e) => return FileResult::Failed(output::error_text(&e)),
     };
     match problems_of(path, &ro) {
-        Ok(problems) => FileResult::Checked {
-            entries: ro.session.entry_count(),
-            problems,
-        },
+        Ok(mut problems) => {
+            // A version 1 file has no stored ids: the ones a read assigns change every time.
+            let stored_ids = !ro.report.unmigrated_version.is_some_and(|v| v < 2.0);
+            let tips = stored_ids.then(|| tips(&ro.session));
+            if let Some(tips) = tips.as_ref().filter(|t| t.len() > 1) {
+                problems.insert(
+                    0,
+                    Problem {
+                        kind: "multiple-tips",
+                        severity: Severity::Info,
+                        line: None,
+                        byte: None,
+                        message: tips_text(tips),
+                    },
+                );
+            }
+            FileResult::Checked {
+                entries: ro.session.entry_count(),
+                problems,
+                tips,
+            }
+        }
         Err(e) => FileResult::Failed(format!(
             "cannot read {}: {}",
             text::path(path),
             output::error_text(&e)
         )),
     }
+}
+
+/// Every tip of the session's tree ([`session_store::SessionTree::tips`]): full ids, file
+/// order.
+pub(crate) fn tips(sm: &SessionManager) -> Vec<String> {
+    let tree = sm.get_tree();
+    tree.tips()
+        .into_iter()
+        .map(|k| tree.nodes[k].entry.id().to_owned())
+        .collect()
+}
+
+/// `tips: <id>, <id>` (ids with control and bidirectional characters escaped).
+pub(crate) fn tips_text(tips: &[String]) -> String {
+    let ids: Vec<String> = tips.iter().map(|t| text::safe(t).into_owned()).collect();
+    format!("tips: {}", ids.join(", "))
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -764,7 +806,9 @@ pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Re
                     out.line(&format!("{shown}: error: {e}"))?;
                 }
             }
-            FileResult::Checked { entries, problems } => {
+            FileResult::Checked {
+                entries, problems, ..
+            } => {
                 if errors > 0 {
                     with_errors += 1;
                 }
@@ -779,6 +823,7 @@ pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Re
                         let sev = match pr.severity {
                             Severity::Error => "",
                             Severity::Warning => "warning: ",
+                            Severity::Info => "info: ",
                         };
                         out.line(&format!("{loc}: {sev}{}: {}", pr.kind, pr.message))?;
                     }
@@ -802,14 +847,22 @@ pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Re
             .map(|(file, r)| {
                 let mut o = JsObject::new();
                 o.insert("file", JsValue::from(file.as_str()));
-                let (ok, error, problems) = match r {
-                    FileResult::Failed(e) => (false, JsValue::from(e.as_str()), &[][..]),
-                    FileResult::Checked { problems, .. } => {
-                        (r.errors() == 0, JsValue::Null, problems.as_slice())
+                let (ok, error, problems, tips) = match r {
+                    FileResult::Failed(e) => {
+                        (false, JsValue::from(e.as_str()), &[][..], JsValue::Null)
                     }
+                    FileResult::Checked { problems, tips, .. } => (
+                        r.errors() == 0,
+                        JsValue::Null,
+                        problems.as_slice(),
+                        tips.as_ref().map_or(JsValue::Null, |tips| {
+                            JsValue::Array(tips.iter().map(|t| JsValue::from(t.as_str())).collect())
+                        }),
+                    ),
                 };
                 o.insert("ok", JsValue::Bool(ok));
                 o.insert("error", error);
+                o.insert("tips", tips);
                 let ps = problems
                     .iter()
                     .map(|p| {
@@ -820,6 +873,7 @@ pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Re
                             JsValue::from(match p.severity {
                                 Severity::Error => "error",
                                 Severity::Warning => "warning",
+                                Severity::Info => "info",
                             }),
                         );
                         po.insert(

@@ -12,7 +12,9 @@ use crate::text;
 pub(crate) const LONG_ABOUT: &str = "\
 Print a session's entry tree, read-only.
 
-Text output: a header line (file, entry count, branch points, leaf), then one line per entry:
+Text output: a header line (file, entry count, branch points, leaf), then, when the tree has more
+than one tip (entry without children), `tips: <id>, <id>` (full ids, file order; `sessions check`
+reports the same as information), then one line per entry:
 
   ● 77e1f91f assistant       I found two: Cervejaria Ramiro or Taberna da Rua…  ◆ 2 branches
   ├─ ○ 4147fcf6 user            Cervejaria Ramiro, please.
@@ -43,13 +45,14 @@ mentioned on stderr (`N problems (run `sessions check FILE`)`).
 
 JSON output (--json), one object:
   {\"file\", \"sessionId\", \"version\", \"leafId\", \"entryCount\", \"branchPoints\",
-   \"roots\": [id],
+   \"roots\": [id], \"tips\": [id],
    \"nodes\": [{\"id\", \"parentId\", \"depth\", \"line\", \"kind\", \"role\", \"text\", \"label\",
               \"children\": [id], \"onBranch\", \"leaf\", \"branchPoint\", \"inCycle\"}]}
 `nodes` is in display order (pre-order); `kind` is the entry type (`message`, `compaction`, …),
 `role` the message role or null, `text` a one-line excerpt of at most 200 columns, `line` the
-1-based line in the file. With --depth, nodes below the limit are left out (their ids still
-appear in their parent's `children`).";
+1-based line in the file; `tips` lists every entry without children (file order; one for a
+linear session). With --depth, nodes below the limit are left out (their ids still appear in their
+parent's `children`).";
 
 /// Options of `tree`.
 #[derive(Debug, Clone, Copy)]
@@ -223,6 +226,10 @@ pub(crate) fn write_text(
     if let Some(note) = model::unstable_ids_note(model::file_version(ro)?) {
         out.line(&note)?;
     }
+    let tips = tip_ids(m);
+    if tips.len() > 1 {
+        out.line(&crate::check::tips_text(&tips))?;
+    }
     if m.len() == 0 {
         out.line("(no entries)")?;
         return Ok(());
@@ -236,6 +243,15 @@ pub(crate) fn write_text(
     }
     out.line(&legend)?;
     Ok(())
+}
+
+/// The tips of the tree (full ids, file order).
+fn tip_ids(m: &TreeModel<'_>) -> Vec<String> {
+    m.tree
+        .tips()
+        .into_iter()
+        .map(|k| m.id(k).to_owned())
+        .collect()
 }
 
 fn s(v: impl Into<String>) -> JsValue {
@@ -272,6 +288,10 @@ pub(crate) fn to_json(
     o.insert(
         "roots",
         JsValue::Array(m.tree.roots.iter().map(|&r| s(m.id(r))).collect()),
+    );
+    o.insert(
+        "tips",
+        JsValue::Array(tip_ids(m).into_iter().map(s).collect()),
     );
     let mut nodes = Vec::with_capacity(m.len());
     for &i in &m.order {

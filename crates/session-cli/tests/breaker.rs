@@ -953,6 +953,7 @@ fn tree_and_context_count_problems_and_mark_cycles() {
     assert_eq!(
         r.stdout,
         "cycle.jsonl — 3 entries, 2 roots, 0 branch points, leaf c2000002\n\
+         tips: u2000001, c2000002\n\
          ├─ ○ u2000001 user       hello\n\
          └─ ● c2000001 user       a  ⟲ cycle\n\
          \u{20}  ● c2000002 assistant  b  ⟲ cycle  ◀ leaf\n\

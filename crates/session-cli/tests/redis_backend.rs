@@ -393,9 +393,10 @@ fn read_commands_print_the_same_from_redis_as_from_files_and_write_nothing() {
     let two_roots = format!("{fix}/two-roots.jsonl");
     let r = on_redis(&store, &url, &["tree", &two_roots]);
     assert_eq!(
-        r.stdout.lines().take(5).collect::<Vec<_>>(),
+        r.stdout.lines().take(6).collect::<Vec<_>>(),
         [
             format!("{two_roots} — 4 entries, 2 roots, 0 branch points, leaf a1000002").as_str(),
+            "tips: a1000001, a1000002",
             "├─ ○ u1000001 user       first question",
             "│  ○ a1000001 assistant  first answer",
             "└─ ● u1000002 user       a fresh start",

@@ -214,6 +214,30 @@ pub enum AppendError {
         /// The file.
         path: PathBuf,
     },
+    /// Another writer appended entries since this manager last read or wrote the file, and
+    /// they start another branch: they do not descend from this manager's leaf, or they end
+    /// in more than one tip (docs/DEVIATIONS.md D30; [`crate::foreign`]). Nothing was written;
+    /// the other writer's lines are adopted (they show in `get_entries` and `get_tree`), the
+    /// leaf and append cursor are unchanged, and every further append fails the same way until
+    /// the leaf is moved ([`crate::SessionManager::branch`] to one of `tips`, or back to
+    /// `leaf` to add a branch there deliberately) or
+    /// [`crate::ForeignAppendPolicy::AppendOnOwnLeaf`] is chosen
+    /// ([`crate::SessionManager::set_foreign_append_policy`]).
+    #[error(
+        "session file {}: another writer appended a branch this manager's leaf {} is not on (tips: {}); nothing was written (branch to a tip, or choose ForeignAppendPolicy::AppendOnOwnLeaf)",
+        path.display(),
+        leaf.as_deref().unwrap_or("(none)"),
+        tips.join(", ")
+    )]
+    Diverged {
+        /// The file.
+        path: PathBuf,
+        /// This manager's leaf (lossy text), `None` when it has none.
+        leaf: Option<String>,
+        /// The tips the other writer's entries end in (lossy text, file order): entries of
+        /// theirs without children other than side appends.
+        tips: Vec<String>,
+    },
     /// A built row did not classify as an entry (a bug in this crate).
     #[error("internal error: {what}")]
     Internal {
@@ -375,6 +399,14 @@ impl From<AppendError> for BranchError {
                     io::ErrorKind::NotFound,
                     AppendError::FileDeleted { path: path.clone() },
                 ),
+                path,
+            },
+            AppendError::Diverged { path, leaf, tips } => BranchError::Write {
+                source: io::Error::other(AppendError::Diverged {
+                    path: path.clone(),
+                    leaf,
+                    tips,
+                }),
                 path,
             },
             AppendError::NullMessage => BranchError::Write {

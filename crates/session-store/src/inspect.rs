@@ -11,7 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
-use session_format::json::JsString;
+use session_format::entry::EntryType;
+use session_format::json::{JsString, JsValue};
 use session_format::line::LineError;
 
 use crate::error::OpenError;
@@ -82,6 +83,20 @@ pub struct InvalidLeafControl {
     pub target_id: Option<String>,
 }
 
+/// A compaction whose `firstKeptEntryId`, as reads resolve it (§2.3: an opaque row's
+/// canonical ancestor), names no entry. Its context is what OpenClaw 2026.6.11 and pi build for
+/// it: the summary and the entries after the compaction, nothing kept before it
+/// (pi-format.md §3.5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DanglingFirstKept {
+    /// The compaction's id.
+    pub compaction_id: String,
+    /// The id it keeps from; `None` when `firstKeptEntryId` is missing or not a string.
+    pub first_kept_entry_id: Option<String>,
+    /// The compaction's line.
+    pub line: Option<usize>,
+}
+
 /// What [`SessionManager::open_read_only`] found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpenReport {
@@ -112,6 +127,8 @@ pub struct OpenReport {
     pub duplicate_ids: Vec<DuplicateId>,
     /// Leaf controls the index ignores.
     pub invalid_leaf_controls: Vec<InvalidLeafControl>,
+    /// Compactions whose `firstKeptEntryId` names no entry, in file order.
+    pub dangling_first_kept: Vec<DanglingFirstKept>,
     /// Lines of `type:"session"` rows after the header (e.g. two files joined into one): kept
     /// as opaque rows that never take part in navigation; the first header is the session's.
     pub extra_headers: Vec<Option<usize>>,
@@ -142,6 +159,7 @@ impl OpenReport {
             && self.dangling_parents.is_empty()
             && self.duplicate_ids.is_empty()
             && self.invalid_leaf_controls.is_empty()
+            && self.dangling_first_kept.is_empty()
             && self.extra_headers.is_empty()
             && self.conflict_backups.is_empty()
     }
@@ -226,13 +244,44 @@ impl SessionManager {
     /// open backed it up, unmigrated version, empty file), the structural problems of the rows
     /// as they are now (cycles, dangling parents, duplicate ids, invalid leaf controls), and the
     /// conflict backups and adopted foreign lines of later full rewrites. A manager without a
-    /// loaded file (new or in-memory sessions) reports only the structural part.
+    /// loaded file (new or in-memory sessions) reports only the structural part. Compactions
+    /// whose first kept entry names no entry are found by parsing the compaction rows (only
+    /// those).
     pub fn diagnostics(&self) -> OpenReport {
         let mut report = self.load_report.clone();
         report.conflict_backups.clone_from(&self.conflict_backups);
         report.adopted_lines = self.adopted_lines;
         analyse(&self.rows, &self.ix, &mut report);
+        self.dangling_first_kept(&mut report);
         report
+    }
+
+    /// Every compaction whose resolved `firstKeptEntryId` names no entry.
+    fn dangling_first_kept(&self, report: &mut OpenReport) {
+        for (i, row) in self.rows.iter().enumerate() {
+            let Some(e) = row.kind.entry() else { continue };
+            if e.ty != EntryType::Compaction || self.ix.by_id.get(&e.id) != Some(&i) {
+                continue;
+            }
+            // A row that does not parse again is a bug reported elsewhere (reads fail on it).
+            let Ok(value) = crate::EntryRef::new(self, i).value() else {
+                continue;
+            };
+            let kept = match value.get("firstKeptEntryId") {
+                Some(JsValue::String(k)) => {
+                    if self.ix.by_id.contains_key(k.as_wtf8()) {
+                        continue;
+                    }
+                    Some(k.to_str_lossy().into_owned())
+                }
+                _ => None,
+            };
+            report.dangling_first_kept.push(DanglingFirstKept {
+                compaction_id: e.id.text().to_owned(),
+                first_kept_entry_id: kept,
+                line: row.pos.map(|p| p.0),
+            });
+        }
     }
 
     fn read_only_blank(cwd: &str, dir: PathBuf) -> SessionManager {

@@ -35,6 +35,7 @@ pub mod context;
 mod deep;
 mod disk;
 pub mod error;
+pub mod foreign;
 mod id;
 pub mod identity;
 mod index;
@@ -60,6 +61,7 @@ pub use error::{
     AppendError, BranchError, ContextError, ForkError, ListError, MessagesTextError, NameError,
     OpenError, ReadError, RemoveError, RowLocation,
 };
+pub use foreign::ForeignAppendPolicy;
 pub use identity::{FileIdentity, OutsideStore};
 pub use inspect::{OpenReport, ReadOnlyOpen};
 pub use io::Durability;

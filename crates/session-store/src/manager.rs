@@ -25,9 +25,12 @@
 //!   rows, index and bytes a manager adopts from it are shared and copied on the manager's
 //!   first change, so managers never see each other's changes; the cache advances only past
 //!   verified appends (other storages load with stat-read-stat every time);
+//! - a plain append first adopts what another writer appended since this manager last read or
+//!   wrote the file, then fast-forwards onto it or refuses with [`AppendError::Diverged`]
+//!   ([`crate::foreign`], docs/DEVIATIONS.md D30);
 //! - with a write lock set ([`SessionManager::set_write_lock`], opt-in), every write runs inside
-//!   the file's cross-process session write lock, and a plain append first adopts what another
-//!   writer appended while it waited;
+//!   the file's cross-process session write lock (the check before a plain append included, so
+//!   no other writer can come in between);
 //! - on the file store, every full rewrite, and every append that is not verified, drops the
 //!   file from the incremental repair cache ([`crate::repair::invalidate_repair_cache`]);
 //! - the store root of a manager on the file store is its session file's directory
@@ -58,6 +61,7 @@ use crate::disk::{DiskImage, Verdict};
 use crate::error::{
     AppendError, BranchError, ForkError, OpenError, ReadError, RemoveError, RowLocation,
 };
+use crate::foreign::ForeignAppendPolicy;
 use crate::id::{self as ids, Id};
 use crate::index::{Index, Map, Set};
 use crate::inspect::OpenReport;
@@ -209,6 +213,15 @@ pub struct SessionManager {
     pub(crate) tail_probe: Option<TailProbe>,
     /// Where the session's bytes live ([`SessionManager::storage`]).
     pub(crate) storage: Arc<dyn Storage>,
+    /// What a plain append does with another writer's lines
+    /// ([`SessionManager::set_foreign_append_policy`]).
+    pub(crate) foreign_policy: ForeignAppendPolicy,
+    /// The first row another writer appended that the next plain append has yet to judge
+    /// ([`crate::foreign`]); `None` when there is none.
+    pub(crate) foreign_since: Option<usize>,
+    /// The leaf was moved explicitly (`branch`, `reset_leaf`, `branch_with_summary`) since
+    /// the last append: the next one lands there, whatever another writer added.
+    pub(crate) pinned: bool,
 }
 
 /// Bytes compared at the start of the file and just before its old end before the catch-up
@@ -331,6 +344,9 @@ impl SessionManager {
             write_lock: None,
             tail_probe: None,
             storage: FileStorage::shared(),
+            foreign_policy: ForeignAppendPolicy::default(),
+            foreign_since: None,
+            pinned: false,
         }
     }
 
@@ -504,6 +520,7 @@ impl SessionManager {
         self.recovered_corrupt_header = false;
         self.conflict_backups.clear();
         self.adopted_lines = 0;
+        (self.foreign_since, self.pinned) = (None, false);
         self.load_report = w.report;
         self.load_report.path = abs;
         self.disk = w.disk;
@@ -561,7 +578,8 @@ impl SessionManager {
     /// Forks `source` into a new session of `session_dir` (default: the per-cwd directory of
     /// `target_cwd`): a new header (`version:3`, new id, `cwd: target_cwd`,
     /// `parentSession: source`) followed by every non-session row of the source, verbatim
-    /// (opaque and unparseable rows included). A legacy (v1/v2) source is migrated first, so the
+    /// (opaque and unparseable rows included), so every id a compaction's `firstKeptEntryId`
+    /// can name is still there. A legacy (v1/v2) source is migrated first, so the
     /// fork keeps its tree (the reference copies v1 rows unmigrated under a v3 header —
     /// pi-format.md §7.3 C). The file is created atomically, so a failure never leaves a partial
     /// file (FINDINGS i). The new file is then opened with cwd `target_cwd`.
@@ -671,6 +689,7 @@ impl SessionManager {
         self.recovered_corrupt_header = false;
         self.conflict_backups.clear();
         self.adopted_lines = 0;
+        (self.foreign_since, self.pinned) = (None, false);
         let (Some(buf), Some(loaded)) = (buf, loaded) else {
             self.new_fresh_session();
             self.session_file = Some(abs.clone());
@@ -870,6 +889,7 @@ impl SessionManager {
         self.held = 1;
         self.conflict_backups.clear();
         self.adopted_lines = 0;
+        (self.foreign_since, self.pinned) = (None, false);
         self.snapshot = None;
         self.first_line = Arc::from(&[][..]);
         self.cache_key = None;
@@ -1046,9 +1066,10 @@ impl SessionManager {
     ///   it instead of waiting for itself;
     /// - inside the lock, before a plain append, the file is checked again (its snapshot, then
     ///   length and fingerprint of the known bytes, D11): lines another process appended while
-    ///   this manager waited are adopted first (kept verbatim, before the new row; leaf and
-    ///   append cursor stay), never overwritten or interleaved; a full rewrite makes the same
-    ///   check inside the lock (and backs up a file changed in any other way);
+    ///   this manager waited are adopted first (kept verbatim, before the new row), never
+    ///   overwritten or interleaved, and the append then fast-forwards onto them or refuses as
+    ///   [`crate::ForeignAppendPolicy`] says (D30); a full rewrite makes the same check inside
+    ///   the lock (and backs up a file changed in any other way);
     /// - a lock that cannot be taken fails the write with a `Lock` error
     ///   ([`AppendError::Lock`], [`BranchError::Lock`], [`RemoveError::Lock`]) carrying the
     ///   [`LockError`] (lock path, owner pid), and nothing is written.
@@ -1201,12 +1222,26 @@ impl SessionManager {
         match self.session_file.clone() {
             // A plain append (§3.2): the line is written before the row joins the state.
             Some(path) if written && self.flushed => {
-                let locked = self.write_lock.is_some();
                 self.under_lock(&path, |sm| {
-                    if locked {
-                        sm.catch_up(&path);
+                    // Lines another writer appended are adopted first, then judged
+                    // (crate::foreign, D30): the row may move to their tip, or not be written.
+                    sm.catch_up(&path);
+                    let before = sm.cursor();
+                    let row = match sm.settle_foreign(&path) {
+                        Ok(false) => row,
+                        Ok(true) => {
+                            if let Some(o) = value.as_object_mut() {
+                                o.insert("parentId", ids::opt_value(sm.ix.append_parent.as_ref()));
+                            }
+                            Row::from_value(&value)
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    let out = sm.plain_append(&path, row);
+                    if out.is_err() {
+                        sm.restore_cursor(before);
                     }
-                    sm.plain_append(&path, row)
+                    out
                 })
                 .map_err(|source| AppendError::lock(path.clone(), source))??;
             }
@@ -1231,6 +1266,10 @@ impl SessionManager {
                 }
             }
         }
+        // The leaf is this manager's own row now: the next append judges only what other
+        // writers add after it.
+        self.foreign_since = None;
+        self.pinned = false;
         Ok(id)
     }
 
@@ -1265,12 +1304,14 @@ impl SessionManager {
         }
     }
 
-    /// Under the write lock, before a plain append: when the file is no longer as this manager
-    /// last saw it, it is re-read (between two equal `stat`s) and the lines another writer
-    /// appended meanwhile are adopted (D11: indexed and kept verbatim, before the rows still
-    /// held; leaf and append cursor stay), so the append lands after them and is verified
-    /// against the file as it now is. Any other change (rewritten, replaced, deleted, a read
-    /// that did not hold still) is left to the append's own checks.
+    /// Before a plain append (inside the write lock when one is set): when the file is no
+    /// longer as this manager last saw it, it is re-read (between two equal `stat`s) and the
+    /// lines another writer appended meanwhile are adopted (D11: indexed and kept verbatim,
+    /// before the rows still held; leaf and append cursor stay, and the first adopted row is
+    /// remembered for [`SessionManager::settle_foreign`], D30), so the append lands after them
+    /// and is verified against the file as it now is. Any other change (rewritten, replaced,
+    /// deleted, a read that did not hold still) is left to the append's own checks. When the
+    /// file is as this manager last saw it, this costs one `stat`.
     ///
     /// Only the appended bytes are read when this manager's [`TailProbe`] describes the file
     /// as it last saw it and the file still holds the probe's first and last bytes (the cost
@@ -1298,12 +1339,16 @@ impl SessionManager {
             .storage
             .stat(path)
             .is_ok_and(|after| after == Some(before));
-        if !stable || now.len() as u64 != before.size {
+        // Only complete lines are adopted: a line still being written (another writer without
+        // the lock) or torn by a crash is left to the checks after the write.
+        if !stable || now.len() as u64 != before.size || !now.ends_with(b"\n") {
             return;
         }
         if let Verdict::Grew(at) = self.disk.check(Some(&now), &self.buf) {
             let at_row = self.rows.len().saturating_sub(self.held);
-            self.adopt(&now[..at], &now[at..], at_row);
+            if self.adopt(&now[..at], &now[at..], at_row) > 0 {
+                self.foreign_since.get_or_insert(at_row);
+            }
             if !self.disk.appended(at as u64, &now[at..]) {
                 self.disk = DiskImage::known(&now);
             }
@@ -1345,7 +1390,7 @@ impl SessionManager {
                 (known.size, &mut tail),
             ],
         );
-        if read.is_err() || head != probe.head || last != probe.last {
+        if read.is_err() || head != probe.head || last != probe.last || !tail.ends_with(b"\n") {
             return false;
         }
         let stable = self
@@ -1359,7 +1404,9 @@ impl SessionManager {
         }
         let line_base = probe.lines;
         let at_row = self.rows.len().saturating_sub(self.held);
-        self.adopt_tail(line_base, old, &tail, at_row);
+        if self.adopt_tail(line_base, old, &tail, at_row) > 0 {
+            self.foreign_since.get_or_insert(at_row);
+        }
         self.disk = disk;
         self.snapshot = Some(before);
         if let Some(p) = self.tail_probe.as_mut() {
@@ -1775,7 +1822,8 @@ impl SessionManager {
     }
 
     /// Moves leaf and append cursor to `id` (an opaque id selects its canonical ancestor).
-    /// Nothing is written.
+    /// Nothing is written. The next append lands under `id` whatever another writer appends
+    /// meanwhile (this settles a pending [`AppendError::Diverged`], docs/DEVIATIONS.md D30).
     ///
     /// # Errors
     /// [`BranchError::EntryNotFound`] (`Entry <id> not found`).
@@ -1796,14 +1844,25 @@ impl SessionManager {
         self.ix.leaf = target.clone();
         self.ix.append_parent = target;
         self.ix.side_parent = None;
+        self.pin_cursor();
         Ok(())
     }
 
     /// Sets leaf and append cursor to null: the next append is a new root. Nothing is written.
+    /// As after [`SessionManager::branch`], the next append lands there whatever another
+    /// writer appends meanwhile.
     pub fn reset_leaf(&mut self) {
         self.ix.leaf = None;
         self.ix.append_parent = None;
         self.ix.side_parent = None;
+        self.pin_cursor();
+    }
+
+    /// An explicit move of the leaf: other writers' lines adopted so far are settled, and the
+    /// next append lands where the caller moved the leaf (crate::foreign).
+    fn pin_cursor(&mut self) {
+        self.foreign_since = None;
+        self.pinned = true;
     }
 
     /// Moves to `from_id` (or to no leaf for `None`) and appends
@@ -1858,8 +1917,10 @@ impl SessionManager {
             self.ix.append_parent.clone(),
             self.ix.side_parent.clone(),
         );
+        let pin_before = (self.foreign_since, self.pinned);
         self.ix.leaf = target.clone();
         self.ix.append_parent = target.clone();
+        self.pin_cursor();
         let mut value = build::branch_summary(&self.base(), "root", summary, details, from_hook);
         if let (Some(o), Some(t)) = (value.as_object_mut(), &target) {
             o.insert("fromId", t.to_value());
@@ -1870,6 +1931,7 @@ impl SessionManager {
                 // A failed append changes nothing, the move to the target included.
                 let ix = &mut *self.ix;
                 (ix.leaf, ix.append_parent, ix.side_parent) = before;
+                (self.foreign_since, self.pinned) = pin_before;
                 Err(e.into())
             }
         }
@@ -1880,7 +1942,10 @@ impl SessionManager {
     /// are dropped, every kept entry and parent-linked opaque row is re-parented onto the
     /// previous kept node (so descendants of a mid-path label stay connected), and each label
     /// whose target is on the path is re-created at the end with its original timestamp, in
-    /// label insertion order. The new header is `version:3`, new id, this cwd, `parentSession`
+    /// label insertion order. A compaction on the path whose `firstKeptEntryId` the copy would
+    /// lose (a dropped label or leaf control) keeps from the next copied entry of the path
+    /// instead (that row serialised afresh), so the new session's context equals the source's
+    /// (docs/DEVIATIONS.md D31; the reference keeps the dropped id). The new header is `version:3`, new id, this cwd, `parentSession`
     /// = the previous file (persisting managers only). Rows whose parent does not change keep
     /// their bytes. The new file is written at once only when the path holds an assistant
     /// message. Returns the new file path (`None` in memory).
@@ -1977,6 +2042,28 @@ impl SessionManager {
             nodes.push(Node::Opaque(cid, r));
         }
 
+        // Compactions whose first kept entry the copy would lose (a dropped label or leaf
+        // control, or an opaque row that would resolve elsewhere) keep from the next copied
+        // entry instead, so the context at every kept entry is the source's.
+        let path_entries: Vec<usize> = nodes
+            .iter()
+            .rev()
+            .filter_map(|n| match n {
+                Node::Entry(i) => Some(*i),
+                Node::Opaque(..) => None,
+            })
+            .collect();
+        let copied_opaque: Set<&[u8]> = nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Opaque(id, r) if matches!(self.rows[*r].kind, RowKind::Linked { .. }) => {
+                    Some(id.as_bytes())
+                }
+                _ => None,
+            })
+            .collect();
+        let kept = self.first_kept_remaps(&path_entries, &copied_opaque)?;
+
         let mut path_rows: Vec<Row> = Vec::new();
         let mut entry_ids: Set<Id> = Set::default();
         let mut used_ids: Set<Vec<u8>> = Set::default();
@@ -1994,14 +2081,18 @@ impl SessionManager {
                         (Parent::Str(p), Some(t)) => p == t,
                         _ => false,
                     };
-                    let new_row = if same {
+                    let mut keys: Vec<(&str, Option<JsValue>)> = Vec::new();
+                    if !same {
+                        keys.push(("parentId", Some(ids::opt_value(tail.as_ref()))));
+                    }
+                    if let Some(k) = kept.get(i) {
+                        keys.push(("firstKeptEntryId", Some(k.to_value())));
+                    }
+                    let new_row = if keys.is_empty() {
                         row.clone()
                     } else {
-                        row.with_keys(
-                            &self.buf,
-                            &[("parentId", Some(ids::opt_value(tail.as_ref())))],
-                        )
-                        .map_err(|e| self.read_error(*i, e))?
+                        row.with_keys(&self.buf, &keys)
+                            .map_err(|e| self.read_error(*i, e))?
                     };
                     entry_ids.insert(e.id.clone());
                     used_ids.insert(e.id.as_bytes().to_vec());
@@ -2092,6 +2183,8 @@ impl SessionManager {
         self.held = self.rows.len();
         self.conflict_backups.clear();
         self.adopted_lines = 0;
+        let foreign_before = (self.foreign_since, self.pinned);
+        (self.foreign_since, self.pinned) = (None, false);
         if !self.persist {
             return Ok(None);
         }
@@ -2109,6 +2202,7 @@ impl SessionManager {
                     (id, file_before, first_line);
                 (self.cache_key, self.conflict_backups, self.load_report) =
                     (cache_key, backups, report);
+                (self.foreign_since, self.pinned) = foreign_before;
                 return Err(e.into_branch(file));
             }
             self.flushed = true;
@@ -2116,6 +2210,79 @@ impl SessionManager {
             self.flushed = false;
         }
         Ok(Some(file))
+    }
+
+    /// For a copy of the path `entries` (entry rows root to leaf, labels included; labels are
+    /// dropped, and of the opaque rows on the path only `copied_opaque` are kept): the
+    /// compactions (by row) whose `firstKeptEntryId` must be rewritten, with the id to write.
+    /// A compaction's first kept entry as reads resolve it ([`EntryRef::value`], §2.3) that
+    /// lies on the path before it is where its context resumes; when the copy would not find
+    /// the same place (the stored id names a dropped label or leaf control, or an opaque row
+    /// whose ancestor is a dropped label), the id becomes the first copied entry from there
+    /// on (the compaction itself when only labels lie between). Labels add no message, so the
+    /// context is unchanged; a first kept entry off the path or after the compaction is left
+    /// as it is (the context keeps nothing before the compaction either way, pi-format.md
+    /// §3.5).
+    ///
+    /// # Errors
+    /// [`ReadError`] when a compaction row no longer parses (a bug).
+    fn first_kept_remaps(
+        &self,
+        entries: &[usize],
+        copied_opaque: &Set<&[u8]>,
+    ) -> Result<Map<usize, Id>, ReadError> {
+        let mut out: Map<usize, Id> = Map::default();
+        let is_label = |i: usize| {
+            self.rows[i]
+                .kind
+                .entry()
+                .is_some_and(|e| e.ty == EntryType::Label)
+        };
+        let mut position: Map<&Id, usize> = Map::default();
+        for (k, &i) in entries.iter().enumerate() {
+            let Some(e) = self.rows[i].kind.entry() else {
+                continue;
+            };
+            position.entry(&e.id).or_insert(k);
+            if e.ty != EntryType::Compaction {
+                continue;
+            }
+            let entry = crate::EntryRef::new(self, i);
+            let stored = entry
+                .raw_value()?
+                .get("firstKeptEntryId")
+                .and_then(JsValue::as_js_string)
+                .map(|s| Id::new(s.clone()));
+            let resolved = entry
+                .value()?
+                .get("firstKeptEntryId")
+                .and_then(JsValue::as_js_string)
+                .map(|s| Id::new(s.clone()));
+            let (Some(stored), Some(resolved)) = (stored, resolved) else {
+                continue;
+            };
+            let Some(&p) = position.get(&resolved).filter(|&&p| p < k) else {
+                continue;
+            };
+            let Some(target) = entries[p..=k]
+                .iter()
+                .copied()
+                .find(|&j| !is_label(j))
+                .and_then(|j| self.rows[j].kind.entry().map(|e| e.id.clone()))
+            else {
+                continue;
+            };
+            // The stored id names a row the copy keeps: an entry of the path that is not a
+            // label, or a parent-linked opaque row of the path.
+            let stored_copied = (position.contains_key(&stored)
+                && self.ix.by_id.get(&stored).is_some_and(|&j| !is_label(j)))
+                || copied_opaque.contains(stored.as_bytes());
+            let lands_on_label = self.ix.by_id.get(&resolved).is_some_and(|&j| is_label(j));
+            if stored != target && (!stored_copied || lands_on_label) {
+                out.insert(i, target);
+            }
+        }
+        Ok(out)
     }
 
     // ------------------------------------------------------------------------------------
@@ -2277,6 +2444,8 @@ impl SessionManager {
             self.restore(saved);
             return Err(e.into_remove(self.file_path()));
         }
+        // Rows were removed: remembered row numbers no longer hold.
+        self.foreign_since = None;
         Ok(removed_count)
     }
 
@@ -2428,6 +2597,7 @@ impl SessionManager {
         );
         let backups = std::mem::take(&mut self.conflict_backups);
         let adopted = self.adopted_lines;
+        let pinned = self.pinned;
         let key = self.cache_key.clone();
         match fetched {
             Fetched::Warm { state, scanned } => {
@@ -2448,6 +2618,9 @@ impl SessionManager {
         }
         self.conflict_backups = backups;
         self.adopted_lines = adopted;
+        // The file's content is this manager's now (nothing left to judge); an explicit move
+        // of the leaf stays in force with the cursor below.
+        (self.foreign_since, self.pinned) = (None, pinned);
         if !held.is_empty() {
             let from = self.rows.len();
             self.held = held.len();

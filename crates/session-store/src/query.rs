@@ -294,6 +294,18 @@ pub struct SessionTree<'a> {
     pub roots: Vec<usize>,
 }
 
+impl SessionTree<'_> {
+    /// The tips: nodes without children (side appends included), in node order (the file
+    /// order of their ids). A session with more than one tip has branches: a deliberate
+    /// `branch`, a side append, or another writer's lines (docs/DEVIATIONS.md D30);
+    /// `sessions check` and `sessions tree` list them.
+    pub fn tips(&self) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&k| self.nodes[k].children.is_empty())
+            .collect()
+    }
+}
+
 /// `new Date(value).getTime()` for a row's `timestamp`.
 pub(crate) fn js_date_of(v: Option<&JsValue>) -> f64 {
     match v {

@@ -368,8 +368,9 @@ fn held_flush_adopts_lines_another_writer_appended() {
     );
 }
 
-/// A plain append that finds foreign lines before it adopts them, so a later full rewrite
-/// (`remove_trailing_entries`) keeps them in the live file.
+/// A plain append that finds foreign lines before it adopts them (and, as they continue its
+/// leaf, fast-forwards onto them: D30), so a later full rewrite (`remove_trailing_entries`)
+/// keeps them in the live file.
 #[test]
 fn plain_append_adopts_foreign_lines_before_it() {
     let dir = support::tempdir();
@@ -389,7 +390,7 @@ fn plain_append_adopts_foreign_lines_before_it() {
     assert_eq!(sm.get_leaf_id(), Some(n1.as_str()));
     assert_eq!(
         sm.get_entry(&n1).unwrap().parent_id().as_deref(),
-        Some("a1")
+        Some("ext")
     );
     let removed = sm.remove_trailing_entries(|e| e.id() == n1, None).unwrap();
     assert_eq!(removed, 1);
@@ -832,13 +833,16 @@ fn writable_managers_report_diagnostics() {
     assert!(diag.missing_final_newline);
     assert!(diag.cycles.is_empty() && diag.dangling_parents.is_empty());
     // Structural findings follow the rows: a dangling parent appears after another writer's
-    // row is adopted.
+    // row is adopted (the append itself is refused: that row starts another branch, D30).
     session_store::io::append_raw(
         &f,
         format!("\n{}\n", msg_line("x1", Some("gone"), "user", "x", 3)).as_bytes(),
     )
     .unwrap();
-    sm.append_message(support::user("n", 4)).unwrap();
+    match sm.append_message(support::user("n", 4)) {
+        Err(AppendError::Diverged { tips, .. }) => assert_eq!(tips, ["x1"]),
+        other => panic!("expected Diverged, got {other:?}"),
+    }
     let diag = sm.diagnostics();
     assert_eq!(diag.adopted_lines, 1);
     assert_eq!(diag.dangling_parents.len(), 1);

@@ -3,10 +3,13 @@
 //! `SESSION_LOCK_TEST_CHILD`, test `child_entry`) append through their own managers to one file.
 //!
 //! - 4 processes × 250 appends: exactly 1 000 message entries after the header, every line
-//!   complete JSON, each writer's 250 ids all present and chained in its own order, and each
-//!   writer's in-memory entries equal to the file's entries up to its last append (the lines the
-//!   others wrote while it waited were adopted, in file order, never overwritten);
-//! - a holder in another process: the append waits and adopts the holder's lines; with a short
+//!   complete JSON, each writer's 250 ids all present in its own order, all 1 000 forming one
+//!   chain in file order (each writer fast-forwards over the lines the others wrote while it
+//!   waited, docs/DEVIATIONS.md D30), and each writer's in-memory entries equal to the file's
+//!   entries up to its last append (those lines were adopted, in file order, never
+//!   overwritten);
+//! - a holder in another process: the append waits, adopts the holder's lines and hangs under
+//!   the last of them (they continue its leaf); with a short
 //!   timeout it fails with `AppendError::Lock` naming the lock file and the holder's pid, leaving
 //!   the file's bytes and the manager as they were (and so do full writes and `open_locked`);
 //! - every write (plain append, first full write, flush, rewrite, trailing removal) runs with the
@@ -162,14 +165,16 @@ fn four_processes_append_250_messages_each_through_locked_managers() {
     assert_eq!(lines.len(), 1 + WRITERS * APPENDS);
     let entries = &lines[1..];
     let mut file_ids = Vec::new();
-    let mut per_writer: Vec<Vec<(String, Option<String>, usize)>> = vec![Vec::new(); WRITERS];
+    let mut parents = Vec::new();
+    let mut per_writer: Vec<Vec<(String, usize)>> = vec![Vec::new(); WRITERS];
     for e in entries {
         assert_eq!(text(e, "type"), "message");
         let id = text(e, "id");
-        let parent = e
-            .get("parentId")
-            .and_then(JsValue::as_str_lossy)
-            .map(|p| p.into_owned());
+        parents.push(
+            e.get("parentId")
+                .and_then(JsValue::as_str_lossy)
+                .map(|p| p.into_owned()),
+        );
         let message = e.get("message").unwrap();
         assert_eq!(text(message, "role"), "assistant");
         let body = message.get("content").unwrap().as_array().unwrap()[0].clone();
@@ -179,22 +184,26 @@ fn four_processes_append_250_messages_each_through_locked_managers() {
         let (w, seq): (usize, usize) = (w.parse().unwrap(), seq.parse().unwrap());
         assert_eq!(pad, "x".repeat(16 + (w * 97 + seq * 13) % 400));
         assert_eq!(num(message, "timestamp"), seq as f64);
-        per_writer[w].push((id.clone(), parent, seq));
+        per_writer[w].push((id.clone(), seq));
         file_ids.push(id);
     }
     let unique: HashSet<&String> = file_ids.iter().collect();
     assert_eq!(unique.len(), WRITERS * APPENDS, "ids are unique");
 
+    // One chain: every entry hangs under the line before it, whoever wrote that one (each
+    // writer adopted the others' lines inside the lock and fast-forwarded onto them).
+    for (k, parent) in parents.iter().enumerate() {
+        let expected = (k > 0).then(|| file_ids[k - 1].clone());
+        assert_eq!(*parent, expected, "entry {k}: parentId");
+    }
     for (w, (ids, memory, adopted)) in reported.iter().enumerate() {
         let rows = &per_writer[w];
-        // Each writer's entries are all there, in its own order, chained to its previous one.
+        // Each writer's entries are all there, in its own order.
         assert_eq!(rows.len(), APPENDS, "writer {w}");
         let in_file: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
         assert_eq!(&in_file, ids, "writer {w}: the ids it appended");
-        for (k, (_, parent, seq)) in rows.iter().enumerate() {
+        for (k, (_, seq)) in rows.iter().enumerate() {
             assert_eq!(*seq, k, "writer {w}");
-            let expected = (k > 0).then(|| rows[k - 1].0.clone());
-            assert_eq!(*parent, expected, "writer {w} entry {k}: parentId");
         }
         // What it held in memory at the end is the file up to its last append: every line the
         // others wrote before it was adopted, in file order.
@@ -264,18 +273,16 @@ fn an_append_waits_for_a_holder_in_another_process_and_adopts_its_lines() {
     // The holder's three lines, then ours: nothing interleaved or overwritten.
     let lines = json_lines(&file);
     let ids: Vec<String> = lines[1..].iter().map(|l| text(l, "id")).collect();
-    let mut expected = before.clone();
+    let mut expected = before;
     expected.extend(["other-0", "other-1", "other-2"].map(str::to_owned));
     expected.push(id.clone());
     assert_eq!(ids, expected);
     // …and the manager adopted them before writing, in file order.
     assert_eq!(entry_ids(&sm), expected);
     assert_eq!(sm.diagnostics().adopted_lines, 3);
-    // The new entry hangs under the manager's own leaf, not the holder's lines.
-    assert_eq!(
-        text(lines.last().unwrap(), "parentId"),
-        before.last().unwrap().as_str()
-    );
+    // The holder's lines (parentless: they chain onto the leaf, §2.3 rule (a)) continue the
+    // manager's leaf, so the new entry hangs under the last of them (D30).
+    assert_eq!(text(lines.last().unwrap(), "parentId"), "other-2");
     assert_eq!(sm.get_leaf_id(), Some(id.as_str()));
     // The append was verified against the adopted file (and so published to the owner):
     // its snapshot is the file's.

@@ -2,7 +2,9 @@
 //! (user, assistant, toolResult, custom message, custom), model and thinking changes, branches
 //! (to an earlier id, to an unknown id), branch summaries, label set and clear, compactions,
 //! `reset_leaf`, `flush`, reopen (drop the manager and open its file again) and
-//! `create_branched_session` (going on in the new session) run against a plain in-memory model:
+//! `create_branched_session` (going on in the new session; a compaction keeping from a label it
+//! drops keeps from the next copied entry, docs/DEVIATIONS.md D31) run against a plain in-memory
+//! model:
 //! a `Vec` of entries with id, parent, kind and label, plus the leaf, and a second copy of what
 //! the file holds (openclaw-jsonl.md §2.12: nothing is written before the first assistant
 //! message; a held session is written in full by the first assistant append or `flush`;
@@ -585,13 +587,27 @@ fn apply(
                 prop_assert!(sm.create_branched_session(UNKNOWN).is_err());
                 return Ok(());
             };
-            let kept: Vec<MEntry> = model
-                .mem
-                .path(Some(&from))
-                .into_iter()
-                .filter(|e| !matches!(e.kind, Kind::Label { .. }))
-                .cloned()
-                .collect();
+            let mut full: Vec<MEntry> = model.mem.path(Some(&from)).into_iter().cloned().collect();
+            let is_label = |e: &MEntry| matches!(e.kind, Kind::Label { .. });
+            // A compaction keeping from a label on the path (which the copy drops) keeps from
+            // the next copied entry of the path instead, the compaction itself at the latest
+            // (docs/DEVIATIONS.md D31).
+            let mut remapped: Vec<(usize, String)> = Vec::new();
+            for (ci, e) in full.iter().enumerate() {
+                let Kind::Compaction { first_kept } = &e.kind else {
+                    continue;
+                };
+                if let Some(k) = full[..ci].iter().position(|x| &x.id == first_kept)
+                    && is_label(&full[k])
+                    && let Some(next) = full[k..=ci].iter().find(|x| !is_label(x))
+                {
+                    remapped.push((ci, next.id.clone()));
+                }
+            }
+            for (ci, id) in remapped {
+                full[ci].kind = Kind::Compaction { first_kept: id };
+            }
+            let kept: Vec<MEntry> = full.into_iter().filter(|e| !is_label(e)).collect();
             let old_file = sm.get_session_file().unwrap().to_path_buf();
             if kept.is_empty() {
                 let err = sm.create_branched_session(&from).unwrap_err();

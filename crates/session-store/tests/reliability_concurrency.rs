@@ -27,13 +27,18 @@
 //!   line parses (`corruptLines` = 0) and every append is there once. An empty line may appear
 //!   (`blankLines`, not an error: readers skip it): a writer can read the file's size and last
 //!   byte while the other's write is half done and then write a needless `\n` separator first
-//!   (under the lock this cannot happen, and `blankLines` is asserted 0 there). Each writer keeps its own
-//!   leaf, so the two chains fork: `siblingBranches` counts, over all parents, the children
-//!   beyond the first. What our report says about them: the read-only `OpenReport` is clean
-//!   (`reportClean` = 1: no malformed line, no dangling parent, no duplicate id — siblings are a
-//!   legal tree, not damage), the tree has `treeLeaves` leaves, and each writer's own
-//!   `diagnostics().adopted_lines` counts the other writer's lines it found in the file after
-//!   its appends and indexed (`adoptedLines`, summed).
+//!   (under the lock this cannot happen, and `blankLines` is asserted 0 there). Each writer
+//!   fast-forwards over the other's lines its check before the append finds (D30), so the
+//!   entries form one chain except where the other writer appended between that check and the
+//!   write: the two lines are then siblings (`siblingBranches` counts, over all parents, the
+//!   children beyond the first), and the writer that later finds the other's branch is refused
+//!   with `AppendError::Diverged`, joins the other's tip with `branch` and retries
+//!   (`divergedAppends`, at most one per fork). What our report says about the forks: the
+//!   read-only `OpenReport` is clean (`reportClean` = 1: no malformed line, no dangling
+//!   parent, no duplicate id — siblings are a legal tree, not damage), the tree has
+//!   `treeLeaves` leaves, and each writer's own `diagnostics().adopted_lines` counts the other
+//!   writer's lines it indexed (`adoptedLines`, summed). Under the lock there is no fork at all
+//!   (`siblingBranches` = 0, `divergedAppends` = 0).
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
@@ -50,7 +55,9 @@ use reliability_common::{
 };
 use session_format::json::{JsValue, parse_value};
 use session_store::lock::Backoff;
-use session_store::{LockOptions, OpenParams, SessionFileSnapshot, SessionManager, WriteOwner};
+use session_store::{
+    AppendError, LockOptions, OpenParams, SessionFileSnapshot, SessionManager, WriteOwner,
+};
 
 /// The child side. Does nothing when the test binary runs normally.
 #[test]
@@ -111,15 +118,26 @@ fn writer_child(locked: bool) {
         std::thread::sleep(Duration::from_millis(1));
     }
     let mut rng = Rng::new(writer);
+    let mut diverged = 0u64;
     for seq in 0..appends {
         let pad = filler(usize::try_from(rng.range(40, 2048)).unwrap(), seq);
         let text = format!("w{writer}-{seq} {pad}");
         let published_before = owner.sizes.lock().unwrap().len();
-        sm.append_message(assistant(
-            &text,
-            1_700_000_000_000 + i64::try_from(seq).unwrap(),
-        ))
-        .unwrap();
+        loop {
+            let message = assistant(&text, 1_700_000_000_000 + i64::try_from(seq).unwrap());
+            match sm.append_message(message) {
+                Ok(_) => break,
+                // Without the lock the other writer can append between this writer's check
+                // and its write: the two lines are then siblings, and the writer that finds
+                // the other's branch is refused (D30). It joins the other's tip, as a caller
+                // would choose to.
+                Err(AppendError::Diverged { tips, .. }) if !locked => {
+                    diverged += 1;
+                    sm.branch(tips.last().unwrap()).unwrap();
+                }
+                Err(e) => panic!("w{writer}-{seq}: {e}"),
+            }
+        }
         let sizes: Vec<String> = owner.sizes.lock().unwrap()[published_before..]
             .iter()
             .map(u64::to_string)
@@ -131,7 +149,10 @@ fn writer_child(locked: bool) {
         };
         mark(&format!("app {seq} {} {sizes}", sm.entry_count()));
     }
-    mark(&format!("done {}", sm.diagnostics().adopted_lines));
+    mark(&format!(
+        "done {} {diverged}",
+        sm.diagnostics().adopted_lines
+    ));
 }
 
 /// What the file holds after the writers.
@@ -161,6 +182,8 @@ struct Outcome {
     adopted_expected: u64,
     /// Writers whose `adopted_lines` is not that number.
     adopted_mismatches: u64,
+    /// Appends refused with `AppendError::Diverged` (and retried on the other writer's tip).
+    diverged_appends: u64,
 }
 
 /// What a child reported after one append: the entries its manager knew and the sizes of the
@@ -219,6 +242,7 @@ fn run(mode: &str, writers: u64, appends: u64) -> Outcome {
     }
     session_store::io::append_raw(&go, b"go").unwrap();
     let mut adopted = Vec::new();
+    let mut diverged = 0u64;
     let mut reports: Vec<Vec<AfterAppend>> = Vec::new();
     for mut c in children {
         let mut mine = Vec::new();
@@ -235,16 +259,17 @@ fn run(mode: &str, writers: u64, appends: u64) -> Outcome {
         };
         assert_eq!(mine.len() as u64, appends);
         reports.push(mine);
-        adopted.push(
-            done.strip_prefix("done ")
-                .unwrap_or_else(|| panic!("{done}"))
-                .parse::<u64>()
-                .unwrap(),
-        );
+        let (lines, refused) = done
+            .strip_prefix("done ")
+            .and_then(|d| d.split_once(' '))
+            .unwrap_or_else(|| panic!("{done}"));
+        adopted.push(lines.parse::<u64>().unwrap());
+        diverged += refused.parse::<u64>().unwrap();
         assert!(c.child.wait().unwrap().success());
     }
     let (mut out, placed) = check(&path, writers, appends, &[seed_user, seed_assistant]);
     out.adopted_lines = adopted.iter().sum();
+    out.diverged_appends = diverged;
     for p in &placed {
         let want = AfterAppend {
             entries: p.position,
@@ -411,6 +436,7 @@ fn writers_under_the_lock_never_interleave() {
             ("adoptedMismatches", out.adopted_mismatches),
             ("countMismatches", out.count_mismatches),
             ("unverifiedAppends", out.unverified_appends),
+            ("divergedAppends", out.diverged_appends),
             ("reportClean", u64::from(out.report_clean)),
         ],
     );
@@ -428,6 +454,9 @@ fn writers_under_the_lock_never_interleave() {
     assert_eq!(out.missing, 0, "{out:?}");
     assert_eq!(out.out_of_order, 0, "{out:?}");
     assert!(out.report_clean, "{out:?}");
+    // Each writer fast-forwards over the others' lines inside the lock: one chain (D30).
+    assert_eq!(out.sibling_branches, 0, "{out:?}");
+    assert_eq!(out.diverged_appends, 0, "{out:?}");
 }
 
 #[test]
@@ -448,6 +477,7 @@ fn writers_without_the_lock_fork_but_never_corrupt_a_line() {
             ("siblingBranches", out.sibling_branches),
             ("treeLeaves", out.tree_leaves),
             ("adoptedLines", out.adopted_lines),
+            ("divergedAppends", out.diverged_appends),
             ("reportClean", u64::from(out.report_clean)),
         ],
     );
@@ -460,4 +490,7 @@ fn writers_without_the_lock_fork_but_never_corrupt_a_line() {
     assert!(out.report_clean, "{out:?}");
     // Every fork adds a leaf.
     assert_eq!(out.tree_leaves, out.sibling_branches + 1, "{out:?}");
+    // A fork happens only when the other writer appended between a writer's check and its
+    // write; the writer that later finds the other's branch is refused once for it.
+    assert!(out.diverged_appends <= out.sibling_branches, "{out:?}");
 }

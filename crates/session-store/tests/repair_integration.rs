@@ -1,7 +1,8 @@
 //! The repair alongside the rest of the store:
 //! - the `SessionManager` drops its file from the incremental repair cache on every full rewrite
 //!   and on every append it could not verify, and keeps it on verified appends (whose suffix the
-//!   incremental pass then reads alone);
+//!   incremental pass then reads alone), including those after another writer's lines that the
+//!   catch-up before the append adopted;
 //! - a legacy `sqlite:<agent>:<session>:<store>` marker is resolved as a relative path, as
 //!   OpenClaw 2026.6.11 does (checked with the installed reference: a file at
 //!   `<cwd>/sqlite:main:abc:sub/s.jsonl` is repaired like any other). The relative case runs in a
@@ -20,7 +21,8 @@ use lock_common::{CHILD_MODE_ENV, MARK, Marked, child_command};
 use session_format::json::parse_value;
 use session_store::repair::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{
-    RepairOutcome, RepairSkip, RepairSnapshot, SessionManager, repair_session_file_if_needed,
+    ForeignAppendPolicy, RepairOutcome, RepairSkip, RepairSnapshot, SessionManager,
+    repair_session_file_if_needed,
 };
 
 const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"rc\",\"timestamp\":\"2026-06-01T10:00:00.000Z\",\"cwd\":\"/w\"}\n";
@@ -48,6 +50,15 @@ fn line_types(file: &Path) -> Vec<String> {
                 .into_owned()
         })
         .collect()
+}
+
+/// Rewrites bytes at `offset` in place (same inode, same length), as an editor patching a file
+/// would.
+#[allow(clippy::disallowed_methods)] // Plays another program editing the file in place.
+fn patch(file: &Path, offset: u64, bytes: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+    f.write_all_at(bytes, offset).unwrap();
 }
 
 /// A clean repair pass (nothing to change) and the lines it parsed.
@@ -78,29 +89,45 @@ fn the_manager_keeps_the_repair_cache_only_past_verified_appends() {
     let now = RepairSnapshot::of(&file).unwrap();
     assert_eq!(clean_pass(&file, Some(now)), 1);
 
-    // Another writer appends, then the manager does: not verified, so the entry goes.
+    // Another writer appends (a new root: the reference's policy keeps this manager's leaf),
+    // then the manager does: the catch-up before the append reads that line first (D30), so
+    // the append is verified, the cache stays, and a trusted pass reads the two new lines.
+    sm.set_foreign_append_policy(ForeignAppendPolicy::AppendOnOwnLeaf);
     session_store::io::append_raw(
         &file,
         b"{\"type\":\"custom\",\"customType\":\"theirs\",\"id\":\"f0000001\",\"parentId\":null}\n",
     )
     .unwrap();
-    sm.append_custom_entry("after-theirs", None).unwrap();
-    assert!(!is_repair_cached(&file));
+    let after_theirs = sm.append_custom_entry("after-theirs", None).unwrap();
+    assert!(is_repair_cached(&file));
     assert_eq!(sm.diagnostics().adopted_lines, 1);
-    assert_eq!(clean_pass(&file, None), 5);
+    let now = RepairSnapshot::of(&file).unwrap();
+    assert_eq!(clean_pass(&file, Some(now)), 2);
     assert!(is_repair_cached(&file));
 
-    // A full rewrite drops it too.
+    // A change the catch-up cannot adopt (the other writer's line edited in place, same
+    // length), then an append: not verified, so the entry goes.
+    let edited = std::fs::read(&file)
+        .unwrap()
+        .windows(6)
+        .position(|w| w == b"theirs")
+        .unwrap();
+    patch(&file, edited as u64, b"THEIRS");
+    let last_id = sm.append_custom_entry("after-the-edit", None).unwrap();
+    assert!(!is_repair_cached(&file));
+    assert_eq!(clean_pass(&file, None), 6);
+    assert!(is_repair_cached(&file));
+
+    // A full rewrite drops it too (the edited file is backed up first, D11).
     sm.rewrite_file().unwrap();
     assert!(!is_repair_cached(&file));
-    assert_eq!(clean_pass(&file, None), 5);
+    assert_eq!(clean_pass(&file, None), 6);
 
     // So does a trailing removal (a full rewrite).
-    let mut last = true;
     let removed = sm
-        .remove_trailing_entries(|_| std::mem::take(&mut last), None)
+        .remove_trailing_entries(|e| e.id() == last_id || e.id() == after_theirs, None)
         .unwrap();
-    assert_eq!(removed, 1);
+    assert_eq!(removed, 2);
     assert!(!is_repair_cached(&file));
     // The file keeps the other writer's line after ours and records the leaf with a leaf
     // control row.

@@ -277,9 +277,10 @@ fn a_foreign_append_is_reindexed_from_the_tail() {
     );
 }
 
-/// §7.1 item 32: another writer appending before ours: our append adopts its line (D11) and
-/// the entry is not advanced past an unverified append; a reopen shows all of them, reading
-/// only the two lines added since the cached state.
+/// §7.1 item 32: another writer appending before ours: our append adopts its line first (D11,
+/// D30: the catch-up before every plain append reads it, and the entry hangs under it), and
+/// the cache entry, whose snapshot predates that line, is not advanced; a reopen shows all of
+/// them, reading only the two lines added since the cached state.
 #[test]
 fn another_writer_before_ours() {
     let _g = serial();
@@ -291,10 +292,18 @@ fn another_writer_before_ours() {
     sm.set_write_owner(Some(owner.clone()));
     foreign_append(&f, &format!("{}\n", msg("ext", Some("a1"), "user", "e")));
     let n1 = sm.append_message(user("n1")).unwrap();
+    // The append was verified against the file as re-read (its line right after the other
+    // writer's), so its snapshot, the file's, is published.
     assert_eq!(
-        owner.published().len(),
-        0,
-        "an unverified append is not published"
+        owner.published(),
+        [session_store::SessionFileSnapshot::stat(&f)
+            .unwrap()
+            .unwrap()],
+        "the append verified after the catch-up is published"
+    );
+    assert_eq!(
+        sm.get_entry(&n1).unwrap().parent_id().as_deref(),
+        Some("ext")
     );
     assert_eq!(sm.diagnostics().adopted_lines, 1);
     let ids: Vec<String> = sm.get_entries().map(|e| e.id().to_owned()).collect();

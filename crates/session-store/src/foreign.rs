@@ -1,0 +1,238 @@
+//! What a plain append does with lines another writer appended since this manager last read or
+//! wrote its file (docs/DEVIATIONS.md D30; the adoption itself is D11).
+//!
+//! Before each plain append the manager checks its file (inside the session write lock when
+//! one is set, [`SessionManager::set_write_lock`]) and adopts the lines another writer appended
+//! meanwhile (indexed and kept verbatim). Under the default policy,
+//! [`ForeignAppendPolicy::FastForward`]:
+//! - when the other writer's entries continue this manager's leaf (every one of them lies on
+//!   one chain from the leaf to a single new tip), the leaf and append cursor move to that tip
+//!   and the new entry is written under it (a fast-forward);
+//! - when they start another branch (they do not descend from the leaf, or they end in more
+//!   than one tip), the append fails with [`AppendError::Diverged`] naming the other tips, and
+//!   nothing is written; every later append fails the same way until the caller chooses: it
+//!   moves the leaf ([`SessionManager::branch`] to a tip or back to its own leaf,
+//!   [`SessionManager::reset_leaf`], [`SessionManager::branch_with_summary`]) or sets
+//!   [`ForeignAppendPolicy::AppendOnOwnLeaf`].
+//!
+//! [`ForeignAppendPolicy::AppendOnOwnLeaf`] is OpenClaw 2026.6.11's behaviour: the lines are
+//! adopted and the new entry hangs under this manager's own leaf, a second branch beside the
+//! other writer's lines (openclaw-jsonl.md §2.4, §2.12: the reference's cursor never moves for
+//! lines it did not write).
+//!
+//! Rules shared by both policies:
+//! - side appends (`appendMode:"side"`, §2.11) are side branches by design: they never make a
+//!   divergence, and they do not move the leaf;
+//! - an append right after an explicit move of the leaf (`branch`, `reset_leaf`,
+//!   `branch_with_summary`) lands where the caller moved it, whatever another writer added;
+//! - other writers' leaf controls never move this manager's cursor;
+//! - without the write lock, another writer can still append between the check and this
+//!   manager's write: its line is then adopted after the fact and the new entry stays under the
+//!   leaf it was written under (`sessions check` and `sessions tree` show the extra tip);
+//!   with the lock that window does not exist.
+//! - full rewrites (the first assistant message of a session held in memory, `flush`,
+//!   `rewrite_file`) adopt as D11 describes and keep the rows already held in memory where
+//!   they are.
+
+use std::path::Path;
+
+use crate::error::AppendError;
+use crate::id::Id;
+use crate::index::{ChildKey, Set};
+use crate::manager::SessionManager;
+use crate::rows::Row;
+
+/// What a plain append does when another writer appended lines since this manager last read
+/// or wrote its file ([`SessionManager::set_foreign_append_policy`]; docs/DEVIATIONS.md D30).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ForeignAppendPolicy {
+    /// The default: lines that continue this manager's leaf are adopted and the leaf moves to
+    /// their tip before the append; lines that start another branch make the append fail with
+    /// [`AppendError::Diverged`] (nothing is written).
+    #[default]
+    FastForward,
+    /// OpenClaw 2026.6.11's behaviour: the lines are adopted and the append lands under this
+    /// manager's own leaf, whatever they hold (a second branch when they continued it).
+    AppendOnOwnLeaf,
+}
+
+/// The other writer's entries, judged against this manager's leaf.
+enum Verdict {
+    /// No entry to judge (nothing, or only side appends, opaque rows, leaf controls).
+    Nothing,
+    /// One chain from the leaf to this row.
+    FastForward(usize),
+    /// Another branch: its tips (rows, file order).
+    Diverged(Vec<usize>),
+}
+
+/// The cursor state a failed write puts back.
+pub(crate) struct Cursor {
+    leaf: Option<Id>,
+    append_parent: Option<Id>,
+    side_parent: Option<Option<Id>>,
+    foreign_since: Option<usize>,
+}
+
+impl SessionManager {
+    /// Chooses what a plain append does with lines another writer appended since this manager
+    /// last read or wrote its file (see [`ForeignAppendPolicy`]; docs/DEVIATIONS.md D30). The
+    /// default is [`ForeignAppendPolicy::FastForward`];
+    /// [`ForeignAppendPolicy::AppendOnOwnLeaf`] is OpenClaw 2026.6.11's behaviour (the next
+    /// append after an [`AppendError::Diverged`] then lands under this manager's leaf).
+    pub fn set_foreign_append_policy(&mut self, policy: ForeignAppendPolicy) {
+        self.foreign_policy = policy;
+    }
+
+    /// The policy in effect ([`SessionManager::set_foreign_append_policy`]).
+    pub fn foreign_append_policy(&self) -> ForeignAppendPolicy {
+        self.foreign_policy
+    }
+
+    /// The cursor before [`SessionManager::settle_foreign`], for a failed write to restore.
+    pub(crate) fn cursor(&self) -> Cursor {
+        Cursor {
+            leaf: self.ix.leaf.clone(),
+            append_parent: self.ix.append_parent.clone(),
+            side_parent: self.ix.side_parent.clone(),
+            foreign_since: self.foreign_since,
+        }
+    }
+
+    /// Puts back a cursor taken by [`SessionManager::cursor`] (only what differs is written,
+    /// so an unchanged index stays shared with the warm cache).
+    pub(crate) fn restore_cursor(&mut self, c: Cursor) {
+        self.foreign_since = c.foreign_since;
+        if self.ix.leaf != c.leaf
+            || self.ix.append_parent != c.append_parent
+            || self.ix.side_parent != c.side_parent
+        {
+            let ix = &mut *self.ix;
+            (ix.leaf, ix.append_parent, ix.side_parent) = (c.leaf, c.append_parent, c.side_parent);
+        }
+    }
+
+    /// Before a plain append to `path`, after the catch-up: judges the other writer's rows
+    /// adopted since the last append or explicit move of the leaf, and fast-forwards to their
+    /// tip or refuses, as [`ForeignAppendPolicy`] says. Returns true when the cursor moved.
+    ///
+    /// # Errors
+    /// [`AppendError::Diverged`] (nothing changed; the rows stay adopted and judged again by
+    /// the next append).
+    pub(crate) fn settle_foreign(&mut self, path: &Path) -> Result<bool, AppendError> {
+        let Some(since) = self.foreign_since else {
+            return Ok(false);
+        };
+        if self.pinned || self.foreign_policy == ForeignAppendPolicy::AppendOnOwnLeaf {
+            self.foreign_since = None;
+            return Ok(false);
+        }
+        match self.foreign_verdict(since) {
+            Verdict::Nothing => {
+                self.foreign_since = None;
+                Ok(false)
+            }
+            Verdict::FastForward(tip) => {
+                self.foreign_since = None;
+                let Some(id) = self.rows[tip].kind.entry().map(|e| e.id.clone()) else {
+                    return Ok(false);
+                };
+                let ix = &mut *self.ix;
+                ix.leaf = Some(id.clone());
+                ix.append_parent = Some(id);
+                ix.side_parent = None;
+                Ok(true)
+            }
+            Verdict::Diverged(tips) => Err(AppendError::Diverged {
+                path: path.to_path_buf(),
+                leaf: self.ix.leaf.as_ref().map(|l| l.text().to_owned()),
+                tips: tips
+                    .iter()
+                    .filter_map(|&i| self.rows[i].kind.entry().map(|e| e.id.text().to_owned()))
+                    .collect(),
+            }),
+        }
+    }
+
+    /// Judges the entry rows from `since` on (the other writer's, file order) against the leaf.
+    fn foreign_verdict(&self, since: usize) -> Verdict {
+        let rows: &[Row] = &self.rows;
+        // The other writer's entries that are not side appends (the row each id names).
+        let members: Vec<usize> = (since..rows.len())
+            .filter(|&i| {
+                rows[i]
+                    .kind
+                    .entry()
+                    .is_some_and(|e| !e.side && self.ix.by_id.get(&e.id).copied() == Some(i))
+            })
+            .collect();
+        if members.is_empty() {
+            return Verdict::Nothing;
+        }
+        let member_set: Set<usize> = members.iter().copied().collect();
+        let tips: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| !self.has_main_child(i))
+            .collect();
+        let [tip] = tips[..] else {
+            return Verdict::Diverged(tips);
+        };
+        // One chain: from the tip up through reported parents, every member, then the leaf.
+        let leaf_row = self
+            .ix
+            .leaf
+            .as_ref()
+            .and_then(|l| self.ix.by_id.get(l).copied());
+        let mut i = tip;
+        let mut visited = 0usize;
+        loop {
+            if Some(i) == leaf_row {
+                break;
+            }
+            if !member_set.contains(&i) || visited == members.len() {
+                return Verdict::Diverged(tips);
+            }
+            visited += 1;
+            match self.parent_row(i) {
+                Some(p) => i = p,
+                // The root: the chain descends from the leaf only when there is none.
+                None if self.ix.leaf.is_none() => break,
+                None => return Verdict::Diverged(tips),
+            }
+        }
+        if visited == members.len() {
+            Verdict::FastForward(tip)
+        } else {
+            Verdict::Diverged(tips)
+        }
+    }
+
+    /// The row of an entry's reported parent (`normalizeEntryParent`, §2.3) when it is an
+    /// entry.
+    fn parent_row(&self, i: usize) -> Option<usize> {
+        let e = self.rows[i].kind.entry()?;
+        let parent = self.ix.normalized_parent(&e.id, &e.parent);
+        parent
+            .truthy()
+            .and_then(|p| self.ix.by_id.get(p).copied())
+            .filter(|&p| p != i)
+    }
+
+    /// True when the entry at row `i` has a child that is not a side append.
+    fn has_main_child(&self, i: usize) -> bool {
+        let not_side = |c: &usize| self.rows[*c].kind.entry().is_some_and(|e| !e.side);
+        if self.ix.children.of_row(i).any(|c| not_side(&c)) {
+            return true;
+        }
+        let Some(e) = self.rows[i].kind.entry() else {
+            return false;
+        };
+        self.ix
+            .children
+            .of_key(&ChildKey::Id(e.id.clone()))
+            .iter()
+            .any(not_side)
+    }
+}
