@@ -15,7 +15,7 @@ use common::{json, obj, s};
 use session_format::json::{JsValue, to_json_string};
 use session_semantics::kind::ChatType;
 use session_semantics::policy::{Config, HistoryLimits};
-use session_store::{SessionManager, io};
+use session_store::SessionManager;
 
 #[derive(Debug)]
 struct Echo;
@@ -44,25 +44,8 @@ impl Tool for Echo {
     }
 }
 
-const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
-
 fn line(id: &str, parent: Option<&str>, body: &str) -> String {
-    let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{body}}}"#
-    )
-}
-
-fn write_session(dir: &std::path::Path, lines: &[String]) -> std::path::PathBuf {
-    let file = dir.join("s.jsonl");
-    let mut text = String::new();
-    for l in std::iter::once(HEADER.to_owned()).chain(lines.iter().cloned()) {
-        text.push_str(&l);
-        text.push('\n');
-    }
-    io::write_raw(&file, text.as_bytes()).unwrap();
-    file
+    common::message_line(id, parent, body)
 }
 
 fn roles(messages: &[JsValue]) -> Vec<String> {
@@ -75,7 +58,7 @@ fn roles(messages: &[JsValue]) -> Vec<String> {
 #[test]
 fn model_state_comes_from_the_context_and_changes_append_once() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(
+    let file = common::write_session(
         dir.path(),
         &[
             r#"{"type":"model_change","id":"mc","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","provider":"openai","modelId":"gpt"}"#.to_owned(),
@@ -125,7 +108,7 @@ fn model_state_comes_from_the_context_and_changes_append_once() {
 #[test]
 fn appended_messages_move_the_model_as_the_context_does() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(
+    let file = common::write_session(
         dir.path(),
         &[
             r#"{"type":"model_change","id":"mc","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","provider":"openai","modelId":"gpt"}"#.to_owned(),
@@ -243,7 +226,7 @@ fn tool_calls_are_run_and_recorded() {
 #[test]
 fn pairing_is_repaired_for_the_model_without_touching_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(
+    let file = common::write_session(
         dir.path(),
         &[
             line("u1", None, r#"{"role":"user","content":"go"}"#),

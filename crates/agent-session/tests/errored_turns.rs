@@ -6,6 +6,8 @@
 //! stays available. The file is never touched.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
+mod common;
+
 use agent_session::pairing::{
     ErroredAssistantPolicy, MISSING_TOOL_RESULT_TEXT, PairingOptions,
     repair_tool_use_result_pairing,
@@ -14,22 +16,13 @@ use agent_session::payload::{PayloadOptions, session_payload};
 use agent_session::{AgentSession, AgentSessionOptions, ProviderApi};
 use session_format::json::{JsValue, parse_value, to_json_string};
 use session_semantics::policy::HistoryLimits;
-use session_store::{SessionManager, io};
-
-const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+use session_store::SessionManager;
 
 const NOW: f64 = 1_767_225_600_000.0;
 
+/// A `message` row; an empty `parent` is `null`.
 fn message(id: &str, parent: &str, body: &str) -> String {
-    let parent = if parent.is_empty() {
-        "null".to_owned()
-    } else {
-        format!("\"{parent}\"")
-    };
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{body}}}"#
-    )
+    common::message_line(id, (!parent.is_empty()).then_some(parent), body)
 }
 
 const U1: &str = r#"{"role":"user","content":"go","timestamp":1}"#;
@@ -63,14 +56,7 @@ fn write_session(dir: &std::path::Path) -> std::path::PathBuf {
         message("a4", "u3", A4),
         message("u4", "a4", U4),
     ];
-    let file = dir.join("s.jsonl");
-    let mut text = String::new();
-    for l in std::iter::once(HEADER.to_owned()).chain(lines) {
-        text.push_str(&l);
-        text.push('\n');
-    }
-    io::write_raw(&file, text.as_bytes()).unwrap();
-    file
+    common::write_session(dir, &lines)
 }
 
 fn texts(messages: &[JsValue]) -> Vec<String> {

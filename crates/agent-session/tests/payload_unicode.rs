@@ -6,32 +6,17 @@
 //! is never touched. Also: the compaction's tool-result cut falls between characters.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
+mod common;
+
 use agent_session::compaction::serialize_conversation;
 use agent_session::payload::{PayloadOptions, build_payload, session_payload, sourced_messages};
 use agent_session::{AgentSession, AgentSessionOptions, PayloadWarning, ProviderApi};
 use session_format::json::{JsValue, parse_value, to_json_string};
 use session_semantics::policy::HistoryLimits;
-use session_store::{SessionManager, io};
-
-const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+use session_store::SessionManager;
 
 fn message(id: &str, parent: Option<&str>, body: &str) -> String {
-    let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{body}}}"#
-    )
-}
-
-fn write_session(dir: &std::path::Path, lines: &[String]) -> std::path::PathBuf {
-    let file = dir.join("s.jsonl");
-    let mut text = String::new();
-    for l in std::iter::once(HEADER.to_owned()).chain(lines.iter().cloned()) {
-        text.push_str(&l);
-        text.push('\n');
-    }
-    io::write_raw(&file, text.as_bytes()).unwrap();
-    file
+    common::message_line(id, parent, body)
 }
 
 /// The transcript: one lone surrogate (or a reversed pair) in each kind of field, and valid
@@ -149,7 +134,7 @@ fn assert_no_surrogate_escape(json: &str) {
 #[test]
 fn lone_surrogates_become_replacement_characters_with_warnings_naming_the_line() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(dir.path(), &transcript());
+    let file = common::write_session(dir.path(), &transcript());
     let before = std::fs::read(&file).unwrap();
     let sm = SessionManager::open(&file, None, None).unwrap();
     for api in [
@@ -196,7 +181,7 @@ fn the_warning_text_names_the_units_the_path_and_the_line() {
 #[test]
 fn agent_session_payload_scrubs_messages_and_keeps_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(dir.path(), &transcript());
+    let file = common::write_session(dir.path(), &transcript());
     let before = std::fs::read(&file).unwrap();
     let sm = SessionManager::open(&file, None, None).unwrap();
     let agent = AgentSession::new(sm, AgentSessionOptions::default()).unwrap();
@@ -212,7 +197,7 @@ fn agent_session_payload_scrubs_messages_and_keeps_the_file() {
 #[test]
 fn a_valid_pair_written_as_escapes_stays_the_character_without_warning() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(
+    let file = common::write_session(
         dir.path(),
         &[message(
             "u1",
@@ -237,7 +222,7 @@ fn strings_built_from_several_fields_hold_no_joined_halves() {
     // lone low one: each is replaced on its own, so the converted text does not join them
     // into one character.
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(
+    let file = common::write_session(
         dir.path(),
         &[message(
             "x1",

@@ -7,6 +7,8 @@
 //! (SHA-256 in Python) from the documented rule.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
+mod common;
+
 use agent_session::pairing::MISSING_TOOL_RESULT_TEXT;
 use agent_session::payload::{normalize_tool_call_id, normalize_tool_call_ids};
 use agent_session::{
@@ -16,31 +18,11 @@ use agent_session::{
 use proptest::prelude::*;
 use session_format::json::{JsString, JsValue, to_json_string};
 use session_semantics::policy::HistoryLimits;
-use session_store::{SessionManager, io};
+use session_store::SessionManager;
 
-const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
-
+/// A `message` row; an empty `parent` is `null`.
 fn message(id: &str, parent: &str, body: &str) -> String {
-    let parent = if parent.is_empty() {
-        "null".to_owned()
-    } else {
-        format!("\"{parent}\"")
-    };
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{body}}}"#
-    )
-}
-
-fn write_session(dir: &std::path::Path, lines: &[String]) -> std::path::PathBuf {
-    let file = dir.join("s.jsonl");
-    let mut text = String::new();
-    for l in std::iter::once(HEADER.to_owned()).chain(lines.iter().cloned()) {
-        text.push_str(&l);
-        text.push('\n');
-    }
-    io::write_raw(&file, text.as_bytes()).unwrap();
-    file
+    common::message_line(id, (!parent.is_empty()).then_some(parent), body)
 }
 
 fn long_x() -> String {
@@ -232,7 +214,7 @@ fn prepared(mut sm: SessionManager, file: &std::path::Path) -> AgentSession {
 #[test]
 fn every_id_shape_gets_the_same_exact_id_on_each_prepare_and_after_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(dir.path(), &transcript());
+    let file = common::write_session(dir.path(), &transcript());
     let before = std::fs::read(&file).unwrap();
     for api in APIS {
         let mut agent = prepared(SessionManager::open(&file, None, None).unwrap(), &file);
@@ -260,7 +242,7 @@ fn every_id_shape_gets_the_same_exact_id_on_each_prepare_and_after_reopen() {
 #[test]
 fn the_changes_name_each_rewritten_call_with_its_line() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(dir.path(), &transcript());
+    let file = common::write_session(dir.path(), &transcript());
     let mut agent = prepared(SessionManager::open(&file, None, None).unwrap(), &file);
     let p = payload(&mut agent, ProviderApi::OpenAiResponses);
     let ids = expected_ids(ProviderApi::OpenAiResponses);
@@ -291,7 +273,7 @@ fn the_changes_name_each_rewritten_call_with_its_line() {
 #[test]
 fn results_carry_their_calls_new_ids_and_synthetic_results_too() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(dir.path(), &transcript());
+    let file = common::write_session(dir.path(), &transcript());
     let mut agent = prepared(SessionManager::open(&file, None, None).unwrap(), &file);
     let p = payload(&mut agent, ProviderApi::AnthropicMessages);
     let ids = expected_ids(ProviderApi::AnthropicMessages);
@@ -327,7 +309,7 @@ fn results_carry_their_calls_new_ids_and_synthetic_results_too() {
 #[test]
 fn valid_ids_are_untouched_and_the_payload_equals_the_model_context() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(
+    let file = common::write_session(
         dir.path(),
         &[
             message("u1", "", r#"{"role":"user","content":"go"}"#),
@@ -368,7 +350,7 @@ fn valid_ids_are_untouched_and_the_payload_equals_the_model_context() {
 #[test]
 fn a_result_id_with_padding_or_an_alias_key_gets_the_new_id_in_every_id_key() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_session(
+    let file = common::write_session(
         dir.path(),
         &[
             message("u1", "", r#"{"role":"user","content":"go"}"#),

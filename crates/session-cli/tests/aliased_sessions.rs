@@ -323,6 +323,7 @@ fn archive_moves_the_aliased_session_once_and_leaves_the_link_out_alone() {
             "main",
             "--max-age",
             "30d",
+            "--allow-mass",
             "--json",
         ],
     );
@@ -354,8 +355,25 @@ fn archive_moves_the_aliased_session_once_and_leaves_the_link_out_alone() {
             },
         ])
     );
-    assert_eq!(names_in(&s.dir), ["L.jsonl", "archive", "out.jsonl"]);
+    // The only live session is more than half of the agent's: a mass sweep, allowed here.
+    assert_eq!(report["massSweep"]["liveSessions"], 1, "{report}");
+    assert_eq!(
+        names_in(&s.dir),
+        ["L.jsonl", "archive", "out.jsonl", "sessions-audit.log"]
+    );
     assert_eq!(names_in(&s.dir.join("archive")), ["s.jsonl"]);
+    let audit = std::fs::read_to_string(s.dir.join("sessions-audit.log")).unwrap();
+    let lines: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines
+            .iter()
+            .map(|l| (l["action"].as_str().unwrap(), l["file"].as_str().unwrap()))
+            .collect::<Vec<_>>(),
+        [("archive", "s.jsonl")]
+    );
     assert_eq!(std::fs::read(&s.target).unwrap(), s.target_bytes);
     assert_eq!(
         std::fs::metadata(&s.target).unwrap().modified().unwrap(),

@@ -28,7 +28,8 @@ fn check_reports_a_second_header_line_with_its_line_and_byte_offset() {
         (r.code, r.stdout.as_str(), r.stderr.as_str()),
         (
             1,
-            "joined.jsonl:3: byte 248: extra-header: a second session header (id \"s-two\") \
+            "joined.jsonl: info: multiple-tips: tips: u1, u9\n\
+             joined.jsonl:3: byte 248: extra-header: a second session header (id \"s-two\") \
              after the header on line 1 (id \"s-one\"): the session is the first header; this \
              line is kept verbatim as an opaque row, outside the tree and the context (two \
              files joined into one?)\n\
@@ -42,6 +43,12 @@ fn check_reports_a_second_header_line_with_its_line_and_byte_offset() {
     assert_eq!(
         v[0]["problems"],
         json!([{
+            "kind": "multiple-tips",
+            "severity": "info",
+            "line": null,
+            "byteOffset": null,
+            "message": "tips: u1, u9",
+        }, {
             "kind": "extra-header",
             "severity": "error",
             "line": 3,
@@ -122,7 +129,9 @@ fn stats_check_and_list_count_each_entry_id_once() {
         .iter()
         .map(|p| p["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["duplicate-id", "duplicate-id"]);
+    // The label a1 and the message m3 both hang under u1: two tips, reported as info.
+    assert_eq!(kinds, ["multiple-tips", "duplicate-id", "duplicate-id"]);
+    assert_eq!(v[0]["tips"], json!(["a1", "m3"]));
 
     // list: MSGS and messageCount count u1 and m3; messageRows is OpenClaw's count of rows.
     let r = run_in(dir.path(), ["list", "--dir", "sessions", "--json"]);

@@ -363,6 +363,7 @@ fn header_ids_that_could_not_be_file_names_are_reported_and_never_become_paths()
             "file": "outer/sessions/evil.jsonl",
             "ok": false,
             "error": null,
+            "tips": ["u1"],
             "problems": [{
                 "kind": "id-not-a-file-name",
                 "severity": "error",

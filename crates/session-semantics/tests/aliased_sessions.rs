@@ -149,8 +149,15 @@ fn archive_moves_an_aliased_session_once_and_leaves_a_link_out_alone() {
     );
     let done = plan.execute(None);
     assert_eq!(done.actions[0].outcome, Outcome::Archived);
-    assert_eq!(names_in(&s.dir), vec!["L.jsonl", "archive", "out.jsonl"]);
+    assert_eq!(
+        names_in(&s.dir),
+        vec!["L.jsonl", "archive", "out.jsonl", "sessions-audit.log"]
+    );
     assert_eq!(names_in(&s.dir.join("archive")), vec!["s.jsonl"]);
+    assert_eq!(
+        audited(&s.dir),
+        [("archive".to_owned(), "s.jsonl".to_owned())]
+    );
     s.assert_target_untouched();
 }
 
@@ -192,8 +199,29 @@ fn clearing_a_link_out_of_the_store_names_both_paths_and_touches_nothing() {
     let skipped: Vec<&str> = report.skipped.iter().map(|k| k.file.as_str()).collect();
     assert_eq!(skipped, vec!["L.jsonl", "out.jsonl"]);
     assert_eq!(report.skipped[1].reason, s.outside_reason());
-    assert_eq!(names_in(&s.dir), vec!["L.jsonl", "out.jsonl"]);
+    assert_eq!(
+        names_in(&s.dir),
+        vec!["L.jsonl", "out.jsonl", "sessions-audit.log"]
+    );
+    assert_eq!(
+        audited(&s.dir),
+        [("delete".to_owned(), "s.jsonl".to_owned())]
+    );
     s.assert_target_untouched();
+}
+
+/// The `(action, file)` of each line of `<dir>/sessions-audit.log`.
+fn audited(dir: &std::path::Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(dir.join("sessions-audit.log")).unwrap();
+    text.lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["action"].as_str().unwrap().to_owned(),
+                v["file"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
 }
 
 #[test]

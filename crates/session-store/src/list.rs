@@ -100,21 +100,8 @@ impl SessionInfo {
     /// it is no longer a session the listing would report.
     pub fn all_messages_text(&self) -> Result<String, MessagesTextError> {
         let mut buf = Vec::new();
-        read_into(&self.path, &mut buf).map_err(|source| MessagesTextError::Read {
-            path: self.path.clone(),
-            source,
-        })?;
-        scan(
-            &self.path,
-            &buf,
-            &mut extract::Scratch::default(),
-            || None,
-            true,
-        )
-        .map(|(_, text)| text)
-        .ok_or_else(|| MessagesTextError::NotListable {
-            path: self.path.clone(),
-        })
+        let read = read_into(&self.path, &mut buf).map(|()| buf);
+        self.messages_text_of(read)
     }
 
     /// [`SessionInfo::all_messages_text`] of a session listed from `storage` (read again with
@@ -126,12 +113,18 @@ impl SessionInfo {
         &self,
         storage: &dyn crate::Storage,
     ) -> Result<String, MessagesTextError> {
-        let buf = storage
-            .read_all(&self.path)
-            .map_err(|source| MessagesTextError::Read {
-                path: self.path.clone(),
-                source,
-            })?;
+        self.messages_text_of(storage.read_all(&self.path))
+    }
+
+    /// The `allMessagesText` of the bytes read again for this session.
+    fn messages_text_of(
+        &self,
+        read: std::io::Result<Vec<u8>>,
+    ) -> Result<String, MessagesTextError> {
+        let buf = read.map_err(|source| MessagesTextError::Read {
+            path: self.path.clone(),
+            source,
+        })?;
         scan(
             &self.path,
             &buf,

@@ -56,3 +56,27 @@ pub fn reference_node() -> Option<PathBuf> {
     let dist = root.join("target/conformance-ref/openclaw/node_modules/openclaw/dist");
     (node.is_file() && dist.is_dir()).then_some(node)
 }
+
+/// The header of the sessions the payload and agent tests write (`s1`, version 3, cwd `/p`).
+pub const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+/// A `message` row with `body` as its message, at 2026-01-01T00:00:01Z.
+pub fn message_line(id: &str, parent: Option<&str>, body: &str) -> String {
+    let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{body}}}"#
+    )
+}
+
+/// `<dir>/s.jsonl` holding [`HEADER`] and `lines`, each ended by `\n`.
+pub fn write_session(dir: &Path, lines: &[String]) -> PathBuf {
+    let file = dir.join("s.jsonl");
+    let mut text = String::new();
+    for l in std::iter::once(HEADER.to_owned()).chain(lines.iter().cloned()) {
+        text.push_str(&l);
+        text.push('\n');
+    }
+    session_store::io::write_raw(&file, text.as_bytes()).unwrap();
+    file
+}
