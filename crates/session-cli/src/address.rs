@@ -379,6 +379,47 @@ pub(crate) fn sessions_dir(loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
     )))
 }
 
+/// The store root of a write command (`repair`; `archive` and `clear` reach the same rule
+/// through [`session_semantics::StoreLayout::canonical_sessions_dir`], which this calls for
+/// `--agent`), so that every write command draws the line in one place: nothing outside it is
+/// rewritten, backed up, locked, moved or deleted (README, "Links out of the store").
+/// - `--agent ID`: the agent's sessions directory, resolved with `realpath`, which must lie
+///   inside the resolved state directory (an `agents/<ID>` or `sessions` link that leads out
+///   of it is refused, naming both paths, exactly as `archive` and `clear` refuse it);
+/// - `--dir DIR`, `--pi`: that sessions directory, resolved;
+/// - a FILE: the directory holding it, resolved.
+///
+/// A session found below the root (pi's per-directory sub-directories) and a link there that
+/// leads back into the root are inside it. With a Redis backend, the namespace path as given.
+///
+/// # Errors
+/// The `--agent` refusal ([`session_semantics::layout::PathError::OutsideStore`]) or a failure
+/// to resolve the directory; the locator's own errors ([`sessions_dir`]).
+pub(crate) fn write_root(file: Option<&Path>, loc: &Locator) -> anyhow::Result<PathBuf> {
+    if let Some(f) = file {
+        return Ok(match backend::redis() {
+            Some(_) => session_path(f)
+                .parent()
+                .map_or_else(PathBuf::new, Path::to_path_buf),
+            None => session_store::identity::store_root_of(&session_path(f)),
+        });
+    }
+    let Some(dir) = sessions_dir(loc)? else {
+        bail!(UsageError::new(
+            "--session needs --agent ID (or --dir DIR, or --pi) to say where the session is"
+        ));
+    };
+    if backend::redis().is_some() {
+        return Ok(dir);
+    }
+    if let Some(agent) = &loc.agent {
+        let layout = session_semantics::StoreLayout::new(state_root(loc.root.as_deref()));
+        return Ok(layout.canonical_sessions_dir(agent)?);
+    }
+    std::fs::canonicalize(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", text::path(&dir)))
+}
+
 /// The `*.jsonl` entries of a sessions directory.
 #[derive(Debug, Default)]
 pub(crate) struct Listing {

@@ -188,7 +188,15 @@ pub(crate) fn run(req: &ClearRequest, out: &mut Output) -> anyhow::Result<Outcom
         }
         out.line(&serde_json::to_string_pretty(&v)?)?;
     } else {
-        out.line(&report::clear_text(&report))?;
+        let text = report::clear_text(&report);
+        // A refused run did not ask for a dry run: its header says it is a refused plan.
+        let text = if refused {
+            text.replacen(", dry run) for agent ", ", refused) for agent ", 1)
+                .replacen("clear (", "clear plan (", 1)
+        } else {
+            text
+        };
+        out.line(&text)?;
         if req.dry_run && !req.allow_mass {
             for (agent, m) in &mass {
                 out.line(&format!(

@@ -737,10 +737,23 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             Outcome::Ok
         }
         Command::Repair(a) => {
-            let path = address::resolve_one(a.file.as_deref(), &a.selector)?;
+            // The store root of the write (one rule for every write command); for a session
+            // named through a locator, decided before the session is looked up, so a locator
+            // that leads out of the store is refused first.
+            let (path, root) = if a.file.is_none()
+                && a.selector.session.is_some()
+                && a.selector.locator.names_dir()
+            {
+                let root = address::write_root(None, &a.selector.locator)?;
+                (address::resolve_one(None, &a.selector)?, root)
+            } else {
+                let path = address::resolve_one(a.file.as_deref(), &a.selector)?;
+                (path.clone(), address::write_root(Some(&path), &a.selector.locator)?)
+            };
             repair::run(
                 &repair::RepairRequest {
                     path,
+                    root,
                     dry_run: a.dry_run,
                     no_backup: a.no_backup,
                     lock_timeout: a.lock_timeout,

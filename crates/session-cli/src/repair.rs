@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use session_store::lock::{LockOptions, with_session_write_lock};
+use session_store::identity::{FileId, FileIdentity, HardLinked};
+use session_store::lock::{LockOptions, SessionWriteLock, WriteLockGuard};
 use session_store::{RepairLevel, RepairOptions, RepairOutcome, RepairSkip};
 
 use crate::output::Output;
@@ -56,6 +57,9 @@ failed (the reason is printed).";
 pub(crate) struct RepairRequest {
     /// The session file (checked to be a regular file).
     pub(crate) path: PathBuf,
+    /// The store root ([`crate::address::write_root`]): the file the name leads to must lie
+    /// inside it.
+    pub(crate) root: PathBuf,
     /// Write nothing.
     pub(crate) dry_run: bool,
     /// Delete the backup once the rewrite is verified.
@@ -68,24 +72,29 @@ pub(crate) struct RepairRequest {
 
 /// Runs the repair and prints its report.
 ///
+/// The name is resolved once ([`session_store::FileIdentity::resolve`]): the file it leads to
+/// is checked against the store root, locked, re-checked under the lock (still the same
+/// regular file, device and inode, with one link), backed up and rewritten; nothing resolves
+/// the name again, so a link re-pointed during the command cannot redirect the write.
+///
 /// # Errors
-/// The file cannot be resolved, the lock cannot be taken (timeout, live stale holder, I/O), or
-/// stdout fails.
+/// The file cannot be resolved or lies outside the store root, the lock cannot be taken
+/// (timeout, live stale holder, I/O), the file changed under the lock or has more than one
+/// hard link, or stdout fails.
 pub(crate) fn run(req: &RepairRequest, out: &mut Output) -> anyhow::Result<Outcome> {
-    // The store root is the directory holding the name (the agent's sessions directory for
-    // --agent/--session): a symlink to a file outside it is refused before anything is read
-    // for a rewrite, locked or backed up, in a dry run too.
+    // The store root ([`crate::address::write_root`]): a name whose file lies outside it is
+    // refused before anything is read for a rewrite, locked or backed up, in a dry run too.
     let id = session_store::FileIdentity::resolve(&req.path)
         .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", text::path(&req.path)))?;
-    id.check_own_root()?;
+    id.check_within(&req.root)?;
     // The lock lives next to the real file, where OpenClaw (which knows the store path) looks.
-    let real = std::fs::canonicalize(&req.path)
-        .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", text::path(&req.path)))?;
+    let real = id.canonical().to_path_buf();
     let options = RepairOptions {
         keep_backup: !req.no_backup,
         dry_run: req.dry_run,
     };
     let (outcome, lock_path) = if req.dry_run {
+        check_links(&real)?;
         (
             session_store::repair_session_file_with(&real, None, &options),
             None,
@@ -95,12 +104,17 @@ pub(crate) fn run(req: &RepairRequest, out: &mut Output) -> anyhow::Result<Outco
         if let Some(t) = req.lock_timeout {
             lock.timeout = Some(t);
         }
-        with_session_write_lock(&real, &lock, |guard| {
-            (
-                session_store::repair_session_file_with(&real, None, &options),
-                Some(guard.lock_path().to_path_buf()),
-            )
-        })?
+        let guard = SessionWriteLock::acquire(&real, &lock)?;
+        // OpenClaw 2026.6.11 locks the name it was given: a writer using an alias of this
+        // file (the name given here, or another symlink to it in its directory) holds that
+        // alias's lock, so those are taken too (docs/DEVIATIONS.md D29).
+        let _alias_guards = alias_locks(&req.path, &id, &real, &lock)?;
+        same_file_under_lock(&real, &id)?;
+        check_links(&real)?;
+        (
+            session_store::repair_session_file_with(&real, None, &options),
+            Some(guard.lock_path().to_path_buf()),
+        )
     };
     if req.json {
         let v = to_json(&req.path, req, &outcome, lock_path.as_deref());
@@ -120,6 +134,72 @@ pub(crate) fn run(req: &RepairRequest, out: &mut Output) -> anyhow::Result<Outco
         None if outcome.needs_repair() => Outcome::Changed,
         None => Outcome::Ok,
     })
+}
+
+/// The locks of the other names of `real`: the name given (when it is a symlink) and the
+/// symlinks to it directly in its directory, each `realpath(dir)/<name>.lock`, taken with the
+/// same timeout as the file's own lock.
+fn alias_locks(
+    given: &Path,
+    id: &FileIdentity,
+    real: &Path,
+    options: &LockOptions,
+) -> anyhow::Result<Vec<WriteLockGuard>> {
+    let mut names: Vec<PathBuf> = real
+        .parent()
+        .map(|dir| session_store::identity::aliases_in(dir, real))
+        .unwrap_or_default();
+    if id.via_link() {
+        names.push(given.to_path_buf());
+    }
+    let mut locks: Vec<SessionWriteLock> = Vec::new();
+    for name in names {
+        let lock = SessionWriteLock::of_name(&name)?;
+        if lock.session_file() != real && !locks.contains(&lock) {
+            locks.push(lock);
+        }
+    }
+    locks.sort_by(|a, b| a.lock_path().cmp(b.lock_path()));
+    let mut guards = Vec::with_capacity(locks.len());
+    for lock in locks {
+        guards.push(lock.acquire_this(options)?);
+    }
+    Ok(guards)
+}
+
+/// Under the lock: `real` is still the regular file the name was resolved to (same device and
+/// inode, not a symlink swapped in since).
+fn same_file_under_lock(real: &Path, id: &FileIdentity) -> anyhow::Result<()> {
+    let now = std::fs::symlink_metadata(real).ok();
+    let same = match (&now, id.file_id()) {
+        (Some(m), Some(want)) => m.is_file() && FileId::of(m) == Some(want),
+        (None, None) => true,
+        _ => false,
+    };
+    if !same {
+        anyhow::bail!(
+            "{} changed while the command ran (it is no longer the file {} led to); nothing \
+             was written",
+            text::path(real),
+            text::path(id.given())
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a file with more than one hard link ([`HardLinked`]).
+fn check_links(real: &Path) -> anyhow::Result<()> {
+    if let Ok(meta) = std::fs::symlink_metadata(real) {
+        let links = session_store::identity::link_count(&meta);
+        if meta.is_file() && links > 1 {
+            return Err(HardLinked {
+                file: real.to_path_buf(),
+                links,
+            }
+            .into());
+        }
+    }
+    Ok(())
 }
 
 fn result_text(req: &RepairRequest, o: &RepairOutcome) -> String {

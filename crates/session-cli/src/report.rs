@@ -83,6 +83,7 @@ pub(crate) fn archive_text(r: &ArchiveReport) -> String {
         a.session_key = a.session_key.as_deref().map(safe);
         a.session_id = safe(&a.session_id);
         a.outcome = safe_outcome(&a.outcome);
+        a.aliases = a.aliases.iter().map(|n| safe(n)).collect();
     }
     r.skipped = r.skipped.iter().map(safe_skipped).collect();
     r.audit = r.audit.as_ref().map(safe_audit);
@@ -99,6 +100,7 @@ pub(crate) fn clear_text(r: &ClearReport) -> String {
         a.session_key = a.session_key.as_deref().map(safe);
         a.session_id = safe(&a.session_id);
         a.outcome = safe_outcome(&a.outcome);
+        a.aliases = a.aliases.iter().map(|n| safe(n)).collect();
     }
     r.skipped = r.skipped.iter().map(safe_skipped).collect();
     r.audit = r.audit.as_ref().map(safe_audit);

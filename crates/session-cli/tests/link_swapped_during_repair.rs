@@ -6,7 +6,9 @@
 //! This is a race: a thread flips `L.jsonl` between a session inside the store and one outside
 //! it while the command runs repeatedly. A command that resolves the name once (and writes
 //! only through what it resolved) can never touch the outside file; one that checks, then
-//! resolves again, rewrites it within a few runs.
+//! resolves again, rewrites it within a few runs. The same property is pinned
+//! deterministically for the writes of `session_store::io` in
+//! `crates/session-store/tests/link_swapped_during_write.rs`.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
@@ -53,8 +55,14 @@ fn repair_through_a_link_swapped_mid_command_never_writes_outside_the_store() {
         })
     };
     let link = store.join("L.jsonl").display().to_string();
+    // Bounded by runs and by time (the unfixed command wrote outside within a few runs; a
+    // slow machine only runs fewer of them, it never fails spuriously).
+    let started = std::time::Instant::now();
     let mut changed_at = None;
     for i in 0..300 {
+        if started.elapsed() > std::time::Duration::from_secs(2) {
+            break;
+        }
         let _ = run_in_timeout(&store, ["repair", &link, "--lock-timeout", "1s"]);
         if std::fs::read(&victim).unwrap() != bytes || dir_names(&outside) != ["victim.jsonl"] {
             changed_at = Some(i);

@@ -11,6 +11,13 @@
 //! reclaim (dead or recycled pid, an orphan of our own pid, a malformed payload older than its
 //! grace) does not. Moves and deletes hold the lock themselves ([`lock_for_retire`]), so a
 //! writer that respects the lock cannot start between the check and the move.
+//!
+//! A session is also in use when a lock of one of its **aliases** is (the symlinks
+//! `L.jsonl -> s.jsonl` directly in its directory, [`session_store::identity::aliases_in`]):
+//! OpenClaw 2026.6.11 locks the name it was given, `realpath(dir)/L.jsonl.lock`
+//! (docs/DEVIATIONS.md D29 (1)), so a writer through `L.jsonl` holds that lock and not
+//! `s.jsonl.lock`. The checks look at every alias's lock, and [`lock_for_retire`] takes them
+//! all.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -18,7 +25,8 @@ use std::time::Duration;
 
 use session_store::OutsideStore;
 use session_store::lock::{
-    LockError, LockOptions, NonRegularLock, SessionWriteLock, WriteLockGuard, inspect_session_lock,
+    LockError, LockOptions, NonRegularLock, SessionWriteLock, WriteLockGuard, inspect_lock_file,
+    inspect_session_lock,
 };
 
 use crate::layout::LOCK_SUFFIX;
@@ -78,8 +86,47 @@ pub fn lock_status(path: &Path) -> Option<LockBusy> {
     lock_status_with(path, LockOptions::from_env().stale)
 }
 
-/// [`lock_status`] with an explicit stale age.
+/// [`lock_status`] with an explicit stale age: the file's own lock, then the lock of each of
+/// its aliases in its directory (see the module docs).
 pub fn lock_status_with(path: &Path, stale: Duration) -> Option<LockBusy> {
+    if let Some(busy) = own_lock_status_with(path, stale) {
+        return Some(busy);
+    }
+    alias_names(path)
+        .iter()
+        .find_map(|alias| alias_lock_status(alias, stale))
+}
+
+/// The symlinks directly in `path`'s directory that lead to the file `path` names.
+fn alias_names(path: &Path) -> Vec<PathBuf> {
+    let Ok(id) = session_store::FileIdentity::resolve(path) else {
+        return Vec::new();
+    };
+    match id.canonical().parent() {
+        Some(dir) => session_store::identity::aliases_in(dir, id.canonical()),
+        None => Vec::new(),
+    }
+}
+
+/// The lock of the name `alias` itself (`realpath(dir)/<alias>.lock`) when it is in use.
+fn alias_lock_status(alias: &Path, stale: Duration) -> Option<LockBusy> {
+    let lock = SessionWriteLock::of_name(alias).ok()?;
+    let lock_path = lock.lock_path().to_path_buf();
+    match inspect_lock_file(&lock_path, stale) {
+        Ok(None) => None,
+        Ok(Some(info)) => info.is_held().then_some(LockBusy {
+            not_a_lock_file: info.not_regular,
+            lock: info.lock_path,
+        }),
+        Err(_) => Some(LockBusy {
+            lock: lock_path,
+            not_a_lock_file: None,
+        }),
+    }
+}
+
+/// The file's own lock only ([`lock_status_with`] without the aliases).
+fn own_lock_status_with(path: &Path, stale: Duration) -> Option<LockBusy> {
     let unresolved = || LockBusy {
         lock: lock_file_of(path).unwrap_or_else(|_| {
             let mut p = path.as_os_str().to_os_string();
@@ -111,7 +158,30 @@ pub enum RetireRefusal {
     OutsideStore(OutsideStore),
 }
 
-/// Takes the session write lock of `path` for moving or deleting it:
+/// The write locks [`lock_for_retire`] holds while a session file is moved or deleted: its
+/// own lock and the lock of each alias (released on drop).
+#[derive(Debug)]
+pub struct RetireLocks {
+    own: WriteLockGuard,
+    aliases: Vec<PathBuf>,
+    _alias_guards: Vec<WriteLockGuard>,
+}
+
+impl RetireLocks {
+    /// The file's own lock file (`<canonical file>.lock`).
+    pub fn lock_path(&self) -> &Path {
+        self.own.lock_path()
+    }
+
+    /// The aliases whose locks are held too: the symlinks directly in the file's directory
+    /// that lead to it, sorted (they dangle once the file is moved or deleted).
+    pub fn aliases(&self) -> &[PathBuf] {
+        &self.aliases
+    }
+}
+
+/// Takes the session write lock of `path` for moving or deleting it, and the lock of each of
+/// its aliases (see the module docs):
 /// [`RetireRefusal::Locked`] when the session is in use ([`lock_holding`], or another writer
 /// holds the lock: one attempt, no waiting), [`RetireRefusal::OutsideStore`] for a symlink out
 /// of its directory; otherwise the guard, held until the move or delete is done, so a writer that
@@ -119,10 +189,12 @@ pub enum RetireRefusal {
 /// a plain [`lock_holding`] check leaves open). A stale lock (dead or recycled holder, old
 /// malformed payload) is reclaimed on the way, as any writer would. `Ok(None)` when the lock
 /// file cannot be created at all (e.g. a read-only directory, where the move fails by itself).
+/// An alias lock in use refuses the whole session ([`RetireRefusal::Locked`] naming that
+/// lock file).
 ///
 /// # Errors
 /// [`RetireRefusal`].
-pub fn lock_for_retire(path: &Path) -> Result<Option<WriteLockGuard>, RetireRefusal> {
+pub fn lock_for_retire(path: &Path) -> Result<Option<RetireLocks>, RetireRefusal> {
     if let Ok(id) = session_store::FileIdentity::resolve(path) {
         id.check_own_root().map_err(RetireRefusal::OutsideStore)?;
     }
@@ -130,12 +202,31 @@ pub fn lock_for_retire(path: &Path) -> Result<Option<WriteLockGuard>, RetireRefu
         return Err(RetireRefusal::Locked(lock));
     }
     let options = LockOptions::from_env().with_timeout(Some(Duration::ZERO));
-    match SessionWriteLock::acquire(path, &options) {
-        Ok(guard) => Ok(Some(guard)),
-        Err(LockError::Io { .. }) => Ok(None),
-        Err(LockError::OutsideStore(o)) => Err(RetireRefusal::OutsideStore(o)),
-        Err(e) => Err(RetireRefusal::Locked(e.lock_path().to_path_buf())),
+    let own = match SessionWriteLock::acquire(path, &options) {
+        Ok(guard) => guard,
+        Err(LockError::Io { .. }) => return Ok(None),
+        Err(LockError::OutsideStore(o)) => return Err(RetireRefusal::OutsideStore(o)),
+        Err(e) => return Err(RetireRefusal::Locked(e.lock_path().to_path_buf())),
+    };
+    // Under the file's own lock, the aliases found now are the ones a move would leave
+    // dangling: each one's lock is taken too (one attempt), so a writer through an alias
+    // cannot start before the move either.
+    let aliases = alias_names(path);
+    let mut alias_guards = Vec::with_capacity(aliases.len());
+    for alias in &aliases {
+        let lock = SessionWriteLock::of_name(alias)
+            .map_err(|e| RetireRefusal::Locked(e.lock_path().to_path_buf()))?;
+        match lock.acquire_this(&options) {
+            Ok(guard) => alias_guards.push(guard),
+            Err(LockError::Io { .. }) => {}
+            Err(e) => return Err(RetireRefusal::Locked(e.lock_path().to_path_buf())),
+        }
     }
+    Ok(Some(RetireLocks {
+        own,
+        aliases,
+        _alias_guards: alias_guards,
+    }))
 }
 
 fn dir_of(path: &Path) -> &Path {

@@ -91,6 +91,14 @@ pub enum SkipReason {
     },
     /// A directory, FIFO, socket or device.
     NotRegularFile,
+    /// The file has more than one hard link: its write lock is per name, so another name may
+    /// be locked and written meanwhile, and a move would split the names (docs/DEVIATIONS.md
+    /// D29). Never archived or cleared.
+    #[serde(rename_all = "camelCase")]
+    HardLinked {
+        /// Its link count (`st_nlink`).
+        links: u64,
+    },
     /// OpenClaw's lock file exists.
     #[serde(rename_all = "camelCase")]
     Locked {
@@ -143,6 +151,10 @@ impl fmt::Display for SkipReason {
                 "{link} is a symlink to {target}, outside the sessions directory (never followed)"
             ),
             SkipReason::NotRegularFile => f.write_str("not a regular file"),
+            SkipReason::HardLinked { links } => write!(
+                f,
+                "has {links} hard links (its lock is per name; never archived or cleared while it has more than one)"
+            ),
             SkipReason::Locked { lock_file } => write!(f, "locked ({lock_file} exists)"),
             SkipReason::LockNotAFile { lock_path, found } => write!(
                 f,
@@ -170,6 +182,7 @@ impl SkipReason {
             self,
             SkipReason::Locked { .. }
                 | SkipReason::LockNotAFile { .. }
+                | SkipReason::HardLinked { .. }
                 | SkipReason::NoActivityTime
                 | SkipReason::Malformed
         )
@@ -294,6 +307,12 @@ pub struct ArchiveAction {
     pub size_bytes: u64,
     /// Why.
     pub reason: ArchiveReason,
+    /// The symlinks directly in the sessions directory that name this session (see
+    /// [`fsops::RetireLocks::aliases`]): their locks are taken with the file's, and once the
+    /// file is moved they are removed (the links only), so no name is left dangling. Planned:
+    /// the aliases found now; executed: the ones removed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     /// Planned, done, skipped or failed.
     #[serde(flatten)]
     pub outcome: Outcome,
@@ -483,6 +502,16 @@ fn inspect(agent_id: &str, dir: &Path, name: &str) -> Scan {
             Skipped {
                 file: name.to_owned(),
                 reason,
+            },
+            meta.len(),
+        );
+    }
+    let links = session_store::identity::link_count(&meta);
+    if links > 1 {
+        return Scan::Skip(
+            Skipped {
+                file: name.to_owned(),
+                reason: SkipReason::HardLinked { links },
             },
             meta.len(),
         );
@@ -702,6 +731,7 @@ pub fn plan_archive(
             continue;
         };
         taken.push(dest.clone());
+        let aliases = alias_names_of(&dir, &c.name);
         report.actions.push(ArchiveAction {
             file: c.name,
             destination: format!("{ARCHIVE_DIR_NAME}/{dest}"),
@@ -711,6 +741,7 @@ pub fn plan_archive(
             last_activity_ms: c.modified_ms,
             size_bytes: c.stamp.size,
             reason,
+            aliases,
             outcome: Outcome::Planned,
             check: c.stamp,
         });
@@ -759,7 +790,7 @@ pub fn archive(
 fn lock_and_recheck(
     path: &Path,
     stamp: &FileStamp,
-) -> Result<Option<session_store::WriteLockGuard>, SkipReason> {
+) -> Result<Option<fsops::RetireLocks>, SkipReason> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SkipReason::Vanished),
         Ok(m) if m.file_type().is_symlink() => return Err(SkipReason::Symlink),
@@ -798,10 +829,62 @@ fn recheck(path: &Path, stamp: &FileStamp) -> Result<(), SkipReason> {
     if !meta.is_file() {
         return Err(SkipReason::NotRegularFile);
     }
+    let links = session_store::identity::link_count(&meta);
+    if links > 1 {
+        return Err(SkipReason::HardLinked { links });
+    }
     if stamp_of(&meta) != *stamp {
         return Err(SkipReason::Changed);
     }
     Ok(())
+}
+
+/// The names of the aliases of `dir/file` in `dir` ([`session_store::identity::aliases_in`]).
+fn alias_names_of(dir: &Path, file: &str) -> Vec<String> {
+    session_store::identity::aliases_in(dir, &dir.join(file))
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect()
+}
+
+/// After `file` was moved or deleted under `locks`: removes each alias the locks cover that is
+/// still a symlink (never its target), appending an audit line per removal. Returns the names
+/// removed.
+fn remove_aliases(
+    locks: Option<&fsops::RetireLocks>,
+    file: &str,
+    session_id: &str,
+    log: &AuditLog,
+    audit: &mut AuditSummary,
+) -> Vec<String> {
+    let Some(locks) = locks else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for alias in locks.aliases() {
+        let still_link = std::fs::symlink_metadata(alias).is_ok_and(|m| m.file_type().is_symlink());
+        if !still_link || audit.error.is_some() || fsops::delete_file(alias).is_err() {
+            continue;
+        }
+        let name = alias
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        record(
+            log,
+            audit,
+            AuditRecord {
+                time: crate::audit::now_iso(),
+                action: AuditAction::RemoveAlias,
+                file: name.clone(),
+                destination: None,
+                session_id: session_id.to_owned(),
+                reason: format!("alias of {file}"),
+                bytes: 0,
+            },
+        );
+        removed.push(name);
+    }
+    removed
 }
 
 /// The outcome of a move or delete of `src` that failed with `e`: skipped as
@@ -920,7 +1003,7 @@ impl ArchivePlan {
                 continue;
             }
             let path = dir.join(&a.file);
-            let _guard = match lock_and_recheck(&path, &a.check) {
+            let locks = match lock_and_recheck(&path, &a.check) {
                 Ok(guard) => guard,
                 Err(reason) => {
                     report.live_bytes_after += a.size_bytes;
@@ -949,6 +1032,9 @@ impl ArchivePlan {
                             bytes: a.size_bytes,
                         },
                     );
+                    a.aliases =
+                        remove_aliases(locks.as_ref(), &a.file, &a.session_id, &log, &mut audit);
+                    drop(locks);
                     emit(
                         bus,
                         &report.agent_id,
@@ -1081,6 +1167,7 @@ impl fmt::Display for ArchiveReport {
                 a.last_activity,
                 why
             )?;
+            write_aliases(f, &a.outcome, &a.aliases)?;
         }
         for s in &self.skipped {
             writeln!(f, "  left alone {}: {}", s.file, s.reason)?;
@@ -1095,6 +1182,19 @@ impl fmt::Display for ArchiveReport {
         )?;
         write_audit(f, self.audit.as_ref())
     }
+}
+
+/// The aliases line under an action: `    alias L.jsonl: would be removed` / `removed`.
+fn write_aliases(f: &mut fmt::Formatter<'_>, outcome: &Outcome, aliases: &[String]) -> fmt::Result {
+    let verb = match outcome {
+        Outcome::Planned => "would be removed (the link only)",
+        Outcome::Archived | Outcome::Purged => "removed (the link only)",
+        _ => return Ok(()),
+    };
+    for alias in aliases {
+        writeln!(f, "    alias {alias}: {verb}")?;
+    }
+    Ok(())
 }
 
 /// The audit line of a report's text: `  audit log <path>: N lines appended` (and why it
@@ -1217,6 +1317,10 @@ pub struct ClearAction {
     pub session_id: String,
     /// File size.
     pub size_bytes: u64,
+    /// The symlinks directly in the sessions directory that name this session, removed (the
+    /// links only) once it is archived or deleted (as [`ArchiveAction::aliases`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     /// Planned, done, skipped or failed.
     #[serde(flatten)]
     pub outcome: Outcome,
@@ -1392,12 +1496,14 @@ pub fn plan_clear(
                 }
             },
         };
+        let aliases = alias_names_of(&dir, &c.name);
         report.actions.push(ClearAction {
             file: c.name,
             destination,
             session_key: c.key.map(|k| k.to_string()),
             session_id: c.session_id,
             size_bytes: c.stamp.size,
+            aliases,
             outcome: Outcome::Planned,
             check: c.stamp,
         });
@@ -1447,7 +1553,7 @@ impl ClearPlan {
                 continue;
             }
             let path = dir.join(&a.file);
-            let _guard = match lock_and_recheck(&path, &a.check) {
+            let locks = match lock_and_recheck(&path, &a.check) {
                 Ok(guard) => guard,
                 Err(reason) => {
                     a.outcome = Outcome::Skipped { reason };
@@ -1487,6 +1593,9 @@ impl ClearPlan {
                             bytes: a.size_bytes,
                         },
                     );
+                    a.aliases =
+                        remove_aliases(locks.as_ref(), &a.file, &a.session_id, &log, &mut audit);
+                    drop(locks);
                     emit(
                         bus,
                         &report.agent_id,
@@ -1541,6 +1650,7 @@ impl fmt::Display for ClearReport {
                 write!(f, " -> {d}")?;
             }
             writeln!(f, "  ({})", human_bytes(a.size_bytes))?;
+            write_aliases(f, &a.outcome, &a.aliases)?;
         }
         for s in &self.skipped {
             writeln!(f, "  left alone {}: {}", s.file, s.reason)?;

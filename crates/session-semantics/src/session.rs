@@ -478,7 +478,7 @@ impl SemanticSession {
 
     /// Takes the session file's write lock for a move or delete ([`fsops::lock_for_retire`]):
     /// [`RetireSessionError::Locked`] when the session is in use.
-    fn check_unlocked(&self) -> Result<Option<session_store::WriteLockGuard>, RetireSessionError> {
+    fn check_unlocked(&self) -> Result<Option<fsops::RetireLocks>, RetireSessionError> {
         match self.manager.get_session_file() {
             Some(file) => fsops::lock_for_retire(file).map_err(|refusal| match refusal {
                 fsops::RetireRefusal::Locked(lock) => RetireSessionError::Locked { lock },

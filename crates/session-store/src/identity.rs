@@ -270,19 +270,27 @@ pub fn store_root_of(path: &Path) -> PathBuf {
     }
 }
 
-/// The check every write of [`crate::io`] makes first: when the name `path` is a symlink, it
-/// must lead inside its own store root ([`store_root_of`]). One `lstat` when it is not a
-/// symlink (a missing file is not one either).
+/// The check every write of [`crate::io`] makes first, and the file the write then acts on:
+/// when the name `path` is a symlink, it must lead inside its own store root
+/// ([`store_root_of`]) and the write goes to the canonical file it leads to
+/// ([`FileIdentity::canonical`]); any other name (a missing file too) is written as given.
+/// One `lstat` when it is not a symlink.
+///
+/// The name is resolved once, here: the writers open the returned path with `O_NOFOLLOW`
+/// and rename onto it (a rename replaces a symlink swapped in there instead of following it),
+/// so re-pointing the link after this check cannot redirect the write.
 ///
 /// # Errors
 /// The [`OutsideStore`] refusal as an [`io::Error`] ([`OutsideStore::into_io`]); a failure to
 /// resolve the link.
-pub fn check_write_path(path: &Path) -> io::Result<()> {
+pub fn check_write_path(path: &Path) -> io::Result<PathBuf> {
     match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => FileIdentity::resolve(path)?
-            .check_own_root()
-            .map_err(OutsideStore::into_io),
-        _ => Ok(()),
+        Ok(m) if m.file_type().is_symlink() => {
+            let id = FileIdentity::resolve(path)?;
+            id.check_own_root().map_err(OutsideStore::into_io)?;
+            Ok(id.into_canonical())
+        }
+        _ => Ok(path.to_path_buf()),
     }
 }
 
@@ -295,6 +303,57 @@ pub fn resolve_for_write(path: &Path) -> io::Result<FileIdentity> {
     let id = FileIdentity::resolve(path)?;
     id.check_own_root().map_err(OutsideStore::into_io)?;
     Ok(id)
+}
+
+/// The symlinks directly in `dir` whose name ends in `.jsonl` and that lead to the file
+/// `target` (compared by canonical path, [`FileIdentity::canonical`]), sorted by name: the
+/// other names under which an OpenClaw 2026.6.11 writer may hold a lock of that file (it locks
+/// `realpath(dir)/<the name it was given>.lock`, docs/DEVIATIONS.md D29 (1)). One `readdir`,
+/// and one resolution per symlink; an unreadable directory has none.
+pub fn aliases_in(dir: &Path, target: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .map(|e| e.path())
+        .filter(|p| FileIdentity::resolve(p).is_ok_and(|id| id.canonical() == target))
+        .collect();
+    out.sort();
+    out
+}
+
+/// How many names (hard links) the file `meta` describes has (`st_nlink`; 1 off Unix).
+pub fn link_count(meta: &fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.nlink()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        1
+    }
+}
+
+/// A write refused because the session file has more than one hard link: the write lock is
+/// per name (`<name>.lock`, as OpenClaw 2026.6.11 names it), so another name of the same file
+/// may be locked and written meanwhile, and an atomic rewrite or a move would split the names
+/// into two files (docs/DEVIATIONS.md D29). Nothing was written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{} has {links} hard links; refusing to write a session file with more than one name (its \
+     lock is per name, and a rewrite or move would split the names into two files)",
+    .file.display()
+)]
+pub struct HardLinked {
+    /// The session file.
+    pub file: PathBuf,
+    /// Its link count (`st_nlink`).
+    pub links: u64,
 }
 
 /// Names of one file among listed names ([`alias_groups`]).
@@ -468,8 +527,14 @@ mod tests {
                 root: store.clone(),
             })
         );
-        check_write_path(&store.join("in.jsonl")).unwrap();
-        check_write_path(&store.join("missing.jsonl")).unwrap();
+        assert_eq!(
+            check_write_path(&store.join("in.jsonl")).unwrap(),
+            store.join("archive").join("a.jsonl")
+        );
+        assert_eq!(
+            check_write_path(&store.join("missing.jsonl")).unwrap(),
+            store.join("missing.jsonl")
+        );
     }
 
     #[cfg(unix)]

@@ -23,6 +23,10 @@
 //!   carrying a [`crate::identity::OutsideStore`] that names the link, its target and the root
 //!   ([`crate::identity::OutsideStore::find`]); a link to a file in the same directory or
 //!   below it is followed ([`crate::identity::check_write_path`]);
+//! - a name is resolved once per write: the checks, the open and the rename then act on the
+//!   resolved file; its final component is opened with `O_NOFOLLOW`, and a rename onto it
+//!   replaces a symlink swapped in there instead of following it, so re-pointing a link during
+//!   a write cannot redirect it;
 //! - a failed write leaves nothing visible behind: a short write is completed with further
 //!   calls, and when a write or sync fails the bytes of an append are taken back (the file is
 //!   truncated to its length before the append, when those bytes are still its tail), and a
@@ -132,14 +136,25 @@ fn dir_of(path: &Path) -> PathBuf {
     }
 }
 
-/// The path a write should replace: symlinks are followed to their target.
-fn write_target(path: &Path) -> PathBuf {
-    match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-        }
-        _ => path.to_path_buf(),
+/// `lstat` of the file a write acts on (the result of [`crate::identity::check_write_path`]):
+/// `None` when nothing is there. A symlink found there (swapped in after the name was
+/// resolved) is reported as such, never followed, and refused by [`refuse_non_regular`].
+fn target_meta(target: &Path) -> io::Result<Option<fs::Metadata>> {
+    match fs::symlink_metadata(target) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
+}
+
+/// `O_NOFOLLOW` as an `OpenOptionsExt::custom_flags` value: the final component of a path a
+/// write opens is never followed (a symlink there fails the open with `ELOOP`).
+#[cfg(unix)]
+pub(crate) fn nofollow_flag() -> i32 {
+    // `OFlags` bits fit in an `i32` (they are the C `int` open flags).
+    #[allow(clippy::cast_possible_wrap)]
+    let flag = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+    flag
 }
 
 #[cfg(unix)]
@@ -193,7 +208,14 @@ fn copy_owner(_file: &File, _like: &fs::Metadata) -> io::Result<()> {
 /// the existing file (checked by opening it for writing, without truncating: the kernel's own
 /// answer, root included).
 fn check_writable(path: &Path) -> io::Result<()> {
-    match fs::OpenOptions::new().write(true).open(path) {
+    let mut options = fs::OpenOptions::new();
+    options.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(nofollow_flag());
+    }
+    match options.open(path) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
@@ -349,14 +371,10 @@ pub fn atomic_rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
 /// # Errors
 /// As [`atomic_rewrite`].
 pub fn atomic_rewrite_in(fs: &dyn Fs, path: &Path, contents: &[u8]) -> io::Result<()> {
-    crate::identity::check_write_path(path)?;
-    let target = write_target(path);
+    // Resolved once: the checks, the temporary file and the rename all use `target`.
+    let target = crate::identity::check_write_path(path)?;
     let dir = dir_of(&target);
-    let existing = match fs::metadata(&target) {
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
+    let existing = target_meta(&target)?;
     if let Some(meta) = &existing {
         refuse_non_regular(meta)?;
         check_writable(&target)?;
@@ -523,12 +541,8 @@ pub fn backup_copy_in(
     backup: &Path,
     original: &[u8],
 ) -> io::Result<()> {
-    crate::identity::check_write_path(source)?;
-    let meta = match fs::metadata(source) {
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
+    let source = crate::identity::check_write_path(source)?;
+    let meta = target_meta(&source)?;
     let mode = match meta.as_ref().map(mode_of) {
         Some(0) | None => NEW_FILE_MODE,
         Some(m) => m,
@@ -594,25 +608,67 @@ pub fn append_line_in(
     line: &[u8],
     durability: Durability,
 ) -> io::Result<AppendOutcome> {
-    crate::identity::check_write_path(path)?;
-    let existed = match fs::metadata(path) {
-        Ok(meta) => {
+    let target = crate::identity::check_write_path(path)?;
+    let existed = match target_meta(&target)? {
+        Some(meta) => {
             refuse_non_regular(&meta)?;
             true
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
-        Err(e) => return Err(e),
+        None => false,
     };
-    let mut file = fs.open_append(path, true)?;
-    let len = file.metadata()?.len();
-    let separator = matches!(last_byte(&file, len)?, Some(b) if b != b'\n');
-    let out = line_bytes(separator, line);
-    if let Err(e) = append_bytes(fs, &mut file, &out, durability) {
-        if !existed {
-            remove_if_empty(fs, &file, path);
+    let mut file = fs.open_append(&target, true)?;
+    refuse_non_regular(&file.metadata()?)?;
+    match append_line_to_in(fs, &mut file, line, durability) {
+        Err(e) if !existed => {
+            remove_if_empty(fs, &file, &target);
+            Err(e)
         }
-        return Err(e);
+        other => other,
     }
+}
+
+/// Opens `path` for appending ([`Fs::open_append`]: read and append, `O_NOFOLLOW`, with
+/// `O_CREAT` and mode [`NEW_FILE_MODE`] when `create`), for a writer that appends many lines
+/// through one descriptor ([`append_line_to`]), so the name is resolved once. A name that is
+/// a symlink is refused (`ELOOP`), and so is anything but a regular file.
+///
+/// # Errors
+/// The `open` failure ([`io::ErrorKind::NotFound`] when `create` is false and nothing is
+/// there); [`io::ErrorKind::InvalidInput`] for a FIFO, device, socket or directory.
+pub fn open_append_nofollow(path: &Path, create: bool) -> io::Result<File> {
+    let file = RealFs.open_append(path, create)?;
+    refuse_non_regular(&file.metadata()?)?;
+    Ok(file)
+}
+
+/// Appends one line to the open `O_APPEND` descriptor `file` ([`open_append_nofollow`]) as
+/// [`append_line`] does by name: one `write` of the line and its `\n`, after a `\n` separator
+/// when the file does not end in one; a failed write or sync takes the bytes back.
+///
+/// # Errors
+/// Any I/O failure.
+pub fn append_line_to(
+    file: &mut File,
+    line: &[u8],
+    durability: Durability,
+) -> io::Result<AppendOutcome> {
+    append_line_to_in(&RealFs, file, line, durability)
+}
+
+/// [`append_line_to`] through `fs`.
+///
+/// # Errors
+/// As [`append_line_to`].
+pub fn append_line_to_in(
+    fs: &dyn Fs,
+    file: &mut File,
+    line: &[u8],
+    durability: Durability,
+) -> io::Result<AppendOutcome> {
+    let len = file.metadata()?.len();
+    let separator = matches!(last_byte(file, len)?, Some(b) if b != b'\n');
+    let out = line_bytes(separator, line);
+    append_bytes(fs, file, &out, durability)?;
     Ok(AppendOutcome {
         separator,
         bytes: out.len(),
@@ -794,8 +850,8 @@ pub fn append_to_existing_in(
     durability: Durability,
     expected: Option<KnownFile<'_>>,
 ) -> Result<VerifiedAppend, AppendToExistingError> {
-    crate::identity::check_write_path(path)?;
-    let mut file = match fs.open_append(path, false) {
+    let target = crate::identity::check_write_path(path)?;
+    let mut file = match fs.open_append(&target, false) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(AppendToExistingError::Deleted);
@@ -819,7 +875,7 @@ pub fn append_to_existing_in(
     let separator = matches!(last_byte(&file, before.size)?, Some(b) if b != b'\n');
     let out = line_bytes(separator, line);
     append_bytes(fs, &mut file, &out, durability)?;
-    match SessionFileSnapshot::stat(path)? {
+    match SessionFileSnapshot::stat(&target)? {
         Some(after) if after.same_file(&before) => Ok(VerifiedAppend {
             separator,
             written: out,
@@ -891,8 +947,8 @@ pub fn append_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// # Errors
 /// As [`append_raw`].
 pub fn append_raw_in(fs: &dyn Fs, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    crate::identity::check_write_path(path)?;
-    let mut file = fs.open_append(path, true)?;
+    let target = crate::identity::check_write_path(path)?;
+    let mut file = fs.open_append(&target, true)?;
     write_all_in(fs, &mut file, bytes).map_err(|(e, _)| e)
 }
 
@@ -908,9 +964,8 @@ pub fn append_raw_in(fs: &dyn Fs, path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// FIFO, device, socket or directory; the `stat` failure ([`io::ErrorKind::NotFound`] for a
 /// missing file).
 pub fn check_replaceable(path: &Path) -> io::Result<()> {
-    crate::identity::check_write_path(path)?;
-    let target = write_target(path);
-    refuse_non_regular(&fs::metadata(&target)?)?;
+    let target = crate::identity::check_write_path(path)?;
+    refuse_non_regular(&fs::symlink_metadata(&target)?)?;
     check_writable(&target)?;
     #[cfg(unix)]
     {
@@ -955,6 +1010,12 @@ pub fn write_raw_in(fs: &dyn Fs, path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// # Errors
 /// The `open` failure.
 pub fn open_nonblocking(path: &Path) -> io::Result<File> {
+    open_nonblocking_with(path, false)
+}
+
+/// [`open_nonblocking`], with `O_NOFOLLOW` when `nofollow` (a symlink at the final component
+/// fails the open with `ELOOP`).
+fn open_nonblocking_with(path: &Path, nofollow: bool) -> io::Result<File> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -962,8 +1023,14 @@ pub fn open_nonblocking(path: &Path) -> io::Result<File> {
         use std::os::unix::fs::OpenOptionsExt;
         // `OFlags` bits fit in an `i32` (they are the C `int` open flags).
         #[allow(clippy::cast_possible_wrap)]
-        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+        let mut flags = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+        if nofollow {
+            flags |= nofollow_flag();
+        }
+        options.custom_flags(flags);
     }
+    #[cfg(not(unix))]
+    let _ = nofollow;
     options.open(path)
 }
 
@@ -1018,6 +1085,8 @@ fn describe_file_type(kind: &fs::FileType) -> &'static str {
     }
     if kind.is_dir() {
         "a directory"
+    } else if kind.is_symlink() {
+        "a symlink"
     } else {
         "not a regular file"
     }
@@ -1098,8 +1167,10 @@ pub fn remove_file_in(fs: &dyn Fs, path: &Path) -> io::Result<()> {
 /// [`io::ErrorKind::NotFound`]; [`io::ErrorKind::InvalidInput`] for anything but a regular
 /// file; [`io::ErrorKind::PermissionDenied`] when the caller does not own the file.
 pub fn set_modified(path: &Path, time: std::time::SystemTime) -> io::Result<()> {
-    crate::identity::check_write_path(path)?;
-    open_regular(path)?.set_modified(time)
+    let target = crate::identity::check_write_path(path)?;
+    let file = open_nonblocking_with(&target, true)?;
+    refuse_non_regular(&file.metadata()?)?;
+    file.set_modified(time)
 }
 
 /// Moves `src` to `dst` within one file system without ever replacing an existing `dst`, then

@@ -21,7 +21,8 @@ use tempfile::NamedTempFile;
 /// complete or undo), and a failed call has no other effect than the real call's failure would
 /// have (a short write followed by an error is modelled as two calls).
 pub trait Fs: Send + Sync + Debug {
-    /// `open(path, O_RDWR | O_APPEND)` (read and append), with `O_CREAT` and mode
+    /// `open(path, O_RDWR | O_APPEND | O_NOFOLLOW)` (read and append; a symlink at the final
+    /// component is never followed: the open fails with `ELOOP`), with `O_CREAT` and mode
     /// [`crate::io::NEW_FILE_MODE`] when `create` is true.
     ///
     /// # Errors
@@ -121,6 +122,7 @@ impl Fs for RealFs {
             .append(true)
             .create(create)
             .mode(super::NEW_FILE_MODE)
+            .custom_flags(super::nofollow_flag())
             .open(path)
     }
 

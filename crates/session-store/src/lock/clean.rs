@@ -143,6 +143,23 @@ pub fn inspect_session_lock(
     Ok(snapshot.map(|s| judge_file(lock_path, &s, stale)))
 }
 
+/// The lock file at `lock_path` itself (e.g. an alias's lock,
+/// [`super::SessionWriteLock::of_name`]), judged as [`inspect_session_lock`] judges a session's
+/// lock; `Ok(None)` when there is none.
+///
+/// # Errors
+/// [`LockError::Io`] when the lock file cannot be read.
+pub fn inspect_lock_file(
+    lock_path: &Path,
+    stale: Duration,
+) -> Result<Option<LockFileInfo>, LockError> {
+    let snapshot = read_snapshot(lock_path).map_err(|e| LockError::Io {
+        path: lock_path.to_path_buf(),
+        source: e,
+    })?;
+    Ok(snapshot.map(|s| judge_file(lock_path.to_path_buf(), &s, stale)))
+}
+
 /// One lock file as read, judged with the cleaning rules (no `orphan-self-pid` without a
 /// `starttime`, no `hold-exceeded`; a lock this process holds is never reclaimable).
 fn judge_file(lock_path: PathBuf, snapshot: &Snapshot, stale: Duration) -> LockFileInfo {

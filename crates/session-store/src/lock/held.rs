@@ -69,6 +69,42 @@ impl SessionWriteLock {
         Ok(Self::of_identity(&id))
     }
 
+    /// The lock OpenClaw 2026.6.11 takes for the name `path` as given:
+    /// `realpath(dirname)/<basename>.lock`, the name itself **not** followed. For a symlink
+    /// `L.jsonl -> s.jsonl` that is `L.jsonl.lock`, the lock a reference writer given
+    /// `L.jsonl` holds (docs/DEVIATIONS.md D29 (1)); for a name that is not a symlink it is
+    /// [`SessionWriteLock::for_file`]'s lock. Nothing is created or checked. Writers that
+    /// move, delete or rewrite a file with aliases take this lock of each alias besides the
+    /// file's own ([`SessionWriteLock::acquire_this`]).
+    ///
+    /// # Errors
+    /// [`LockError::Io`] when the path has no file name.
+    pub fn of_name(path: impl AsRef<Path>) -> Result<Self, LockError> {
+        let path = path.as_ref();
+        let Some(name) = crate::paths::resolve(path).file_name().map(ToOwned::to_owned) else {
+            return Err(LockError::io(
+                path,
+                io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"),
+            ));
+        };
+        let session_file = crate::identity::store_root_of(path).join(name);
+        let mut lock = session_file.clone().into_os_string();
+        lock.push(".lock");
+        Ok(SessionWriteLock {
+            session_file,
+            lock_path: PathBuf::from(lock),
+        })
+    }
+
+    /// Acquires this lock as it names it (the file name is not resolved again), with the rules
+    /// of [`SessionWriteLock::acquire`]: for a lock from [`SessionWriteLock::of_name`].
+    ///
+    /// # Errors
+    /// As [`SessionWriteLock::acquire`].
+    pub fn acquire_this(self, options: &LockOptions) -> Result<WriteLockGuard, LockError> {
+        self.lock(options)
+    }
+
     /// The lock of the file `id` names.
     pub fn of_identity(id: &FileIdentity) -> Self {
         SessionWriteLock {
