@@ -53,10 +53,11 @@ Errors (exit code 1):
   non-string-name        a session_info entry whose name is not a string (OpenClaw's list
                          skips the file)
   id-not-a-file-name     the header's session id could not be a file name (empty, `.`, `..`,
-                         absolute, holds `/`, `\\`, NUL or a control character, or is over 255
-                         bytes): tools that name transcripts after it (OpenClaw's <id>.jsonl,
-                         pi's <timestamp>_<id>.jsonl) would write elsewhere; this workspace never
-                         turns a header id into a path
+                         absolute, holds `/`, `\\`, NUL or a control character, or so long
+                         that <id>.jsonl is over 255 bytes): tools that name transcripts after
+                         it (OpenClaw's <id>.jsonl, pi's <timestamp>_<id>.jsonl) would write
+                         elsewhere, or fail to create the file (the text says which); this
+                         workspace never turns a header id into a path
 
 Warnings (reported, exit code unchanged):
   unsupported-version    a header version other than 1, 2 or 3 (e.g. 99), or one that is not a
@@ -453,16 +454,43 @@ fn header_id_problem(
         return None;
     }
     let id = sm.get_session_id();
-    let err = session_store::validate_name(session_store::NameKind::SessionId, id).err()?;
+    use session_store::names::NameRule;
+    let why = match session_store::validate_name(session_store::NameKind::SessionId, id) {
+        Err(err) => {
+            let consequence = match err.rule {
+                NameRule::Slash | NameRule::Backslash | NameRule::Absolute => {
+                    "would write outside the sessions directory or into a sub-directory of it"
+                }
+                NameRule::Empty | NameRule::Dot | NameRule::DotDot => {
+                    "would get a hidden file name, and one that uses it as a directory name \
+                     would address the sessions directory itself or its parent"
+                }
+                NameRule::Nul | NameRule::TooLong { .. } => "would fail to create the file",
+                _ => "would create a file whose name holds that character",
+            };
+            format!("it {}; a tool that names transcripts after their id {consequence}", err.rule)
+        }
+        Ok(()) => {
+            let file_len = id.len() + ".jsonl".len();
+            if file_len <= session_store::names::MAX_NAME_BYTES {
+                return None;
+            }
+            format!(
+                "{id_len} bytes make \"<id>.jsonl\" {file_len} bytes, over the {max}-byte file \
+                 name limit; a tool that names transcripts after their id (OpenClaw's \
+                 <id>.jsonl, pi's <timestamp>_<id>.jsonl) would fail to create the file",
+                id_len = id.len(),
+                max = session_store::names::MAX_NAME_BYTES
+            )
+        }
+    };
     Some(error(
         "id-not-a-file-name",
         first.map(|f| f.0),
         first.map(|f| f.1),
         format!(
-            "session id \"{}\" could not be a file name: it {}; a tool that names transcripts \
-             after their id would write outside the sessions directory",
-            text::safe(id),
-            err.rule
+            "session id \"{}\" could not be a file name: {why}",
+            text::safe(id)
         ),
     ))
 }

@@ -181,6 +181,8 @@ fn scan_one(c: &Candidate) -> Scan {
     if let Some(why) = fsx::not_readable_reason(&c.path) {
         let reason = if why.starts_with("not a regular file") {
             why
+        } else if let Some(rest) = why.strip_prefix("cannot be read: ") {
+            format!("cannot read: {rest}")
         } else {
             format!("cannot read: {why}")
         };

@@ -149,10 +149,15 @@ fn one(path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
             text::thousands(total)
         } else {
             format!(
-                "{} (each id once; {} more {} repeat an id and are not counted)",
+                "{} (each id once; {} more {} an id and {} not counted)",
                 text::thousands(total),
                 text::thousands(duplicate_rows),
-                if duplicate_rows == 1 { "row" } else { "rows" }
+                if duplicate_rows == 1 {
+                    "row repeats"
+                } else {
+                    "rows repeat"
+                },
+                if duplicate_rows == 1 { "is" } else { "are" }
             )
         },
     ));

@@ -32,16 +32,20 @@ pub(crate) fn width(s: &str) -> usize {
 }
 
 /// True for characters that must not reach a terminal raw: C0 and C1 controls, DEL, the
-/// bidirectional-text controls (which reorder what follows them), line and paragraph separators
-/// and the byte-order mark.
+/// bidirectional-text controls (which reorder what follows them), line and paragraph separators,
+/// the invisible zero-width space and word joiner (which make two different names look the
+/// same; the zero-width joiner and non-joiner are kept: emoji and scripts need them) and the
+/// byte-order mark.
 pub(crate) fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
             '\u{061C}'
+                | '\u{200B}'
                 | '\u{200E}'
                 | '\u{200F}'
                 | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'
                 | '\u{2066}'..='\u{2069}'
                 | '\u{2028}'
                 | '\u{2029}'

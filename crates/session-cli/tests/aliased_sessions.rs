@@ -343,6 +343,8 @@ fn archive_moves_the_aliased_session_once_and_leaves_the_link_out_alone() {
         })
         .collect();
     assert_eq!(moved, [("s.jsonl", "archive/s.jsonl", "archived")]);
+    // The alias would dangle once its session moved: the link (only) is removed with it.
+    assert_eq!(report["actions"][0]["aliases"], json!(["L.jsonl"]));
     assert_eq!(
         report["skipped"],
         json!([
@@ -359,7 +361,7 @@ fn archive_moves_the_aliased_session_once_and_leaves_the_link_out_alone() {
     assert_eq!(report["massSweep"]["liveSessions"], 1, "{report}");
     assert_eq!(
         names_in(&s.dir),
-        ["L.jsonl", "archive", "out.jsonl", "sessions-audit.log"]
+        ["archive", "out.jsonl", "sessions-audit.log"]
     );
     assert_eq!(names_in(&s.dir.join("archive")), ["s.jsonl"]);
     let audit = std::fs::read_to_string(s.dir.join("sessions-audit.log")).unwrap();
@@ -372,8 +374,10 @@ fn archive_moves_the_aliased_session_once_and_leaves_the_link_out_alone() {
             .iter()
             .map(|l| (l["action"].as_str().unwrap(), l["file"].as_str().unwrap()))
             .collect::<Vec<_>>(),
-        [("archive", "s.jsonl")]
+        [("archive", "s.jsonl"), ("remove-alias", "L.jsonl")]
     );
+    assert_eq!(lines[1]["reason"], "alias of s.jsonl");
+    assert_eq!(lines[1]["bytes"], 0);
     assert_eq!(std::fs::read(&s.target).unwrap(), s.target_bytes);
     assert_eq!(
         std::fs::metadata(&s.target).unwrap().modified().unwrap(),

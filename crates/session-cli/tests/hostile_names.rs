@@ -371,7 +371,7 @@ fn header_ids_that_could_not_be_file_names_are_reported_and_never_become_paths()
                 "byteOffset": 0,
                 "message": "session id \"../../evil\" could not be a file name: it contains '/'; \
                             a tool that names transcripts after their id would write outside \
-                            the sessions directory"
+                            the sessions directory or into a sub-directory of it"
             }]
         }])
     );

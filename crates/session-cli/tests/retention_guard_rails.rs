@@ -102,8 +102,8 @@ fn zero_and_negative_ages_are_usage_errors() {
                 format!(
                     "error: invalid value '{age}' for '--max-age <DURATION>': invalid max age \
                      \"{age}\": {what} age is refused, since every session is older and would \
-                     be archived; give a positive age such as 30d, or off (or false) to turn \
-                     the limit off\n\nFor more information, try '--help'.\n"
+                     be archived; give a positive age such as 30d, or off to turn the limit \
+                     off\n\nFor more information, try '--help'.\n"
                 )
             ),
             "{age}"
@@ -133,8 +133,8 @@ fn zero_and_negative_ages_are_usage_errors() {
                 format!(
                     "error: cfg.json: invalid sessions config: invalid max age \"{shown}\": \
                      {what} age is refused, since every session is older and would be \
-                     archived; give a positive age such as 30d, or off (or false) to turn the \
-                     limit off at line 1, column {column} (byte offset {})\n",
+                     archived; give a positive age such as 30d, or false to turn the limit off \
+                     at line 1, column {column} (byte offset {})\n",
                     column - 1
                 )
             ),
@@ -435,7 +435,13 @@ fn clear_all_is_refused_without_allow_mass_and_audited_with_it() {
             (r.code, r.stdout, r.stderr),
             (
                 2,
-                plan(done, mode),
+                // Refused, not a dry run: the header says so (the --dry-run header below keeps
+                // "dry run").
+                plan(done, mode).replacen(
+                    &format!("clear ({mode}, dry run)"),
+                    &format!("clear plan ({mode}, refused)"),
+                    1,
+                ),
                 format!(
                     "error: refusing a mass clear: agent main: 4 of 4 live sessions (more than \
                      half) would be {verb}; nothing was changed: check the plan (or run with \

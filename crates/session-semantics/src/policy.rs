@@ -179,8 +179,8 @@ pub enum MaxAgeError {
     /// Zero: `0`, `0d`, `0s`, `0ms`, or a value that rounds to 0 ms (`0.4ms`).
     #[error(
         "invalid max age {input:?}: a zero age is refused, since every session is older and \
-         would be archived; give a positive age such as 30d, or off (or false) to turn the \
-         limit off"
+         would be archived; give a positive age such as 30d, or off to turn the limit \
+         off"
     )]
     Zero {
         /// The text given.
@@ -189,13 +189,26 @@ pub enum MaxAgeError {
     /// Negative: a duration with a leading `-` (`-1d`, `-30`).
     #[error(
         "invalid max age {input:?}: a negative age is refused, since every session is older \
-         and would be archived; give a positive age such as 30d, or off (or false) to turn \
-         the limit off"
+         and would be archived; give a positive age such as 30d, or off to turn the \
+         limit off"
     )]
     Negative {
         /// The text given.
         input: String,
     },
+}
+
+impl MaxAgeError {
+    /// The message for the config's `sessions.retention.maxAge`, where the limit is turned off
+    /// with `false` (a config refuses `"off"`): as the [`fmt::Display`] text (which is worded
+    /// for the `--max-age` flag, where `off` turns it off), with `false` in place of `off`.
+    pub fn config_message(&self) -> String {
+        let text = self.to_string();
+        match self {
+            MaxAgeError::Invalid(_) => text,
+            _ => text.replace(", or off to turn the limit off", ", or false to turn the limit off"),
+        }
+    }
 }
 
 /// A retention age in milliseconds: [`parse_duration_ms`] with days for bare numbers, refusing
@@ -380,7 +393,8 @@ impl<'de> Deserialize<'de> for MaxAge {
         let Some(text) = d.deserialize_any(MAX_AGE_SETTING)? else {
             return Ok(MaxAge(None));
         };
-        let ms = parse_max_age_ms(&text).map_err(serde::de::Error::custom)?;
+        let ms =
+            parse_max_age_ms(&text).map_err(|e| serde::de::Error::custom(e.config_message()))?;
         Ok(MaxAge(Some(DurationSetting { text, ms })))
     }
 }

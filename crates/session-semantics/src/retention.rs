@@ -1034,7 +1034,6 @@ impl ArchivePlan {
                     );
                     a.aliases =
                         remove_aliases(locks.as_ref(), &a.file, &a.session_id, &log, &mut audit);
-                    drop(locks);
                     emit(
                         bus,
                         &report.agent_id,
@@ -1595,7 +1594,6 @@ impl ClearPlan {
                     );
                     a.aliases =
                         remove_aliases(locks.as_ref(), &a.file, &a.session_id, &log, &mut audit);
-                    drop(locks);
                     emit(
                         bus,
                         &report.agent_id,

@@ -147,16 +147,22 @@ fn archive_moves_an_aliased_session_once_and_leaves_a_link_out_alone() {
             s.target.display()
         )
     );
+    assert_eq!(plan.report().actions[0].aliases, vec!["L.jsonl"]);
     let done = plan.execute(None);
     assert_eq!(done.actions[0].outcome, Outcome::Archived);
+    // The alias would dangle: the link (only) went with its session.
+    assert_eq!(done.actions[0].aliases, vec!["L.jsonl"]);
     assert_eq!(
         names_in(&s.dir),
-        vec!["L.jsonl", "archive", "out.jsonl", "sessions-audit.log"]
+        vec!["archive", "out.jsonl", "sessions-audit.log"]
     );
     assert_eq!(names_in(&s.dir.join("archive")), vec!["s.jsonl"]);
     assert_eq!(
         audited(&s.dir),
-        [("archive".to_owned(), "s.jsonl".to_owned())]
+        [
+            ("archive".to_owned(), "s.jsonl".to_owned()),
+            ("remove-alias".to_owned(), "L.jsonl".to_owned())
+        ]
     );
     s.assert_target_untouched();
 }
@@ -196,16 +202,17 @@ fn clearing_a_link_out_of_the_store_names_both_paths_and_touches_nothing() {
         .map(|a| (a.file.as_str(), &a.outcome))
         .collect();
     assert_eq!(acted, vec![("s.jsonl", &Outcome::Purged)]);
+    assert_eq!(report.actions[0].aliases, vec!["L.jsonl"]);
     let skipped: Vec<&str> = report.skipped.iter().map(|k| k.file.as_str()).collect();
     assert_eq!(skipped, vec!["L.jsonl", "out.jsonl"]);
     assert_eq!(report.skipped[1].reason, s.outside_reason());
-    assert_eq!(
-        names_in(&s.dir),
-        vec!["L.jsonl", "out.jsonl", "sessions-audit.log"]
-    );
+    assert_eq!(names_in(&s.dir), vec!["out.jsonl", "sessions-audit.log"]);
     assert_eq!(
         audited(&s.dir),
-        [("delete".to_owned(), "s.jsonl".to_owned())]
+        [
+            ("delete".to_owned(), "s.jsonl".to_owned()),
+            ("remove-alias".to_owned(), "L.jsonl".to_owned())
+        ]
     );
     s.assert_target_untouched();
 }

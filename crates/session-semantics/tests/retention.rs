@@ -245,7 +245,6 @@ fn archive_dry_run_then_execute() {
             "dir.jsonl/",
             "empty.jsonl",
             "header-only.jsonl",
-            "link.jsonl -> symlink",
             "main.jsonl",
             "malformed.jsonl",
             "notes.jsonl",
@@ -256,10 +255,28 @@ fn archive_dry_run_then_execute() {
     );
     // One audit line per move, in order (`tests/retention_audit.rs` pins the fields).
     let audit = std::fs::read_to_string(store.dir.join("sessions-audit.log")).unwrap();
-    let moved: Vec<(String, String)> = audit
+    let lines: Vec<serde_json::Value> = audit
         .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // `link.jsonl` named the last archived session: the link (only) was removed after it.
+    let alias = lines.last().unwrap();
+    assert_eq!(
+        (&alias["action"], &alias["file"], &alias["destination"]),
+        (
+            &serde_json::json!("remove-alias"),
+            &serde_json::json!("link.jsonl"),
+            &serde_json::Value::Null
+        )
+    );
+    assert_eq!(
+        done.actions.iter().map(|a| a.aliases.clone()).collect::<Vec<_>>(),
+        [vec![], vec![], vec!["link.jsonl".to_owned()]]
+    );
+    assert_eq!(alias["reason"], format!("alias of {}", done.actions[2].file));
+    let moved: Vec<(String, String)> = lines[..lines.len() - 1]
+        .iter()
+        .map(|v| {
             (
                 v["file"].as_str().unwrap().to_owned(),
                 v["destination"].as_str().unwrap().to_owned(),

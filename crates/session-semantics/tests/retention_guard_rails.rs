@@ -50,13 +50,18 @@ fn zero_and_negative_ages_are_typed_errors() {
     assert_eq!(parse_max_age_ms("30d"), Ok(2_592_000_000));
     assert_eq!(parse_max_age_ms("1ms"), Ok(1));
     assert_eq!(parse_max_age_ms("0.5ms"), Ok(1), "rounds up to 1 ms");
+    // As OpenClaw 2026.6.11's parseDurationMs (checked against the reference): a repeated unit
+    // adds up (`1d1d` is two days) and fractions round with Math.round (half up).
+    assert_eq!(parse_max_age_ms("1d1d"), Ok(2 * 86_400_000));
+    assert_eq!(parse_max_age_ms("2.5ms"), Ok(3));
+    assert_eq!(parse_max_age_ms("0.5"), Ok(43_200_000));
     assert_eq!(
         MaxAgeError::Zero {
             input: "0d".to_owned()
         }
         .to_string(),
         "invalid max age \"0d\": a zero age is refused, since every session is older and would \
-         be archived; give a positive age such as 30d, or off (or false) to turn the limit off"
+         be archived; give a positive age such as 30d, or off to turn the limit off"
     );
     assert_eq!(
         MaxAgeError::Negative {
@@ -64,8 +69,7 @@ fn zero_and_negative_ages_are_typed_errors() {
         }
         .to_string(),
         "invalid max age \"-1d\": a negative age is refused, since every session is older and \
-         would be archived; give a positive age such as 30d, or off (or false) to turn the \
-         limit off"
+         would be archived; give a positive age such as 30d, or off to turn the limit off"
     );
 
     let err = Config::from_json(r#"{"sessions":{"retention":{"maxAge":"0s"}}}"#).unwrap_err();
@@ -73,8 +77,8 @@ fn zero_and_negative_ages_are_typed_errors() {
         (err.message.as_str(), err.line, err.column, err.byte_offset),
         (
             "invalid max age \"0s\": a zero age is refused, since every session is older and \
-             would be archived; give a positive age such as 30d, or off (or false) to turn the \
-             limit off",
+             would be archived; give a positive age such as 30d, or false to turn the limit \
+             off",
             1,
             40,
             39
