@@ -468,7 +468,10 @@ fn header_id_problem(
                 NameRule::Nul | NameRule::TooLong { .. } => "would fail to create the file",
                 _ => "would create a file whose name holds that character",
             };
-            format!("it {}; a tool that names transcripts after their id {consequence}", err.rule)
+            format!(
+                "it {}; a tool that names transcripts after their id {consequence}",
+                err.rule
+            )
         }
         Ok(()) => {
             let file_len = id.len() + ".jsonl".len();

@@ -748,7 +748,10 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 (address::resolve_one(None, &a.selector)?, root)
             } else {
                 let path = address::resolve_one(a.file.as_deref(), &a.selector)?;
-                (path.clone(), address::write_root(Some(&path), &a.selector.locator)?)
+                (
+                    path.clone(),
+                    address::write_root(Some(&path), &a.selector.locator)?,
+                )
             };
             repair::run(
                 &repair::RepairRequest {

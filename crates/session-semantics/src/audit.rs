@@ -85,11 +85,12 @@ impl AuditLog {
     /// there; the `lstat` or `open` failure otherwise.
     pub fn open(sessions_dir: &Path) -> io::Result<AuditLog> {
         let path = sessions_dir.join(AUDIT_LOG_NAME);
-        let named = |e: io::Error| io::Error::new(e.kind(), format!("audit log {}: {e}", path.display()));
+        let named =
+            |e: io::Error| io::Error::new(e.kind(), format!("audit log {}: {e}", path.display()));
         let file = match std::fs::symlink_metadata(&path) {
             Ok(m) if m.file_type().is_symlink() => return Err(symlink_error(&path)),
             Ok(m) if !m.is_file() => return Err(not_regular_error(&path)),
-            Ok(_) => Some(open_log(&path, false).map_err(named)?),
+            Ok(_) => Some(open_log(&path, false)?),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(named(e)),
         };
@@ -113,12 +114,16 @@ impl AuditLog {
     /// path when the log is created; the error names the log.
     pub fn append(&self, record: &AuditRecord) -> io::Result<()> {
         let line = serde_json::to_vec(record).map_err(io::Error::other)?;
-        let named =
-            |e: io::Error| io::Error::new(e.kind(), format!("audit log {}: {e}", self.path.display()));
-        let mut slot = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let named = |e: io::Error| {
+            io::Error::new(e.kind(), format!("audit log {}: {e}", self.path.display()))
+        };
+        let mut slot = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let file = match &mut *slot {
             Some(f) => f,
-            None => slot.insert(open_log(&self.path, true).map_err(named)?),
+            None => slot.insert(open_log(&self.path, true)?),
         };
         session_store::io::append_line_to(file, &line, session_store::Durability::SyncData)
             .map(|_| ())
@@ -135,7 +140,7 @@ fn open_log(path: &Path, create: bool) -> io::Result<File> {
         } else if e.kind() == io::ErrorKind::InvalidInput {
             not_regular_error(path)
         } else {
-            e
+            io::Error::new(e.kind(), format!("audit log {}: {e}", path.display()))
         }
     })
 }

@@ -206,7 +206,10 @@ impl MaxAgeError {
         let text = self.to_string();
         match self {
             MaxAgeError::Invalid(_) => text,
-            _ => text.replace(", or off to turn the limit off", ", or false to turn the limit off"),
+            _ => text.replace(
+                ", or off to turn the limit off",
+                ", or false to turn the limit off",
+            ),
         }
     }
 }

@@ -270,10 +270,16 @@ fn archive_dry_run_then_execute() {
         )
     );
     assert_eq!(
-        done.actions.iter().map(|a| a.aliases.clone()).collect::<Vec<_>>(),
+        done.actions
+            .iter()
+            .map(|a| a.aliases.clone())
+            .collect::<Vec<_>>(),
         [vec![], vec![], vec!["link.jsonl".to_owned()]]
     );
-    assert_eq!(alias["reason"], format!("alias of {}", done.actions[2].file));
+    assert_eq!(
+        alias["reason"],
+        format!("alias of {}", done.actions[2].file)
+    );
     let moved: Vec<(String, String)> = lines[..lines.len() - 1]
         .iter()
         .map(|v| {

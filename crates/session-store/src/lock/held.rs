@@ -81,7 +81,10 @@ impl SessionWriteLock {
     /// [`LockError::Io`] when the path has no file name.
     pub fn of_name(path: impl AsRef<Path>) -> Result<Self, LockError> {
         let path = path.as_ref();
-        let Some(name) = crate::paths::resolve(path).file_name().map(ToOwned::to_owned) else {
+        let Some(name) = crate::paths::resolve(path)
+            .file_name()
+            .map(ToOwned::to_owned)
+        else {
             return Err(LockError::io(
                 path,
                 io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"),
