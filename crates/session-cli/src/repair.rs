@@ -27,7 +27,14 @@ The repair runs under the session write lock: the OpenClaw-compatible lock file
 <real directory>/<name>.jsonl.lock is created for the duration and removed afterwards, so it
 never races an OpenClaw writer. FILE may be a symlink to a session in the same directory (or
 below it): the file it leads to is repaired, locked and backed up; a symlink to a file outside
-that directory is refused (exit 2, naming the link and its target) and nothing is written. A lock held by a running process is waited for, up to
+the store root is refused (exit 2, naming the link and its target) and nothing is written. The
+store root is FILE's directory, or with --agent ID --session NAME the agent's sessions directory
+(which must lie inside the state directory; an agents/<ID> link out of it is refused, as archive
+and clear refuse it), or the --dir/--pi directory. The name is resolved once: a link re-pointed
+while the command runs cannot redirect the write. The locks of the file's other names (the
+symlink given, and symlinks to it in its directory) are taken too, since OpenClaw locks the
+name it was given. A file with more than one hard link is refused (exit 2, naming its link
+count): a rewrite would split its names into two files. A lock held by a running process is waited for, up to
 --lock-timeout (default 60 s, or $OPENCLAW_SESSION_WRITE_LOCK_ACQUIRE_TIMEOUT_MS), then the
 command fails naming the lock file and its holder. A lock whose holder is gone is reclaimed.
 

@@ -92,11 +92,16 @@ fn list_says_cannot_read_once_for_a_link_loop() {
     std::os::unix::fs::symlink("a.jsonl", d.join("b.jsonl")).unwrap();
     let r = run_in_timeout(d, ["list", "--dir", "."]);
     assert!(
-        r.stderr.contains("a.jsonl: cannot read: Too many levels of symbolic links"),
+        r.stderr
+            .contains("a.jsonl: cannot read: Too many levels of symbolic links"),
         "{}",
         r.stderr
     );
-    assert!(!r.stderr.contains("cannot read: cannot be read"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("cannot read: cannot be read"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -104,10 +109,7 @@ fn an_unknown_agent_message_escapes_a_zero_width_space_in_the_path_too() {
     let tmp = tempdir();
     let d = tmp.path();
     session_store::io::ensure_dir(&d.join("state/agents/main/sessions")).unwrap();
-    let r = run_in_timeout(
-        d,
-        ["list", "--root", "state", "--agent", "ma\u{200b}in"],
-    );
+    let r = run_in_timeout(d, ["list", "--root", "state", "--agent", "ma\u{200b}in"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert_eq!(
         r.stderr,
