@@ -334,10 +334,21 @@ fn header_ids_that_could_not_be_file_names_are_reported_and_never_become_paths()
     let mut want = String::new();
     for (file, id, why) in ids {
         let shown = id.replace('\u{7}', "\\u{7}");
+        // What a tool naming transcripts `<id>.jsonl` would do, per rule.
+        let consequence = match file {
+            "evil.jsonl" | "abs.jsonl" => {
+                "write outside the sessions directory or into a sub-directory of it"
+            }
+            "ctl.jsonl" => "create a file whose name holds that character",
+            _ => {
+                "get a hidden file name, and one that uses it as a directory name would \
+                 address the sessions directory itself or its parent"
+            }
+        };
         want.push_str(&format!(
             "outer/sessions/{file}:1: byte 0: id-not-a-file-name: session id \"{shown}\" could \
              not be a file name: it {why}; a tool that names transcripts after their id would \
-             write outside the sessions directory\n"
+             {consequence}\n"
         ));
     }
     want.push_str("outer/sessions/fine.jsonl: ok (1 entry)\n");
