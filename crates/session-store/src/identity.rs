@@ -308,21 +308,93 @@ pub fn resolve_for_write(path: &Path) -> io::Result<FileIdentity> {
 /// The symlinks directly in `dir` whose name ends in `.jsonl` and that lead to the file
 /// `target` (compared by canonical path, [`FileIdentity::canonical`]), sorted by name: the
 /// other names under which an OpenClaw 2026.6.11 writer may hold a lock of that file (it locks
-/// `realpath(dir)/<the name it was given>.lock`, docs/DEVIATIONS.md D29 (1)). One `readdir`,
-/// and one resolution per symlink; an unreadable directory has none.
+/// `realpath(dir)/<the name it was given>.lock`, docs/DEVIATIONS.md D29 (1)). One resolution
+/// per symlink of the directory ([`symlinks_in`]: one `stat` of the directory when its listing
+/// is remembered, else one `readdir`); an unreadable directory has none.
 pub fn aliases_in(dir: &Path, target: &Path) -> Vec<PathBuf> {
+    symlinks_in(dir)
+        .into_iter()
+        .filter(|p| FileIdentity::resolve(p).is_ok_and(|id| id.canonical() == target))
+        .collect()
+}
+
+/// A remembered listing of the `*.jsonl` symlinks of one directory.
+struct SymlinkListing {
+    /// The directory's device, inode and modification time when it was read.
+    stamp: (u64, u64, std::time::SystemTime),
+    /// The symlinks, sorted.
+    links: Vec<PathBuf>,
+}
+
+/// Directories whose listing is remembered (a retention sweep asks once per session, so
+/// without it a directory of `n` sessions would be read `n` times).
+static SYMLINK_LISTINGS: parking_lot::Mutex<Vec<(PathBuf, SymlinkListing)>> =
+    parking_lot::Mutex::new(Vec::new());
+/// At most this many directories are remembered.
+const SYMLINK_LISTINGS_MAX: usize = 16;
+/// A listing is remembered only when the directory had not changed for this long before it
+/// was read: file times advance in coarse steps, so a change right after a read of a
+/// directory that had just changed could leave its modification time as it was (the "racy"
+/// rule of git's index).
+const SYMLINK_LISTING_SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The symlinks directly in `dir` whose name ends in `.jsonl`, sorted by name. The listing of
+/// a directory is remembered while its device, inode and modification time stay the same (a
+/// link created or removed changes the time), and only when the directory had been unchanged
+/// for [`SYMLINK_LISTING_SETTLED`] before it was read.
+pub fn symlinks_in(dir: &Path) -> Vec<PathBuf> {
+    let stamp_of = |meta: &fs::Metadata| -> Option<(u64, u64, std::time::SystemTime)> {
+        #[cfg(unix)]
+        let (dev, ino) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let (dev, ino) = (0, 0);
+        Some((dev, ino, meta.modified().ok()?))
+    };
+    let Ok(meta) = fs::metadata(dir) else {
+        return Vec::new();
+    };
+    let stamp = stamp_of(&meta);
+    if let Some(stamp) = stamp {
+        let known = SYMLINK_LISTINGS.lock();
+        if let Some((_, l)) = known.iter().find(|(d, l)| d == dir && l.stamp == stamp) {
+            return l.links.clone();
+        }
+    }
+    let started = std::time::SystemTime::now();
     let Ok(rd) = fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut out: Vec<PathBuf> = rd
+    let mut links: Vec<PathBuf> = rd
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
         .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
         .map(|e| e.path())
-        .filter(|p| FileIdentity::resolve(p).is_ok_and(|id| id.canonical() == target))
         .collect();
-    out.sort();
-    out
+    links.sort();
+    let settled = stamp.is_some_and(|(_, _, mtime)| {
+        started
+            .duration_since(mtime)
+            .is_ok_and(|age| age >= SYMLINK_LISTING_SETTLED)
+    });
+    let unchanged = fs::metadata(dir).ok().as_ref().and_then(stamp_of) == stamp;
+    if let (Some(stamp), true, true) = (stamp, settled, unchanged) {
+        let mut known = SYMLINK_LISTINGS.lock();
+        known.retain(|(d, _)| d != dir);
+        if known.len() >= SYMLINK_LISTINGS_MAX {
+            known.remove(0);
+        }
+        known.push((
+            dir.to_path_buf(),
+            SymlinkListing {
+                stamp,
+                links: links.clone(),
+            },
+        ));
+    }
+    links
 }
 
 /// How many names (hard links) the file `meta` describes has (`st_nlink`; 1 off Unix).

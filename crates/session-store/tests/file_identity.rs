@@ -595,3 +595,37 @@ fn a_repair_through_a_link_out_of_the_store_writes_no_backup() {
     assert!(!is_repair_cached(&e.link));
     e.assert_untouched();
 }
+
+/// The `*.jsonl` symlinks of a directory are remembered between calls only while the
+/// directory stays as it was: a link made later is seen at once, whether or not the
+/// directory had settled before the first read.
+#[cfg(unix)]
+#[test]
+fn remembered_symlink_listings_see_every_new_link() {
+    use session_store::identity::{aliases_in, symlinks_in};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    plant(&dir.join("s.jsonl"), "{}\n");
+    std::os::unix::fs::symlink("s.jsonl", dir.join("a.jsonl")).unwrap();
+    std::os::unix::fs::symlink("s.jsonl", dir.join("notes.txt")).unwrap();
+    // Settled an hour ago: this listing is remembered.
+    let hour_ago =
+        filetime::FileTime::from_system_time(SystemTime::now() - Duration::from_secs(3600));
+    filetime::set_file_mtime(&dir, hour_ago).unwrap();
+    assert_eq!(symlinks_in(&dir), [dir.join("a.jsonl")]);
+    assert_eq!(symlinks_in(&dir), [dir.join("a.jsonl")]);
+    // A new link changes the directory's time: the next call reads it again.
+    std::os::unix::fs::symlink("s.jsonl", dir.join("b.jsonl")).unwrap();
+    assert_eq!(
+        symlinks_in(&dir),
+        [dir.join("a.jsonl"), dir.join("b.jsonl")]
+    );
+    assert_eq!(
+        aliases_in(&dir, &dir.join("s.jsonl")),
+        [dir.join("a.jsonl"), dir.join("b.jsonl")]
+    );
+    // Just changed (not settled): never remembered, so a link removed within the same
+    // clock step is not reported.
+    std::fs::remove_file(dir.join("a.jsonl")).unwrap();
+    assert_eq!(symlinks_in(&dir), [dir.join("b.jsonl")]);
+}
