@@ -84,13 +84,20 @@ fn a_divergence_always_names_a_tip() {
     let leaf = ours.get_leaf_id().unwrap().to_owned();
     session_store::io::append_raw(
         &file,
-        format!("{}\n", msg_line("f1", Some(&leaf), "assistant", "theirs", 5)).as_bytes(),
+        format!(
+            "{}\n",
+            msg_line("f1", Some(&leaf), "assistant", "theirs", 5)
+        )
+        .as_bytes(),
     )
     .unwrap();
     match ours.append_message(user("q3", 6)) {
         Ok(id) => assert_eq!(parent_in_file(&file, &id).as_deref(), Some("o1")),
         Err(AppendError::Diverged { tips, .. }) => {
-            assert!(!tips.is_empty(), "Diverged with no tips: nothing to branch to");
+            assert!(
+                !tips.is_empty(),
+                "Diverged with no tips: nothing to branch to"
+            );
         }
         Err(other) => panic!("{other:?}"),
     }
@@ -102,7 +109,10 @@ fn a_divergence_always_names_a_tip() {
 fn a_foreign_copy_of_our_leaf_line_is_not_a_divergence() {
     let dir = support::tempdir();
     let a1 = msg_line("a1", Some("u1"), "assistant", "r1", 2);
-    let file = write_session(dir.path(), &[msg_line("u1", None, "user", "q1", 1), a1.clone()]);
+    let file = write_session(
+        dir.path(),
+        &[msg_line("u1", None, "user", "q1", 1), a1.clone()],
+    );
     let mut ours = SessionManager::open(&file, None, None).unwrap();
     session_store::io::append_raw(&file, format!("{a1}\n").as_bytes()).unwrap();
     let id = ours.append_message(user("q2", 3)).unwrap();

@@ -38,12 +38,18 @@ fn two_managers_and_a_reference_writer_interleave_without_silent_forks() {
     let file = session(dir.path());
     let mut m1 = SessionManager::open(&file, None, None).unwrap();
     let mut m2 = SessionManager::open(&file, None, None).unwrap();
-    r.call(&format!(r#"{{"op":"open","name":"r","file":"{}"}}"#, file.display()));
+    r.call(&format!(
+        r#"{{"op":"open","name":"r","file":"{}"}}"#,
+        file.display()
+    ));
 
     // m1 appends; m2 fast-forwards over it.
     let x1 = m1.append_message(user("m1-q", 3)).unwrap();
     let x2 = m2.append_message(assistant("m2-a", 4)).unwrap();
-    assert_eq!(m2.get_entry(&x2).unwrap().parent_id().as_deref(), Some(x1.as_str()));
+    assert_eq!(
+        m2.get_entry(&x2).unwrap().parent_id().as_deref(),
+        Some(x1.as_str())
+    );
     // The reference, which never reads lines it did not write, appends under a1: a fork.
     let y1 = r.id(r#"{"op":"user","name":"r","text":"ref-q"}"#);
     // m1 and m2 both see another branch now.
@@ -100,12 +106,21 @@ fn foreign_labels_and_session_info_fast_forward() {
     let dir = support::tempdir();
     let file = session(dir.path());
     let mut ours = SessionManager::open(&file, None, None).unwrap();
-    r.call(&format!(r#"{{"op":"open","name":"r","file":"{}"}}"#, file.display()));
+    r.call(&format!(
+        r#"{{"op":"open","name":"r","file":"{}"}}"#,
+        file.display()
+    ));
     let l = r.id(r#"{"op":"label","name":"r","target":"u1","label":"start"}"#);
     let i = r.id(r#"{"op":"info","name":"r","sessionName":"named"}"#);
     let u = ours.append_message(user("q2", 3)).unwrap();
-    assert_eq!(ours.get_entry(&u).unwrap().parent_id().as_deref(), Some(i.as_str()));
-    assert_eq!(ours.get_entry(&i).unwrap().parent_id().as_deref(), Some(l.as_str()));
+    assert_eq!(
+        ours.get_entry(&u).unwrap().parent_id().as_deref(),
+        Some(i.as_str())
+    );
+    assert_eq!(
+        ours.get_entry(&i).unwrap().parent_id().as_deref(),
+        Some(l.as_str())
+    );
     assert_eq!(ours.get_session_name().unwrap().as_deref(), Some("named"));
     let (leaf, texts) = fresh(&mut r, &file);
     assert_eq!(leaf.as_deref(), Some(u.as_str()));
@@ -122,7 +137,10 @@ fn a_reference_branch_from_an_ancestor_diverges_and_recovers_on_our_own_leaf() {
     let dir = support::tempdir();
     let file = session(dir.path());
     let mut ours = SessionManager::open(&file, None, None).unwrap();
-    r.call(&format!(r#"{{"op":"open","name":"r","file":"{}"}}"#, file.display()));
+    r.call(&format!(
+        r#"{{"op":"open","name":"r","file":"{}"}}"#,
+        file.display()
+    ));
     r.call(r#"{"op":"branch","name":"r","id":"u1"}"#);
     let y = r.id(r#"{"op":"assistant","name":"r","text":"alt"}"#);
     let before = std::fs::read(&file).unwrap();
@@ -137,7 +155,10 @@ fn a_reference_branch_from_an_ancestor_diverges_and_recovers_on_our_own_leaf() {
     assert_eq!(std::fs::read(&file).unwrap(), before);
     ours.branch("a1").unwrap();
     let u = ours.append_message(user("q2", 3)).unwrap();
-    assert_eq!(ours.get_entry(&u).unwrap().parent_id().as_deref(), Some("a1"));
+    assert_eq!(
+        ours.get_entry(&u).unwrap().parent_id().as_deref(),
+        Some("a1")
+    );
     let (leaf, texts) = fresh(&mut r, &file);
     assert_eq!(leaf.as_deref(), Some(u.as_str()));
     assert_eq!(texts, ["q1", "r1", "q2"]);

@@ -49,18 +49,35 @@ fn check(test: &str, first_kept: &str, extra: Option<(&str, &str)>) {
     let want = ctx_at(&mut r, &src, "a3");
     eprintln!("{test}: {want:?}");
     let src_ours = SessionManager::open(&src, None, None).unwrap();
-    assert_eq!(support::context_texts(&src_ours), want, "our source context");
+    assert_eq!(
+        support::context_texts(&src_ours),
+        want,
+        "our source context"
+    );
 
     // create_branched_session at a3.
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let mut sm = SessionManager::open(&src, Some(&out), None).unwrap();
     let branched = sm.create_branched_session("a3").unwrap().unwrap();
-    assert_eq!(support::context_texts(&sm), want, "our branched context (in memory)");
+    assert_eq!(
+        support::context_texts(&sm),
+        want,
+        "our branched context (in memory)"
+    );
     let (_, ref_view) = fresh(&mut r, &branched);
-    assert_eq!(ref_view, want, "reference view of our branched file:\n{}", support::read(&branched));
+    assert_eq!(
+        ref_view,
+        want,
+        "reference view of our branched file:\n{}",
+        support::read(&branched)
+    );
     let reopened = SessionManager::open(&branched, None, None).unwrap();
-    assert_eq!(support::context_texts(&reopened), want, "our view of our branched file");
+    assert_eq!(
+        support::context_texts(&reopened),
+        want,
+        "our view of our branched file"
+    );
 
     // fork_from.
     let fork_dir = dir.path().join("fork");
@@ -169,7 +186,12 @@ fn fork_and_branch_of_a_migrated_v1_file_keep_the_compaction() {
     assert_eq!(support::context_texts(&fork), want);
     let fork_file = fork.get_session_file().unwrap().to_path_buf();
     let (_, ref_fork) = fresh(&mut r, &fork_file);
-    assert_eq!(ref_fork, want, "reference view of our fork:\n{}", support::read(&fork_file));
+    assert_eq!(
+        ref_fork,
+        want,
+        "reference view of our fork:\n{}",
+        support::read(&fork_file)
+    );
 
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
@@ -179,5 +201,10 @@ fn fork_and_branch_of_a_migrated_v1_file_keep_the_compaction() {
     let leaf = sm.get_leaf_id().unwrap().to_owned();
     let branched = sm.create_branched_session(&leaf).unwrap().unwrap();
     let (_, ref_b) = fresh(&mut r, &branched);
-    assert_eq!(ref_b, want, "reference view of our branched copy:\n{}", support::read(&branched));
+    assert_eq!(
+        ref_b,
+        want,
+        "reference view of our branched copy:\n{}",
+        support::read(&branched)
+    );
 }

@@ -40,7 +40,11 @@ impl Reference {
             .unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        Some(Reference { child, stdin, stdout })
+        Some(Reference {
+            child,
+            stdin,
+            stdout,
+        })
     }
 
     pub fn call(&mut self, cmd: &str) -> JsValue {
@@ -90,16 +94,21 @@ pub fn ref_texts(ctx: &JsValue) -> Vec<String> {
         .collect()
 }
 
-
 /// A fresh reference open of `file`: its leaf and context texts.
 pub fn fresh(r: &mut Reference, file: &Path) -> (Option<String>, Vec<String>) {
     let v = r.call(&format!(r#"{{"op":"fresh","file":"{}"}}"#, file.display()));
-    let leaf = v.get("leaf").and_then(JsValue::as_str_lossy).map(|s| s.into_owned());
+    let leaf = v
+        .get("leaf")
+        .and_then(JsValue::as_str_lossy)
+        .map(|s| s.into_owned());
     (leaf, ref_texts(&v))
 }
 
 /// The reference's context of `file` at `leaf`.
 pub fn ctx_at(r: &mut Reference, file: &Path, leaf: &str) -> Vec<String> {
-    let v = r.call(&format!(r#"{{"op":"ctxAt","file":"{}","leaf":"{leaf}"}}"#, file.display()));
+    let v = r.call(&format!(
+        r#"{{"op":"ctxAt","file":"{}","leaf":"{leaf}"}}"#,
+        file.display()
+    ));
     ref_texts(&v)
 }
