@@ -121,6 +121,20 @@ impl SessionManager {
     /// [`AppendError::Diverged`] (nothing changed; the rows stay adopted and judged again by
     /// the next append).
     pub(crate) fn settle_foreign(&mut self, path: &Path) -> Result<bool, AppendError> {
+        self.settle_foreign_until(path, self.rows.len())
+    }
+
+    /// [`SessionManager::settle_foreign`] of the other writer's rows before row `until` (a
+    /// full write: the rows still held in memory follow the adopted ones and are this
+    /// manager's own).
+    ///
+    /// # Errors
+    /// [`AppendError::Diverged`], as [`SessionManager::settle_foreign`].
+    pub(crate) fn settle_foreign_until(
+        &mut self,
+        path: &Path,
+        until: usize,
+    ) -> Result<bool, AppendError> {
         let Some(since) = self.foreign_since else {
             return Ok(false);
         };
@@ -128,7 +142,7 @@ impl SessionManager {
             self.foreign_since = None;
             return Ok(false);
         }
-        match self.foreign_verdict(since) {
+        match self.foreign_verdict(since, until.min(self.rows.len())) {
             Verdict::Nothing => {
                 self.foreign_since = None;
                 Ok(false)
@@ -155,11 +169,14 @@ impl SessionManager {
         }
     }
 
-    /// Judges the entry rows from `since` on (the other writer's, file order) against the leaf.
-    fn foreign_verdict(&self, since: usize) -> Verdict {
+    /// Judges the entry rows `since..until` (the other writer's, file order) against the leaf.
+    /// A `Diverged` verdict always names at least one tip.
+    fn foreign_verdict(&self, since: usize, until: usize) -> Verdict {
         let rows: &[Row] = &self.rows;
-        // The other writer's entries that are not side appends (the row each id names).
-        let members: Vec<usize> = (since..rows.len())
+        // The other writer's entries that are not side appends (the row each id names), less
+        // the rows that repeat a row this manager already had byte for byte (a retried write,
+        // a sync tool): they add nothing, so they start no branch.
+        let named: Vec<usize> = (since..until)
             .filter(|&i| {
                 rows[i]
                     .kind
@@ -167,34 +184,59 @@ impl SessionManager {
                     .is_some_and(|e| !e.side && self.ix.by_id.get(&e.id).copied() == Some(i))
             })
             .collect();
+        let members = self.without_repeats(since, named);
         if members.is_empty() {
             return Verdict::Nothing;
         }
         let member_set: Set<usize> = members.iter().copied().collect();
-        let tips: Vec<usize> = members
+        let mut tips: Vec<usize> = members
             .iter()
             .copied()
             .filter(|&i| !self.has_main_child(i))
             .collect();
+        // Every entry of theirs has a child: an id they used was already named as a parent in
+        // the file (an orphan waiting for it), so older rows now hang below theirs. The tips
+        // are then those rows' tips (the chain goes on through them).
+        let below = if tips.is_empty() {
+            let below = self.descendants(&members, &member_set);
+            tips = below
+                .iter()
+                .copied()
+                .filter(|&i| !self.has_main_child(i))
+                .collect();
+            below
+        } else {
+            Set::default()
+        };
+        if tips.is_empty() {
+            // No tip at all (their parent links form a cycle): fast-forward to the last of
+            // their entries whose chain reaches the leaf, else leave the cursor where it is.
+            return members
+                .iter()
+                .rev()
+                .copied()
+                .find(|&i| self.reaches_leaf(i, members.len()))
+                .map_or(Verdict::Nothing, Verdict::FastForward);
+        }
         let [tip] = tips[..] else {
             return Verdict::Diverged(tips);
         };
-        // One chain: from the tip up through reported parents, every member, then the leaf.
-        let leaf_row = self
-            .ix
-            .leaf
-            .as_ref()
-            .and_then(|l| self.ix.by_id.get(l).copied());
+        // One chain: from the tip up through reported parents, every member (and the older
+        // rows below them), then the leaf.
+        let leaf_row = self.leaf_row();
         let mut i = tip;
         let mut visited = 0usize;
+        let mut steps = 0usize;
         loop {
             if Some(i) == leaf_row {
                 break;
             }
-            if !member_set.contains(&i) || visited == members.len() {
+            let member = member_set.contains(&i);
+            if !(member || below.contains(&i)) || steps > members.len() + below.len() {
                 return Verdict::Diverged(tips);
             }
-            visited += 1;
+            steps += 1;
+            visited += usize::from(member);
             match self.parent_row(i) {
                 Some(p) => i = p,
                 // The root: the chain descends from the leaf only when there is none.
@@ -207,6 +249,78 @@ impl SessionManager {
         } else {
             Verdict::Diverged(tips)
         }
+    }
+
+    /// `rows` (entry rows from `since` on) less those equal byte for byte to an entry row
+    /// before `since` with the same id.
+    fn without_repeats(&self, since: usize, rows: Vec<usize>) -> Vec<usize> {
+        if rows.is_empty() || since == 0 {
+            return rows;
+        }
+        let ids: Set<&Id> = rows
+            .iter()
+            .filter_map(|&i| self.rows[i].kind.entry().map(|e| &e.id))
+            .collect();
+        let mut earlier: crate::index::Map<&Id, Vec<usize>> = crate::index::Map::default();
+        for (j, row) in self.rows[..since].iter().enumerate() {
+            if let Some(e) = row.kind.entry().filter(|e| ids.contains(&e.id)) {
+                earlier.entry(&e.id).or_default().push(j);
+            }
+        }
+        if earlier.is_empty() {
+            return rows;
+        }
+        let bytes = |i: usize| self.rows[i].bytes(&self.buf);
+        rows.into_iter()
+            .filter(|&i| {
+                let repeat = self.rows[i].kind.entry().is_some_and(|e| {
+                    earlier
+                        .get(&e.id)
+                        .is_some_and(|js| js.iter().any(|&j| bytes(j) == bytes(i)))
+                });
+                !repeat
+            })
+            .collect()
+    }
+
+    /// The rows below `members` (following children that are not side appends) that are not
+    /// members themselves.
+    fn descendants(&self, members: &[usize], member_set: &Set<usize>) -> Set<usize> {
+        let mut below: Set<usize> = Set::default();
+        let mut todo: Vec<usize> = members.to_vec();
+        while let Some(i) = todo.pop() {
+            for c in self.main_children(i) {
+                if !member_set.contains(&c) && below.insert(c) {
+                    todo.push(c);
+                }
+            }
+        }
+        below
+    }
+
+    /// True when the chain of reported parents from row `i` reaches the leaf (or the root
+    /// when there is no leaf) within `bound + 1` steps.
+    fn reaches_leaf(&self, i: usize, bound: usize) -> bool {
+        let leaf_row = self.leaf_row();
+        let mut i = i;
+        for _ in 0..=bound {
+            if Some(i) == leaf_row {
+                return true;
+            }
+            match self.parent_row(i) {
+                Some(p) => i = p,
+                None => return self.ix.leaf.is_none(),
+            }
+        }
+        false
+    }
+
+    /// The row the leaf names.
+    fn leaf_row(&self) -> Option<usize> {
+        self.ix
+            .leaf
+            .as_ref()
+            .and_then(|l| self.ix.by_id.get(l).copied())
     }
 
     /// The row of an entry's reported parent (`normalizeEntryParent`, §2.3) when it is an
@@ -222,17 +336,20 @@ impl SessionManager {
 
     /// True when the entry at row `i` has a child that is not a side append.
     fn has_main_child(&self, i: usize) -> bool {
+        self.main_children(i).next().is_some()
+    }
+
+    /// The children of the entry at row `i` that are not side appends (by row, then by id).
+    fn main_children(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         let not_side = |c: &usize| self.rows[*c].kind.entry().is_some_and(|e| !e.side);
-        if self.ix.children.of_row(i).any(|c| not_side(&c)) {
-            return true;
-        }
-        let Some(e) = self.rows[i].kind.entry() else {
-            return false;
-        };
+        let by_id = self.rows[i]
+            .kind
+            .entry()
+            .map_or(&[][..], |e| self.ix.children.of_key(&ChildKey::Id(e.id.clone())));
         self.ix
             .children
-            .of_key(&ChildKey::Id(e.id.clone()))
-            .iter()
-            .any(not_side)
+            .of_row(i)
+            .chain(by_id.iter().copied())
+            .filter(not_side)
     }
 }
