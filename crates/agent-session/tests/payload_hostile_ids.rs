@@ -4,7 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use agent_session::ProviderApi;
-use agent_session::payload::{PayloadOptions, SourcedMessage, build_payload, session_payload};
+use agent_session::payload::{
+    PayloadOptions, PayloadWarning, SourcedMessage, build_payload, session_payload,
+};
 use session_format::json::{JsValue, parse_value};
 use session_store::{SessionManager, io};
 
@@ -38,13 +40,15 @@ fn result_msg(id: &str, text: &str) -> String {
     )
 }
 
-fn payload(msgs: &[String], api: ProviderApi) -> Vec<JsValue> {
-    let src: Vec<SourcedMessage> = msgs
-        .iter()
+fn sources(msgs: &[String]) -> Vec<SourcedMessage> {
+    msgs.iter()
         .enumerate()
         .map(|(i, m)| sourced(i, m))
-        .collect();
-    build_payload(&src, &PayloadOptions::new(api)).messages
+        .collect()
+}
+
+fn payload(msgs: &[String], api: ProviderApi) -> Vec<JsValue> {
+    build_payload(&sources(msgs), &PayloadOptions::new(api)).messages
 }
 
 fn s(v: Option<&JsValue>) -> String {
@@ -74,7 +78,9 @@ fn pairs(msgs: &[JsValue]) -> Vec<(String, String, String)> {
 }
 
 /// A call id with surrounding whitespace, and its result naming it exactly as stored: the
-/// payload's result must carry the call's new id and its real text (not a synthetic one).
+/// payload's result carries the call's new id and its real text (not a synthetic one).
+/// OpenClaw 2026.6.11's pairing repair alone would orphan it (it matches the call's raw id
+/// against the result's trimmed id); its id sanitiser maps both from the raw id, as here.
 #[test]
 fn a_call_id_with_surrounding_whitespace_keeps_its_result() {
     let msgs = [
@@ -82,15 +88,57 @@ fn a_call_id_with_surrounding_whitespace_keeps_its_result() {
         call_msg(&[" t1"], "toolUse"),
         result_msg(" t1", "real"),
     ];
-    let out = payload(&msgs, ProviderApi::AnthropicMessages);
-    let p = pairs(&out);
-    assert_eq!(p.len(), 1);
-    assert_eq!(p[0].0, p[0].1, "result does not carry its call's id: {p:?}");
-    assert_eq!(p[0].2, "real", "the real result was replaced: {p:?}");
+    let p = build_payload(
+        &sources(&msgs),
+        &PayloadOptions::new(ProviderApi::AnthropicMessages),
+    );
+    assert_eq!(
+        pairs(&p.messages),
+        [(
+            "_t1_b917658064924d07".to_owned(),
+            "_t1_b917658064924d07".to_owned(),
+            "real".to_owned()
+        )]
+    );
+    assert_eq!(p.messages.len(), 3);
+    assert_eq!(
+        (p.pairing.added, p.pairing.dropped_orphans),
+        (0, 0),
+        "{p:?}"
+    );
 }
 
-/// OpenAI Responses pairs by the call id before `|`: two valid pi ids sharing a call id must
-/// not both be sent as they are (the provider would see one call_id twice).
+/// A padded result naming an unpadded call still pairs with it (the pairing repair matches
+/// the trimmed result id), and a padded call next to an unpadded one with the same text keeps
+/// its own result: each result goes to the call with its exact bytes first.
+#[test]
+fn padded_and_unpadded_ids_each_keep_their_result() {
+    let msgs = [
+        r#"{"role":"user","content":"go","timestamp":0}"#.to_owned(),
+        call_msg(&["t1"], "toolUse"),
+        result_msg("t1 ", "for t1"),
+        call_msg(&[" t1", "t2"], "toolUse"),
+        result_msg(" t1", "for padded"),
+        result_msg("t2", "for t2"),
+    ];
+    let out = payload(&msgs, ProviderApi::AnthropicMessages);
+    assert_eq!(
+        pairs(&out),
+        [
+            ("t1".to_owned(), "t1".to_owned(), "for t1".to_owned()),
+            (
+                "_t1_b917658064924d07".to_owned(),
+                "_t1_b917658064924d07".to_owned(),
+                "for padded".to_owned()
+            ),
+            ("t2".to_owned(), "t2".to_owned(), "for t2".to_owned()),
+        ]
+    );
+}
+
+/// OpenAI Responses pairs by the call id before `|` (pi's provider sends `call_id` and the
+/// item id separately): of two valid pi ids sharing a call id, the first keeps its text and
+/// the second is rewritten, each result following its call.
 #[test]
 fn responses_ids_sharing_a_call_id_stay_distinct_where_the_api_pairs_them() {
     let msgs = [
@@ -99,32 +147,130 @@ fn responses_ids_sharing_a_call_id_stay_distinct_where_the_api_pairs_them() {
         result_msg("call_1|fc_a", "A"),
         result_msg("call_1|fc_b", "B"),
     ];
-    let out = payload(&msgs, ProviderApi::OpenAiResponses);
-    let p = pairs(&out);
-    let keys: Vec<&str> = p
-        .iter()
-        .map(|(c, _, _)| c.split('|').next().unwrap())
-        .collect();
-    assert_ne!(keys[0], keys[1], "one call_id twice: {p:?}");
+    let api = ProviderApi::OpenAiResponses;
+    let build = || build_payload(&sources(&msgs), &PayloadOptions::new(api));
+    let p = build();
+    let second = "call_1_fc_b_25734e0819fbb935".to_owned();
+    assert_eq!(
+        pairs(&p.messages),
+        [
+            (
+                "call_1|fc_a".to_owned(),
+                "call_1|fc_a".to_owned(),
+                "A".to_owned()
+            ),
+            (second.clone(), second.clone(), "B".to_owned()),
+        ]
+    );
+    assert_eq!(p.tool_call_ids.len(), 1);
+    assert_eq!(p.tool_call_ids[0].block, 1);
+    assert_eq!(p.tool_call_ids[0].new, second);
+    assert!(api.is_valid_tool_call_id(&second));
+    assert_eq!(api.pairing_key("call_1|fc_a"), "call_1");
+    assert_eq!(api.pairing_key(&second), second);
+    assert_eq!(build(), p, "not deterministic");
 }
 
-/// Two argument keys that differ only in their lone surrogates: both arguments reach the
-/// provider (a payload must not lose a member silently).
+/// A plain call id equal to an earlier Responses id's call id would pair ambiguously too: it
+/// is rewritten. Chat Completions has no such split: `call_1|fc_a` is invalid there and `call_1`
+/// stays.
 #[test]
-fn keys_equal_after_surrogate_replacement_do_not_lose_an_argument() {
+fn a_plain_id_equal_to_an_earlier_call_id_is_rewritten_for_responses_only() {
     let msgs = [
         r#"{"role":"user","content":"go","timestamp":0}"#.to_owned(),
-        r#"{"role":"assistant","content":[{"type":"toolCall","id":"t1","name":"read","arguments":{"a\ud800":1,"a\ud801":2}}],"provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":1}"#.to_owned(),
+        call_msg(&["call_1|fc_a", "call_1"], "toolUse"),
+        result_msg("call_1|fc_a", "A"),
+        result_msg("call_1", "B"),
+    ];
+    let ids = |api| -> Vec<String> {
+        pairs(&payload(&msgs, api))
+            .into_iter()
+            .map(|(c, r, _)| {
+                assert_eq!(c, r);
+                c
+            })
+            .collect()
+    };
+    assert_eq!(
+        ids(ProviderApi::OpenAiResponses),
+        ["call_1|fc_a", "call_1_c71f9687148fe24e"]
+    );
+    assert_eq!(ids(ProviderApi::OpenAiChat)[1], "call_1");
+}
+
+/// Two argument keys that differ only in their lone surrogates become one key: a JSON object
+/// cannot hold both and renaming one would change an argument name, so the first member (in
+/// the row's order) is kept and the later one is dropped with a warning naming its path and
+/// line (a member is never lost silently).
+#[test]
+fn keys_equal_after_surrogate_replacement_keep_the_first_and_report_the_dropped_one() {
+    let msgs = [
+        r#"{"role":"user","content":"go","timestamp":0}"#.to_owned(),
+        r#"{"role":"assistant","content":[{"type":"toolCall","id":"t1","name":"read","arguments":{"a\ud800":1,"b":3,"a\ud801":2}}],"provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":1}"#.to_owned(),
         result_msg("t1", "ok"),
     ];
-    let out = payload(&msgs, ProviderApi::AnthropicMessages);
-    let args = out[1].get("content").unwrap().as_array().unwrap()[0]
+    let p = build_payload(
+        &sources(&msgs),
+        &PayloadOptions::new(ProviderApi::AnthropicMessages),
+    );
+    let args = p.messages[1].get("content").unwrap().as_array().unwrap()[0]
         .get("arguments")
         .unwrap()
-        .as_object()
+        .clone();
+    assert_eq!(args, js(r#"{"a\ufffd":1,"b":3}"#));
+    assert_eq!(
+        p.warnings,
+        [
+            PayloadWarning::LoneSurrogate {
+                line: Some(3),
+                entry_id: Some("e1".to_owned()),
+                path: r#"message.content[0].arguments["a\ud800"]"#.to_owned(),
+                key: true,
+                units: vec![0xD800],
+            },
+            PayloadWarning::DroppedMember {
+                line: Some(3),
+                entry_id: Some("e1".to_owned()),
+                path: r#"message.content[0].arguments["a\ud801"]"#.to_owned(),
+                kept_key: "a\u{FFFD}".to_owned(),
+            },
+        ]
+    );
+    assert_eq!(
+        p.warnings[1].to_string(),
+        "member message.content[0].arguments[\"a\\ud801\"] dropped: its key is \"a\u{FFFD}\" \
+         once lone surrogates are replaced, as an earlier member's at line 3 (entry e1)"
+    );
+}
+
+/// A literal U+FFFD key after a key that becomes it: the first is kept (under the replaced
+/// key), the literal one is the member dropped, though its own key held no lone surrogate.
+#[test]
+fn a_literal_replacement_character_key_after_a_lone_surrogate_key_is_the_one_dropped() {
+    let msgs = [
+        r#"{"role":"user","content":"go","timestamp":0}"#.to_owned(),
+        r#"{"role":"assistant","content":[{"type":"toolCall","id":"t1","name":"read","arguments":{"x":{"k\udc00":"first","k\ufffd":"second"}}}],"provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":1}"#.to_owned(),
+        result_msg("t1", "ok"),
+    ];
+    let p = build_payload(
+        &sources(&msgs),
+        &PayloadOptions::new(ProviderApi::AnthropicMessages),
+    );
+    let args = p.messages[1].get("content").unwrap().as_array().unwrap()[0]
+        .get("arguments")
         .unwrap()
-        .len();
-    assert_eq!(args, 2, "an argument was dropped: {:?}", out[1]);
+        .clone();
+    assert_eq!(args, js(r#"{"x":{"k\ufffd":"first"}}"#));
+    assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
+    assert_eq!(
+        p.warnings[1],
+        PayloadWarning::DroppedMember {
+            line: Some(3),
+            entry_id: Some("e1".to_owned()),
+            path: "message.content[0].arguments.x[\"k\u{FFFD}\"]".to_owned(),
+            kept_key: "k\u{FFFD}".to_owned(),
+        }
+    );
 }
 
 /// An aborted turn's call and a retry that reuses its id (providers that number calls

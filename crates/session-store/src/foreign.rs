@@ -342,10 +342,9 @@ impl SessionManager {
     /// The children of the entry at row `i` that are not side appends (by row, then by id).
     fn main_children(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         let not_side = |c: &usize| self.rows[*c].kind.entry().is_some_and(|e| !e.side);
-        let by_id = self.rows[i]
-            .kind
-            .entry()
-            .map_or(&[][..], |e| self.ix.children.of_key(&ChildKey::Id(e.id.clone())));
+        let by_id = self.rows[i].kind.entry().map_or(&[][..], |e| {
+            self.ix.children.of_key(&ChildKey::Id(e.id.clone()))
+        });
         self.ix
             .children
             .of_row(i)
