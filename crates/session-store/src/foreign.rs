@@ -209,14 +209,11 @@ impl SessionManager {
             Set::default()
         };
         if tips.is_empty() {
-            // No tip at all (their parent links form a cycle): fast-forward to the last of
-            // their entries whose chain reaches the leaf, else leave the cursor where it is.
-            return members
-                .iter()
-                .rev()
-                .copied()
-                .find(|&i| self.reaches_leaf(i, members.len()))
-                .map_or(Verdict::Nothing, Verdict::FastForward);
+            // No tip even below them: their parent links form a cycle (following children
+            // from a row ends at a row without any unless the rows loop, and a row in a loop
+            // has its parent in the loop, so no chain from the leaf enters it). Nothing of
+            // theirs continues the leaf and there is no tip to name: the cursor stays.
+            return Verdict::Nothing;
         }
         let [tip] = tips[..] else {
             return Verdict::Diverged(tips);
@@ -296,23 +293,6 @@ impl SessionManager {
             }
         }
         below
-    }
-
-    /// True when the chain of reported parents from row `i` reaches the leaf (or the root
-    /// when there is no leaf) within `bound + 1` steps.
-    fn reaches_leaf(&self, i: usize, bound: usize) -> bool {
-        let leaf_row = self.leaf_row();
-        let mut i = i;
-        for _ in 0..=bound {
-            if Some(i) == leaf_row {
-                return true;
-            }
-            match self.parent_row(i) {
-                Some(p) => i = p,
-                None => return self.ix.leaf.is_none(),
-            }
-        }
-        false
     }
 
     /// The row the leaf names.

@@ -1263,9 +1263,17 @@ impl SessionManager {
                     Ok(()) => {}
                     Err(FullWriteError::Diverged(e)) => {
                         // As a plain append: nothing written, their rows stay adopted (so the
-                        // caller can branch to a tip), the new row goes, the held rows stay.
+                        // caller can branch to a tip), the new row goes, the held rows stay,
+                        // and the error names the leaf the manager is back on.
                         self.drop_last_held(before);
-                        return Err(e);
+                        return Err(match e {
+                            AppendError::Diverged { path, tips, .. } => AppendError::Diverged {
+                                path,
+                                leaf: self.ix.leaf.as_ref().map(|l| l.text().to_owned()),
+                                tips,
+                            },
+                            other => other,
+                        });
                     }
                     Err(e) => {
                         self.restore(saved);
