@@ -1,7 +1,7 @@
 //! Our managers and a long-lived OpenClaw 2026.6.11 SessionManager writing one file
 //! (docs/DEVIATIONS.md D30): what the reference reads back after our fast-forwards,
-//! divergences and recoveries. Needs the reference installed under
-//! `<main>/target/conformance-ref/openclaw` (skips with `SKIP` otherwise).
+//! divergences and recoveries. Needs the reference installed (`$CONFORMANCE_REF_DIR`, else
+//! `<workspace>/target/conformance-ref/openclaw`; skips with `SKIP` otherwise).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 mod reference_repl;
@@ -31,7 +31,9 @@ fn session(dir: &Path) -> PathBuf {
 /// fresh reference open with the context one of our fresh opens builds.
 #[test]
 fn two_managers_and_a_reference_writer_interleave_without_silent_forks() {
-    let Some(mut r) = Reference::start("two_managers_and_a_reference_writer_interleave") else {
+    let Some(mut r) =
+        Reference::start("two_managers_and_a_reference_writer_interleave_without_silent_forks")
+    else {
         return;
     };
     let dir = support::tempdir();
@@ -131,7 +133,9 @@ fn foreign_labels_and_session_info_fast_forward() {
 /// which we refuse; branching back to our own leaf is the deliberate fork.
 #[test]
 fn a_reference_branch_from_an_ancestor_diverges_and_recovers_on_our_own_leaf() {
-    let Some(mut r) = Reference::start("a_reference_branch_from_an_ancestor_diverges") else {
+    let Some(mut r) = Reference::start(
+        "a_reference_branch_from_an_ancestor_diverges_and_recovers_on_our_own_leaf",
+    ) else {
         return;
     };
     let dir = support::tempdir();
@@ -164,4 +168,58 @@ fn a_reference_branch_from_an_ancestor_diverges_and_recovers_on_our_own_leaf() {
     assert_eq!(texts, ["q1", "r1", "q2"]);
     let t = SessionManager::open(&file, None, None).unwrap();
     assert_eq!(support::context_texts(&t), texts);
+}
+
+/// A session whose file holds no assistant yet: the reference writer answers first (its first
+/// assistant writes the file), while our follow-up is held in memory. Our first full write
+/// would put the follow-up beside the reference's answer: it fails with `Diverged` naming the
+/// reference's entry and leaves the file as the reference wrote it; after `branch` to that
+/// entry our answer goes under it, and a fresh reference open follows our answer.
+#[test]
+fn a_held_session_after_a_reference_answer_diverges_then_continues_under_it() {
+    let test = "a_held_session_after_a_reference_answer_diverges_then_continues_under_it";
+    let Some(mut r) = Reference::start(test) else {
+        return;
+    };
+    let dir = support::tempdir();
+    let file = dir.path().join("s.jsonl");
+    support::write(
+        &file,
+        &format!(
+            "{}\n{}\n",
+            support::HEADER,
+            support::msg_line("u1", None, "user", "q1", 1)
+        ),
+    );
+    let mut ours = SessionManager::open(&file, None, None).unwrap();
+    r.call(&format!(
+        r#"{{"op":"open","name":"r","file":"{}"}}"#,
+        file.display()
+    ));
+    let t1 = r.id(r#"{"op":"assistant","name":"r","text":"their answer"}"#);
+    let written = support::read(&file);
+    let q = ours.append_message(user("our follow-up", 3)).unwrap();
+    match ours.append_message(assistant("our answer", 4)) {
+        Err(AppendError::Diverged { path, leaf, tips }) => {
+            assert_eq!(path, file);
+            assert_eq!(leaf.as_deref(), Some(q.as_str()));
+            assert_eq!(tips, [t1.clone()]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(support::read(&file), written);
+    assert_eq!(
+        fresh(&mut r, &file),
+        (
+            Some(t1.clone()),
+            vec!["q1".to_owned(), "their answer".to_owned()]
+        )
+    );
+    ours.branch(&t1).unwrap();
+    let a = ours.append_message(assistant("after theirs", 5)).unwrap();
+    assert!(support::read(&file).starts_with(&written));
+    let (leaf, texts) = fresh(&mut r, &file);
+    assert_eq!(leaf.as_deref(), Some(a.as_str()));
+    assert_eq!(texts, ["q1", "their answer", "after theirs"]);
+    assert_eq!(support::context_texts(&ours), texts);
 }

@@ -47,7 +47,6 @@ fn check(test: &str, first_kept: &str, extra: Option<(&str, &str)>) {
     let dir = support::tempdir();
     let src = source(dir.path(), first_kept, extra);
     let want = ctx_at(&mut r, &src, "a3");
-    eprintln!("{test}: {want:?}");
     let src_ours = SessionManager::open(&src, None, None).unwrap();
     assert_eq!(
         support::context_texts(&src_ours),
@@ -90,28 +89,44 @@ fn check(test: &str, first_kept: &str, extra: Option<(&str, &str)>) {
 
 #[test]
 fn branched_session_over_a_compaction_keeping_from_a_label() {
-    check("label", "L1", None);
+    check(
+        "branched_session_over_a_compaction_keeping_from_a_label",
+        "L1",
+        None,
+    );
 }
 
 #[test]
 fn branched_session_over_a_compaction_keeping_from_a_plain_message() {
-    check("plain", "u2", None);
+    check(
+        "branched_session_over_a_compaction_keeping_from_a_plain_message",
+        "u2",
+        None,
+    );
 }
 
 #[test]
 fn branched_session_over_a_compaction_keeping_from_an_absent_id() {
-    check("absent", "nope", None);
+    check(
+        "branched_session_over_a_compaction_keeping_from_an_absent_id",
+        "nope",
+        None,
+    );
 }
 
 #[test]
 fn branched_session_over_a_compaction_keeping_from_an_entry_off_the_path() {
-    check("off_path", "b1", None);
+    check(
+        "branched_session_over_a_compaction_keeping_from_an_entry_off_the_path",
+        "b1",
+        None,
+    );
 }
 
 #[test]
 fn branched_session_over_a_compaction_keeping_from_an_opaque_row() {
     check(
-        "opaque",
+        "branched_session_over_a_compaction_keeping_from_an_opaque_row",
         "X1",
         Some((
             "X1",
@@ -123,7 +138,7 @@ fn branched_session_over_a_compaction_keeping_from_an_opaque_row() {
 #[test]
 fn branched_session_over_a_compaction_keeping_from_a_leaf_control() {
     check(
-        "leaf_control",
+        "branched_session_over_a_compaction_keeping_from_a_leaf_control",
         "LC1",
         Some((
             "LC1",
@@ -135,7 +150,7 @@ fn branched_session_over_a_compaction_keeping_from_a_leaf_control() {
 #[test]
 fn branched_session_over_a_compaction_keeping_from_a_custom_entry() {
     check(
-        "custom",
+        "branched_session_over_a_compaction_keeping_from_a_custom_entry",
         "K1",
         Some((
             "K1",
@@ -147,7 +162,7 @@ fn branched_session_over_a_compaction_keeping_from_a_custom_entry() {
 #[test]
 fn branched_session_over_a_compaction_keeping_from_a_second_label_after_the_first() {
     check(
-        "two_labels",
+        "branched_session_over_a_compaction_keeping_from_a_second_label_after_the_first",
         "L2",
         Some((
             "L2",
@@ -160,7 +175,8 @@ fn branched_session_over_a_compaction_keeping_from_a_second_label_after_the_firs
 /// copy are read by the reference with the source's context.
 #[test]
 fn fork_and_branch_of_a_migrated_v1_file_keep_the_compaction() {
-    let Some(mut r) = Reference::start("v1") else {
+    let Some(mut r) = Reference::start("fork_and_branch_of_a_migrated_v1_file_keep_the_compaction")
+    else {
         return;
     };
     let dir = support::tempdir();

