@@ -67,7 +67,7 @@ fn two_managers_and_a_reference_writer_interleave_without_silent_forks() {
     match e {
         AppendError::Diverged { tips, leaf, .. } => {
             assert_eq!(leaf.as_deref(), Some(x2.as_str()));
-            assert_eq!(tips, [y1.clone()]);
+            assert_eq!(tips, std::slice::from_ref(&y1));
         }
         other => panic!("{other:?}"),
     }
@@ -150,7 +150,7 @@ fn a_reference_branch_from_an_ancestor_diverges_and_recovers_on_our_own_leaf() {
     let before = std::fs::read(&file).unwrap();
     match ours.append_message(user("q2", 3)).unwrap_err() {
         AppendError::Diverged { tips, leaf, path } => {
-            assert_eq!(tips, [y.clone()]);
+            assert_eq!(tips, std::slice::from_ref(&y));
             assert_eq!(leaf.as_deref(), Some("a1"));
             assert_eq!(path, file);
         }
@@ -203,7 +203,7 @@ fn a_held_session_after_a_reference_answer_diverges_then_continues_under_it() {
         Err(AppendError::Diverged { path, leaf, tips }) => {
             assert_eq!(path, file);
             assert_eq!(leaf.as_deref(), Some(q.as_str()));
-            assert_eq!(tips, [t1.clone()]);
+            assert_eq!(tips, std::slice::from_ref(&t1));
         }
         other => panic!("{other:?}"),
     }
