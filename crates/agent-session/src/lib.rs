@@ -76,9 +76,11 @@
 //! - **provider payloads** (D32): [`AgentSession::provider_payload`] normalises tool-call ids
 //!   for the target API (valid ids untouched, others sanitised, cut and suffixed with a
 //!   SHA-256 hash of the exact id, empty ones derived from the entry id; results carry their
-//!   call's new id) and replaces lone surrogates by U+FFFD with a
-//!   [`PayloadWarning::LoneSurrogate`] naming the file line; the reference sends ids and
-//!   strings as stored.
+//!   call's new id, also when the id has surrounding whitespace; for OpenAI Responses no two
+//!   calls share a `call_id`) and replaces lone surrogates by U+FFFD with a
+//!   [`PayloadWarning::LoneSurrogate`] naming the file line (two keys of one object that
+//!   become equal keep the first member, each later one dropped with a
+//!   [`PayloadWarning::DroppedMember`]); the reference sends ids and strings as stored.
 //! - **compaction, tool-result cut** (D32): the 2,000-unit cut of a tool result in the
 //!   conversation text to summarise moves back one unit instead of splitting a surrogate
 //!   pair, and counts the units left out.

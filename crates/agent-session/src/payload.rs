@@ -13,11 +13,15 @@
 //!    path inside the row, and a `tracing` warning. Tool-call ids are the exception: they are
 //!    not decoded but normalised from their exact code units in step 3 (a lone surrogate is
 //!    never a valid id), so two ids that differ only in their lone surrogates stay distinct;
-//!    they are still reported.
+//!    they are still reported. Two keys of one object that become equal (`a\ud800`,
+//!    `a\ud801`) keep the first member in the row's order; each later one is left out with a
+//!    [`PayloadWarning::DroppedMember`] naming its path and line.
 //! 2. **Conversion** ([`convert_message`], `convertToLlm`).
 //! 3. **Tool-call ids** ([`ProviderApi`], [`normalize_tool_call_id`]): every call block's id
-//!    is made valid for the target API, deterministically; each tool result's id is mapped
-//!    the same way, so results keep naming their call.
+//!    is made valid for the target API, deterministically, and no two calls share the key the
+//!    API pairs by ([`ProviderApi::pairing_key`]); each tool result's id is mapped the same
+//!    way (from the call's exact id when it names it byte for byte, surrounding whitespace
+//!    included), so results keep naming their call.
 //! 4. **Pairing** ([`repair_tool_use_result_pairing`]): one result right after each call;
 //!    errored and aborted assistant messages are left out by default, with the results of
 //!    their calls and without synthetic ones ([`ErroredAssistantPolicy::Skip`], as pi-ai's
@@ -72,11 +76,21 @@ use crate::pairing::ErroredAssistantPolicy;
 ///   optionally followed by `|` and an item id `^fc[A-Za-z0-9_-]{0,62}$` not ending in `_`.
 ///   The Responses API rejects a `call_id` over 64 characters (`Invalid input[].call_id: string
 ///   too long. Expected max length 64`; decolua/9router#393, earendil-works/pi#2320). pi stores
-///   a Responses tool call's id as `<call_id>|<item id>`; its Responses provider splits it
-///   there, requires the item id to start with `fc`, cuts both to 64 characters and strips
-///   trailing underscores ("OpenAI Codex rejects them"; `openai-responses-shared.ts`). An id
-///   rewritten here has no `|` (it is a call id alone, which the provider then sends without an
-///   item id, as pi-ai does for calls of another model).
+///   a Responses tool call's id as `<call_id>|<item id>`; its Responses provider
+///   (`openai-responses-shared.ts`, as bundled with OpenClaw 2026.6.11) splits it at `|`
+///   (`id.split("|")`, so anything after a second `|` is dropped: such ids are not valid
+///   here) and sends the call as `{type: "function_call", id: <item id>, call_id: <call id>}`
+///   and its result as `{type: "function_call_output", call_id: <call id>}`, the result's
+///   `toolCallId` split the same way. The API pairs a result with its call by `call_id`
+///   alone, so two calls whose ids share the call id (`call_1|fc_a`, `call_1|fc_b`) would
+///   send one `call_id` twice: within one payload the later one is rewritten
+///   ([`normalize_tool_call_ids`], [`ProviderApi::pairing_key`]). Before sending to its own
+///   provider pi also replaces characters outside `[A-Za-z0-9_-]` by `_` in both parts, cuts
+///   each to 64 characters, strips trailing underscores ("OpenAI Codex rejects them") and
+///   prefixes an item id that does not start with `fc_` with `fc_` (item ids the API issues
+///   are `fc_…`; an item id of another provider becomes `fc_<hash>`). An id rewritten here has
+///   no `|` (it is a call id alone, which the provider then sends without an item id, as
+///   pi-ai does for calls of another model).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ProviderApi {
@@ -122,9 +136,11 @@ impl ProviderApi {
         }
     }
 
-    /// The part of a valid id the API pairs a result with its call by (the call id of a
-    /// Responses `call|item` id; the whole id otherwise).
-    fn pairing_key(self, id: &str) -> &str {
+    /// The part of a valid id the API pairs a result with its call by: the call id of a
+    /// Responses `call|item` id (the part before the first `|`, the `call_id` the provider
+    /// sends for both the call and its result); the whole id otherwise. Two calls of one
+    /// payload never share it.
+    pub fn pairing_key(self, id: &str) -> &str {
         match self {
             ProviderApi::OpenAiResponses => id.split_once('|').map_or(id, |(c, _)| c),
             _ => id,
@@ -200,10 +216,11 @@ pub fn normalize_tool_call_id(api: ProviderApi, id: &JsString) -> String {
     }
 }
 
-/// The id assignment of one payload: valid ids are reserved first, then every other id gets
-/// [`normalize_tool_call_id`]'s result, or, when that is already taken by another id (a hash
-/// collision, or a valid id that happens to look like it), the same form hashed with a salt
-/// 1, 2, … until it is free.
+/// The id assignment of one payload: valid ids are reserved first (in payload order; a valid
+/// id whose pairing key, [`ProviderApi::pairing_key`], an earlier valid id already holds is
+/// not), then every other id gets [`normalize_tool_call_id`]'s result, or, when that is
+/// already taken by another id or pairing key (a hash collision, or a valid id that happens
+/// to look like it), the same form hashed with a salt 1, 2, … until it is free.
 #[derive(Debug)]
 struct IdMap {
     api: ProviderApi,
@@ -220,13 +237,31 @@ impl IdMap {
             taken: HashSet::new(),
         };
         for id in ids {
+            if map.by_original.contains_key(id) {
+                continue;
+            }
             if let Some(s) = id.as_str().filter(|s| api.is_valid_tool_call_id(s)) {
-                map.taken.insert(s.to_owned());
-                map.taken.insert(api.pairing_key(s).to_owned());
-                map.by_original.insert(id.clone(), s.to_owned());
+                // A valid id whose pairing key an earlier one already holds (Responses ids
+                // `call_1|fc_a`, `call_1|fc_b`: the API would see `call_id` `call_1` twice)
+                // is not reserved: `assign` rewrites it.
+                if map.key_free(s) {
+                    map.reserve(s);
+                    map.by_original.insert(id.clone(), s.to_owned());
+                }
             }
         }
         map
+    }
+
+    /// True when neither the valid id `s` nor its pairing key is taken.
+    fn key_free(&self, s: &str) -> bool {
+        !self.taken.contains(s) && !self.taken.contains(self.api.pairing_key(s))
+    }
+
+    /// Marks the valid id `s` and its pairing key as taken.
+    fn reserve(&mut self, s: &str) {
+        self.taken.insert(s.to_owned());
+        self.taken.insert(self.api.pairing_key(s).to_owned());
     }
 
     fn take(&mut self, candidate: String) -> Option<String> {
@@ -242,10 +277,13 @@ impl IdMap {
         if let Some(done) = self.by_original.get(id) {
             return done.clone();
         }
-        if let Some(valid) = id.as_str().filter(|s| self.api.is_valid_tool_call_id(s)) {
+        if let Some(valid) = id
+            .as_str()
+            .filter(|s| self.api.is_valid_tool_call_id(s) && self.key_free(s))
+        {
             // Not reserved up front (every id of a payload is): it keeps its text.
             let valid = valid.to_owned();
-            self.taken.insert(valid.clone());
+            self.reserve(&valid);
             self.by_original.insert(id.clone(), valid.clone());
             return valid;
         }
@@ -281,10 +319,14 @@ impl IdMap {
 
 /// The ids `ids` (in payload order) get in one payload: valid ids unchanged, every other id
 /// [`normalize_tool_call_id`]'s result unless that is taken, then the same form with a salted
-/// hash. Injective: distinct ids get distinct results (equal ids equal results); every result
-/// is valid for `api`, so applying it again changes nothing. Only a salted result depends on
-/// the other ids of the payload, which takes a SHA-256 prefix collision or a valid id made to
-/// look like another id's rewritten form.
+/// hash. Injective where the API pairs: distinct ids get distinct results (equal ids equal
+/// results), and for [`ProviderApi::OpenAiResponses`] distinct results also have distinct call
+/// ids (the part before `|`): of two valid ids sharing a call id (`call_1|fc_a`,
+/// `call_1|fc_b`) the first keeps its text and the later one is rewritten
+/// (`call_1_fc_b_<hash>`). Every result is valid for `api`, so applying it again changes
+/// nothing. A result depends on the other ids of the payload only when salted (a SHA-256
+/// prefix collision, or a valid id made to look like another id's rewritten form) or when a
+/// valid id shares its call id with an earlier one.
 pub fn normalize_tool_call_ids(api: ProviderApi, ids: &[JsString]) -> Vec<String> {
     let mut map = IdMap::new(api, ids);
     ids.iter().map(|id| map.assign(id)).collect()
@@ -357,6 +399,26 @@ pub enum PayloadWarning {
         /// The lone surrogate code units, in order.
         units: Vec<u16>,
     },
+    /// An object member left out of the payload: its key, once its lone surrogates are
+    /// replaced by U+FFFD, equals the key of an earlier member of the same object (keys
+    /// `a\ud800` then `a\ud801`, or `a\ud800` then a literal `a\u{FFFD}`). The first
+    /// member in the row's order is kept under the replaced key (and reported as a
+    /// [`PayloadWarning::LoneSurrogate`] when its own key held one); each later one is dropped
+    /// with this warning instead (a JSON object cannot hold both, and renaming a member would
+    /// change an argument name).
+    DroppedMember {
+        /// The 1-based file line of the row (`None` as for
+        /// [`PayloadWarning::LoneSurrogate`]).
+        line: Option<usize>,
+        /// The row's entry id (lossy), when the object comes from a row.
+        entry_id: Option<String>,
+        /// The JSON path of the member dropped, its key as the row holds it
+        /// (`message.content[0].arguments["a\ud801"]`; written as for
+        /// [`PayloadWarning::LoneSurrogate`]).
+        path: String,
+        /// The key the kept member has in the payload (`a\u{FFFD}`).
+        kept_key: String,
+    },
 }
 
 impl fmt::Display for PayloadWarning {
@@ -372,6 +434,25 @@ impl fmt::Display for PayloadWarning {
                 let units: Vec<String> = units.iter().map(|u| format!("\\u{u:04x}")).collect();
                 write!(f, "lone surrogate {}", units.join(" "))?;
                 write!(f, " in {} {path}", if *key { "key" } else { "value" })?;
+                if let Some(line) = line {
+                    write!(f, " at line {line}")?;
+                }
+                if let Some(id) = entry_id {
+                    write!(f, " (entry {id})")?;
+                }
+                Ok(())
+            }
+            PayloadWarning::DroppedMember {
+                line,
+                entry_id,
+                path,
+                kept_key,
+            } => {
+                let kept = to_json_string(&JsValue::from(kept_key.as_str()));
+                write!(
+                    f,
+                    "member {path} dropped: its key is {kept} once lone surrogates are replaced, as an earlier member's"
+                )?;
                 if let Some(line) = line {
                     write!(f, " at line {line}")?;
                 }
@@ -407,7 +488,7 @@ pub struct Payload {
     /// The messages to send, in order (valid UTF-8 text, no lone surrogate, tool-call ids
     /// valid for `api` and paired).
     pub messages: Vec<JsValue>,
-    /// Lone surrogates found, in message order.
+    /// Lone surrogates found and members dropped for them, in message order.
     pub warnings: Vec<PayloadWarning>,
     /// Tool calls whose id the payload changes, in message order.
     pub tool_call_ids: Vec<ToolCallIdChange>,
@@ -442,6 +523,9 @@ struct Found {
     path: Vec<Seg>,
     key: bool,
     units: Vec<u16>,
+    /// The member at `path` was left out: its key, once its lone surrogates are replaced,
+    /// equals this key of an earlier member of the same object.
+    dropped_as: Option<String>,
 }
 
 fn lone_units(s: &JsString) -> Vec<u16> {
@@ -521,6 +605,7 @@ fn replace_lone_surrogates(
                 path: path.clone(),
                 key: false,
                 units: lone_units(s),
+                dropped_as: None,
             });
             if !keep(path) {
                 *s = JsString::new(s.to_str_lossy().into_owned());
@@ -537,25 +622,35 @@ fn replace_lone_surrogates(
             // (the key as it is now, the key as the row holds it: paths name the latter)
             let mut keys: Vec<(String, JsString)> = Vec::with_capacity(o.len());
             if o.keys().any(JsString::has_lone_surrogate) {
-                // A key that becomes equal to another key replaces that member, as a
-                // JavaScript assignment would.
-                let rebuilt: JsObject = o
-                    .iter()
-                    .map(|(k, child)| {
-                        let name = k.to_str_lossy().into_owned();
-                        if k.has_lone_surrogate() {
-                            let mut at = path.clone();
-                            at.push(Seg::Key(k.clone()));
-                            found.push(Found {
-                                path: at,
-                                key: true,
-                                units: lone_units(k),
-                            });
-                        }
-                        keys.push((name.clone(), k.clone()));
-                        (JsString::new(name), child.clone())
-                    })
-                    .collect();
+                // Two keys that become equal (`a\ud800`, `a\ud801`, or `a\ud800` and a
+                // literal `a\u{FFFD}`): the first member in the row's order keeps the key, each
+                // later one is left out and reported (PayloadWarning::DroppedMember); its
+                // value is not walked.
+                let mut rebuilt = JsObject::new();
+                for (k, child) in o.iter() {
+                    let name = k.to_str_lossy().into_owned();
+                    let mut at = path.clone();
+                    at.push(Seg::Key(k.clone()));
+                    if rebuilt.contains_key(&name) {
+                        found.push(Found {
+                            path: at,
+                            key: true,
+                            units: lone_units(k),
+                            dropped_as: Some(name),
+                        });
+                        continue;
+                    }
+                    if k.has_lone_surrogate() {
+                        found.push(Found {
+                            path: at,
+                            key: true,
+                            units: lone_units(k),
+                            dropped_as: None,
+                        });
+                    }
+                    keys.push((name.clone(), k.clone()));
+                    rebuilt.insert(JsString::new(name), child.clone());
+                }
                 *o = rebuilt;
             } else {
                 keys.extend(o.keys().map(|k| (k.to_str_lossy().into_owned(), k.clone())));
@@ -619,12 +714,21 @@ fn warn(
     prefix: Option<&str>,
     found: Found,
 ) {
-    let w = PayloadWarning::LoneSurrogate {
-        line,
-        entry_id,
-        path: render_path(prefix, &found.path),
-        key: found.key,
-        units: found.units,
+    let path = render_path(prefix, &found.path);
+    let w = match found.dropped_as {
+        Some(kept_key) => PayloadWarning::DroppedMember {
+            line,
+            entry_id,
+            path,
+            kept_key,
+        },
+        None => PayloadWarning::LoneSurrogate {
+            line,
+            entry_id,
+            path,
+            key: found.key,
+            units: found.units,
+        },
     };
     tracing::warn!(target: "agent_session::payload", "{w}");
     warnings.push(w);
@@ -678,6 +782,27 @@ fn result_id(m: &JsValue) -> Option<JsString> {
     })
 }
 
+/// The raw id a tool result names its call by: the first id key holding a non-blank string
+/// (the key [`result_id`] reads), not trimmed.
+fn raw_result_id(m: &JsValue) -> Option<&JsString> {
+    TOOL_RESULT_ID_KEYS.iter().find_map(|k| {
+        let s = m.get(k)?.as_js_string()?;
+        (!trim_js(s).is_empty()).then_some(s)
+    })
+}
+
+/// The id a result is mapped from, so that it keeps pairing with its call: its raw id
+/// ([`raw_result_id`]) when a call of the payload has exactly that id (a call id with
+/// surrounding whitespace, and its result naming it with the same bytes: OpenClaw 2026.6.11's
+/// id sanitiser maps both from the raw id, `sanitizeToolCallIdsForCloudCodeAssist`), else the
+/// trimmed id the pairing repair matches calls by (`extractToolResultId`).
+fn result_key(m: &JsValue, calls: &HashSet<JsString>) -> Option<JsString> {
+    match raw_result_id(m) {
+        Some(raw) if calls.contains(raw) => Some(raw.clone()),
+        _ => result_id(m),
+    }
+}
+
 /// A call block's id when it is a non-empty string.
 fn call_id(block: &JsValue) -> Option<&JsString> {
     block
@@ -687,25 +812,39 @@ fn call_id(block: &JsValue) -> Option<&JsString> {
 }
 
 /// Normalises every tool-call id of `messages` (converted, with their sources) for `api`.
+/// Calls are mapped from their exact id, results from [`result_key`]: a result that names its
+/// call with the same bytes (surrounding whitespace included) gets the call's new id.
 fn normalize_ids(
     messages: &mut [(JsValue, &SourcedMessage)],
     api: ProviderApi,
 ) -> Vec<ToolCallIdChange> {
+    let calls: HashSet<JsString> = messages
+        .iter()
+        .filter(|(m, _)| role_is(m, "assistant"))
+        .filter_map(|(m, _)| m.get("content").and_then(JsValue::as_array))
+        .flat_map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| is_call_block(b))
+                .filter_map(call_id)
+        })
+        .cloned()
+        .collect();
+    // Call ids are reserved before result ids (a call's id never depends on a result).
     let mut originals: Vec<JsString> = Vec::new();
-    for (m, _) in messages.iter() {
-        if role_is(m, "assistant") {
-            if let Some(blocks) = m.get("content").and_then(JsValue::as_array) {
-                originals.extend(
-                    blocks
-                        .iter()
-                        .filter(|b| is_call_block(b))
-                        .filter_map(call_id)
-                        .cloned(),
-                );
-            }
-        } else if role_is(m, "toolResult") {
-            originals.extend(result_id(m));
+    for (m, _) in messages.iter().filter(|(m, _)| role_is(m, "assistant")) {
+        if let Some(blocks) = m.get("content").and_then(JsValue::as_array) {
+            originals.extend(
+                blocks
+                    .iter()
+                    .filter(|b| is_call_block(b))
+                    .filter_map(call_id)
+                    .cloned(),
+            );
         }
+    }
+    for (m, _) in messages.iter().filter(|(m, _)| role_is(m, "toolResult")) {
+        originals.extend(result_key(m, &calls));
     }
     let mut map = IdMap::new(api, &originals);
     let mut changes = Vec::new();
@@ -757,7 +896,9 @@ fn normalize_ids(
         if !role_is(m, "toolResult") {
             continue;
         }
-        let Some(id) = result_id(m) else { continue };
+        let Some(id) = result_key(m, &calls) else {
+            continue;
+        };
         let new = JsValue::from(map.assign(&id));
         if let Some(o) = m.as_object_mut() {
             for key in TOOL_RESULT_ID_KEYS {

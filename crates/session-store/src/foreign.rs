@@ -1,19 +1,31 @@
-//! What a plain append does with lines another writer appended since this manager last read or
-//! wrote its file (docs/DEVIATIONS.md D30; the adoption itself is D11).
+//! What a write does with lines another writer appended since this manager last read or wrote
+//! its file (docs/DEVIATIONS.md D30; the adoption itself is D11).
 //!
-//! Before each plain append the manager checks its file (inside the session write lock when
-//! one is set, [`SessionManager::set_write_lock`]) and adopts the lines another writer appended
-//! meanwhile (indexed and kept verbatim). Under the default policy,
-//! [`ForeignAppendPolicy::FastForward`]:
+//! Before each plain append, and before the full writes that carry this manager's own new rows
+//! (the first assistant message of a session held in memory, [`SessionManager::flush`],
+//! [`SessionManager::rewrite_file`]), the manager checks its file (inside the session write
+//! lock when one is set, [`SessionManager::set_write_lock`]) and adopts the lines another
+//! writer appended meanwhile (indexed and kept verbatim, before the rows still held in
+//! memory). Under the default policy, [`ForeignAppendPolicy::FastForward`]:
 //! - when the other writer's entries continue this manager's leaf (every one of them lies on
 //!   one chain from the leaf to a single new tip), the leaf and append cursor move to that tip
 //!   and the new entry is written under it (a fast-forward);
 //! - when they start another branch (they do not descend from the leaf, or they end in more
-//!   than one tip), the append fails with [`AppendError::Diverged`] naming the other tips, and
-//!   nothing is written; every later append fails the same way until the caller chooses: it
-//!   moves the leaf ([`SessionManager::branch`] to a tip or back to its own leaf,
+//!   than one tip), the write fails with [`AppendError::Diverged`] naming the other tips, and
+//!   nothing is written (the other writer's rows stay adopted, so a tip can be branched to;
+//!   rows held in memory stay held); every later write fails the same way until the caller
+//!   chooses: it moves the leaf ([`SessionManager::branch`] to a tip or back to its own leaf,
 //!   [`SessionManager::reset_leaf`], [`SessionManager::branch_with_summary`]) or sets
-//!   [`ForeignAppendPolicy::AppendOnOwnLeaf`].
+//!   [`ForeignAppendPolicy::AppendOnOwnLeaf`]. A session held in memory whose file another
+//!   writer answered meanwhile (their entry under the persisted base, beside our held rows) is
+//!   such a case;
+//! - a `Diverged` error always names at least one tip: when every entry of theirs has a child
+//!   (an id they used was already named as a parent by an older orphan row), the tips are
+//!   those of the older rows below them (a single one on the chain from the leaf is a
+//!   fast-forward onto it); entries whose parents only form a cycle continue nothing and have
+//!   no tip: the cursor stays;
+//! - a row that repeats an entry this manager already had, byte for byte (a retried write, a
+//!   sync tool), is not another writer's entry: it neither diverges nor moves the cursor.
 //!
 //! [`ForeignAppendPolicy::AppendOnOwnLeaf`] is OpenClaw 2026.6.11's behaviour: the lines are
 //! adopted and the new entry hangs under this manager's own leaf, a second branch beside the
@@ -21,6 +33,8 @@
 //! lines it did not write).
 //!
 //! Rules shared by both policies:
+//! - full writes that only restate what this manager has (migration, recovery, trailing
+//!   removal, branched sessions) adopt as D11 describes and judge nothing;
 //! - side appends (`appendMode:"side"`, §2.11) are side branches by design: they never make a
 //!   divergence, and they do not move the leaf;
 //! - an append right after an explicit move of the leaf (`branch`, `reset_leaf`,
@@ -30,9 +44,6 @@
 //!   manager's write: its line is then adopted after the fact and the new entry stays under the
 //!   leaf it was written under (`sessions check` and `sessions tree` show the extra tip);
 //!   with the lock that window does not exist.
-//! - full rewrites (the first assistant message of a session held in memory, `flush`,
-//!   `rewrite_file`) adopt as D11 describes and keep the rows already held in memory where
-//!   they are.
 
 use std::path::Path;
 
@@ -121,6 +132,20 @@ impl SessionManager {
     /// [`AppendError::Diverged`] (nothing changed; the rows stay adopted and judged again by
     /// the next append).
     pub(crate) fn settle_foreign(&mut self, path: &Path) -> Result<bool, AppendError> {
+        self.settle_foreign_until(path, self.rows.len())
+    }
+
+    /// [`SessionManager::settle_foreign`] of the other writer's rows before row `until` (a
+    /// full write: the rows still held in memory follow the adopted ones and are this
+    /// manager's own).
+    ///
+    /// # Errors
+    /// [`AppendError::Diverged`], as [`SessionManager::settle_foreign`].
+    pub(crate) fn settle_foreign_until(
+        &mut self,
+        path: &Path,
+        until: usize,
+    ) -> Result<bool, AppendError> {
         let Some(since) = self.foreign_since else {
             return Ok(false);
         };
@@ -128,7 +153,7 @@ impl SessionManager {
             self.foreign_since = None;
             return Ok(false);
         }
-        match self.foreign_verdict(since) {
+        match self.foreign_verdict(since, until.min(self.rows.len())) {
             Verdict::Nothing => {
                 self.foreign_since = None;
                 Ok(false)
@@ -155,11 +180,14 @@ impl SessionManager {
         }
     }
 
-    /// Judges the entry rows from `since` on (the other writer's, file order) against the leaf.
-    fn foreign_verdict(&self, since: usize) -> Verdict {
+    /// Judges the entry rows `since..until` (the other writer's, file order) against the leaf.
+    /// A `Diverged` verdict always names at least one tip.
+    fn foreign_verdict(&self, since: usize, until: usize) -> Verdict {
         let rows: &[Row] = &self.rows;
-        // The other writer's entries that are not side appends (the row each id names).
-        let members: Vec<usize> = (since..rows.len())
+        // The other writer's entries that are not side appends (the row each id names), less
+        // the rows that repeat a row this manager already had byte for byte (a retried write,
+        // a sync tool): they add nothing, so they start no branch.
+        let named: Vec<usize> = (since..until)
             .filter(|&i| {
                 rows[i]
                     .kind
@@ -167,34 +195,56 @@ impl SessionManager {
                     .is_some_and(|e| !e.side && self.ix.by_id.get(&e.id).copied() == Some(i))
             })
             .collect();
+        let members = self.without_repeats(since, named);
         if members.is_empty() {
             return Verdict::Nothing;
         }
         let member_set: Set<usize> = members.iter().copied().collect();
-        let tips: Vec<usize> = members
+        let mut tips: Vec<usize> = members
             .iter()
             .copied()
             .filter(|&i| !self.has_main_child(i))
             .collect();
+        // Every entry of theirs has a child: an id they used was already named as a parent in
+        // the file (an orphan waiting for it), so older rows now hang below theirs. The tips
+        // are then those rows' tips (the chain goes on through them).
+        let below = if tips.is_empty() {
+            let below = self.descendants(&members, &member_set);
+            tips = below
+                .iter()
+                .copied()
+                .filter(|&i| !self.has_main_child(i))
+                .collect();
+            below
+        } else {
+            Set::default()
+        };
+        if tips.is_empty() {
+            // No tip even below them: their parent links form a cycle (following children
+            // from a row ends at a row without any unless the rows loop, and a row in a loop
+            // has its parent in the loop, so no chain from the leaf enters it). Nothing of
+            // theirs continues the leaf and there is no tip to name: the cursor stays.
+            return Verdict::Nothing;
+        }
         let [tip] = tips[..] else {
             return Verdict::Diverged(tips);
         };
-        // One chain: from the tip up through reported parents, every member, then the leaf.
-        let leaf_row = self
-            .ix
-            .leaf
-            .as_ref()
-            .and_then(|l| self.ix.by_id.get(l).copied());
+        // One chain: from the tip up through reported parents, every member (and the older
+        // rows below them), then the leaf.
+        let leaf_row = self.leaf_row();
         let mut i = tip;
         let mut visited = 0usize;
+        let mut steps = 0usize;
         loop {
             if Some(i) == leaf_row {
                 break;
             }
-            if !member_set.contains(&i) || visited == members.len() {
+            let member = member_set.contains(&i);
+            if !(member || below.contains(&i)) || steps > members.len() + below.len() {
                 return Verdict::Diverged(tips);
             }
-            visited += 1;
+            steps += 1;
+            visited += usize::from(member);
             match self.parent_row(i) {
                 Some(p) => i = p,
                 // The root: the chain descends from the leaf only when there is none.
@@ -207,6 +257,61 @@ impl SessionManager {
         } else {
             Verdict::Diverged(tips)
         }
+    }
+
+    /// `rows` (entry rows from `since` on) less those equal byte for byte to an entry row
+    /// before `since` with the same id.
+    fn without_repeats(&self, since: usize, rows: Vec<usize>) -> Vec<usize> {
+        if rows.is_empty() || since == 0 {
+            return rows;
+        }
+        let ids: Set<&Id> = rows
+            .iter()
+            .filter_map(|&i| self.rows[i].kind.entry().map(|e| &e.id))
+            .collect();
+        let mut earlier: crate::index::Map<&Id, Vec<usize>> = crate::index::Map::default();
+        for (j, row) in self.rows[..since].iter().enumerate() {
+            if let Some(e) = row.kind.entry().filter(|e| ids.contains(&e.id)) {
+                earlier.entry(&e.id).or_default().push(j);
+            }
+        }
+        if earlier.is_empty() {
+            return rows;
+        }
+        let bytes = |i: usize| self.rows[i].bytes(&self.buf);
+        rows.into_iter()
+            .filter(|&i| {
+                let repeat = self.rows[i].kind.entry().is_some_and(|e| {
+                    earlier
+                        .get(&e.id)
+                        .is_some_and(|js| js.iter().any(|&j| bytes(j) == bytes(i)))
+                });
+                !repeat
+            })
+            .collect()
+    }
+
+    /// The rows below `members` (following children that are not side appends) that are not
+    /// members themselves.
+    fn descendants(&self, members: &[usize], member_set: &Set<usize>) -> Set<usize> {
+        let mut below: Set<usize> = Set::default();
+        let mut todo: Vec<usize> = members.to_vec();
+        while let Some(i) = todo.pop() {
+            for c in self.main_children(i) {
+                if !member_set.contains(&c) && below.insert(c) {
+                    todo.push(c);
+                }
+            }
+        }
+        below
+    }
+
+    /// The row the leaf names.
+    fn leaf_row(&self) -> Option<usize> {
+        self.ix
+            .leaf
+            .as_ref()
+            .and_then(|l| self.ix.by_id.get(l).copied())
     }
 
     /// The row of an entry's reported parent (`normalizeEntryParent`, §2.3) when it is an
@@ -222,17 +327,19 @@ impl SessionManager {
 
     /// True when the entry at row `i` has a child that is not a side append.
     fn has_main_child(&self, i: usize) -> bool {
+        self.main_children(i).next().is_some()
+    }
+
+    /// The children of the entry at row `i` that are not side appends (by row, then by id).
+    fn main_children(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         let not_side = |c: &usize| self.rows[*c].kind.entry().is_some_and(|e| !e.side);
-        if self.ix.children.of_row(i).any(|c| not_side(&c)) {
-            return true;
-        }
-        let Some(e) = self.rows[i].kind.entry() else {
-            return false;
-        };
+        let by_id = self.rows[i].kind.entry().map_or(&[][..], |e| {
+            self.ix.children.of_key(&ChildKey::Id(e.id.clone()))
+        });
         self.ix
             .children
-            .of_key(&ChildKey::Id(e.id.clone()))
-            .iter()
-            .any(not_side)
+            .of_row(i)
+            .chain(by_id.iter().copied())
+            .filter(not_side)
     }
 }

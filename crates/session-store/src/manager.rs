@@ -267,10 +267,13 @@ impl TailProbe {
     }
 }
 
-/// Why a full write failed: taking the session write lock, or the write itself.
+/// Why a full write failed: taking the session write lock, the write itself, or (a judged
+/// full write, [`SessionManager::write_full`]) another writer's lines that start another
+/// branch (an [`AppendError::Diverged`]).
 pub(crate) enum FullWriteError {
     Io(std::io::Error),
     Lock(LockError),
+    Diverged(AppendError),
 }
 
 impl FullWriteError {
@@ -278,6 +281,7 @@ impl FullWriteError {
         match self {
             FullWriteError::Io(source) => OpenError::write(path, source),
             FullWriteError::Lock(source) => OpenError::lock(path, source),
+            FullWriteError::Diverged(e) => OpenError::write(path, std::io::Error::other(e)),
         }
     }
 
@@ -285,6 +289,7 @@ impl FullWriteError {
         match self {
             FullWriteError::Io(source) => AppendError::write(path, source),
             FullWriteError::Lock(source) => AppendError::lock(path, source),
+            FullWriteError::Diverged(e) => e,
         }
     }
 
@@ -292,6 +297,7 @@ impl FullWriteError {
         match self {
             FullWriteError::Io(source) => BranchError::write(path, source),
             FullWriteError::Lock(source) => BranchError::lock(path, source),
+            FullWriteError::Diverged(e) => BranchError::from(e),
         }
     }
 
@@ -299,6 +305,7 @@ impl FullWriteError {
         match self {
             FullWriteError::Io(source) => RemoveError::write(path, source),
             FullWriteError::Lock(source) => RemoveError::lock(path, source),
+            FullWriteError::Diverged(e) => RemoveError::write(path, std::io::Error::other(e)),
         }
     }
 }
@@ -1245,14 +1252,33 @@ impl SessionManager {
                 })
                 .map_err(|source| AppendError::lock(path.clone(), source))??;
             }
-            // The first assistant of a held session: one full write of everything.
+            // The first assistant of a held session: one full write of everything, after the
+            // other writer's lines are adopted and judged (crate::foreign, D30).
             Some(path) if written => {
                 let saved = self.save();
+                let before = self.cursor();
                 self.push_row(row);
                 self.held += 1;
-                if let Err(e) = self.write_full_locked() {
-                    self.restore(saved);
-                    return Err(e.into_append(path));
+                match self.write_full_locked(true) {
+                    Ok(()) => {}
+                    Err(FullWriteError::Diverged(e)) => {
+                        // As a plain append: nothing written, their rows stay adopted (so the
+                        // caller can branch to a tip), the new row goes, the held rows stay,
+                        // and the error names the leaf the manager is back on.
+                        self.drop_last_held(before);
+                        return Err(match e {
+                            AppendError::Diverged { path, tips, .. } => AppendError::Diverged {
+                                path,
+                                leaf: self.ix.leaf.as_ref().map(|l| l.text().to_owned()),
+                                tips,
+                            },
+                            other => other,
+                        });
+                    }
+                    Err(e) => {
+                        self.restore(saved);
+                        return Err(e.into_append(path));
+                    }
                 }
                 self.flushed = true;
             }
@@ -1264,6 +1290,11 @@ impl SessionManager {
                         self.flushed = false;
                     }
                 }
+                // Held in memory, nothing written: an explicit move of the leaf before it
+                // stays in force for the full write that writes it.
+                if self.persist && file.is_some() {
+                    return Ok(id);
+                }
             }
         }
         // The leaf is this manager's own row now: the next append judges only what other
@@ -1271,6 +1302,18 @@ impl SessionManager {
         self.foreign_since = None;
         self.pinned = false;
         Ok(id)
+    }
+
+    /// After a judged full write of the held rows refused ([`AppendError::Diverged`]): the
+    /// row just pushed (the last) goes again and the cursor is put back to `before`; the
+    /// other writer's rows adopted by the write stay, still to be judged.
+    fn drop_last_held(&mut self, before: crate::foreign::Cursor) {
+        let since = self.foreign_since;
+        self.rows.pop();
+        self.held = self.held.saturating_sub(1);
+        self.rebuild();
+        self.restore_cursor(before);
+        self.foreign_since = since;
     }
 
     /// A plain append of `row` to `path`: written first, then the row joins the state.
@@ -2458,31 +2501,37 @@ impl SessionManager {
         if !self.persist || self.session_file.is_none() {
             return Ok(());
         }
-        self.write_full_locked()
+        self.write_full_locked(false)
     }
 
     /// [`SessionManager::write_full`] inside the session write lock when one is set.
-    fn write_full_locked(&mut self) -> Result<(), FullWriteError> {
+    fn write_full_locked(&mut self, judge: bool) -> Result<(), FullWriteError> {
         let Some(path) = self.session_file.clone() else {
             return Ok(());
         };
-        self.under_lock(&path, Self::write_full)
+        self.under_lock(&path, |sm| sm.write_full(judge))
             .map_err(FullWriteError::Lock)?
-            .map_err(FullWriteError::Io)
     }
 
     /// Forces a full write of a persisting session now (the reference's
-    /// `flushPendingPersistence`, absent from 2026.6.11): useful after held appends.
+    /// `flushPendingPersistence`, absent from 2026.6.11): useful after held appends. Lines
+    /// another writer appended meanwhile are adopted and judged as before a plain append
+    /// ([`ForeignAppendPolicy`], docs/DEVIATIONS.md D30).
     ///
     /// # Errors
-    /// [`AppendError::Write`].
+    /// [`AppendError::Write`]; [`AppendError::Diverged`] under
+    /// [`ForeignAppendPolicy::FastForward`] when the other writer's entries do not continue
+    /// this manager's leaf (e.g. they answered under the persisted base while this manager
+    /// holds its own rows): nothing is written, the held rows stay held, the other writer's
+    /// rows are adopted (a tip can be reached with [`SessionManager::branch`]).
     pub fn flush(&mut self) -> Result<(), AppendError> {
         if !self.persist || self.session_file.is_none() || self.flushed {
             return Ok(());
         }
-        self.write_full_locked()
+        self.write_full_locked(true)
             .map_err(|e| e.into_append(self.file_path()))?;
         self.flushed = true;
+        self.pinned = false;
         Ok(())
     }
 
@@ -2493,8 +2542,15 @@ impl SessionManager {
     /// [`AppendError::FileReplaced`] (this session replaces the other file, which is kept as a
     /// `.conflict-` backup), instead of reopening.
     ///
+    /// Lines another writer appended are judged as before a plain append
+    /// ([`ForeignAppendPolicy`], docs/DEVIATIONS.md D30): under
+    /// [`ForeignAppendPolicy::FastForward`] the leaf moves to their tip when they continue it.
+    ///
     /// # Errors
-    /// [`AppendError::ReadOnly`]; [`AppendError::Write`] (nothing changed on disk or in memory).
+    /// [`AppendError::ReadOnly`]; [`AppendError::Write`] (nothing changed on disk or in memory);
+    /// [`AppendError::Diverged`] under [`ForeignAppendPolicy::FastForward`] when the other
+    /// writer's entries start another branch (nothing written; their rows are adopted, rows
+    /// held in memory stay held).
     pub fn rewrite_file(&mut self) -> Result<(), AppendError> {
         if self.read_only {
             return Err(AppendError::ReadOnly {
@@ -2505,11 +2561,16 @@ impl SessionManager {
             return Ok(());
         }
         let saved = self.save();
-        if let Err(e) = self.write_full_locked() {
-            self.restore(saved);
-            return Err(e.into_append(self.file_path()));
+        match self.write_full_locked(true) {
+            Ok(()) => {}
+            Err(FullWriteError::Diverged(e)) => return Err(e),
+            Err(e) => {
+                self.restore(saved);
+                return Err(e.into_append(self.file_path()));
+            }
         }
         self.flushed = true;
+        self.pinned = false;
         Ok(())
     }
 
@@ -2734,11 +2795,19 @@ impl SessionManager {
     /// (adopting that writer's lines), up to [`FENCED_REWRITE_ATTEMPTS`] times. A conflict
     /// backup an attempt made stays (it is a byte-exact copy, listed in the diagnostics).
     ///
+    /// When `judge` is set (the first full write of held rows, `flush`, `rewrite_file`), the
+    /// other writer's rows adopted by the check (and any a plain append left to judge) are
+    /// judged as before a plain append ([`SessionManager::settle_foreign_until`], D30): they
+    /// may move the cursor to their tip, or refuse the write.
+    ///
     /// # Errors
-    /// The read, backup or replace failed; on other storages also
+    /// [`FullWriteError::Io`]: the read, backup or replace failed; on other storages also
     /// [`std::io::ErrorKind::ResourceBusy`] when every fenced attempt was refused (nothing
     /// written; the rows adopted by the attempts are dropped again).
-    fn write_full(&mut self) -> std::io::Result<()> {
+    /// [`FullWriteError::Diverged`] (judged writes only): nothing written, the other writer's
+    /// rows stay adopted (the belief about the file includes them) and remembered for the next
+    /// judgement; the cursor is unchanged.
+    fn write_full(&mut self, judge: bool) -> Result<(), FullWriteError> {
         let Some(path) = self.session_file.clone() else {
             return Ok(());
         };
@@ -2749,10 +2818,14 @@ impl SessionManager {
                 match self.storage.read_all(&path) {
                     Ok(b) => (Some(b), None),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
-                    Err(e) => return Err(e),
+                    Err(e) => return Err(FullWriteError::Io(e)),
                 }
             } else {
-                match self.storage.read_snapshot(&path)? {
+                match self
+                    .storage
+                    .read_snapshot(&path)
+                    .map_err(FullWriteError::Io)?
+                {
                     storage::SnapshotRead::Missing => (None, None),
                     storage::SnapshotRead::Read { bytes, snapshot } => {
                         (Some(bytes), Some(snapshot))
@@ -2761,10 +2834,25 @@ impl SessionManager {
                 }
             };
             let saved = self.save();
-            self.reconcile_before_rewrite(&path, current.as_deref())?;
+            let saved_foreign = self.foreign_since;
+            let adopted_at = self
+                .reconcile_before_rewrite(&path, current.as_deref())
+                .map_err(FullWriteError::Io)?;
+            if judge {
+                if let Some(at) = adopted_at {
+                    self.foreign_since.get_or_insert(at);
+                }
+                let until = self.rows.len().saturating_sub(self.held);
+                self.settle_foreign_until(&path, until)
+                    .map_err(FullWriteError::Diverged)?;
+            }
             self.synthesize_leaf_control();
             let bytes = self.serialized();
-            match self.storage.replace_if(&path, &bytes, expected.as_ref())? {
+            let replaced = self
+                .storage
+                .replace_if(&path, &bytes, expected.as_ref())
+                .map_err(FullWriteError::Io)?;
+            match replaced {
                 storage::Replace::Done => {
                     // The incremental repair must not trust the prefix it saw before.
                     crate::repair::invalidate_repair_cache(&path);
@@ -2772,10 +2860,13 @@ impl SessionManager {
                     return Ok(());
                 }
                 // Another writer got in between: the next attempt sees what it did.
-                storage::Replace::Refused => self.restore(saved),
+                storage::Replace::Refused => {
+                    self.restore(saved);
+                    self.foreign_since = saved_foreign;
+                }
             }
         }
-        Err(std::io::Error::new(
+        Err(FullWriteError::Io(std::io::Error::new(
             std::io::ErrorKind::ResourceBusy,
             format!(
                 "{} kept changing (other writers) during {FENCED_REWRITE_ATTEMPTS} fenced full \
@@ -2783,23 +2874,26 @@ impl SessionManager {
                 path.display(),
                 self.storage.name()
             ),
-        ))
+        )))
     }
 
     /// The check before a full rewrite (D11) of `current`, the session's bytes as just read
     /// (`None`: nothing stored): another writer's appended lines are adopted, any other change
-    /// is backed up byte for byte first.
+    /// is backed up byte for byte first. Returns the first adopted row when rows were adopted.
     fn reconcile_before_rewrite(
         &mut self,
         path: &Path,
         current: Option<&[u8]>,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<Option<usize>> {
+        let mut adopted_at = None;
         match self.disk.check(current, &self.buf) {
             Verdict::Same | Verdict::Vanished => {}
             Verdict::Grew(at) => {
                 if let Some(now) = current {
                     let at_row = self.rows.len().saturating_sub(self.held);
-                    self.adopt(&now[..at], &now[at..], at_row);
+                    if self.adopt(&now[..at], &now[at..], at_row) > 0 {
+                        adopted_at = Some(at_row);
+                    }
                     // Known now: a retry after a failed rewrite does not adopt them twice.
                     if !self.disk.appended(at as u64, &now[at..]) {
                         self.disk = DiskImage::known(now);
@@ -2815,7 +2909,7 @@ impl SessionManager {
                 }
             }
         }
-        Ok(())
+        Ok(adopted_at)
     }
 
     /// The state after a full rewrite of `bytes` landed.

@@ -329,7 +329,9 @@ fn open_paths_are_normalised_lexically() {
 
 /// Held appends, then another writer appends `ext`, then the first assistant: the full write
 /// keeps `ext` verbatim before the held rows (the reference drops it: op-script
-/// b21d-external-append-before-flush), and the manager now knows it.
+/// b21d-external-append-before-flush), and the manager now knows it. `ext` hangs beside the
+/// held rows, so this is the reference's policy, `AppendOnOwnLeaf` (by default the write
+/// refuses with `Diverged`, D30: `tests/foreign_appends_full_writes.rs`).
 #[test]
 fn held_flush_adopts_lines_another_writer_appended() {
     let dir = support::tempdir();
@@ -338,6 +340,7 @@ fn held_flush_adopts_lines_another_writer_appended() {
     let u1 = msg_line("u1", None, "user", "q", 1);
     support::write(&f, &format!("{HEADER}\n{u1}\n"));
     let mut sm = SessionManager::open(&f, None, None).unwrap();
+    sm.set_foreign_append_policy(session_store::ForeignAppendPolicy::AppendOnOwnLeaf);
     let n1 = sm.append_message(support::user("n1", 1)).unwrap();
     let ext = msg_line("ext", Some("u1"), "user", "e", 3);
     session_store::io::append_raw(&f, format!("{ext}\n").as_bytes()).unwrap();

@@ -219,6 +219,14 @@ fn held_flush_does_not_silently_discard_rows_appended_by_another_writer() {
         r#""id":"ext","parentId":"u1""#,
     );
     session_store::io::append_raw(&f, format!("{ext}\n").as_bytes()).unwrap();
+    // The full write finds `ext` beside the held row (both under u1): by default it refuses
+    // and writes nothing (D30); the reference's policy adopts `ext` and writes both (D11).
+    assert!(matches!(
+        sm.append_message(assistant()),
+        Err(session_store::AppendError::Diverged { ref tips, .. }) if tips == &["ext"]
+    ));
+    assert!(std::fs::read_to_string(&f).unwrap().contains(&ext));
+    sm.set_foreign_append_policy(session_store::ForeignAppendPolicy::AppendOnOwnLeaf);
     sm.append_message(assistant()).unwrap(); // full rewrite
     let survived = std::fs::read_dir(&d)
         .unwrap()
