@@ -341,7 +341,7 @@ const SYMLINK_LISTING_SETTLED: std::time::Duration = std::time::Duration::from_s
 /// The symlinks directly in `dir` whose name ends in `.jsonl`, sorted by name. The listing of
 /// a directory is remembered while its device, inode and modification time stay the same (a
 /// link created or removed changes the time), and only when the directory had been unchanged
-/// for [`SYMLINK_LISTING_SETTLED`] before it was read.
+/// for 2 seconds before it was read.
 pub fn symlinks_in(dir: &Path) -> Vec<PathBuf> {
     let stamp_of = |meta: &fs::Metadata| -> Option<(u64, u64, std::time::SystemTime)> {
         #[cfg(unix)]
