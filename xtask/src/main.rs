@@ -4,6 +4,7 @@ mod bench;
 mod conformance;
 mod generate;
 mod markers;
+mod modules;
 mod proc;
 mod profile;
 mod reliability;
@@ -42,6 +43,9 @@ enum Command {
     /// bad-input catalogue; release, `RELIABILITY_SCALE=full`) and the fuzz targets, print one
     /// table and write it into docs/RELIABILITY.md; exits 1 on any loss or failure.
     Reliability(reliability::ReliabilityArgs),
+    /// Print the graph of `crate::` references between a crate's top-level modules and its
+    /// cycles (`cargo xtask modules session-store`); exits 1 when there is a cycle.
+    Modules(modules::ModulesArgs),
     /// Measure the envelope scan (line framing + validation + type/id/parentId) over a file.
     Scan {
         /// The transcript to scan.
@@ -95,6 +99,11 @@ fn main() -> Result<()> {
         }
         Command::Conformance(args) => conformance::run(&args)?,
         Command::Reliability(args) => reliability::run(&args)?,
+        Command::Modules(args) => {
+            if !modules::run(&args)? {
+                std::process::exit(1);
+            }
+        }
         Command::Scan { file, runs } => {
             let buf =
                 std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
