@@ -285,6 +285,8 @@ impl SessionManager {
     /// Appends one line to the existing file: never to another file than the one this manager
     /// read or last wrote (same device and inode), never creating one
     /// ([`Storage::append_line`], fenced on this manager's snapshot and first line).
+    ///
+    /// [`Storage::append_line`]: crate::Storage::append_line
     fn write_line(&self, path: &Path, line: &[u8]) -> Result<io::VerifiedAppend, AppendError> {
         let expected = self.snapshot.map(|snapshot| io::KnownFile {
             snapshot,

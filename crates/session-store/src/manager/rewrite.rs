@@ -449,6 +449,10 @@ impl SessionManager {
     /// [`FullWriteError::Diverged`] (judged writes only): nothing written, the other writer's
     /// rows stay adopted (the belief about the file includes them) and remembered for the next
     /// judgement; the cursor is unchanged.
+    ///
+    /// [`FileStorage`]: crate::FileStorage
+    /// [`Storage::read_snapshot`]: crate::Storage::read_snapshot
+    /// [`Storage::replace_if`]: crate::Storage::replace_if
     fn write_full(&mut self, judge: bool) -> Result<(), FullWriteError> {
         let Some(path) = self.session_file.clone() else {
             return Ok(());
