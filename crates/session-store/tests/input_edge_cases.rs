@@ -7,13 +7,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 #[cfg(unix)]
-mod nobody;
+mod as_unprivileged;
 mod support;
 
 use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
-use nobody::{PERM_CHILD, is_root, open_dir, run_as_nobody};
+use as_unprivileged::{PERM_CHILD, is_root, open_dir, run_as_nobody};
 use session_format::json::{JsString, JsValue, parse_value, to_json_string};
 use session_store::{AppendError, OpenError, SessionManager};
 use support::{HEADER, msg_line};
