@@ -9,7 +9,7 @@
 //!   (`xtask/bench/ref.mjs`: OpenClaw 2026.6.11 under its node 24, pi 0.73.1 under the system
 //!   node 20), alternating the order, and prints — and writes into `docs/BENCHMARKS.md`
 //!   between the `bench-compare` markers — the medians, ours/reference ratios, peak RSS of every
-//!   process (`wait4`), the targets of issue 9 and the machine.
+//!   process (`wait4`), the targets (docs/BENCHMARKS.md) and the machine.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -1,4 +1,4 @@
-//! `cargo xtask reliability`: runs the reliability suites of issue 10 in release mode at full
+//! `cargo xtask reliability`: runs the reliability suites (docs/RELIABILITY.md) in release mode at full
 //! scale (`RELIABILITY_SCALE=full`, `-- --nocapture --test-threads=1`), collects the
 //! `RELIABILITY {json}` figure line each suite prints (protocol: docs/RELIABILITY.md), runs the
 //! cargo-fuzz targets of `fuzz/` for `--fuzz-seconds` each when cargo-fuzz and a nightly
@@ -503,7 +503,7 @@ fn pair(a: Option<u64>, b: Option<u64>) -> String {
     }
 }
 
-/// The headline figures (issue 10's "Done when" list first).
+/// The headline figures of a reliability run (the table docs/RELIABILITY.md ends with).
 fn headline(suites: &[Suite]) -> Vec<(&'static str, String, &'static str)> {
     let crash = &["crash", "crashReopen"][..];
     let s = |names: &[&str], f: &str| sum(suites, names, f);

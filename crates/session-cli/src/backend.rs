@@ -1,5 +1,5 @@
 //! Where the inspection subcommands read sessions: the local files (the default) or a Redis
-//! store (`--backend redis://HOST:PORT/[DB][?prefix=NAME]`, issue 11), through
+//! store (`--backend redis://HOST:PORT/[DB][?prefix=NAME]`), through
 //! [`session_store::storage::Storage`] ([`session_store::redis_store::RedisStorage`]).
 //!
 //! With a Redis backend a path names keys exactly as the store maps them

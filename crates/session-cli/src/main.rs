@@ -25,7 +25,7 @@
 //! - exit codes: 0 ok (nothing to do); 1 `check` found problems, or a write command changed
 //!   something (with `--dry-run`: would change something); 2 usage or I/O errors, and failed
 //!   write actions;
-//! - `--backend redis://…` (issue 11, [`backend`]) makes `list`, `tree`, `context`, `show`,
+//! - `--backend redis://…` ([`backend`]) makes `list`, `tree`, `context`, `show`,
 //!   `stats`, `check` and `export` read the sessions from a Redis store through
 //!   `session_store::storage::Storage` (the same output, paths shown absolute; nothing written
 //!   there); `keys parse` (which reads no store) ignores it, every other subcommand refuses

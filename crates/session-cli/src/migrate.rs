@@ -1,5 +1,5 @@
 //! `sessions migrate --from SRC --to DST`: copies every session between a directory of JSONL
-//! files and a Redis store (issue 11), in either direction, byte for byte, through
+//! files and a Redis store, in either direction, byte for byte, through
 //! [`session_store::storage::Storage`] on both sides ([`FileStorage`]: `session_store::io`,
 //! new files 0600; [`RedisStorage`]: create-if-absent scripts).
 //!

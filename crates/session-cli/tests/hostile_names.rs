@@ -73,8 +73,8 @@ fn assert_refused(dir: &Path, args: &[&str], message: &str) {
     assert_eq!(fingerprint(&dir.join("state/x.jsonl")), target, "{args:?}");
 }
 
-/// The one the issue was filed for: before, this rewrote `<root>/x.jsonl` (after a backup
-/// beside it) under a lock file created there.
+/// A session name that climbs out of the sessions directory: `repair` must not rewrite
+/// `<root>/x.jsonl` (nor back it up beside it) nor create a lock file there.
 #[test]
 fn repair_with_a_traversal_session_name_touches_nothing() {
     let tmp = store();

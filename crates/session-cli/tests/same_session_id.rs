@@ -1,4 +1,4 @@
-//! Bad-input catalogue (issue 10), the lookup half of "two files with the same session id":
+//! Bad-input catalogue (docs/RELIABILITY.md), the lookup half of "two files with the same session id":
 //! `--session <id>` over a directory holding two sessions with one header id reports the
 //! ambiguity (exit 2, both files named) instead of opening either; with one of them gone the
 //! same lookup opens the other. The fixtures are `session-store`'s

@@ -1,5 +1,5 @@
 //! Every line the reference writes is read, classified and re-emitted byte for byte; migrations
-//! reproduce the reference's rewrite (issue: session-format; spec openclaw-jsonl.md §1,
+//! reproduce the reference's rewrite (openclaw-jsonl.md §1,
 //! pi-format.md §1.8).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 

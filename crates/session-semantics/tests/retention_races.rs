@@ -1,4 +1,4 @@
-//! Retention edge cases found by a breaker review:
+//! Retention edge cases around times and races:
 //! - a session is judged by the times inside the file, never by its mtime, whatever the mtime
 //!   is: a message time that happens to equal the mtime still counts, and a file with no time
 //!   inside is left alone even when its mtime's sub-millisecond part rounds differently in two

@@ -1,4 +1,4 @@
-//! Criterion benches of the Redis backend (issue 11) against a local `redis-server` that the
+//! Criterion benches of the Redis backend (`redis_store`) against a local `redis-server` that the
 //! bench starts itself (free loopback port, no persistence; the bench prints why and measures
 //! nothing when no binary exists), with the file store on the same sessions as the baseline.
 //!

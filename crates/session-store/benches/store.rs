@@ -1,4 +1,4 @@
-//! Criterion benches of the store (issue 9; results and analysis in docs/BENCHMARKS.md).
+//! Criterion benches of the store (targets, results and analysis in docs/BENCHMARKS.md).
 //!
 //! ```sh
 //! cargo bench -p session-store                 # everything (~2 min after the data exists)

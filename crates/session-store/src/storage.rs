@@ -1,4 +1,4 @@
-//! Where a session's bytes live: the [`Storage`] trait (issue 11) that [`crate::SessionManager`]
+//! Where a session's bytes live: the [`Storage`] trait that [`crate::SessionManager`]
 //! reads and writes through, the JSONL file store [`FileStorage`] (the default: the same code
 //! and the same speed as before the trait existed), and the in-memory [`MemStorage`] (tests,
 //! embedding).
@@ -512,7 +512,7 @@ impl FileStorage {
 
     /// The file store making its writes (opens for writing, writes, syncs, renames, links,
     /// removals) through `fs`, with the `*_in` functions of [`crate::io`]; reads, `stat`s and
-    /// the write lock stay on the real file system. For fault injection (issue 10): a manager
+    /// the write lock stay on the real file system. For fault injection (docs/RELIABILITY.md): a manager
     /// on `Arc::new(FileStorage::with_fs(fault_fs))` meets the failures `fault_fs` plans.
     pub fn with_fs(fs: Arc<dyn Fs>) -> Self {
         FileStorage { fs: Some(fs) }

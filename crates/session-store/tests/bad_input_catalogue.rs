@@ -1,4 +1,4 @@
-//! The bad-input catalogue of issue 10: each kind of damaged or unusual transcript as a fixture
+//! The bad-input catalogue (docs/RELIABILITY.md): each kind of damaged or unusual transcript as a fixture
 //! (`tests/fixtures/catalogue/`, or generated at test time when too big to commit) with its exact
 //! expected report: the read-only open's [`OpenReport`] compared whole (line numbers, byte
 //! offsets, error texts), the entries, leaf, branch and context (with [`ContextGap`] where a

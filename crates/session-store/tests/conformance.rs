@@ -1,4 +1,4 @@
-//! Conformance with OpenClaw 2026.6.11 (issue: session-store core, "Done when"): every op-script
+//! Conformance with OpenClaw 2026.6.11: every op-script
 //! of the shared samples (`shared/conformance/scripts/`) and of the committed corpus
 //! (`tests/conformance/scripts/`), run through `session_store::replay`, gives the reference's
 //! normalised output byte for byte. The corpus's `x*` scripts are left out here: they show the

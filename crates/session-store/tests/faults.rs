@@ -1,4 +1,4 @@
-//! Fault injection (issue 10): every write path of `session_store::io`, and then
+//! Fault injection (docs/RELIABILITY.md): every write path of `session_store::io`, and then
 //! `SessionManager` on a `FileStorage` built on a fault-injecting file system, meets `ENOSPC`
 //! and `EIO` from each of its writes, fsyncs, renames, links, opens and removals in turn, and
 //! short writes (a few bytes, then an error or then success). After each fault: an error is

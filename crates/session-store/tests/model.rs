@@ -1,4 +1,4 @@
-//! Model-based property test of the SessionManager (issue 10): random sequences of appends
+//! Model-based property test of the SessionManager (docs/RELIABILITY.md): random sequences of appends
 //! (user, assistant, toolResult, custom message, custom), model and thinking changes, branches
 //! (to an earlier id, to an unknown id), branch summaries, label set and clear, compactions,
 //! `reset_leaf`, `flush`, reopen (drop the manager and open its file again) and

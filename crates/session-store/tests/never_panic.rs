@@ -1,4 +1,4 @@
-//! "Arbitrary bytes never panic" (issue 10): proptest feeds arbitrary byte strings, and
+//! "Arbitrary bytes never panic" (docs/RELIABILITY.md): proptest feeds arbitrary byte strings, and
 //! near-valid transcripts (a valid corpus with random byte flips, insertions, deletions,
 //! truncations, duplicated or swapped lines and spliced hostile tokens), to every entry point
 //! that reads a session file:

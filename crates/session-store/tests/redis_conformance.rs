@@ -1,4 +1,4 @@
-//! The conformance op-scripts on the Redis backend (issue 11): every script of the shared
+//! The conformance op-scripts on the Redis backend: every script of the shared
 //! samples (`shared/conformance/scripts/`) and of the committed corpus
 //! (`tests/conformance/scripts/`), except the `x*` scripts (see `conformance.rs`), run through
 //! `replay::run_script_normalized_in` on a `RedisStorage` gives the same normalised output as on

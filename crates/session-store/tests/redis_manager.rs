@@ -1,4 +1,4 @@
-//! A [`SessionManager`] on Redis while other gateways write (issue 11), against a real
+//! A [`SessionManager`] on Redis while other gateways write, against a real
 //! `redis-server` started by [`LocalRedisServer`] (skipped with a printed reason only when no
 //! binary exists):
 //! - a writable open reads the bytes and their version in one `MULTI`

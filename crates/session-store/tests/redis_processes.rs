@@ -1,4 +1,4 @@
-//! Two `SessionManager`s in two OS processes on ONE Redis session (issue 11): this test binary
+//! Two `SessionManager`s in two OS processes on ONE Redis session: this test binary
 //! re-runs itself in a child mode (`SESSION_LOCK_TEST_CHILD`, test `child_entry`), each child
 //! opens the session through its own `RedisStorage` connection and appends 500 assistant
 //! messages.

@@ -1,4 +1,4 @@
-//! Concurrent writers (issue 10, docs/RELIABILITY.md "concurrency"): the parent writes a session
+//! Concurrent writers (docs/RELIABILITY.md "concurrency"): the parent writes a session
 //! (header, one user and one assistant message), then N child processes (this test binary
 //! re-run in child mode `locked` or `unlocked`) open it and each append M assistant messages of
 //! varied lengths (text `w<writer>-<seq> …`, 40 B to 2 KB) with the default durability

@@ -1,4 +1,4 @@
-//! Crash trials (issue 10, docs/RELIABILITY.md "crash"): a child process (this test binary
+//! Crash trials (docs/RELIABILITY.md "crash"): a child process (this test binary
 //! re-run in child mode `append`) opens a session with `SessionManager::open`, sets
 //! `Durability::SyncData`, and appends messages of mixed sizes (40 B to 1 MiB, so a write can
 //! span many pages) in a loop, printing `ack <id>` on its stdout pipe once an append has

@@ -1,4 +1,4 @@
-//! Truncation at every byte offset (issue 10, docs/RELIABILITY.md "truncation"): a small
+//! Truncation at every byte offset (docs/RELIABILITY.md "truncation"): a small
 //! session written by `SessionManager` (header + 8 entries: two user/assistant turns, a branch
 //! back to the first assistant with its own turn, a label and a session name; text with
 //! two- and three-byte UTF-8 characters; about 3 KB) is cut at every offset `0..=len`. For each

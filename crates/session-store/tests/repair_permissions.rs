@@ -6,12 +6,12 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod nobody;
+mod as_unprivileged;
 mod repair_common;
 
 use std::path::{Path, PathBuf};
 
-use nobody::{PERM_CHILD, is_root, open_dir, run_as_nobody};
+use as_unprivileged::{PERM_CHILD, is_root, open_dir, run_as_nobody};
 use repair_common::{backups, plant, set_mode};
 use session_store::{RepairOptions, RepairSkip, repair_session_file_with};
 

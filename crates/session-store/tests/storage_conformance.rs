@@ -1,4 +1,4 @@
-//! The storage trait keeps the file store's semantics (issue 11): every op-script of the shared
+//! The storage trait keeps the file store's semantics: every op-script of the shared
 //! samples (`shared/conformance/scripts/`) and of the committed corpus
 //! (`tests/conformance/scripts/`), except the `x*` scripts (see `conformance.rs`), run on a
 //! [`MemStorage`] gives the same normalised output as on the file store, byte for byte, and

@@ -1,4 +1,4 @@
-//! Full rewrites on a storage shared by several gateways are fenced (issue 11): another
+//! Full rewrites on a storage shared by several gateways are fenced: another
 //! gateway's append that lands between a rewrite's pre-check and its replace is acknowledged,
 //! so it must not be dropped. [`MemStorage::replace_if`] refuses the stale replace, and the
 //! manager re-reads, adopts the line and rewrites (the scenario is in `fence_common`).

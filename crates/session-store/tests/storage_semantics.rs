@@ -1,4 +1,4 @@
-//! The [`Storage`] contract (issue 11), checked the same way on both implementations: the
+//! The [`Storage`] contract, checked the same way on both implementations: the
 //! file store ([`FileStorage`], in a temporary directory) and [`MemStorage`] give the same
 //! answers to the same operations (bytes, error kinds, separators, sizes, identities), and a
 //! [`SessionManager`] behaves the same on both (foreign appends adopted, replaced and deleted

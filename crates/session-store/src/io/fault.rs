@@ -1,6 +1,6 @@
 //! A test tool: [`FaultFs`], an [`Fs`] that makes the real calls ([`RealFs`]) except for one
 //! planned fault — `ENOSPC` or `EIO` from the Nth write, fsync, rename, link, open or removal,
-//! or a short write — and records what it injected (issue 10, fault injection; redb's
+//! or a short write — and records what it injected (fault injection, docs/RELIABILITY.md; redb's
 //! `FailingBackend`).
 //!
 //! Use it with the `*_in` write functions of [`crate::io`] (or a storage built on them):

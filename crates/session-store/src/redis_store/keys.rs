@@ -1,4 +1,4 @@
-//! The Redis key schema of one session (issue 11): every key of a session, and the index of its
+//! The Redis key schema of one session: every key of a session, and the index of its
 //! directory, shares the hash tag `{<dir>}`, so each Lua script touches keys of one cluster slot.
 //!
 //! For a session at `<dir>/<file>` under the key prefix `P` (percent-escaping `%`, `{` and `}`

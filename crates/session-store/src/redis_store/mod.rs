@@ -1,4 +1,4 @@
-//! The Redis transcript backend (issue 11, cargo feature `redis`): session bytes addressed by
+//! The Redis transcript backend (cargo feature `redis`): session bytes addressed by
 //! path, stored in Redis so that several gateway instances share one store, behind the same
 //! [`Storage`](crate::storage::Storage) trait as the file store (so the same
 //! [`SessionManager`](crate::SessionManager) API).

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use session_format::json::{JsValue, parse_value, to_json_string};
 
-/// Environment variable selecting the sizes: `full` runs what issue 10 asks for, anything else
+/// Environment variable selecting the sizes: `full` runs the sizes docs/RELIABILITY.md reports, anything else
 /// (or unset) the fast defaults that keep `cargo test` quick.
 pub const SCALE_ENV: &str = "RELIABILITY_SCALE";
 

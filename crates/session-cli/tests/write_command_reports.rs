@@ -1,9 +1,8 @@
-//! Regressions found by the second breaker pass over the write commands (`archive`, `clear`,
-//! `keys parse`, `unlock`): an `archive --all` that stopped at the first agent it could not
-//! archive (after moving the earlier agents' sessions, without reporting them), JSON output that
-//! panicked on a non-UTF-8 store path, names with newlines that forged report lines, `clear
-//! --session` made ambiguous by archived copies, `--now` outside a JavaScript date's range, and
-//! the messages for a `--config` that is not a file. Each test asserts the exact output, exit
+//! What the write commands (`archive`, `clear`, `keys parse`, `unlock`) report at the edges: an
+//! `archive --all` that cannot start one agent still archives and reports every other agent, JSON
+//! reports survive a non-UTF-8 store path, newlines in names are escaped so they cannot forge
+//! report lines, `clear --session` ignores archived copies when resolving, `--now` outside a
+//! JavaScript date's range is refused, and a `--config` that is not a file gets a clear message. Each test asserts the exact output, exit
 //! code and directory listing.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 

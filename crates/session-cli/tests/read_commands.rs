@@ -1,7 +1,7 @@
-//! The defects a new user found by trying to break `sessions` (target/cli-breaker): files that
-//! are not regular files, outputs that are not regular files, per-file results, rows too deep
-//! to decode, files that are not sessions, what `check` must report, the demo's manifest and
-//! store guard, Markdown code spans, short ids, control characters, and the usability fixes.
+//! The read commands on odd stores: `check` and `stats` give each file its own result, rows too
+//! deep to decode and files that are not sessions are reported, what `check` reports and its
+//! exit code, the demo's manifest and store guard, shortest unique short ids, usage messages,
+//! session addressing, `--dir`, help texts, `show --raw`, pi sessions and `context` explanations.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 mod support;
@@ -42,157 +42,8 @@ fn small_session() -> Vec<u8> {
     ])
 }
 
-/// True when `s` holds a character that must not reach a terminal raw (newlines aside).
-fn has_raw_controls(s: &str) -> bool {
-    s.chars().any(|c| {
-        (c.is_control() && c != '\n')
-            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
-    })
-}
-
 // ---------------------------------------------------------------------------------------
-// 1. export -o never replaces anything but a regular file
-
-#[test]
-fn export_never_replaces_anything_but_a_regular_file() {
-    let dir = tempdir();
-    let d = dir.path();
-    plant(&d.join("s.jsonl"), &small_session());
-    mkfifo(&d.join("out.fifo"));
-    let _sock = std::os::unix::net::UnixListener::bind(d.join("out.sock")).unwrap();
-    std::fs::create_dir(d.join("outdir")).unwrap();
-    symlink(d.join("out.fifo"), d.join("to-fifo.html")).unwrap();
-    symlink("/nonexistent-for-tests/x.html", d.join("dangling.html")).unwrap();
-    for (out, kind, after) in [
-        ("out.fifo", "fifo", "fifo"),
-        ("out.sock", "socket", "socket"),
-        ("outdir", "directory", "directory"),
-        ("to-fifo.html", "fifo", "symlink"),
-    ] {
-        let r = run_in_timeout(d, ["export", "s.jsonl", "-o", out, "--force"]);
-        assert_eq!(r.code, 2, "{out}: {}", r.stderr);
-        assert_eq!(
-            r.stderr,
-            format!(
-                "error: {out} is a {kind}, not a regular file; export writes only regular files \
-                 and never replaces anything else, even with --force (use `-o -` or a shell \
-                 redirection to write to stdout)\n"
-            )
-        );
-        assert_eq!(file_kind(&d.join(out)), after, "{out} was replaced");
-    }
-    assert_eq!(file_kind(&d.join("out.fifo")), "fifo");
-    let r = run_in_timeout(d, ["export", "s.jsonl", "-o", "dangling.html", "--force"]);
-    assert_eq!(r.code, 2);
-    assert_eq!(
-        r.stderr,
-        "error: dangling.html is a dangling symbolic link (its target \
-         /nonexistent-for-tests/x.html does not exist); refusing to write through it: remove the \
-         link or choose another OUT\n"
-    );
-    assert_eq!(file_kind(&d.join("dangling.html")), "symlink");
-
-    // `-o -` is stdout.
-    let to_stdout = run_in_timeout(d, ["export", "s.jsonl", "-o", "-"]);
-    let plain = run_in_timeout(d, ["export", "s.jsonl"]);
-    assert_eq!(to_stdout.code, 0, "{}", to_stdout.stderr);
-    assert_eq!(to_stdout.stdout, plain.stdout);
-    assert!(!d.join("-").exists());
-
-    // --force over a regular file keeps its mode, as the help says.
-    let reg = d.join("out.json");
-    plant(&reg, b"old\n");
-    std::fs::set_permissions(&reg, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let r = run_in_timeout(d, ["export", "s.jsonl", "-o", "out.json", "--force"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(std::fs::read_to_string(&reg).unwrap(), plain.stdout);
-    assert_eq!(std::fs::metadata(&reg).unwrap().mode() & 0o7777, 0o640);
-    let r = run_in_timeout(d, ["export", "s.jsonl", "-o", "new.json"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(
-        std::fs::metadata(d.join("new.json")).unwrap().mode() & 0o7777,
-        0o600
-    );
-    let help = run_in_timeout(d, ["export", "--help"]);
-    let help1 = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(
-        help1.contains("-o OUT writes a new regular file with mode 0600"),
-        "{help1}"
-    );
-    assert!(
-        help1.contains("the result keeps the replaced file's mode bits"),
-        "{help1}"
-    );
-    assert!(
-        help1.contains("a directory, FIFO, socket or device is refused even with --force"),
-        "{help1}"
-    );
-}
-
-// ---------------------------------------------------------------------------------------
-// 2. FIFOs and devices named *.jsonl are never opened
-
-#[test]
-fn fifos_and_devices_named_jsonl_are_never_opened() {
-    let dir = tempdir();
-    let d = dir.path();
-    let sessions = d.join("sessions");
-    plant(&sessions.join("a.jsonl"), &small_session());
-    mkfifo(&sessions.join("fifo.jsonl"));
-    symlink("/dev/zero", sessions.join("zero.jsonl")).unwrap();
-
-    let r = run_in_timeout(d, ["list", "--dir", "sessions"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(r.stdout.lines().count(), 2, "{}", r.stdout);
-    assert!(r.stdout.contains("sessions/a.jsonl"), "{}", r.stdout);
-    assert_eq!(
-        r.stderr,
-        "warning: skipped 2 files:\n  sessions/fifo.jsonl: not a regular file: fifo (session \
-         files are only read when they are regular files)\n  sessions/zero.jsonl: not a regular \
-         file: character device (session files are only read when they are regular files)\n"
-    );
-
-    let r = run_in_timeout(d, ["check", "sessions/fifo.jsonl"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert_eq!(
-        r.stdout,
-        "sessions/fifo.jsonl: error: not a regular file: fifo (session files are only read when \
-         they are regular files)\nchecked 1 file: 0 ok, 1 unreadable\n"
-    );
-    let fifo_err = "error: sessions/fifo.jsonl: not a regular file: fifo (session files are only \
-                    read when they are regular files)\n";
-    for args in [
-        vec!["tree", "sessions/fifo.jsonl"],
-        vec!["context", "sessions/fifo.jsonl"],
-        vec!["show", "sessions/fifo.jsonl", "@1"],
-        vec!["show", "--raw", "sessions/fifo.jsonl", "@1"],
-        vec!["export", "sessions/fifo.jsonl"],
-        vec!["stats", "sessions/fifo.jsonl"],
-    ] {
-        let r = run_in_timeout(d, &args);
-        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
-        assert_eq!(r.stderr, fifo_err, "{args:?}");
-        assert_eq!(r.stdout, "", "{args:?}");
-    }
-    let r = run_in_timeout(d, ["tree", "sessions/zero.jsonl"]);
-    assert_eq!(r.code, 2);
-    assert_eq!(
-        r.stderr,
-        "error: sessions/zero.jsonl: not a regular file: character device (session files are \
-         only read when they are regular files)\n"
-    );
-    let r = run_in_timeout(d, ["tree", "--dir", "sessions", "--session", "fifo"]);
-    assert_eq!(r.code, 2);
-    assert!(
-        r.stderr.contains("not a regular file: fifo"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(file_kind(&sessions.join("fifo.jsonl")), "fifo");
-}
-
-// ---------------------------------------------------------------------------------------
-// 3. check and stats give each file its own result
+// check and stats give each file its own result
 
 #[test]
 fn check_and_stats_give_each_file_its_own_result() {
@@ -260,7 +111,7 @@ fn check_and_stats_give_each_file_its_own_result() {
 }
 
 // ---------------------------------------------------------------------------------------
-// 4. rows nested deeper than the library can decode
+// rows nested deeper than the library can decode
 
 fn deep_session() -> (Vec<u8>, usize) {
     let deep = format!(
@@ -345,7 +196,7 @@ fn rows_too_deep_to_decode_are_reported_and_shown_honestly() {
 }
 
 // ---------------------------------------------------------------------------------------
-// 5. files that are not sessions
+// files that are not sessions
 
 #[test]
 fn files_that_are_not_sessions_are_errors() {
@@ -438,7 +289,7 @@ fn files_that_are_not_sessions_are_errors() {
 }
 
 // ---------------------------------------------------------------------------------------
-// 6 and 14. what check reports: errors and warnings
+// what check reports: errors and warnings
 
 #[test]
 fn check_reports_what_list_and_context_building_fail_on() {
@@ -538,7 +389,7 @@ fn check_warnings_do_not_change_the_exit_code() {
 }
 
 // ---------------------------------------------------------------------------------------
-// 7. a failed demo can be cleaned up by --force
+// a failed demo can be cleaned up by --force
 
 #[test]
 fn a_demo_that_cannot_write_its_manifest_writes_nothing() {
@@ -626,7 +477,7 @@ fn a_demo_interrupted_while_writing_a_file_is_cleaned_up_by_force() {
 }
 
 // ---------------------------------------------------------------------------------------
-// 8. demo --force never writes into a store that is not a demo
+// demo --force never writes into a store that is not a demo
 
 #[test]
 fn demo_force_refuses_an_openclaw_store_without_a_manifest() {
@@ -661,37 +512,7 @@ fn demo_force_refuses_an_openclaw_store_without_a_manifest() {
 }
 
 // ---------------------------------------------------------------------------------------
-// 9. Markdown code spans
-
-#[test]
-fn markdown_code_spans_are_commonmark() {
-    let dir = tempdir();
-    let d = dir.path();
-    let rows = vec![
-        HEADER.replace("\"cwd\":\"/tmp\"", "\"cwd\":\"/tmp/we`ird_dir\""),
-        msg("u1", None, "user", "weather?"),
-        r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"weather_forecast","arguments":{}},{"type":"toolCall","id":"c2","name":"it`s","arguments":{}}],"provider":"p","model":"m"}}"#.to_owned(),
-        r#"{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"weather_forecast","content":[{"type":"text","text":"sunny"}],"isError":false}}"#.to_owned(),
-        r#"{"type":"custom_message","id":"x1","parentId":"r1","timestamp":"2026-01-01T00:00:04.000Z","customType":"`tick`","content":"hi","display":true}"#.to_owned(),
-    ];
-    plant(&d.join("md.jsonl"), &lines(&rows));
-    let r = run_in_timeout(d, ["export", "md.jsonl", "--format", "md"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let out = &r.stdout;
-    for want in [
-        "- Working directory: ``/tmp/we`ird_dir``\n",
-        "**→ tool call `weather_forecast`**\n",
-        "**→ tool call ``it`s``**\n",
-        "### Tool result `weather_forecast` · `r1` · 2026-01-01T00:00:03.000Z\n",
-        "### Custom message `` `tick` `` · `x1` · 2026-01-01T00:00:04.000Z\n",
-    ] {
-        assert!(out.contains(want), "missing {want:?} in\n{out}");
-    }
-    assert!(!out.contains("weather\\_forecast"), "{out}");
-}
-
-// ---------------------------------------------------------------------------------------
-// 11. short ids are unique
+// short ids are unique
 
 #[test]
 fn tree_short_ids_are_shortest_unique_prefixes() {
@@ -730,53 +551,7 @@ fn tree_short_ids_are_shortest_unique_prefixes() {
 }
 
 // ---------------------------------------------------------------------------------------
-// 12. control characters never reach the terminal
-
-#[test]
-fn control_and_bidi_characters_are_escaped_in_human_output() {
-    let dir = tempdir();
-    let sessions = dir.path().join("agents/main/sessions");
-    let rows = vec![
-        HEADER.to_owned(),
-        r#"{"type":"message","id":"ü\u202e\u0000x","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"rtl \u202e text\u0007bell \u001b[31mred"}],"timestamp":1767225601000}}"#.to_owned(),
-        r#"{"type":"session_info","id":"n1","parentId":"ü\u202e\u0000x","timestamp":"2026-01-01T00:00:02.000Z","name":"na\u2066me\u0000"}"#.to_owned(),
-        r#"{"type":"label","id":"l1","parentId":"n1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"n1","label":"la\u001bbel"}"#.to_owned(),
-    ];
-    plant(&sessions.join("c.jsonl"), &lines(&rows));
-    let f = sessions.join("c.jsonl");
-    let f = f.to_str().unwrap();
-    for args in [
-        vec!["tree", f],
-        vec!["context", f],
-        vec!["list", "--root", dir.path().to_str().unwrap()],
-        vec!["export", f, "--format", "md"],
-    ] {
-        let r = run_in_timeout(dir.path(), &args);
-        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-        assert!(!has_raw_controls(&r.stdout), "{args:?}: {:?}", r.stdout);
-        assert!(!has_raw_controls(&r.stderr), "{args:?}: {:?}", r.stderr);
-    }
-    let r = run_in_timeout(dir.path(), ["tree", f]);
-    assert!(
-        r.stdout.contains(
-            "● ü\\u{202e}\\u{0}x user          rtl \\u{202e} text\\u{7}bell \\u{1b}[31mred\n"
-        ),
-        "{}",
-        r.stdout
-    );
-    assert!(r.stdout.contains("[la\\u{1b}bel]"), "{}", r.stdout);
-    // JSON output stays exact.
-    let r = run_in_timeout(dir.path(), ["tree", "--json", f]);
-    let v = json(&r.stdout);
-    let first = &v.get("nodes").and_then(JsValue::as_array).unwrap()[0];
-    assert_eq!(
-        first.get("id").and_then(JsValue::as_str_lossy).as_deref(),
-        Some("ü\u{202e}\u{0}x")
-    );
-}
-
-// ---------------------------------------------------------------------------------------
-// 13. small things
+// usage messages
 
 #[test]
 fn usage_messages_say_what_is_wrong() {

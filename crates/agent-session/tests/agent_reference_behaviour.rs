@@ -1,6 +1,8 @@
-//! Regressions for the breaker review of `agent-session` (issue 8). Each test pins a confirmed
-//! bug that is now fixed; goldens that depend on the reference were produced by OpenClaw
-//! 2026.6.11 on the same inputs (named in each test).
+//! `AgentSession` behaviours matched against OpenClaw 2026.6.11: model state after leaf moves,
+//! active tools at construction, JavaScript whitespace in prompt normalisation, lone surrogates
+//! in conversion, the pairing repair's `changed` flag, another name of the bound file, the
+//! truncation cut point and the write lock around case 2b. Goldens that depend on the reference
+//! were produced by OpenClaw 2026.6.11 on the same inputs (named in each test).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 mod common;
@@ -75,10 +77,9 @@ fn model(p: &str, m: &str) -> Option<ModelRef> {
     })
 }
 
-/// Finding 1: the model and thinking level were cached at `AgentSession::new` and went stale
-/// when the leaf moved (or entries were appended) through `session_manager_mut`, so
-/// `model_context` named the wrong model and `set_model`/`set_thinking_level` skipped entries
-/// the branch needed.
+/// The model and thinking level follow the context: after the leaf moves (or entries are
+/// appended) through `session_manager_mut`, `model_context` names the branch's model and
+/// `set_model`/`set_thinking_level` append the entries the branch needs.
 #[test]
 fn model_state_follows_the_context_after_leaf_moves() {
     let dir = tempfile::tempdir().unwrap();
@@ -140,10 +141,10 @@ fn model_state_follows_the_context_after_leaf_moves() {
     assert_eq!(agent.model().cloned(), model("p3", "m3"));
 }
 
-/// Finding 2: the reference's `AgentSession` constructor builds its runtime with
-/// `includeAllExtensionTools: true`, so extension and SDK tools start active; ours started with
-/// only the base tools. Goldens: OpenClaw 2026.6.11 `refreshToolRegistry` with base
-/// `[read, bash]`, extension `[grep]`, SDK `[sdk1]` → `["read","bash","grep","sdk1"]`;
+/// The reference's `AgentSession` constructor builds its runtime with
+/// `includeAllExtensionTools: true`, so extension and SDK tools start active, as ours do.
+/// Goldens: OpenClaw 2026.6.11 `refreshToolRegistry` with base `[read, bash]`, extension
+/// `[grep]`, SDK `[sdk1]` → `["read","bash","grep","sdk1"]`;
 /// requested `[bash]` → `["bash","grep","sdk1"]`; allow-list `[sdk1, read]` →
 /// `["read","sdk1"]`.
 #[test]
@@ -207,8 +208,8 @@ impl Tool for Prompted {
     }
 }
 
-/// Finding 3: snippets and guidelines were normalised with Rust's whitespace (which has
-/// U+0085 and lacks U+FEFF) instead of JavaScript's `\s`/`trim`. Golden: OpenClaw 2026.6.11
+/// Snippets and guidelines are normalised with JavaScript's `\s`/`trim` (which has U+FEFF and
+/// lacks U+0085), not Rust's whitespace. Golden: OpenClaw 2026.6.11
 /// `refreshToolRegistry` gives snippets `[["a","a b c d\u0085e"]]` (b's `"\ufeff"` dropped)
 /// and guidelines `[["c",["x","\u0085"]]]`.
 #[test]
@@ -267,8 +268,8 @@ fn prompt_normalisation_uses_javascript_whitespace() {
     );
 }
 
-/// Finding 4: lone surrogates in a bash command or output and in summaries were turned into
-/// U+FFFD in the text sent to the model. Goldens: OpenClaw 2026.6.11 `convertToLlm`, as
+/// Lone surrogates in a bash command or output and in summaries reach the text sent to the
+/// model unchanged (not as U+FFFD). Goldens: OpenClaw 2026.6.11 `convertToLlm`, as
 /// `JSON.stringify` prints them.
 #[test]
 fn lone_surrogates_survive_conversion() {
@@ -294,8 +295,8 @@ fn lone_surrogates_survive_conversion() {
     );
 }
 
-/// Finding 5: the pairing repair put results in call order (and moved an errored turn's
-/// results up) but reported `changed: false`. The reference returns its input unchanged in
+/// The pairing repair that puts results in call order (or moves an errored turn's results up)
+/// reports `changed: true`. The reference returns its input unchanged in
 /// these two cases (its `moved` flag misses them); ours keeps the repaired order and says so.
 #[test]
 fn reordered_results_are_reported_as_changed() {
@@ -365,8 +366,8 @@ fn reordered_results_are_reported_as_changed() {
     assert!(!r.changed);
 }
 
-/// Finding 6: a manager opened through another name of the same file (a symlinked directory)
-/// was refused as bound to another file.
+/// A manager opened through another name of the same file (a symlinked directory) is accepted
+/// as bound to that file.
 #[cfg(unix)]
 #[test]
 fn prepare_accepts_another_name_of_the_bound_file() {
@@ -434,10 +435,9 @@ fn truncate_keeps_at_least_the_newest_cut_point() {
     assert!(!cut.is_split_turn);
 }
 
-/// Finding 7: case 2b emptied the file without taking the session write lock the manager was
-/// told to write under, so a writer holding the lock could append between the backup and the
-/// emptying (that line then survived nowhere). Now the check, backup and emptying run inside
-/// the lock; a lock held elsewhere fails the call before anything changes.
+/// Case 2b's check, backup and emptying run inside the session write lock the manager was told
+/// to write under, so no writer holding the lock can append between the backup and the
+/// emptying; a lock held elsewhere fails the call before anything changes.
 #[test]
 fn reset_runs_inside_the_session_write_lock() {
     use session_store::{LockOptions, SessionWriteLock};

@@ -1,7 +1,7 @@
 //! openclaw-jsonl.md §7.1 (`session-manager.test.ts`, J) and §7.4
 //! (`session-manager-init.test.ts`, J): the items that concern the store, ported with exact
 //! values. Items about SQLite markers, snapshots, the warm cache, the write lock, repair and
-//! `prepareSessionManagerForRun` itself belong to later issues and are not here.
+//! `prepareSessionManagerForRun` itself are not ported here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;

@@ -1,6 +1,6 @@
 //! Permission checks that must not run as root (permissions do not bind it): as root, the test
 //! re-runs itself in a child process as `nobody`, with its scratch directory in [`PERM_CHILD`].
-//! Used by `tests/breaker_fixes.rs` and `tests/repair_permissions.rs`.
+//! Used by `tests/rewrite_side_effects.rs` and `tests/repair_permissions.rs`.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 #![allow(dead_code)]
