@@ -8,31 +8,6 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 
 use support::*;
 
-const HEADER: &str = r#"{"type":"session","version":3,"id":"sess-0001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}"#;
-
-fn msg(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
-    let parent = parent.map_or_else(|| "null".to_owned(), |p| format!("\"{p}\""));
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{text}"}}],"timestamp":1767225601000}}}}"#
-    )
-}
-
-fn lines(rows: &[String]) -> Vec<u8> {
-    let mut s = rows.join("\n");
-    s.push('\n');
-    s.into_bytes()
-}
-
-/// A small clean session: header, user, assistant, user.
-fn small_session() -> Vec<u8> {
-    lines(&[
-        HEADER.to_owned(),
-        msg("a1", None, "user", "hello"),
-        msg("a2", Some("a1"), "assistant", "hi there"),
-        msg("a3", Some("a2"), "user", "more"),
-    ])
-}
-
 // ---------------------------------------------------------------------------------------
 // export -o never replaces anything but a regular file
 

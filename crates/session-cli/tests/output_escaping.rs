@@ -7,23 +7,8 @@ mod support;
 use session_format::json::{JsValue, parse_value};
 use support::*;
 
-const HEADER: &str = r#"{"type":"session","version":3,"id":"sess-0001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}"#;
-
 fn json(text: &str) -> JsValue {
     parse_value(text.as_bytes()).unwrap()
-}
-
-fn msg(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
-    let parent = parent.map_or_else(|| "null".to_owned(), |p| format!("\"{p}\""));
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{text}"}}],"timestamp":1767225601000}}}}"#
-    )
-}
-
-fn lines(rows: &[String]) -> Vec<u8> {
-    let mut s = rows.join("\n");
-    s.push('\n');
-    s.into_bytes()
 }
 
 /// True when `s` holds a character that must not reach a terminal raw (newlines aside).

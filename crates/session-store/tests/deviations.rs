@@ -5,26 +5,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use session_format::json::{JsValue, to_json_string};
 use session_store::SessionManager;
-use support::{HEADER, assistant, context_texts, ids, js, msg_line, user};
-
-fn file_with(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    support::write(&path, body);
-    path
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use support::{HEADER, assistant, context_texts, file_with, files_in, ids, js, msg_line, user};
 
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {

@@ -4,26 +4,9 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-
 use session_format::json::{JsValue, to_json_string};
 use session_store::{ContextError, NameError, SessionManager};
-use support::{HEADER, assistant, js};
-
-fn file_with(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    support::write(&path, body);
-    path
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use support::{HEADER, assistant, file_with, files_in, js};
 
 /// `getSessionName`: last `session_info` wins, trimmed, empty clears, a non-string name is an
 /// error naming the row.

@@ -4,26 +4,9 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-
 use session_format::json::to_json_string;
 use session_store::SessionManager;
-use support::{HEADER, ids, js, msg_line, user};
-
-fn file_with(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    support::write(&path, body);
-    path
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use support::{HEADER, file_with, files_in, ids, js, msg_line, user};
 
 /// The read-only open never writes, migrates in memory, and reports what a writable open would
 /// repair.

@@ -205,3 +205,20 @@ pub fn check_suite_on(
     }
     (same, failures)
 }
+
+/// Writes `body` to `dir/name` and returns that path.
+pub fn file_with(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    write(&path, body);
+    path
+}
+
+/// The names in `dir`, sorted.
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
