@@ -83,7 +83,7 @@ pub(crate) struct Listed {
     pub(crate) mtime: Option<f64>,
     /// The file's device and inode (links followed; `None` for a Redis session), so that two
     /// names of one file are not taken for two files sharing a session id.
-    pub(crate) file_id: Option<(u64, u64)>,
+    pub(crate) file_id: Option<session_store::identity::FileId>,
     /// The paths of the other listed files whose header has this session id, sorted.
     pub(crate) id_shared_with: Vec<PathBuf>,
 }
@@ -192,7 +192,11 @@ fn scan_one(c: &Candidate) -> Scan {
         });
     }
     let (size, mtime, file_id) = match std::fs::metadata(&c.path) {
-        Ok(m) => (m.len(), m.modified().ok().map(ms_since_epoch), file_id(&m)),
+        Ok(m) => (
+            m.len(),
+            m.modified().ok().map(ms_since_epoch),
+            session_store::identity::FileId::of(&m),
+        ),
         Err(e) => {
             return Scan::Skipped(Skipped {
                 path: c.path.clone(),
@@ -402,19 +406,6 @@ pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, 
     });
     mark_shared_ids(&mut listed);
     Ok((listed, skipped))
-}
-
-/// The device and inode of a file's metadata.
-#[cfg(unix)]
-fn file_id(m: &std::fs::Metadata) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt as _;
-    Some((m.dev(), m.ino()))
-}
-
-/// The device and inode of a file's metadata (none off Unix: paths tell files apart).
-#[cfg(not(unix))]
-fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
-    None
 }
 
 /// Fills [`Listed::id_shared_with`]: for each session, the other listed files whose header
@@ -728,7 +719,7 @@ mod tests {
             agent: None,
             size: 0,
             mtime: None,
-            file_id,
+            file_id: file_id.map(|(dev, ino)| session_store::identity::FileId { dev, ino }),
             id_shared_with: Vec::new(),
         }
     }

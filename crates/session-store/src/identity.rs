@@ -320,8 +320,8 @@ pub fn aliases_in(dir: &Path, target: &Path) -> Vec<PathBuf> {
 
 /// A remembered listing of the `*.jsonl` symlinks of one directory.
 struct SymlinkListing {
-    /// The directory's device, inode and modification time when it was read.
-    stamp: (u64, u64, std::time::SystemTime),
+    /// The directory's device and inode and its modification time when it was read.
+    stamp: (FileId, std::time::SystemTime),
     /// The symlinks, sorted.
     links: Vec<PathBuf>,
 }
@@ -343,15 +343,8 @@ const SYMLINK_LISTING_SETTLED: std::time::Duration = std::time::Duration::from_s
 /// link created or removed changes the time), and only when the directory had been unchanged
 /// for 2 seconds before it was read.
 pub fn symlinks_in(dir: &Path) -> Vec<PathBuf> {
-    let stamp_of = |meta: &fs::Metadata| -> Option<(u64, u64, std::time::SystemTime)> {
-        #[cfg(unix)]
-        let (dev, ino) = {
-            use std::os::unix::fs::MetadataExt;
-            (meta.dev(), meta.ino())
-        };
-        #[cfg(not(unix))]
-        let (dev, ino) = (0, 0);
-        Some((dev, ino, meta.modified().ok()?))
+    let stamp_of = |meta: &fs::Metadata| -> Option<(FileId, std::time::SystemTime)> {
+        Some((FileId::of(meta)?, meta.modified().ok()?))
     };
     let Ok(meta) = fs::metadata(dir) else {
         return Vec::new();
@@ -374,7 +367,7 @@ pub fn symlinks_in(dir: &Path) -> Vec<PathBuf> {
         .map(|e| e.path())
         .collect();
     links.sort();
-    let settled = stamp.is_some_and(|(_, _, mtime)| {
+    let settled = stamp.is_some_and(|(_, mtime)| {
         started
             .duration_since(mtime)
             .is_ok_and(|age| age >= SYMLINK_LISTING_SETTLED)
