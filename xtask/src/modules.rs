@@ -1,10 +1,15 @@
 //! `cargo xtask modules CRATE`: the graph of `crate::` references between the top-level modules
 //! of one workspace crate, and the cycles in it (exit 1 when there is one).
 //!
-//! A module is a top-level `src/<name>.rs` or `src/<name>/mod.rs`; its sub-modules are folded
-//! into it. An edge `a -> b` is any `crate::b…` path in code of `a` (comments and doc comments
-//! are left out), and `crate::Name` for a name the crate root re-exports (`pub use b::{Name, …}`)
-//! counts as `crate::b`. Cycles are the strongly connected components of more than one module.
+//! The crate root is `src/lib.rs`, else `src/main.rs` (a binary crate). A module is one the root
+//! declares with `mod name;` (any visibility or attribute except `#[cfg(test)]`), read from
+//! `src/<name>.rs` (with the files under `src/<name>/`) or `src/<name>/mod.rs`; its
+//! sub-modules are folded into it. An edge `a -> b` is any `crate::b…` path in code of `a`
+//! (comments and doc comments are left out), and `crate::Name` for a name the crate root
+//! re-exports (`pub use b::{Name, …}`) counts as `crate::b`. `crate::Name` for an item the root
+//! defines itself (`fn`, `struct`, `enum`, …) is an edge to the node `crate`, which is shown only
+//! when some module has such an edge; its own edges are the modules the root names (`b::…` or
+//! `crate::b…`). Cycles are the strongly connected components of more than one module.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -21,52 +26,79 @@ pub struct ModulesArgs {
 /// Module name → the modules it names.
 pub type Graph = BTreeMap<String, BTreeSet<String>>;
 
+/// The node standing for the crate root, when a module names an item defined there.
+pub const ROOT: &str = "crate";
+
 /// Prints the graph and its cycles; `Ok(false)` when there is a cycle.
 pub fn run(args: &ModulesArgs) -> Result<bool> {
     let src = crate::bench::repo_root()
         .join("crates")
         .join(&args.krate)
         .join("src");
-    if !src.join("lib.rs").is_file() {
-        bail!("{} has no lib.rs", src.display());
-    }
-    let graph = graph_of(&src)?;
+    let (text, ok) = report(&src, &args.krate)?;
+    print!("{text}");
+    Ok(ok)
+}
+
+/// The printed report for the crate whose sources are in `src`: one `m -> a, b` line per
+/// module, then `no cycle among the N modules of NAME` or one `cycle: a <-> b` line per
+/// cycle; `true` when there is no cycle.
+///
+/// # Errors
+/// No `lib.rs` or `main.rs` in `src`; a declared module without its file; a file that cannot
+/// be read.
+pub fn report(src: &Path, name: &str) -> Result<(String, bool)> {
+    let graph = graph_of(src)?;
+    let mut out = String::new();
     for (m, to) in &graph {
         let to: Vec<&str> = to.iter().map(String::as_str).collect();
-        println!(
-            "{m} -> {}",
-            if to.is_empty() {
-                "(none)".to_owned()
-            } else {
-                to.join(", ")
-            }
-        );
+        let to = if to.is_empty() {
+            "(none)".to_owned()
+        } else {
+            to.join(", ")
+        };
+        out.push_str(&format!("{m} -> {to}\n"));
     }
     let cycles = cycles(&graph);
     if cycles.is_empty() {
-        println!(
-            "no cycle among the {} modules of {}",
-            graph.len(),
-            args.krate
-        );
-        return Ok(true);
+        out.push_str(&format!(
+            "no cycle among the {} modules of {name}\n",
+            graph.len()
+        ));
+        return Ok((out, true));
     }
     for c in &cycles {
         let c: Vec<&str> = c.iter().map(String::as_str).collect();
-        println!("cycle: {}", c.join(" <-> "));
+        out.push_str(&format!("cycle: {}\n", c.join(" <-> ")));
     }
-    Ok(false)
+    Ok((out, false))
+}
+
+/// The crate root in `src`: `lib.rs`, else `main.rs`.
+///
+/// # Errors
+/// Neither exists.
+pub fn root_file(src: &Path) -> Result<PathBuf> {
+    for name in ["lib.rs", "main.rs"] {
+        let p = src.join(name);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    bail!("{} has no lib.rs or main.rs", src.display())
 }
 
 /// The graph of the crate whose sources are in `src`.
 ///
 /// # Errors
-/// A source file that cannot be read.
+/// As [`report`].
 pub fn graph_of(src: &Path) -> Result<Graph> {
-    let lib = read(&src.join("lib.rs"))?;
-    let modules = top_level_modules(src)?;
-    let reexports = reexports(&strip_comments(&lib), &modules);
+    let root = without_test_modules(&strip_comments(&read(&root_file(src)?)?));
+    let modules = top_level_modules(src, &root)?;
+    let reexports = reexports(&root, &modules);
+    let root_items = root_items(&root);
     let mut graph = Graph::new();
+    let mut names_root = false;
     for (name, files) in &modules {
         let mut to = BTreeSet::new();
         for f in files {
@@ -77,13 +109,33 @@ pub fn graph_of(src: &Path) -> Result<Graph> {
             }
             let code = without_test_modules(&strip_comments(&read(f)?));
             for target in crate_paths(&code) {
-                let target = reexports.get(&target).cloned().unwrap_or(target);
-                if &target != name && modules.contains_key(&target) {
-                    to.insert(target);
+                let module = reexports
+                    .get(&target)
+                    .cloned()
+                    .or_else(|| modules.contains_key(&target).then(|| target.clone()));
+                match module {
+                    Some(m) if &m == name => {}
+                    Some(m) => {
+                        to.insert(m);
+                    }
+                    None if root_items.contains(&target) => {
+                        to.insert(ROOT.to_owned());
+                        names_root = true;
+                    }
+                    None => {}
                 }
             }
         }
         graph.insert(name.clone(), to);
+    }
+    if names_root {
+        let mut to: BTreeSet<String> = crate_paths(&root)
+            .into_iter()
+            .chain(bare_paths(&root))
+            .filter(|m| modules.contains_key(m))
+            .collect();
+        to.extend(reexports.values().cloned());
+        graph.insert(ROOT.to_owned(), to);
     }
     Ok(graph)
 }
@@ -92,26 +144,111 @@ fn read(p: &Path) -> Result<String> {
     std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))
 }
 
-/// Each top-level module with every `.rs` file it is made of.
-fn top_level_modules(src: &Path) -> Result<BTreeMap<String, Vec<PathBuf>>> {
+/// Each module the crate root declares (`root`: its code without comments) with every `.rs`
+/// file it is made of.
+fn top_level_modules(src: &Path, root: &str) -> Result<BTreeMap<String, Vec<PathBuf>>> {
     let mut out = BTreeMap::new();
-    for e in std::fs::read_dir(src).with_context(|| format!("listing {}", src.display()))? {
-        let p = e?.path();
-        let name = p
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if p.is_file() && p.extension().is_some_and(|x| x == "rs") && name != "lib" {
-            let mut files = vec![p.clone()];
-            rs_files(&src.join(&name), &mut files)?;
-            out.insert(name, files);
-        } else if p.is_dir() && p.join("mod.rs").is_file() {
-            let mut files = Vec::new();
-            rs_files(&p, &mut files)?;
-            out.insert(name, files);
+    for name in declared_modules(root) {
+        let file = src.join(format!("{name}.rs"));
+        let dir = src.join(&name);
+        let mut files = Vec::new();
+        if file.is_file() {
+            files.push(file);
+            rs_files(&dir, &mut files)?;
+        } else if dir.join("mod.rs").is_file() {
+            rs_files(&dir, &mut files)?;
+        } else {
+            bail!(
+                "the crate root declares `mod {name};` but neither {} nor {} exists",
+                file.display(),
+                dir.join("mod.rs").display()
+            );
         }
+        out.insert(name, files);
     }
     Ok(out)
+}
+
+/// The names of the file modules `code` declares (`mod name;`, `pub(crate) mod name;`, …),
+/// except those under `#[cfg(test)]`; inline `mod name { … }` blocks are part of the root.
+pub fn declared_modules(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = code[from..].find("mod ") {
+        let at = from + i;
+        from = at + "mod ".len();
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = code[from..].trim_start();
+        let Some(name) = ident_at(rest) else {
+            continue;
+        };
+        if !rest[name.len()..].trim_start().starts_with(';') {
+            continue;
+        }
+        let item_start = code[..at].rfind([';', '}', '{']).map_or(0, |j| j + 1);
+        if code[item_start..at].contains("#[cfg(test)]") {
+            continue;
+        }
+        out.push(name);
+    }
+    out
+}
+
+/// The names of the items `root` defines at its top level (`fn`, `struct`, `enum`, `trait`,
+/// `type`, `const`, `static`, `union`, `macro_rules!`), nested items included.
+fn root_items(root: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for kw in [
+        "fn ", "struct ", "enum ", "trait ", "type ", "const ", "static ", "union ",
+    ] {
+        let mut from = 0;
+        while let Some(i) = root[from..].find(kw) {
+            let at = from + i;
+            from = at + kw.len();
+            let before = root[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            if let Some(name) = ident_at(root[from..].trim_start()) {
+                out.insert(name);
+            }
+        }
+    }
+    let mut rest = root;
+    while let Some(i) = rest.find("macro_rules!") {
+        rest = &rest[i + "macro_rules!".len()..];
+        if let Some(name) = ident_at(rest.trim_start()) {
+            out.insert(name);
+        }
+    }
+    out
+}
+
+/// The first segment of every path `name::…` in `code` that does not start with `::`,
+/// `crate::`, `self::` or `super::` (in the crate root these name its modules).
+fn bare_paths(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut from = 0;
+    while let Some(i) = code[from..].find("::") {
+        let at = from + i;
+        from = at + 2;
+        let start = code[..at]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
+            .map_or(0, |(j, c)| j + c.len_utf8());
+        if start == at || code[..start].ends_with("::") {
+            continue;
+        }
+        let name = &code[start..at];
+        if !matches!(name, "crate" | "self" | "super" | "Self") {
+            out.insert(name.to_owned());
+        }
+    }
+    out
 }
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
@@ -411,6 +548,110 @@ mod tests {
                 ("NewSessionOptions".to_owned(), "manager".to_owned()),
                 ("Sm".to_owned(), "manager".to_owned()),
             ]
+        );
+    }
+
+    /// A crate directory under a temporary directory: `files` are `(path under src, text)`.
+    fn krate(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let p = dir.path().join("src").join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_binary_crate_reports_a_cycle_between_the_modules_main_declares() {
+        let dir = krate(&[
+            ("main.rs", "mod a;\nmod b;\nfn main() { a::f(); }\n"),
+            ("a.rs", "pub fn f() { crate::b::g(); }\n"),
+            ("b.rs", "use crate::a;\npub fn g() {}\n"),
+        ]);
+        let (text, ok) = report(&dir.path().join("src"), "demo").unwrap();
+        assert_eq!(text, "a -> b\nb -> a\ncycle: a <-> b\n");
+        assert!(!ok);
+    }
+
+    #[test]
+    fn a_binary_crate_without_a_cycle_is_ok() {
+        let dir = krate(&[
+            (
+                "main.rs",
+                "mod a;\npub(crate) mod b;\n#[cfg(test)]\nmod tests;\nfn main() { a::f(); }\n",
+            ),
+            ("a.rs", "pub fn f() { crate::b::g(); }\n"),
+            (
+                "b.rs",
+                "pub fn g() {}\n#[cfg(test)]\nmod tests { use crate::a; }\n",
+            ),
+            ("tests.rs", "use crate::a;\n"),
+            ("orphan.rs", "use crate::a;\n"),
+        ]);
+        let (text, ok) = report(&dir.path().join("src"), "demo").unwrap();
+        assert_eq!(
+            text,
+            "a -> b\nb -> (none)\nno cycle among the 2 modules of demo\n"
+        );
+        assert!(ok);
+    }
+
+    #[test]
+    fn an_item_of_the_binary_root_named_by_a_module_is_a_cycle_through_the_root() {
+        let dir = krate(&[
+            (
+                "main.rs",
+                "mod stats;\nmod text;\nuse crate::text::safe;\n\
+                 pub(crate) enum Outcome { Ok }\nfn main() { stats::run(); }\n",
+            ),
+            (
+                "stats.rs",
+                "pub fn run() -> crate::Outcome { crate::text::safe() }\n",
+            ),
+            ("text.rs", "pub fn safe() {}\n"),
+        ]);
+        let (text, ok) = report(&dir.path().join("src"), "demo").unwrap();
+        assert_eq!(
+            text,
+            "crate -> stats, text\nstats -> crate, text\ntext -> (none)\n\
+             cycle: crate <-> stats\n"
+        );
+        assert!(!ok);
+    }
+
+    #[test]
+    fn lib_rs_is_the_root_when_both_exist_and_directory_modules_are_folded() {
+        let dir = krate(&[
+            ("lib.rs", "pub mod store;\nmod io;\npub use store::Store;\n"),
+            ("main.rs", "mod cli;\n"),
+            ("cli.rs", "use crate::store;\n"),
+            ("store/mod.rs", "mod open;\n"),
+            ("store/open.rs", "fn f() { crate::io::write(); }\n"),
+            ("io.rs", "fn write() {}\nfn g(_: crate::Store) {}\n"),
+        ]);
+        let (text, ok) = report(&dir.path().join("src"), "lib").unwrap();
+        assert_eq!(text, "io -> store\nstore -> io\ncycle: io <-> store\n");
+        assert!(!ok);
+    }
+
+    #[test]
+    fn a_crate_without_a_root_or_with_a_missing_module_file_is_an_error() {
+        let dir = krate(&[("a.rs", "")]);
+        let src = dir.path().join("src");
+        assert_eq!(
+            report(&src, "x").unwrap_err().to_string(),
+            format!("{} has no lib.rs or main.rs", src.display())
+        );
+        let dir = krate(&[("main.rs", "mod gone;\nfn main() {}\n")]);
+        let src = dir.path().join("src");
+        assert_eq!(
+            report(&src, "x").unwrap_err().to_string(),
+            format!(
+                "the crate root declares `mod gone;` but neither {} nor {} exists",
+                src.join("gone.rs").display(),
+                src.join("gone").join("mod.rs").display()
+            )
         );
     }
 }
