@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use clap::Args;
 
-use crate::backend::{self, RedisBackend};
+use crate::backend::RedisBackend;
+use crate::ctx::Ctx;
+use crate::outcome::UsageError;
 use crate::{fsx, text};
 
 /// The environment variable naming the OpenClaw state directory.
@@ -29,24 +31,6 @@ pub(crate) const PI_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
 
 /// Shortest session-id prefix `--session` accepts.
 pub(crate) const MIN_ID_PREFIX: usize = 8;
-
-/// A usage error (exit code 2, like clap's own).
-#[derive(Debug)]
-pub(crate) struct UsageError(String);
-
-impl UsageError {
-    pub(crate) fn new(msg: impl Into<String>) -> Self {
-        UsageError(msg.into())
-    }
-}
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
 
 /// Refuses a `--session NAME` that is not a valid path component (session-store's one name
 /// validator, [`session_store::names::validate_name`]): a usage error naming the value and the
@@ -151,8 +135,8 @@ pub(crate) fn pi_sessions_dir() -> PathBuf {
 }
 
 /// The error for a state directory without `agents/`.
-pub(crate) fn no_store_error(root: &Path, flag: Option<&Path>) -> UsageError {
-    if let Some(r) = backend::redis() {
+pub(crate) fn no_store_error(ctx: &Ctx, root: &Path, flag: Option<&Path>) -> UsageError {
+    if let Some(r) = ctx.redis() {
         return UsageError::new(format!(
             "no OpenClaw store at {} in {} (no sessions under {}/<agent>/sessions/; {}); use \
              --root DIR (the state directory the gateways use), or --dir DIR for any other \
@@ -198,8 +182,8 @@ fn subdirs(dir: &Path) -> Vec<String> {
 
 /// The agents of a store (`<root>/agents/*`), sorted (with a Redis backend: the agents whose
 /// `sessions` namespace holds sessions).
-pub(crate) fn agents(root: &Path) -> Vec<String> {
-    match backend::redis() {
+pub(crate) fn agents(ctx: &Ctx, root: &Path) -> Vec<String> {
+    match ctx.redis() {
         Some(r) => r.agents(root).unwrap_or_default(),
         None => subdirs(&root.join("agents")),
     }
@@ -207,9 +191,9 @@ pub(crate) fn agents(root: &Path) -> Vec<String> {
 
 /// The state directory of `--root` / `$OPENCLAW_STATE_DIR` / `~/.openclaw`, absolute with a
 /// Redis backend (the key paths of its namespaces).
-pub(crate) fn store_root(flag: Option<&Path>) -> PathBuf {
+pub(crate) fn store_root(ctx: &Ctx, flag: Option<&Path>) -> PathBuf {
     let root = state_root(flag);
-    match backend::redis() {
+    match ctx.redis() {
         Some(_) => RedisBackend::key(&root),
         None => root,
     }
@@ -217,28 +201,32 @@ pub(crate) fn store_root(flag: Option<&Path>) -> PathBuf {
 
 /// True when `dir` is a directory (files) or holds sessions (Redis: the namespace or one below
 /// it).
-pub(crate) fn dir_exists(dir: &Path) -> anyhow::Result<bool> {
-    match backend::redis() {
+pub(crate) fn dir_exists(ctx: &Ctx, dir: &Path) -> anyhow::Result<bool> {
+    match ctx.redis() {
         Some(r) => r.dir_exists(dir),
         None => Ok(dir.is_dir()),
     }
 }
 
 /// [`sessions_dir`] in a Redis store: the namespace the locator names, when it holds sessions.
-fn redis_sessions_dir(r: &RedisBackend, loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
+fn redis_sessions_dir(
+    ctx: &Ctx,
+    r: &RedisBackend,
+    loc: &Locator,
+) -> anyhow::Result<Option<PathBuf>> {
     let dir = if loc.pi {
         RedisBackend::key(&pi_sessions_dir())
     } else if let Some(d) = &loc.dir {
         RedisBackend::key(&expand_tilde(d))
     } else if let Some(agent) = &loc.agent {
-        let root = store_root(loc.root.as_deref());
+        let root = store_root(ctx, loc.root.as_deref());
         let dir = root.join("agents").join(agent).join("sessions");
         if r.dir_exists(&dir)? {
             return Ok(Some(dir));
         }
         let known = r.agents(&root)?;
         if known.is_empty() {
-            bail!(no_store_error(&root, loc.root.as_deref()));
+            bail!(no_store_error(ctx, &root, loc.root.as_deref()));
         }
         bail!(UsageError::new(format!(
             "unknown agent {agent:?}: no sessions under {} in {}{}",
@@ -309,12 +297,12 @@ fn suggestion(want: &str, candidates: &[String], what: &str) -> String {
 
 /// The sessions directory named by a locator, or `None` when it names none. An `--agent` that
 /// is not a valid path component is refused first ([`check_agent_id`]).
-pub(crate) fn sessions_dir(loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
+pub(crate) fn sessions_dir(ctx: &Ctx, loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
     if let Some(agent) = &loc.agent {
         check_agent_id(agent)?;
     }
-    if let Some(r) = backend::redis() {
-        return redis_sessions_dir(r, loc);
+    if let Some(r) = ctx.redis() {
+        return redis_sessions_dir(ctx, r, loc);
     }
     if loc.pi {
         let dir = pi_sessions_dir();
@@ -357,7 +345,7 @@ pub(crate) fn sessions_dir(loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
     };
     let root = state_root(loc.root.as_deref());
     if !root.join("agents").is_dir() {
-        bail!(no_store_error(&root, loc.root.as_deref()));
+        bail!(no_store_error(ctx, &root, loc.root.as_deref()));
     }
     let agent_dir = root.join("agents").join(agent);
     let dir = agent_dir.join("sessions");
@@ -371,7 +359,7 @@ pub(crate) fn sessions_dir(loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
             text::path(&dir)
         )));
     }
-    let known = agents(&root);
+    let known = agents(ctx, &root);
     bail!(UsageError::new(format!(
         "unknown agent {agent:?}: {} does not exist{}",
         text::path(&agent_dir),
@@ -395,21 +383,21 @@ pub(crate) fn sessions_dir(loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
 /// # Errors
 /// The `--agent` refusal ([`session_semantics::layout::PathError::OutsideStore`]) or a failure
 /// to resolve the directory; the locator's own errors ([`sessions_dir`]).
-pub(crate) fn write_root(file: Option<&Path>, loc: &Locator) -> anyhow::Result<PathBuf> {
+pub(crate) fn write_root(ctx: &Ctx, file: Option<&Path>, loc: &Locator) -> anyhow::Result<PathBuf> {
     if let Some(f) = file {
-        return Ok(match backend::redis() {
-            Some(_) => session_path(f)
+        return Ok(match ctx.redis() {
+            Some(_) => session_path(ctx, f)
                 .parent()
                 .map_or_else(PathBuf::new, Path::to_path_buf),
-            None => session_store::identity::store_root_of(&session_path(f)),
+            None => session_store::identity::store_root_of(&session_path(ctx, f)),
         });
     }
-    let Some(dir) = sessions_dir(loc)? else {
+    let Some(dir) = sessions_dir(ctx, loc)? else {
         bail!(UsageError::new(
             "--session needs --agent ID (or --dir DIR, or --pi) to say where the session is"
         ));
     };
-    if backend::redis().is_some() {
+    if ctx.redis().is_some() {
         return Ok(dir);
     }
     if let Some(agent) = &loc.agent {
@@ -446,8 +434,8 @@ fn jsonl_in(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 /// The `*.jsonl` files of a sessions directory and of its immediate sub-directories (not
 /// followed: symlinked sub-directories; not entered: sub-directories named `*.jsonl`, which
 /// are listed as files so that they are reported).
-pub(crate) fn session_files(dir: &Path) -> Listing {
-    if let Some(r) = backend::redis() {
+pub(crate) fn session_files(ctx: &Ctx, dir: &Path) -> Listing {
+    if let Some(r) = ctx.redis() {
         return redis_session_files(r, dir);
     }
     let mut l = Listing::default();
@@ -499,8 +487,8 @@ fn redis_session_files(r: &RedisBackend, dir: &Path) -> Listing {
 }
 
 /// True when something is stored at `p` (a file, even a dangling symlink; or a Redis session).
-fn present(p: &Path) -> bool {
-    match backend::redis() {
+fn present(ctx: &Ctx, p: &Path) -> bool {
+    match ctx.redis() {
         Some(r) => r.exists(p).unwrap_or(false),
         None => std::fs::symlink_metadata(p).is_ok(),
     }
@@ -517,8 +505,8 @@ fn stem_of(p: &Path) -> String {
 
 /// The session id in a file's header: its first line only (64 KiB at most, as the reference
 /// sniffs headers), and only for regular files.
-pub(crate) fn header_id(p: &Path) -> Option<String> {
-    let line = match backend::redis() {
+pub(crate) fn header_id(ctx: &Ctx, p: &Path) -> Option<String> {
+    let line = match ctx.redis() {
         Some(r) => r.read_head(p)?,
         None => {
             if !matches!(fsx::probe(p), fsx::Found::Regular) {
@@ -540,9 +528,15 @@ fn relative(dir: &Path, p: &Path) -> String {
     text::path(p.strip_prefix(dir).unwrap_or(p))
 }
 
-fn one_of(dir: &Path, name: &str, hits: Vec<PathBuf>, how: &str) -> anyhow::Result<PathBuf> {
+fn one_of(
+    ctx: &Ctx,
+    dir: &Path,
+    name: &str,
+    hits: Vec<PathBuf>,
+    how: &str,
+) -> anyhow::Result<PathBuf> {
     // Names of one file (the file and symlinks to it) are one session: its own name is taken.
-    let hits = if hits.len() > 1 && backend::redis().is_none() {
+    let hits = if hits.len() > 1 && ctx.redis().is_none() {
         session_store::identity::alias_groups(&hits, dir)
             .iter()
             .map(|g| hits[g.primary].clone())
@@ -571,14 +565,14 @@ fn one_of(dir: &Path, name: &str, hits: Vec<PathBuf>, how: &str) -> anyhow::Resu
 /// the file whose header id is NAME; the file whose header id starts with NAME (8 characters at
 /// least). Each step must find exactly one file. No guessing beyond that: a prefix of another
 /// user's id must not open their session.
-pub(crate) fn resolve_session(dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
-    resolve_among(dir, name, || session_files(dir))
+pub(crate) fn resolve_session(ctx: &Ctx, dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    resolve_among(ctx, dir, name, || session_files(ctx, dir))
 }
 
 /// [`resolve_session`] among the `*.jsonl` files directly in `dir` only (not its
 /// sub-directories, such as `archive/`), for commands that act on those alone (`clear`).
-pub(crate) fn resolve_direct_session(dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
-    resolve_among(dir, name, || {
+pub(crate) fn resolve_direct_session(ctx: &Ctx, dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    resolve_among(ctx, dir, name, || {
         let mut l = Listing::default();
         if let Err(e) = jsonl_in(dir, &mut l.files) {
             l.unreadable
@@ -589,6 +583,7 @@ pub(crate) fn resolve_direct_session(dir: &Path, name: &str) -> anyhow::Result<P
 }
 
 fn resolve_among(
+    ctx: &Ctx,
     dir: &Path,
     name: &str,
     list: impl FnOnce() -> Listing,
@@ -599,7 +594,7 @@ fn resolve_among(
         bail!(UsageError::new("--session needs a name"));
     }
     let exact = dir.join(format!("{stem}.jsonl"));
-    if present(&exact) {
+    if present(ctx, &exact) {
         return Ok(exact);
     }
     let listing = list();
@@ -610,7 +605,7 @@ fn resolve_among(
         .cloned()
         .collect();
     if !by_name.is_empty() {
-        return one_of(dir, name, by_name, "several files have that name");
+        return one_of(ctx, dir, name, by_name, "several files have that name");
     }
     let by_suffix: Vec<PathBuf> = listing
         .files
@@ -623,12 +618,12 @@ fn resolve_among(
         .cloned()
         .collect();
     if !by_suffix.is_empty() {
-        return one_of(dir, name, by_suffix, "several file names end with it");
+        return one_of(ctx, dir, name, by_suffix, "several file names end with it");
     }
     let ids: Vec<(PathBuf, String)> = listing
         .files
         .iter()
-        .filter_map(|p| header_id(p).map(|id| (p.clone(), id)))
+        .filter_map(|p| header_id(ctx, p).map(|id| (p.clone(), id)))
         .collect();
     let by_id: Vec<PathBuf> = ids
         .iter()
@@ -636,7 +631,7 @@ fn resolve_among(
         .map(|(p, _)| p.clone())
         .collect();
     if !by_id.is_empty() {
-        return one_of(dir, name, by_id, "several files have that session id");
+        return one_of(ctx, dir, name, by_id, "several files have that session id");
     }
     if stem.chars().count() >= MIN_ID_PREFIX {
         let by_prefix: Vec<PathBuf> = ids
@@ -645,7 +640,13 @@ fn resolve_among(
             .map(|(p, _)| p.clone())
             .collect();
         if !by_prefix.is_empty() {
-            return one_of(dir, name, by_prefix, "several session ids start with it");
+            return one_of(
+                ctx,
+                dir,
+                name,
+                by_prefix,
+                "several session ids start with it",
+            );
         }
     }
     let short_prefix =
@@ -676,17 +677,17 @@ fn reject_stdin(p: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn check_file(p: &Path) -> anyhow::Result<PathBuf> {
+fn check_file(ctx: &Ctx, p: &Path) -> anyhow::Result<PathBuf> {
     reject_stdin(p)?;
-    let p = session_path(p);
-    backend::require_session(&p)?;
+    let p = session_path(ctx, p);
+    ctx.backend.require_session(&p)?;
     Ok(p)
 }
 
 /// A FILE argument: `~` expanded; with a Redis backend also made absolute (its key path).
-fn session_path(p: &Path) -> PathBuf {
+fn session_path(ctx: &Ctx, p: &Path) -> PathBuf {
     let p = expand_tilde(p);
-    match backend::redis() {
+    match ctx.redis() {
         Some(_) => RedisBackend::key(&p),
         None => p,
     }
@@ -698,12 +699,16 @@ fn any_flag(sel: &SessionSelector) -> bool {
 
 /// The one session a single-session subcommand works on (a regular file: checked before
 /// anything opens it).
-pub(crate) fn resolve_one(file: Option<&Path>, sel: &SessionSelector) -> anyhow::Result<PathBuf> {
+pub(crate) fn resolve_one(
+    ctx: &Ctx,
+    file: Option<&Path>,
+    sel: &SessionSelector,
+) -> anyhow::Result<PathBuf> {
     match (file, any_flag(sel)) {
         (Some(_), true) => bail!(UsageError::new(
             "give either a FILE or --agent/--dir/--pi with --session, not both"
         )),
-        (Some(f), false) => check_file(f),
+        (Some(f), false) => check_file(ctx, f),
         (None, _) => {
             let Some(name) = &sel.session else {
                 bail!(UsageError::new(
@@ -711,13 +716,13 @@ pub(crate) fn resolve_one(file: Option<&Path>, sel: &SessionSelector) -> anyhow:
                      --session NAME, or --pi --session NAME"
                 ));
             };
-            let Some(dir) = sessions_dir(&sel.locator)? else {
+            let Some(dir) = sessions_dir(ctx, &sel.locator)? else {
                 bail!(UsageError::new(
                     "--session needs --agent ID (or --dir DIR, or --pi) to say where the session is"
                 ));
             };
-            let p = resolve_session(&dir, name)?;
-            backend::require_session(&p)?;
+            let p = resolve_session(ctx, &dir, name)?;
+            ctx.backend.require_session(&p)?;
             Ok(p)
         }
     }
@@ -727,6 +732,7 @@ pub(crate) fn resolve_one(file: Option<&Path>, sel: &SessionSelector) -> anyhow:
 /// `*.jsonl` of the `--agent`/`--dir`/`--pi` sessions directory and its immediate
 /// sub-directories. The files are not checked here: each one gets its own result.
 pub(crate) fn resolve_many(
+    ctx: &Ctx,
     files: &[PathBuf],
     sel: &SessionSelector,
 ) -> anyhow::Result<Vec<PathBuf>> {
@@ -739,23 +745,23 @@ pub(crate) fn resolve_many(
         for f in files {
             reject_stdin(f)?;
         }
-        return Ok(files.iter().map(|f| session_path(f)).collect());
+        return Ok(files.iter().map(|f| session_path(ctx, f)).collect());
     }
     if let Some(name) = &sel.session {
-        let Some(dir) = sessions_dir(&sel.locator)? else {
+        let Some(dir) = sessions_dir(ctx, &sel.locator)? else {
             bail!(UsageError::new(
                 "--session needs --agent ID (or --dir DIR, or --pi) to say where the session is"
             ));
         };
-        return Ok(vec![resolve_session(&dir, name)?]);
+        return Ok(vec![resolve_session(ctx, &dir, name)?]);
     }
-    let Some(dir) = sessions_dir(&sel.locator)? else {
+    let Some(dir) = sessions_dir(ctx, &sel.locator)? else {
         bail!(UsageError::new(
             "no session given: pass FILEs, or --agent ID / --dir DIR / --pi (optionally with \
              --session NAME)"
         ));
     };
-    let listing = session_files(&dir);
+    let listing = session_files(ctx, &dir);
     for (d, why) in &listing.unreadable {
         eprintln!("warning: {}: {why}", text::path(d));
     }

@@ -14,9 +14,12 @@ use session_semantics::policy::{
 use session_semantics::retention::{self, ArchivePlan, ArchiveReport, Outcome as ActionOutcome};
 use session_semantics::{RetentionPolicy, StoreLayout, SystemClock};
 
-use crate::address::{self, Locator, UsageError};
+use crate::address::{self, Locator};
+use crate::ctx::Ctx;
+use crate::outcome::Outcome;
+use crate::outcome::UsageError;
 use crate::output::Output;
-use crate::{Outcome, report, text};
+use crate::{report, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Archive old or surplus sessions of an agent (--agent ID) or of every agent of the store (--all),
@@ -223,6 +226,7 @@ fn policy(req: &ArchiveRequest) -> anyhow::Result<RetentionPolicy> {
 /// The agents to work on (each checked to have a sessions directory), and with `--all` the
 /// directories of `<root>/agents` that are not agents (their names are not agent ids).
 fn agents(
+    ctx: &Ctx,
     req: &ArchiveRequest,
     root: &Path,
 ) -> anyhow::Result<(Vec<String>, Vec<SkippedAgentDir>)> {
@@ -233,12 +237,12 @@ fn agents(
                 agent: Some(agent.clone()),
                 ..Locator::default()
             };
-            address::sessions_dir(&loc)?;
+            address::sessions_dir(ctx, &loc)?;
             Ok((vec![agent.clone()], Vec::new()))
         }
         (None, true) => {
             if !root.join("agents").is_dir() {
-                anyhow::bail!(address::no_store_error(root, req.root.as_deref()));
+                anyhow::bail!(address::no_store_error(ctx, root, req.root.as_deref()));
             }
             // Only directories are agents: a stray file such as `agents/notes` or
             // `agents/.DS_Store` is not one (and must not stop the other agents' runs); a
@@ -260,10 +264,10 @@ fn agents(
 /// # Errors
 /// Usage errors (no policy, unknown agent), a config that does not parse, a sessions
 /// directory that cannot be listed (for a single `--agent`), stdout.
-pub(crate) fn run(req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outcome> {
+pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outcome> {
     let policy = policy(req)?;
     let root = address::state_root(req.root.as_deref());
-    let (ids, skipped_agents) = agents(req, &root)?;
+    let (ids, skipped_agents) = agents(ctx, req, &root)?;
     let layout = StoreLayout::new(&root);
     let now = req.now.unwrap_or_else(|| {
         use session_semantics::Clock as _;

@@ -9,9 +9,9 @@
 //! ./sessions` and `$PWD/sessions` address the same namespace. A sessions directory "exists" in
 //! Redis when it or a namespace below it holds a session.
 //!
-//! The backend is chosen once per run ([`install`]) from the global `--backend` option and read
-//! by the helpers below; nothing here writes (reads are `HMGET`, `GET`-like Lua reads, `ZRANGE`
-//! and `SCAN`; the only server-side effect is the script cache).
+//! The backend is chosen once per run from the global `--backend` option ([`Backend`], held by
+//! the run's context [`crate::ctx::Ctx`]); nothing here writes (reads are `HMGET`, `GET`-like
+//! Lua reads, `ZRANGE` and `SCAN`; the only server-side effect is the script cache).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -21,7 +21,7 @@ use session_store::redis_store::{DEFAULT_PREFIX, RedisStorage};
 use session_store::storage::Storage;
 use session_store::{ReadOnlyOpen, SessionInfo, SessionManager};
 
-use crate::address::UsageError;
+use crate::outcome::UsageError;
 use crate::{fsx, text};
 
 /// URL schemes of Redis. `rediss://` (TLS) is recognised only to be refused with a clear
@@ -181,18 +181,6 @@ pub(crate) struct RedisBackend {
     shared: Arc<dyn Storage>,
     /// Every namespace holding a session (`SCAN`ned once per run), sorted.
     namespaces: OnceLock<Result<Vec<PathBuf>, String>>,
-}
-
-static BACKEND: OnceLock<Option<RedisBackend>> = OnceLock::new();
-
-/// Sets the backend of this run: `None` for the files. The first call wins (a run has one).
-pub(crate) fn install(redis: Option<RedisBackend>) {
-    let _ = BACKEND.set(redis);
-}
-
-/// The Redis backend of this run, `None` when sessions are files.
-pub(crate) fn redis() -> Option<&'static RedisBackend> {
-    BACKEND.get().and_then(Option::as_ref)
 }
 
 impl RedisBackend {
@@ -368,53 +356,71 @@ impl RedisBackend {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// What the subcommands call, whatever the backend.
-
-/// Fails unless `path` holds a session: a regular file (never opened first), or a Redis key.
-///
-/// # Errors
-/// A message naming the path and what is there instead.
-pub(crate) fn require_session(path: &Path) -> anyhow::Result<()> {
-    match redis() {
-        Some(r) => r.require_session(path),
-        None => fsx::require_regular(path),
-    }
+/// Where a run reads sessions: the local files (the default) or one Redis store. Chosen once
+/// per run from `--backend` and carried by the run's context ([`crate::ctx::Ctx`]).
+#[derive(Debug)]
+pub(crate) enum Backend {
+    /// Sessions are files (`--backend files`, or none given).
+    Files,
+    /// Sessions are read from this Redis store (`--backend redis://…`).
+    Redis(RedisBackend),
 }
 
-/// Why `path` cannot be read as a session, `None` when it can.
-pub(crate) fn not_readable_reason(path: &Path) -> Option<String> {
-    match redis() {
-        Some(r) => r.not_readable_reason(path),
-        None => fsx::not_readable_reason(path),
-    }
-}
-
-/// A session's bytes (a regular file's, checked first; or the Redis session's).
-///
-/// # Errors
-/// Not a session; the read failed.
-pub(crate) fn read_session(path: &Path) -> anyhow::Result<Vec<u8>> {
-    match redis() {
-        Some(r) => r.read(path),
-        None => {
-            fsx::require_regular(path)?;
-            Ok(session_store::io::read_file(path)?)
+impl Backend {
+    /// The Redis store, `None` when sessions are files.
+    pub(crate) fn redis(&self) -> Option<&RedisBackend> {
+        match self {
+            Backend::Files => None,
+            Backend::Redis(r) => Some(r),
         }
     }
-}
 
-/// The read-only open of a session (a regular file, checked before it is opened; or a Redis
-/// session).
-///
-/// # Errors
-/// Not a session; the open failed.
-pub(crate) fn open_read_only(path: &Path) -> anyhow::Result<ReadOnlyOpen> {
-    match redis() {
-        Some(r) => r.open_read_only(path),
-        None => {
-            fsx::require_regular(path)?;
-            Ok(SessionManager::open_read_only(path, None)?)
+    /// Fails unless `path` holds a session: a regular file (never opened first), or a Redis
+    /// key.
+    ///
+    /// # Errors
+    /// A message naming the path and what is there instead.
+    pub(crate) fn require_session(&self, path: &Path) -> anyhow::Result<()> {
+        match self {
+            Backend::Redis(r) => r.require_session(path),
+            Backend::Files => fsx::require_regular(path),
+        }
+    }
+
+    /// Why `path` cannot be read as a session, `None` when it can.
+    pub(crate) fn not_readable_reason(&self, path: &Path) -> Option<String> {
+        match self {
+            Backend::Redis(r) => r.not_readable_reason(path),
+            Backend::Files => fsx::not_readable_reason(path),
+        }
+    }
+
+    /// A session's bytes (a regular file's, checked first; or the Redis session's).
+    ///
+    /// # Errors
+    /// Not a session; the read failed.
+    pub(crate) fn read_session(&self, path: &Path) -> anyhow::Result<Vec<u8>> {
+        match self {
+            Backend::Redis(r) => r.read(path),
+            Backend::Files => {
+                fsx::require_regular(path)?;
+                Ok(session_store::io::read_file(path)?)
+            }
+        }
+    }
+
+    /// The read-only open of a session (a regular file, checked before it is opened; or a Redis
+    /// session).
+    ///
+    /// # Errors
+    /// Not a session; the open failed.
+    pub(crate) fn open_read_only(&self, path: &Path) -> anyhow::Result<ReadOnlyOpen> {
+        match self {
+            Backend::Redis(r) => r.open_read_only(path),
+            Backend::Files => {
+                fsx::require_regular(path)?;
+                Ok(SessionManager::open_read_only(path, None)?)
+            }
         }
     }
 }

@@ -15,9 +15,10 @@ use session_format::json::{
 use session_format::line::{LineContent, LineReader};
 use session_store::{OpenReport, ReadOnlyOpen, SessionManager};
 
-use crate::model;
+use crate::ctx::Ctx;
+use crate::outcome::Outcome;
 use crate::output::{self, Output};
-use crate::{Outcome, text};
+use crate::text;
 
 pub(crate) const LONG_ABOUT: &str = "\
 Verify session files without writing to them (not even a backup): every file is opened read-only
@@ -720,8 +721,12 @@ pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -
 }
 
 /// Every problem of an opened file (its bytes are read again for the offsets).
-pub(crate) fn problems_of(path: &Path, ro: &ReadOnlyOpen) -> anyhow::Result<Vec<Problem>> {
-    let bytes = crate::backend::read_session(path)?;
+pub(crate) fn problems_of(
+    ctx: &Ctx,
+    path: &Path,
+    ro: &ReadOnlyOpen,
+) -> anyhow::Result<Vec<Problem>> {
+    let bytes = ctx.backend.read_session(path)?;
     Ok(problems(&ro.report, &ro.session, &bytes))
 }
 
@@ -758,15 +763,15 @@ impl FileResult {
     }
 }
 
-fn check_one(path: &Path) -> FileResult {
-    if let Some(why) = crate::backend::not_readable_reason(path) {
+fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
+    if let Some(why) = ctx.backend.not_readable_reason(path) {
         return FileResult::Failed(why);
     }
-    let ro = match model::open_any(path) {
+    let ro = match ctx.backend.open_read_only(path) {
         Ok(ro) => ro,
         Err(e) => return FileResult::Failed(output::error_text(&e)),
     };
-    match problems_of(path, &ro) {
+    match problems_of(ctx, path, &ro) {
         Ok(mut problems) => {
             // A version 1 file has no stored ids: the ones a read assigns change every time.
             let stored_ids = !ro.report.unmigrated_version.is_some_and(|v| v < 2.0);
@@ -818,14 +823,19 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// `sessions check FILE...`.
-pub(crate) fn run(paths: &[PathBuf], json: bool, out: &mut Output) -> anyhow::Result<Outcome> {
+pub(crate) fn run(
+    ctx: &Ctx,
+    paths: &[PathBuf],
+    json: bool,
+    out: &mut Output,
+) -> anyhow::Result<Outcome> {
     let mut failed = 0;
     let mut with_errors = 0;
     let mut total_errors = 0;
     let mut total_warnings = 0;
     let mut items = Vec::with_capacity(paths.len());
     for p in paths {
-        let r = check_one(p);
+        let r = check_one(ctx, p);
         let shown = text::path(p);
         let (errors, warnings) = (r.errors(), r.warnings());
         total_errors += errors;

@@ -9,9 +9,12 @@ use session_semantics::retention::{
 };
 use session_semantics::{SessionRef, StoreLayout};
 
-use crate::address::{self, Locator, UsageError};
+use crate::address::{self, Locator};
+use crate::ctx::Ctx;
+use crate::outcome::Outcome;
+use crate::outcome::UsageError;
 use crate::output::Output;
-use crate::{Outcome, report, text};
+use crate::{report, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Clear one session (--session NAME) or every session (--all) of an agent: move the files into
@@ -102,13 +105,18 @@ pub(crate) fn mass_refusal(command: &str, verb: &str, mass: &[(String, MassSweep
 }
 
 /// The session `--session NAME` names.
-fn session_ref(agent: &str, dir: &std::path::Path, name: &str) -> anyhow::Result<SessionRef> {
+fn session_ref(
+    ctx: &Ctx,
+    agent: &str,
+    dir: &std::path::Path,
+    name: &str,
+) -> anyhow::Result<SessionRef> {
     if is_session_key(name) {
         return Ok(SessionRef::parse(agent, name)?);
     }
     // Only the files directly in the directory count: an archived copy in `archive/` (or a
     // file in any other sub-directory) must not make a live session's name ambiguous.
-    let path = address::resolve_direct_session(dir, name)?;
+    let path = address::resolve_direct_session(ctx, dir, name)?;
     if path.parent() != Some(dir) {
         anyhow::bail!(UsageError::new(format!(
             "session {name:?} is {}, not directly in {}: clear only acts on the sessions \
@@ -132,7 +140,7 @@ fn session_ref(agent: &str, dir: &std::path::Path, name: &str) -> anyhow::Result
 /// # Errors
 /// Usage errors (no `--yes`, unknown agent or session), a sessions directory that cannot be
 /// listed, stdout.
-pub(crate) fn run(req: &ClearRequest, out: &mut Output) -> anyhow::Result<Outcome> {
+pub(crate) fn run(ctx: &Ctx, req: &ClearRequest, out: &mut Output) -> anyhow::Result<Outcome> {
     let mode = if req.purge {
         ClearMode::Purge
     } else {
@@ -153,11 +161,11 @@ pub(crate) fn run(req: &ClearRequest, out: &mut Output) -> anyhow::Result<Outcom
         agent: Some(req.agent.clone()),
         ..Locator::default()
     };
-    let Some(dir) = address::sessions_dir(&loc)? else {
+    let Some(dir) = address::sessions_dir(ctx, &loc)? else {
         anyhow::bail!(UsageError::new("clear needs --agent ID"));
     };
     let target = match (&req.session, req.all) {
-        (Some(name), false) => ClearTarget::Session(session_ref(&req.agent, &dir, name)?),
+        (Some(name), false) => ClearTarget::Session(session_ref(ctx, &req.agent, &dir, name)?),
         (None, true) => ClearTarget::Agent(req.agent.clone()),
         _ => anyhow::bail!(UsageError::new(
             "clear needs --session NAME (one session) or --all (every session of the agent)"

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use session_store::{SessionContext, SessionManager};
 
+use crate::ctx::Ctx;
 use crate::model;
 use crate::output::Output;
 use crate::render::message_summary;
@@ -144,27 +145,28 @@ pub(crate) fn render_lines(
 
 /// `sessions context FILE`.
 pub(crate) fn run(
+    ctx: &Ctx,
     path: &Path,
     leaf: Option<&str>,
     json: bool,
     width: usize,
     out: &mut Output,
 ) -> anyhow::Result<()> {
-    let opened = model::open(path)?;
+    let opened = model::open(ctx, path)?;
     let ro = &opened.ro;
     let sm = &ro.session;
-    let ctx = build(sm, leaf)?;
+    let built = build(sm, leaf)?;
     if json {
-        let v = ctx.to_value()?;
+        let v = built.to_value()?;
         out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
-        return model::report_problems(path, &opened, out);
+        return model::report_problems(ctx, path, &opened, out);
     }
     let leaf_id = match leaf {
         Some(spec) => Some(model::resolve_entry(sm, spec)?.id().to_owned()),
         None => None,
     };
     let note = model::unstable_ids_note(model::file_version(ro)?);
-    for (k, l) in render_lines(path, sm, &ctx, leaf_id.as_deref(), width)?
+    for (k, l) in render_lines(path, sm, &built, leaf_id.as_deref(), width)?
         .iter()
         .enumerate()
     {
@@ -175,5 +177,5 @@ pub(crate) fn run(
             out.line(note)?;
         }
     }
-    model::report_problems(path, &opened, out)
+    model::report_problems(ctx, path, &opened, out)
 }

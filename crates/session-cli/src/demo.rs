@@ -25,7 +25,9 @@ use session_format::json::{JsObject, JsValue, parse_value};
 use session_store::{Durability, SessionManager};
 use sha2::{Digest, Sha256};
 
-use crate::address::{Locator, UsageError};
+use crate::address::Locator;
+use crate::ctx::Ctx;
+use crate::outcome::UsageError;
 use crate::output::Output;
 use crate::{context, list, model, tree};
 
@@ -925,7 +927,13 @@ fn write_agent_report(r: &AgentReport, out: &mut Output) -> anyhow::Result<()> {
 }
 
 /// `sessions demo [--root DIR] [--force]`.
-pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> anyhow::Result<()> {
+pub(crate) fn run(
+    ctx: &Ctx,
+    root: &Path,
+    force: bool,
+    width: usize,
+    out: &mut Output,
+) -> anyhow::Result<()> {
     prepare_root(root, force)?;
     session_store::io::ensure_dir(root)
         .with_context(|| format!("cannot create {}", crate::text::path(root)))?;
@@ -981,13 +989,13 @@ pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> a
         dir: None,
         pi: false,
     };
-    let (listed, skipped) = list::collect(&loc, true)?;
+    let (listed, skipped) = list::collect(ctx, &loc, true)?;
     list::write_table(&listed, &skipped, true, width, out)?;
 
     let dm = root.join(TELEGRAM);
     out.line("")?;
     out.line(&format!("$ sessions tree {}", quoted(&dm)))?;
-    let opened = model::open(&dm)?;
+    let opened = model::open(ctx, &dm)?;
     let ro = &opened.ro;
     let sm = &ro.session;
     let m = model::TreeModel::new(sm, Some(&ro.report));
@@ -996,8 +1004,8 @@ pub(crate) fn run(root: &Path, force: bool, width: usize, out: &mut Output) -> a
 
     out.line("")?;
     out.line(&format!("$ sessions context {}", quoted(&dm)))?;
-    let ctx = context::build(sm, None)?;
-    for l in context::render_lines(&dm, sm, &ctx, None, width)? {
+    let built = context::build(sm, None)?;
+    for l in context::render_lines(&dm, sm, &built, None, width)? {
         out.line(&l)?;
     }
     out.line("")?;

@@ -13,9 +13,10 @@ use session_format::json::{JsObject, JsValue, to_json_string};
 use session_format::normalize::to_json_string_indented;
 use session_store::SessionManager;
 
-use crate::address::UsageError;
+use crate::ctx::Ctx;
 use crate::fsx;
 use crate::model::{self, TreeModel};
+use crate::outcome::UsageError;
 use crate::output::Output;
 use crate::render::{self, field};
 use crate::text::{self, ShortIds};
@@ -805,7 +806,7 @@ pub(crate) fn to_html(path: &Path, sm: &SessionManager) -> anyhow::Result<String
 /// an existing regular file that `force` allows replacing; an error for anything else (a
 /// directory, FIFO, socket, device or dangling symlink, even with `force`), for an existing
 /// file without `force`, and for the session file itself.
-fn check_out_path(session: &Path, out_path: &Path, force: bool) -> anyhow::Result<bool> {
+fn check_out_path(ctx: &Ctx, session: &Path, out_path: &Path, force: bool) -> anyhow::Result<bool> {
     let shown = text::path(out_path);
     match std::fs::symlink_metadata(out_path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -829,7 +830,7 @@ fn check_out_path(session: &Path, out_path: &Path, force: bool) -> anyhow::Resul
     }
     // A session read from Redis is not a file: OUT cannot be it.
     let same = match (
-        crate::backend::redis(),
+        ctx.redis(),
         std::fs::canonicalize(session),
         std::fs::canonicalize(out_path),
     ) {
@@ -852,9 +853,15 @@ fn check_out_path(session: &Path, out_path: &Path, force: bool) -> anyhow::Resul
 /// Writes `bytes` to `out_path` through `session_store::io` (create-new, or an atomic replace
 /// of a regular file with `force`), refusing to touch the session file itself or anything that
 /// is not a regular file.
-fn write_file(session: &Path, out_path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
+fn write_file(
+    ctx: &Ctx,
+    session: &Path,
+    out_path: &Path,
+    bytes: &[u8],
+    force: bool,
+) -> anyhow::Result<()> {
     let shown = text::path(out_path);
-    if check_out_path(session, out_path, force)? {
+    if check_out_path(ctx, session, out_path, force)? {
         session_store::io::atomic_rewrite(out_path, bytes)
             .with_context(|| format!("cannot write {shown}"))?;
     } else {
@@ -866,6 +873,7 @@ fn write_file(session: &Path, out_path: &Path, bytes: &[u8], force: bool) -> any
 
 /// `sessions export FILE --format F [-o OUT]`.
 pub(crate) fn run(
+    ctx: &Ctx,
     path: &Path,
     format: Format,
     out_path: Option<&Path>,
@@ -875,9 +883,9 @@ pub(crate) fn run(
     let out_path = out_path.filter(|p| p.as_os_str() != "-");
     if let Some(p) = out_path {
         // Refuse early (before reading the session) what can never be written.
-        check_out_path(path, p, force)?;
+        check_out_path(ctx, path, p, force)?;
     }
-    let opened = model::open(path)?;
+    let opened = model::open(ctx, path)?;
     for w in &opened.warnings {
         out.warn(w)?;
     }
@@ -902,7 +910,7 @@ pub(crate) fn run(
     match out_path {
         None => out.write_str(&doc)?,
         Some(p) => {
-            write_file(path, p, doc.as_bytes(), force)?;
+            write_file(ctx, path, p, doc.as_bytes(), force)?;
             out.line(&format!(
                 "wrote {} ({})",
                 text::path(p),

@@ -94,7 +94,7 @@ pub(crate) fn not_readable_reason(path: &Path) -> Option<String> {
 pub(crate) fn require_regular(path: &Path) -> anyhow::Result<()> {
     match not_readable_reason(path) {
         None => Ok(()),
-        Some(reason) if reason == "is a directory" => Err(crate::address::UsageError::new(format!(
+        Some(reason) if reason == "is a directory" => Err(crate::outcome::UsageError::new(format!(
             "{} is a directory; pass a session file, or use --dir {} to work on the sessions in it",
             text::path(path),
             text::shell_quote(&path.display().to_string())

@@ -4,8 +4,9 @@
 use session_semantics::KeyInfo;
 use session_semantics::key::normalize_agent_id;
 
+use crate::outcome::Outcome;
 use crate::output::Output;
-use crate::{Outcome, text};
+use crate::text;
 
 pub(crate) const LONG_ABOUT: &str = "\
 Parse and classify a session key (agent:<agentId>:<rest>) as OpenClaw 2026.6.11 does: the

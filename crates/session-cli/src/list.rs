@@ -14,8 +14,10 @@ use anyhow::bail;
 use session_format::json::{JsObject, JsValue};
 use session_store::SessionInfo;
 
-use crate::address::{self, Locator, UsageError};
-use crate::backend::{self, RedisBackend};
+use crate::address::{self, Locator};
+use crate::backend::RedisBackend;
+use crate::ctx::Ctx;
+use crate::outcome::UsageError;
 use crate::output::Output;
 use crate::{fsx, text};
 
@@ -96,8 +98,13 @@ pub(crate) struct Skipped {
 }
 
 /// The `*.jsonl` files of a sessions directory and of its immediate sub-directories.
-fn scan_dir(dir: &Path, agent: Option<&str>, skipped: &mut Vec<Skipped>) -> Vec<Candidate> {
-    let listing = address::session_files(dir);
+fn scan_dir(
+    ctx: &Ctx,
+    dir: &Path,
+    agent: Option<&str>,
+    skipped: &mut Vec<Skipped>,
+) -> Vec<Candidate> {
+    let listing = address::session_files(ctx, dir);
     for (path, reason) in listing.unreadable {
         skipped.push(Skipped { path, reason });
     }
@@ -360,29 +367,33 @@ fn scan_redis(r: &RedisBackend, cands: &[Candidate]) -> Vec<Scan> {
 }
 
 /// The sessions a locator names, newest first, and the files skipped.
-pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, Vec<Skipped>)> {
+pub(crate) fn collect(
+    ctx: &Ctx,
+    loc: &Locator,
+    all: bool,
+) -> anyhow::Result<(Vec<Listed>, Vec<Skipped>)> {
     let mut skipped = Vec::new();
     let cands = if !all && loc.names_dir() {
-        let Some(dir) = address::sessions_dir(loc)? else {
+        let Some(dir) = address::sessions_dir(ctx, loc)? else {
             bail!(UsageError::new("nothing to list"));
         };
-        scan_dir(&dir, loc.agent.as_deref(), &mut skipped)
+        scan_dir(ctx, &dir, loc.agent.as_deref(), &mut skipped)
     } else {
-        let root = address::store_root(loc.root.as_deref());
+        let root = address::store_root(ctx, loc.root.as_deref());
         let agents_dir = root.join("agents");
-        if !address::dir_exists(&agents_dir)? {
-            bail!(address::no_store_error(&root, loc.root.as_deref()));
+        if !address::dir_exists(ctx, &agents_dir)? {
+            bail!(address::no_store_error(ctx, &root, loc.root.as_deref()));
         }
         let mut cands = Vec::new();
-        for agent in address::agents(&root) {
+        for agent in address::agents(ctx, &root) {
             let dir = agents_dir.join(&agent).join("sessions");
-            if address::dir_exists(&dir)? {
-                cands.extend(scan_dir(&dir, Some(&agent), &mut skipped));
+            if address::dir_exists(ctx, &dir)? {
+                cands.extend(scan_dir(ctx, &dir, Some(&agent), &mut skipped));
             }
         }
         cands
     };
-    let scans = match backend::redis() {
+    let scans = match ctx.redis() {
         Some(r) => scan_redis(r, &cands),
         None => scan_all(&cands),
     };
@@ -393,7 +404,7 @@ pub(crate) fn collect(loc: &Locator, all: bool) -> anyhow::Result<(Vec<Listed>, 
             Scan::Skipped(s) => skipped.push(s),
         }
     }
-    let mut listed = if backend::redis().is_some() {
+    let mut listed = if ctx.redis().is_some() {
         found.into_iter().map(|(l, _)| l).collect()
     } else {
         merge_aliases(found)
@@ -682,8 +693,14 @@ pub(crate) fn write_table(
 }
 
 /// `sessions list`.
-pub(crate) fn run(loc: &Locator, all: bool, json: bool, out: &mut Output) -> anyhow::Result<()> {
-    let (listed, skipped) = collect(loc, all)?;
+pub(crate) fn run(
+    ctx: &Ctx,
+    loc: &Locator,
+    all: bool,
+    json: bool,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let (listed, skipped) = collect(ctx, loc, all)?;
     if json {
         out.line(&session_format::normalize::to_json_string_indented(
             &to_json(&listed, &skipped),

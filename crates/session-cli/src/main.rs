@@ -38,6 +38,7 @@ mod backend;
 mod check;
 mod clear;
 mod context;
+mod ctx;
 mod demo;
 mod export;
 mod fsx;
@@ -45,6 +46,7 @@ mod keys;
 mod list;
 mod migrate;
 mod model;
+mod outcome;
 mod output;
 mod render;
 mod repair;
@@ -63,6 +65,9 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::address::{Locator, SessionSelector};
+use crate::backend::Backend;
+use crate::ctx::Ctx;
+use crate::outcome::{Outcome, UsageError};
 
 const ABOUT: &str = "List, inspect, check and export OpenClaw and pi session transcripts (JSONL) \
                      without modifying them; repair, unlock, archive and clear on request.";
@@ -507,19 +512,6 @@ struct ReplayArgs {
     script: PathBuf,
 }
 
-/// What a successful run found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// Nothing to report.
-    Ok,
-    /// `check` found problems (exit code 1).
-    Problems,
-    /// A write command changed something, or with `--dry-run` would (exit code 1).
-    Changed,
-    /// Some input could not be read; already reported on stderr (exit code 2).
-    Failed,
-}
-
 impl Command {
     /// The subcommand's name, for messages.
     fn name(&self) -> &'static str {
@@ -557,65 +549,63 @@ impl Command {
     }
 }
 
-/// Applies `--backend` and `--redis-prefix`: connects to a Redis backend for the subcommands
-/// that read one, refuses them elsewhere.
-fn install_backend(cli: &Cli) -> anyhow::Result<()> {
+/// The run's context from `--backend` and `--redis-prefix`: connects to a Redis backend for the
+/// subcommands that read one, refuses them elsewhere.
+fn context(cli: &Cli) -> anyhow::Result<Ctx> {
     let name = cli.command.name();
     let migrate = matches!(cli.command, Command::Migrate(_));
     if matches!(cli.command, Command::Keys(_)) {
         // `keys parse` classifies a key string and reads no store: a backend changes nothing.
-        backend::install(None);
-        return Ok(());
+        return Ok(Ctx::new(Backend::Files));
     }
     let url = match cli.backend.as_deref() {
         None | Some("files" | "file") => None,
         Some(url) => Some(url),
     };
     if migrate && cli.backend.is_some() {
-        anyhow::bail!(address::UsageError::new(
+        anyhow::bail!(UsageError::new(
             "--backend does not apply to migrate: give the two sides with --from and --to (a \
              directory and a redis:// URL)"
         ));
     }
     let Some(url) = url else {
         if cli.redis_prefix.is_some() && !migrate {
-            anyhow::bail!(address::UsageError::new(
+            anyhow::bail!(UsageError::new(
                 "--redis-prefix needs --backend redis://HOST:PORT/ (or migrate)"
             ));
         }
-        backend::install(None);
-        return Ok(());
+        return Ok(Ctx::new(Backend::Files));
     };
     let spec = backend::parse_redis(url, cli.redis_prefix.as_deref()).map_err(|e| {
-        address::UsageError::new(format!(
+        UsageError::new(format!(
             "--backend: {e}; the backends are `files` (the default) and redis://…"
         ))
     })?;
     if matches!(cli.command, Command::Demo(_)) {
-        anyhow::bail!(address::UsageError::new(
+        anyhow::bail!(UsageError::new(
             "`sessions demo` builds its demo store as files under --root; --backend does not \
              apply (to try the demo on Redis, build it, then copy it with `sessions migrate \
              --from DIR --to redis://HOST:PORT/`)"
         ));
     }
     if !cli.command.reads_a_backend() {
-        anyhow::bail!(address::UsageError::new(format!(
+        anyhow::bail!(UsageError::new(format!(
             "`sessions {name}` works on files only; --backend {} applies to list, tree, context, \
              show, stats, check and export (`sessions migrate` copies sessions between files and \
              Redis)",
             text::safe(&spec.shown_url())
         )));
     }
-    backend::install(Some(backend::RedisBackend::connect(spec)?));
-    Ok(())
+    let redis = backend::RedisBackend::connect(spec)?;
+    Ok(Ctx::new(Backend::Redis(redis)))
 }
 
 /// Refuses every `--agent ID` and `--session NAME` that is not a valid path component
 /// ([`address::check_agent_id`], [`address::check_session_name`]) before anything is read or
 /// written, in every subcommand (read and write alike). `clear --session` also takes a session
 /// key (`agent:<ID>:<rest>`), which is never a path: its file name is the key's encoded name.
-fn check_names(command: &Command) -> Result<(), address::UsageError> {
-    let selector = |s: &SessionSelector| -> Result<(), address::UsageError> {
+fn check_names(command: &Command) -> Result<(), UsageError> {
+    let selector = |s: &SessionSelector| -> Result<(), UsageError> {
         if let Some(agent) = &s.locator.agent {
             address::check_agent_id(agent)?;
         }
@@ -657,29 +647,30 @@ fn check_names(command: &Command) -> Result<(), address::UsageError> {
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     check_names(&cli.command)?;
-    install_backend(&cli)?;
+    let ctx = &context(&cli)?;
     let mut out = output::Output::new();
     let outcome = match cli.command {
         Command::List(a) => {
-            list::run(&a.locator, a.all, a.json, &mut out)?;
+            list::run(ctx, &a.locator, a.all, a.json, &mut out)?;
             Outcome::Ok
         }
         Command::Tree(a) => {
-            let path = address::resolve_one(a.file.as_deref(), &a.selector)?;
+            let path = address::resolve_one(ctx, a.file.as_deref(), &a.selector)?;
             let opts = tree::TreeOptions {
                 depth: a.depth,
                 width: text::output_width(a.width),
             };
             if a.json {
-                tree::run_json(&path, &opts, &mut out)?;
+                tree::run_json(ctx, &path, &opts, &mut out)?;
             } else {
-                tree::run_text(&path, &opts, &mut out)?;
+                tree::run_text(ctx, &path, &opts, &mut out)?;
             }
             Outcome::Ok
         }
         Command::Context(a) => {
-            let path = address::resolve_one(a.file.as_deref(), &a.selector)?;
+            let path = address::resolve_one(ctx, a.file.as_deref(), &a.selector)?;
             context::run(
+                ctx,
                 &path,
                 a.leaf.as_deref(),
                 a.json,
@@ -697,7 +688,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                     let looks_like_file = p.extension().is_some_and(|e| e == "jsonl")
                         || only.to_string_lossy().contains('/')
                         || p.is_file();
-                    anyhow::bail!(address::UsageError::new(if looks_like_file {
+                    anyhow::bail!(UsageError::new(if looks_like_file {
                         format!(
                             "missing ENTRY_ID: `sessions show {} ENTRY_ID` (an entry id, a unique \
                              prefix of one, or @LINE; `sessions tree` lists the ids)",
@@ -710,30 +701,30 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                     }))
                 }
                 [entry] => (None, entry),
-                _ => anyhow::bail!(address::UsageError::new("show takes FILE ENTRY_ID")),
+                _ => anyhow::bail!(UsageError::new("show takes FILE ENTRY_ID")),
             };
             let entry = entry
                 .to_str()
-                .ok_or_else(|| address::UsageError::new("ENTRY_ID is not valid UTF-8"))?;
-            let path = address::resolve_one(file.as_deref(), &a.selector)?;
-            show::run(&path, entry, a.raw, &mut out)?;
+                .ok_or_else(|| UsageError::new("ENTRY_ID is not valid UTF-8"))?;
+            let path = address::resolve_one(ctx, file.as_deref(), &a.selector)?;
+            show::run(ctx, &path, entry, a.raw, &mut out)?;
             Outcome::Ok
         }
         Command::Stats(a) => {
-            let paths = address::resolve_many(&a.files, &a.selector)?;
-            stats::run(&paths, a.json, &mut out)?
+            let paths = address::resolve_many(ctx, &a.files, &a.selector)?;
+            stats::run(ctx, &paths, a.json, &mut out)?
         }
         Command::Check(a) => {
-            let paths = address::resolve_many(&a.files, &a.selector)?;
-            check::run(&paths, a.json, &mut out)?
+            let paths = address::resolve_many(ctx, &a.files, &a.selector)?;
+            check::run(ctx, &paths, a.json, &mut out)?
         }
         Command::Export(a) => {
-            let path = address::resolve_one(a.file.as_deref(), &a.selector)?;
-            export::run(&path, a.format, a.output.as_deref(), a.force, &mut out)?;
+            let path = address::resolve_one(ctx, a.file.as_deref(), &a.selector)?;
+            export::run(ctx, &path, a.format, a.output.as_deref(), a.force, &mut out)?;
             Outcome::Ok
         }
         Command::Demo(a) => {
-            demo::run(&a.root, a.force, text::output_width(a.width), &mut out)?;
+            demo::run(ctx, &a.root, a.force, text::output_width(a.width), &mut out)?;
             Outcome::Ok
         }
         Command::Repair(a) => {
@@ -744,13 +735,13 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 && a.selector.session.is_some()
                 && a.selector.locator.names_dir()
             {
-                let root = address::write_root(None, &a.selector.locator)?;
-                (address::resolve_one(None, &a.selector)?, root)
+                let root = address::write_root(ctx, None, &a.selector.locator)?;
+                (address::resolve_one(ctx, None, &a.selector)?, root)
             } else {
-                let path = address::resolve_one(a.file.as_deref(), &a.selector)?;
+                let path = address::resolve_one(ctx, a.file.as_deref(), &a.selector)?;
                 (
                     path.clone(),
-                    address::write_root(Some(&path), &a.selector.locator)?,
+                    address::write_root(ctx, Some(&path), &a.selector.locator)?,
                 )
             };
             repair::run(
@@ -773,6 +764,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             keys::parse(&a.key, a.main_key.as_deref(), a.json, &mut out)?
         }
         Command::Archive(a) => archive::run(
+            ctx,
             &archive::ArchiveRequest {
                 agent: a.agent,
                 all: a.all,
@@ -788,6 +780,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             &mut out,
         )?,
         Command::Clear(a) => clear::run(
+            ctx,
             &clear::ClearRequest {
                 agent: a.agent,
                 session: a.session,
@@ -824,9 +817,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::Problems | Outcome::Changed) => ExitCode::from(1),
-        Ok(Outcome::Failed) => ExitCode::from(2),
+        Ok(outcome) => outcome.exit_code(),
         Err(e) => {
             if output::is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;

@@ -25,10 +25,12 @@ use session_store::redis_store::{Fence, RedisStorage, RedisStoreError, RedisVers
 use session_store::snapshot::SessionFileSnapshot;
 use session_store::storage::{FileStorage, Storage};
 
-use crate::address::{self, UsageError};
+use crate::address;
 use crate::backend::{self, RedisSpec};
+use crate::outcome::Outcome;
+use crate::outcome::UsageError;
 use crate::output::Output;
-use crate::{Outcome, fsx, text};
+use crate::{fsx, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Copy every session between a directory of JSONL files and a Redis store, in either direction:

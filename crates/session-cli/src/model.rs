@@ -11,17 +11,11 @@ use session_format::entry::EntryType;
 use session_format::json::{JsValue, JsonErrorKind};
 use session_store::{OpenReport, ReadError, ReadOnlyOpen, SessionManager, SessionTree};
 
-use crate::address::UsageError;
+use crate::ctx::Ctx;
+use crate::outcome::UsageError;
 use crate::output::Output;
 use crate::render::{Summary, entry_summary, field, kind_name};
 use crate::text::{self, ShortIds};
-
-/// Opens a file read-only after checking that it is a regular file (never opens a FIFO or a
-/// device), or a session of the Redis backend ([`crate::backend`]). Nothing is judged: `check`
-/// reports whatever the file holds.
-pub(crate) fn open_any(path: &Path) -> anyhow::Result<ReadOnlyOpen> {
-    crate::backend::open_read_only(path)
-}
 
 /// A session opened for `tree`, `context`, `show`, `stats` and `export`.
 #[derive(Debug)]
@@ -59,11 +53,12 @@ fn header_warning(path: &Path, ro: &ReadOnlyOpen) -> Option<String> {
 }
 
 /// Opens a session read-only for the subcommands that show it: a regular file (checked before
-/// anything opens it) that is a session. A file without a readable header and without any
-/// entry (`/etc/passwd`, a binary, an empty or whitespace-only file) is "not a session file";
-/// a corrupt header over recoverable entries gives a warning.
-pub(crate) fn open(path: &Path) -> anyhow::Result<Opened> {
-    let ro = open_any(path)?;
+/// anything opens it, never a FIFO or a device) or a session of the Redis backend
+/// ([`crate::backend::Backend::open_read_only`]) that is a session. A file without a readable
+/// header and without any entry (`/etc/passwd`, a binary, an empty or whitespace-only file) is
+/// "not a session file"; a corrupt header over recoverable entries gives a warning.
+pub(crate) fn open(ctx: &Ctx, path: &Path) -> anyhow::Result<Opened> {
+    let ro = ctx.backend.open_read_only(path)?;
     let shown = text::path(path);
     if ro.report.empty {
         let what = if ro.report.bytes == 0 {
@@ -98,6 +93,7 @@ pub(crate) fn open(path: &Path) -> anyhow::Result<Opened> {
 /// Prints the open's warnings and, when `check` would report anything, one line
 /// `FILE: N problems (run `sessions check FILE`)` on stderr.
 pub(crate) fn report_problems(
+    ctx: &Ctx,
     path: &Path,
     opened: &Opened,
     out: &mut Output,
@@ -105,7 +101,7 @@ pub(crate) fn report_problems(
     for w in &opened.warnings {
         out.warn(w)?;
     }
-    let n = crate::check::problems_of(path, &opened.ro)?.len();
+    let n = crate::check::problems_of(ctx, path, &opened.ro)?.len();
     if n > 0 {
         out.warn(&format!(
             "{}: {n} {} (run `sessions check {}`)",

@@ -12,8 +12,9 @@ use session_store::identity::{FileId, FileIdentity, HardLinked};
 use session_store::lock::{LockOptions, SessionWriteLock, WriteLockGuard};
 use session_store::{RepairLevel, RepairOptions, RepairOutcome, RepairSkip};
 
+use crate::outcome::Outcome;
 use crate::output::Output;
-use crate::{Outcome, text};
+use crate::text;
 
 pub(crate) const LONG_ABOUT: &str = "\
 Repair one session file as OpenClaw 2026.6.11 does before a run (repairSessionFileIfNeeded):

@@ -4,7 +4,8 @@ use std::path::Path;
 
 use session_format::line::{LineContent, LineReader};
 
-use crate::address::UsageError;
+use crate::ctx::Ctx;
+use crate::outcome::UsageError;
 use crate::output::Output;
 use crate::{model, text};
 
@@ -22,8 +23,8 @@ too deeply nested to decode, even a line of a file that is not a session. An unk
 error listing close matches (exit code 2).";
 
 /// Prints line `n` of the file as stored, and on stderr where it is and what it holds.
-fn raw_line(path: &Path, n: usize, out: &mut Output) -> anyhow::Result<()> {
-    let bytes = crate::backend::read_session(path)?;
+fn raw_line(ctx: &Ctx, path: &Path, n: usize, out: &mut Output) -> anyhow::Result<()> {
+    let bytes = ctx.backend.read_session(path)?;
     let total = session_format::line::lines(&bytes).count();
     let Some(l) = LineReader::new(&bytes)
         .nth(n.saturating_sub(1))
@@ -69,21 +70,27 @@ fn raw_line(path: &Path, n: usize, out: &mut Output) -> anyhow::Result<()> {
 }
 
 /// `sessions show FILE ENTRY_ID`.
-pub(crate) fn run(path: &Path, spec: &str, raw: bool, out: &mut Output) -> anyhow::Result<()> {
+pub(crate) fn run(
+    ctx: &Ctx,
+    path: &Path,
+    spec: &str,
+    raw: bool,
+    out: &mut Output,
+) -> anyhow::Result<()> {
     if raw && let Some(n) = spec.strip_prefix('@') {
         let n: usize = n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
             UsageError::new(format!("bad line number in {spec:?} (lines start at 1)"))
         })?;
-        return raw_line(path, n, out);
+        return raw_line(ctx, path, n, out);
     }
-    let opened = model::open(path)?;
+    let opened = model::open(ctx, path)?;
     for w in &opened.warnings {
         out.warn(w)?;
     }
     let e = model::resolve_entry(&opened.ro.session, spec)?;
     if raw {
         if let Some(n) = e.location().line {
-            return raw_line(path, n, out);
+            return raw_line(ctx, path, n, out);
         }
         out.write_bytes(e.raw_bytes())?;
         out.write_str("\n")?;

@@ -8,6 +8,7 @@ use std::time::Instant;
 use session_format::entry::EntryType;
 use session_format::json::{JsObject, JsValue};
 
+use crate::ctx::Ctx;
 use crate::model::{self, TreeModel};
 use crate::output::Output;
 use crate::text;
@@ -47,9 +48,9 @@ fn count_lines(bytes: &[u8]) -> usize {
     }
 }
 
-fn one(path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
+fn one(ctx: &Ctx, path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
     let start = Instant::now();
-    let opened = model::open(path)?;
+    let opened = model::open(ctx, path)?;
     let open_ms = start.elapsed().as_secs_f64() * 1000.0;
     for w in &opened.warnings {
         out.warn(w)?;
@@ -59,7 +60,7 @@ fn one(path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
     let start = Instant::now();
     let m = TreeModel::new(sm, Some(&ro.report));
     let tree_ms = start.elapsed().as_secs_f64() * 1000.0;
-    let bytes = crate::backend::read_session(path)?;
+    let bytes = ctx.backend.read_session(path)?;
     let lines = count_lines(&bytes);
     let mut by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut by_role: BTreeMap<String, usize> = BTreeMap::new();
@@ -227,14 +228,15 @@ fn one(path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
 /// `sessions stats FILE...`: every file gets its own result; one that cannot be read is
 /// reported and the others are still counted (exit code 2).
 pub(crate) fn run(
+    ctx: &Ctx,
     paths: &[std::path::PathBuf],
     json: bool,
     out: &mut Output,
-) -> anyhow::Result<crate::Outcome> {
+) -> anyhow::Result<crate::outcome::Outcome> {
     let mut failed = 0;
     let mut all: Vec<Result<Stats, (String, String)>> = Vec::with_capacity(paths.len());
     for p in paths {
-        match one(p, out) {
+        match one(ctx, p, out) {
             Ok(s) => all.push(Ok(s)),
             Err(e) => {
                 if crate::output::is_broken_pipe(&e) {
@@ -277,8 +279,8 @@ pub(crate) fn run(
         }
     }
     Ok(if failed > 0 {
-        crate::Outcome::Failed
+        crate::outcome::Outcome::Failed
     } else {
-        crate::Outcome::Ok
+        crate::outcome::Outcome::Ok
     })
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use session_format::json::{JsObject, JsValue};
 
+use crate::ctx::Ctx;
 use crate::model::{self, Opened, TreeModel};
 use crate::output::Output;
 use crate::text;
@@ -207,11 +208,16 @@ pub(crate) fn header_line(path: &Path, m: &TreeModel<'_>) -> String {
 }
 
 /// `sessions tree FILE` as text.
-pub(crate) fn run_text(path: &Path, opts: &TreeOptions, out: &mut Output) -> anyhow::Result<()> {
-    let opened = model::open(path)?;
+pub(crate) fn run_text(
+    ctx: &Ctx,
+    path: &Path,
+    opts: &TreeOptions,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let opened = model::open(ctx, path)?;
     let m = TreeModel::new(&opened.ro.session, Some(&opened.ro.report));
     write_text(path, &opened.ro, &m, opts, out)?;
-    model::report_problems(path, &opened, out)
+    model::report_problems(ctx, path, &opened, out)
 }
 
 /// Writes the header, the tree and the legend.
@@ -335,10 +341,15 @@ pub(crate) fn to_json(
 }
 
 /// `sessions tree FILE --json`.
-pub(crate) fn run_json(path: &Path, opts: &TreeOptions, out: &mut Output) -> anyhow::Result<()> {
-    let opened: Opened = model::open(path)?;
+pub(crate) fn run_json(
+    ctx: &Ctx,
+    path: &Path,
+    opts: &TreeOptions,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let opened: Opened = model::open(ctx, path)?;
     let m = TreeModel::new(&opened.ro.session, Some(&opened.ro.report));
     let v = to_json(path, &opened.ro, &m, opts.depth)?;
     out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
-    model::report_problems(path, &opened, out)
+    model::report_problems(ctx, path, &opened, out)
 }

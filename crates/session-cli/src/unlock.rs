@@ -12,9 +12,10 @@ use session_store::lock::{
     clean_stale_lock_files,
 };
 
-use crate::address::UsageError;
+use crate::outcome::Outcome;
+use crate::outcome::UsageError;
 use crate::output::Output;
-use crate::{Outcome, text};
+use crate::text;
 
 pub(crate) const LONG_ABOUT: &str = "\
 List the session write-lock files (*.jsonl.lock) directly in DIR, with the pid that holds each,
