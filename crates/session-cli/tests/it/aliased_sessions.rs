@@ -6,13 +6,11 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 /// `<tmp>/state/agents/main/sessions/` holding `s.jsonl` (a session 100 days old, needing no
 /// repair), `L.jsonl -> s.jsonl`, and `out.jsonl -> <tmp>/outside/t.jsonl` (a session that

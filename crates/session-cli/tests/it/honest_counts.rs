@@ -4,10 +4,8 @@
 //! id another file shares, and a lookup by that id stays an ambiguity naming both files.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 const HEADER_ONE: &str = r#"{"type":"session","version":3,"id":"s-one","timestamp":"2026-01-02T09:00:00.000Z","cwd":"/w"}"#;
 const MESSAGE_ONE: &str = r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-02T09:00:01.000Z","message":{"role":"user","content":"hello","timestamp":1767344401000}}"#;

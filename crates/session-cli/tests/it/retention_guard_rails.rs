@@ -6,13 +6,11 @@
 //! none.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 /// `main` with four sessions: a, b and c older than 30 days, d from yesterday.
 fn store(root: &Path) -> PathBuf {

@@ -6,11 +6,9 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::PathBuf;
 
-use support::*;
+use crate::support::*;
 
 struct Store {
     _tmp: tempfile::TempDir,

@@ -6,9 +6,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
-use support::*;
+use crate::support::*;
 
 const DAY: i64 = 86_400_000;
 

@@ -3,12 +3,10 @@
 //! headless Chromium. Tests skip with a printed reason when the fixture or Chromium is absent.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::collections::HashSet;
 
+use crate::support::*;
 use session_format::json::{JsValue, parse_value};
-use support::*;
 
 fn json(text: &str) -> JsValue {
     parse_value(text.as_bytes()).unwrap()

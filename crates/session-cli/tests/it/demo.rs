@@ -6,14 +6,12 @@
 //! layout for its group key, so `clear` and `keys parse` classify it as a group session.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::support::*;
 use session_format::json::{JsValue, parse_value, to_json_string};
-use support::*;
 
 const TELEGRAM: &str = "agents/main/sessions/telegram_123456.jsonl";
 

@@ -6,13 +6,11 @@
 //! code and directory listing.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 /// `archive --all`: an agent whose run cannot start (here its `archive` is a regular file) is
 /// reported, and the other agents are still archived and reported; a stray file under

@@ -7,12 +7,10 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::PathBuf;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 /// `<tmp>/state/agents/main/sessions/` holding `s.jsonl` (100 days old, one line that is not
 /// JSON, so it needs a repair) and `H.jsonl`, a hard link of it.

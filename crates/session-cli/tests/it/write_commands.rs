@@ -7,12 +7,10 @@
 //! before and after.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn repair_case(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -6,13 +6,11 @@
 //! are never turned into paths. Each test compares the whole temporary tree before and after.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 /// Each hostile value (the OS cannot pass a NUL in an argument; the store tests cover it),
 /// with the reason the validator gives.

@@ -2,10 +2,8 @@
 //! characters never reach the terminal raw.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
+use crate::support::*;
 use session_format::json::{JsValue, parse_value};
-use support::*;
 
 fn json(text: &str) -> JsValue {
     parse_value(text.as_bytes()).unwrap()

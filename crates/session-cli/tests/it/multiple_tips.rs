@@ -5,13 +5,11 @@
 //! reference's policy (`ForeignAppendPolicy::AppendOnOwnLeaf`) shows up the same way.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::*;
 use serde_json::{Value, json};
 use session_store::{ForeignAppendPolicy, SessionManager};
-use support::*;
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"0195f000-0000-7000-8000-0000000000aa","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
 

@@ -3,13 +3,11 @@
 //! and that no inspection subcommand changes a file.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::*;
 use insta::assert_snapshot;
 use session_format::json::{JsValue, parse_value};
-use support::*;
 
 fn json(text: &str) -> JsValue {
     parse_value(text.as_bytes()).unwrap()

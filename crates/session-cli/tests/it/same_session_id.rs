@@ -6,11 +6,9 @@
 //! checks).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::PathBuf;
 
-use support::*;
+use crate::support::*;
 
 const ID: &str = "0195f000-0000-7000-8000-000000000009";
 

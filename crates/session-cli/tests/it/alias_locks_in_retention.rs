@@ -8,12 +8,10 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::PathBuf;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 const DAY: i64 = 86_400_000;
 

@@ -5,10 +5,8 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn with_id(id: &str) -> Vec<u8> {
     let header = json!({"type": "session", "version": 3, "id": id,

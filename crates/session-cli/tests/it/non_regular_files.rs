@@ -2,11 +2,9 @@
 //! and FIFOs and devices named `*.jsonl` are never opened.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 
-use support::*;
+use crate::support::*;
 
 // ---------------------------------------------------------------------------------------
 // export -o never replaces anything but a regular file

@@ -17,19 +17,17 @@
 //!   mtime), so `continueRecent` picks the same session before and after.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
+use crate::support::*;
 use serde_json::Value;
 use session_store::SessionManager;
 use session_store::redis_store::{LocalRedisServer, RedisStorage};
 use session_store::storage::{FileStorage, Storage};
-use support::*;
 
 /// The demo store plus the fixtures, under `<tmp>/state`.
 struct Store {

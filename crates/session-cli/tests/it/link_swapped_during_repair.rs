@@ -12,12 +12,10 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use support::*;
+use crate::support::*;
 
 const DAY: i64 = 86_400_000;
 

@@ -4,14 +4,12 @@
 //! session addressing, `--dir`, help texts, `show --raw`, pi sessions and `context` explanations.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::Path;
 
+use crate::support::*;
 use insta::assert_snapshot;
 use session_format::json::{JsValue, parse_value};
-use support::*;
 
 fn json(text: &str) -> JsValue {
     parse_value(text.as_bytes()).unwrap()

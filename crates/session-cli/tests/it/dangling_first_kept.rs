@@ -4,9 +4,7 @@
 //! builds what pi and OpenClaw build for it (the summary and what follows).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
-use support::*;
+use crate::support::*;
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"0195f000-0000-7000-8000-0000000000bb","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
 const U1: &str = r#"{"type":"message","id":"u1000001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"q","timestamp":1}}"#;

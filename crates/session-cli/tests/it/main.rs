@@ -1,0 +1,31 @@
+//! The integration tests of the `sessions` binary, built as one test binary (one link for
+//! all of them): each module pins one behaviour and runs the binary
+//! (`CARGO_BIN_EXE_sessions`) through the helpers of [`support`]. The insta snapshots are in
+//! `snapshots/`, named `it__<module>__<test>.snap`.
+//!
+//! Run one module with `cargo test -p session-cli --test it MODULE::`.
+
+mod support;
+
+mod alias_locks_in_retention;
+mod aliased_sessions;
+mod cli;
+mod dangling_first_kept;
+mod demo;
+mod hard_linked_sessions;
+mod honest_counts;
+mod honest_texts;
+mod hostile_names;
+mod link_swapped_during_repair;
+mod multiple_tips;
+mod non_regular_files;
+mod output_escaping;
+mod pi_fixture;
+mod read_commands;
+mod redis_backend;
+mod repair_store_root;
+mod repair_through_an_agent_link;
+mod retention_guard_rails;
+mod same_session_id;
+mod write_command_reports;
+mod write_commands;
