@@ -556,8 +556,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for (path, text) in files {
             let p = dir.path().join("src").join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
+            session_store::io::ensure_dir(p.parent().unwrap()).unwrap();
+            session_store::io::create_new(&p, text.as_bytes(), None).unwrap();
         }
         dir
     }
