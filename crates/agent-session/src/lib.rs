@@ -31,7 +31,7 @@
 //!
 //! Where this crate differs from OpenClaw 2026.6.11 on purpose (Decisions (c) of
 //! openclaw-jsonl.md, or behaviour the reference does not have); everything else is checked
-//! against the reference (`tests/fixtures/reference`, `tests/reference_roundtrip.rs`):
+//! against the reference (`tests/fixtures/reference`, `tests/it/reference_roundtrip.rs`):
 //!
 //! - **prepare-for-run, case 2b** (no assistant, not a fork): before the file is emptied its
 //!   exact bytes are copied to `<file>.reset-<ISO ts, ':' and '.' → '-'>-<8 hex>.jsonl`
