@@ -18,11 +18,20 @@
 //!
 //! plus [`prepare::prepare_session_manager_for_run`] (§4), run before a run loop starts.
 //!
+//! # Layout
+//!
+//! `session` (the [`AgentSession`] struct and its errors) sits on top and uses every other
+//! module; below it `tools` uses `prompt`, `payload` uses `convert`, `history` and `pairing`,
+//! `compaction` uses `convert` and `tokens`, and `history` uses `tokens`; `prompt`, `convert`,
+//! `pairing`, `tokens` and `prepare` use no other module of the crate (JavaScript string
+//! helpers come from `session_format::js`). `cargo xtask modules agent-session` prints this
+//! graph and fails on a cycle.
+//!
 //! # Deviations
 //!
 //! Where this crate differs from OpenClaw 2026.6.11 on purpose (Decisions (c) of
 //! openclaw-jsonl.md, or behaviour the reference does not have); everything else is checked
-//! against the reference (`tests/fixtures/reference`, `tests/reference_roundtrip.rs`):
+//! against the reference (`tests/fixtures/reference`, `tests/it/reference_roundtrip.rs`):
 //!
 //! - **prepare-for-run, case 2b** (no assistant, not a fork): before the file is emptied its
 //!   exact bytes are copied to `<file>.reset-<ISO ts, ':' and '.' → '-'>-<8 hex>.jsonl`

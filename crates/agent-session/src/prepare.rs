@@ -4,7 +4,7 @@
 //! with the header exactly once.
 //!
 //! Checked against the reference with `tests/fixtures/reference/capture.mjs` (goldens in
-//! `tests/fixtures/reference/expected/prepare.json`, test `tests/prepare.rs`). Where 2026.6.11
+//! `tests/fixtures/reference/expected/prepare.json`, test `tests/it/prepare.rs`). Where 2026.6.11
 //! differs from the later text of §4, 2026.6.11 is followed: the header check reads the whole
 //! first non-blank line, however long (no 64 KiB cap), so a long header line is readable.
 //!

@@ -72,7 +72,7 @@ pub fn build_system_prompt(
             for g in guidelines
                 .iter()
                 .chain(&options.default_guidelines)
-                .map(|g| crate::tools::js_trim(g))
+                .map(|g| session_format::js::trim(g))
             {
                 if !g.is_empty() && !list.contains(&g) {
                     list.push(g);

@@ -6,7 +6,7 @@
 //! stays available. The file is never touched.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod common;
+use crate::common;
 
 use agent_session::pairing::{
     ErroredAssistantPolicy, MISSING_TOOL_RESULT_TEXT, PairingOptions,

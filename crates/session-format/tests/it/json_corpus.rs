@@ -4,7 +4,7 @@
 
 use session_format::json::{JsString, JsValue, parse_value, to_json_string, write_number};
 
-const CORPUS: &str = include_str!("data/json-corpus.jsonl");
+const CORPUS: &str = include_str!("../data/json-corpus.jsonl");
 
 #[derive(serde::Deserialize)]
 struct Record {

@@ -4,7 +4,7 @@
 //! result).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@
 //! were produced by OpenClaw 2026.6.11 on the same inputs (named in each test).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! pinned by a snapshot (pi-format.md §1.5–§1.7).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 

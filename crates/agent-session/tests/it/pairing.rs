@@ -4,7 +4,7 @@
 //! errored and aborted turns get no synthetic results (or are dropped with the `drop` policy).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod common;
+use crate::common;
 
 use agent_session::pairing::{
     ErroredAssistantPolicy, MISSING_TOOL_RESULT_TEXT, PairingOptions,

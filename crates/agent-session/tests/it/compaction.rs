@@ -6,7 +6,7 @@
 //! golden the reference produced).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod common;
+use crate::common;
 
 use agent_session::compaction::{
     CompactionStrategy, DeterministicSummarizer, KeepBudget, PlanError, find_cut_point,

@@ -3,7 +3,7 @@
 //! pi-format.md §1.8).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
+use crate::support;
 
 use pretty_assertions::assert_eq;
 use session_format::json::{Field, JsValue, parse_value, to_json_string};

@@ -2,7 +2,7 @@
 //! (`fixtures/reference/messages.json` → `expected/convert.json`, captured by `capture.mjs`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod common;
+use crate::common;
 
 use agent_session::convert::convert_to_llm;
 use agent_session::tokens::{estimate_context_tokens, estimate_tokens};

@@ -3,10 +3,10 @@
 //! `SessionManager` (`fixtures/reference/capture.mjs --read FILE`), whose entries and
 //! `buildSessionContext()` must equal ours exactly. Skips, saying why, when node 24 or the
 //! reference is not installed (`xtask/conformance/install.sh openclaw`); the offline check of the
-//! same property is `tests/compaction.rs` against the `c55` golden.
+//! same property is `tests/it/compaction.rs` against the `c55` golden.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! byte-exact backup made before case 2b empties a file, is checked separately.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -20,7 +20,7 @@ use session_semantics::policy::{
 };
 use session_semantics::{ResetType, SessionKind};
 
-const CORPUS: &str = include_str!("data/session-key-corpus.jsonl");
+const CORPUS: &str = include_str!("../data/session-key-corpus.jsonl");
 
 fn s(v: &Value) -> Option<&str> {
     v.as_str()

@@ -7,7 +7,7 @@
 //! (SHA-256 in Python) from the documented rule.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod common;
+use crate::common;
 
 use agent_session::pairing::MISSING_TOOL_RESULT_TEXT;
 use agent_session::payload::{normalize_tool_call_id, normalize_tool_call_ids};

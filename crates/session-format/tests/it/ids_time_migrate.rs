@@ -204,7 +204,7 @@ fn current_and_future_versions_are_not_migrated() {
 /// zone (`xtask/node/gen-date-corpus.mjs`, run with TZ=UTC).
 #[test]
 fn date_parse_matches_v8_corpus() {
-    let corpus = include_str!("data/date-corpus.jsonl");
+    let corpus = include_str!("../data/date-corpus.jsonl");
     let mut failures = Vec::new();
     let mut count = 0;
     for line in corpus.split('\n').filter(|l| !l.is_empty()) {

@@ -6,7 +6,7 @@
 //! is never touched. Also: the compaction's tool-result cut falls between characters.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod common;
+use crate::common;
 
 use agent_session::compaction::serialize_conversation;
 use agent_session::payload::{PayloadOptions, build_payload, session_payload, sourced_messages};
