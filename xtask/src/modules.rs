@@ -31,10 +31,14 @@ pub const ROOT: &str = "crate";
 
 /// Prints the graph and its cycles; `Ok(false)` when there is a cycle.
 pub fn run(args: &ModulesArgs) -> Result<bool> {
-    let src = crate::bench::repo_root()
-        .join("crates")
-        .join(&args.krate)
-        .join("src");
+    let root = crate::bench::repo_root();
+    // Every crate lives in `crates/<name>` except xtask itself, at the workspace root.
+    let dir = if args.krate == "xtask" {
+        root.join("xtask")
+    } else {
+        root.join("crates").join(&args.krate)
+    };
+    let src = dir.join("src");
     let (text, ok) = report(&src, &args.krate)?;
     print!("{text}");
     Ok(ok)
