@@ -63,8 +63,8 @@ pub mod storage;
 
 pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use error::{
-    AppendError, BranchError, ContextError, ForkError, ListError, MessagesTextError, NameError,
-    OpenError, ReadError, RemoveError, RowLocation,
+    AppendError, BranchError, ContextError, Error, ForkError, ListError, LockFailure,
+    MessagesTextError, NameError, OpenError, ReadError, RemoveError, RowLocation, WriteFailure,
 };
 pub use foreign::ForeignAppendPolicy;
 pub use identity::{FileIdentity, OutsideStore};

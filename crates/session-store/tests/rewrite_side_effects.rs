@@ -234,10 +234,10 @@ fn rewrite_refuses_a_file_the_process_cannot_write() {
         let f = PathBuf::from(d).join("v2.jsonl");
         let before = std::fs::read(&f).unwrap();
         let err = SessionManager::open(&f, None, None).unwrap_err();
-        let OpenError::Write { path, source } = &err else {
+        let OpenError::Write { source } = &err else {
             panic!("{err:?}")
         };
-        assert_eq!(path, &f);
+        assert_eq!(source.path, f);
         assert_eq!(source.kind(), std::io::ErrorKind::PermissionDenied);
         assert!(
             source.to_string().contains(&*f.to_string_lossy()),
@@ -277,7 +277,7 @@ fn rewrite_in_an_unwritable_directory_names_the_directory() {
         let f = d.join("v2.jsonl");
         let before = std::fs::read(&f).unwrap();
         let err = SessionManager::open(&f, None, None).unwrap_err();
-        let OpenError::Write { source, .. } = &err else {
+        let OpenError::Write { source } = &err else {
             panic!("{err:?}")
         };
         assert_eq!(source.kind(), std::io::ErrorKind::PermissionDenied);

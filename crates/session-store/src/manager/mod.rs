@@ -59,13 +59,13 @@ use session_format::message::Message;
 use crate::cache::{self, Shared};
 use crate::deep::clone_value;
 use crate::disk::DiskImage;
-use crate::error::{AppendError, BranchError, OpenError, ReadError, RemoveError, RowLocation};
+use crate::error::{AppendError, Failure, OpenError, ReadError, RowLocation};
 use crate::foreign::ForeignAppendPolicy;
 use crate::id::Id;
 use crate::index::Index;
 use crate::inspect::OpenReport;
 use crate::io::Durability;
-use crate::lock::{LockError, LockOptions};
+use crate::lock::LockOptions;
 use crate::paths;
 use crate::rows::Row;
 use crate::snapshot::{self, SessionFileSnapshot, WriteOwner};
@@ -271,49 +271,6 @@ impl TailProbe {
     }
 }
 
-/// Why a full write failed: taking the session write lock, the write itself, or (a judged
-/// full write, [`SessionManager::write_full`]) another writer's lines that start another
-/// branch (an [`AppendError::Diverged`]).
-pub(crate) enum FullWriteError {
-    Io(std::io::Error),
-    Lock(LockError),
-    Diverged(AppendError),
-}
-
-impl FullWriteError {
-    fn into_open(self, path: PathBuf) -> OpenError {
-        match self {
-            FullWriteError::Io(source) => OpenError::write(path, source),
-            FullWriteError::Lock(source) => OpenError::lock(path, source),
-            FullWriteError::Diverged(e) => OpenError::write(path, std::io::Error::other(e)),
-        }
-    }
-
-    fn into_append(self, path: PathBuf) -> AppendError {
-        match self {
-            FullWriteError::Io(source) => AppendError::write(path, source),
-            FullWriteError::Lock(source) => AppendError::lock(path, source),
-            FullWriteError::Diverged(e) => e,
-        }
-    }
-
-    fn into_branch(self, path: PathBuf) -> BranchError {
-        match self {
-            FullWriteError::Io(source) => BranchError::write(path, source),
-            FullWriteError::Lock(source) => BranchError::lock(path, source),
-            FullWriteError::Diverged(e) => BranchError::from(e),
-        }
-    }
-
-    fn into_remove(self, path: PathBuf) -> RemoveError {
-        match self {
-            FullWriteError::Io(source) => RemoveError::write(path, source),
-            FullWriteError::Lock(source) => RemoveError::lock(path, source),
-            FullWriteError::Diverged(e) => RemoveError::write(path, std::io::Error::other(e)),
-        }
-    }
-}
-
 /// The state a full write puts back when it fails.
 struct Saved {
     rows: Shared<Vec<Row>>,
@@ -470,7 +427,7 @@ impl SessionManager {
         }
         self.storage
             .sync(path, durability)
-            .map_err(|source| AppendError::write(path.clone(), source))
+            .map_err(|e| Failure::io(path.clone(), e).into())
     }
 
     /// Lines of the file the envelope scan has read for this manager since it was created:
