@@ -43,10 +43,10 @@
 //!   ([`crate::identity`]): a session file whose name is a symlink may be read wherever it
 //!   leads, but every write through it (append, full rewrite, backup, the write lock) is
 //!   refused with an `OutsideStore` error ([`AppendError::OutsideStore`],
-//!   [`RemoveError::OutsideStore`], [`BranchError::OutsideStore`], [`OpenError::OutsideStore`])
-//!   naming the link, its target and the root when the target lies outside that directory;
-//!   every name of one file (a symlink to it inside the directory, a symlinked directory) takes
-//!   the same lock and shares its warm cache entry.
+//!   [`crate::RemoveError::OutsideStore`], [`crate::BranchError::OutsideStore`],
+//!   [`OpenError::OutsideStore`]) naming the link, its target and the root when the target
+//!   lies outside that directory; every name of one file (a symlink to it inside the
+//!   directory, a symlinked directory) takes the same lock and shares its warm cache entry.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -482,8 +482,9 @@ impl SessionManager {
     ///   [`crate::ForeignAppendPolicy`] says (D30); a full rewrite makes the same check inside
     ///   the lock (and backs up a file changed in any other way);
     /// - a lock that cannot be taken fails the write with a `Lock` error
-    ///   ([`AppendError::Lock`], [`BranchError::Lock`], [`RemoveError::Lock`]) carrying the
-    ///   [`LockError`] (lock path, owner pid), and nothing is written.
+    ///   ([`AppendError::Lock`], [`crate::BranchError::Lock`], [`crate::RemoveError::Lock`])
+    ///   carrying the session file and the [`crate::LockError`] (lock path, owner pid), and
+    ///   nothing is written.
     ///
     /// Each write takes and releases the lock (creating and removing the lock file); a caller
     /// appending a batch can hold it around the batch with
