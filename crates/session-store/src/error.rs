@@ -66,14 +66,16 @@ impl std::error::Error for WriteFailure {
 /// not be taken: the file and the lock failure. It is the `Lock` variant of each writing
 /// operation's error ([`OpenError::Lock`], [`AppendError::Lock`], [`BranchError::Lock`],
 /// [`RemoveError::Lock`]), which names the file; its text and its
-/// [`source`](std::error::Error::source) are the [`LockError`]'s.
+/// [`source`](std::error::Error::source) are the [`LockError`]'s. The lock error is boxed: it
+/// is the largest part of every writing operation's error, which stays small that way (and so
+/// does [`Error`]).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct LockFailure {
     /// The session file.
     pub path: PathBuf,
     /// The lock failure (lock path, owner pid and liveness).
-    pub error: LockError,
+    pub error: Box<LockError>,
 }
 
 impl LockFailure {
@@ -81,7 +83,7 @@ impl LockFailure {
     pub fn new(path: impl Into<PathBuf>, error: LockError) -> Self {
         LockFailure {
             path: path.into(),
-            error,
+            error: Box::new(error),
         }
     }
 }
@@ -415,7 +417,7 @@ impl AppendError {
     /// The lock failure, for [`AppendError::Lock`].
     pub fn lock_error(&self) -> Option<&LockError> {
         match self {
-            AppendError::Lock { source } => Some(&source.error),
+            AppendError::Lock { source } => Some(&*source.error),
             _ => None,
         }
     }

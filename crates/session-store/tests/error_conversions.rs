@@ -29,7 +29,7 @@ fn session(dir: &Path, name: &str, rows: &[&str]) -> PathBuf {
         text.push_str(r);
         text.push('\n');
     }
-    std::fs::write(&path, text).unwrap();
+    session_store::io::write_raw(&path, text.as_bytes()).unwrap();
     path
 }
 
@@ -145,9 +145,8 @@ fn question_mark_lifts_every_operation_error_into_the_umbrella() {
         ..LockOptions::default()
     };
     let _held = SessionWriteLock::acquire(&file, &options).unwrap();
-    let other = std::thread::spawn({
-        let (file, options) = (file.clone(), options.clone());
-        move || lift(SessionWriteLock::acquire(&file, &options).map(|_| ())).unwrap_err()
+    let other = std::thread::spawn(move || {
+        lift(SessionWriteLock::acquire(&file, &options).map(|_| ())).unwrap_err()
     })
     .join()
     .unwrap();

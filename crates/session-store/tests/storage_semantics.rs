@@ -16,8 +16,8 @@ use session_format::json::JsValue;
 use session_store::io::{AppendToExistingError, Durability, KnownFile};
 use session_store::storage::{MEM_STORAGE_DEV, with_write_lock};
 use session_store::{
-    AppendError, FileStorage, LockError, LockFailure, LockOptions, MemStorage, OpenParams,
-    SessionManager, Storage,
+    AppendError, FileStorage, LockError, LockOptions, MemStorage, OpenParams, SessionManager,
+    Storage,
 };
 
 /// Both storages with the directory their sessions go to (`<tmp>/sessions`): the file store
@@ -470,13 +470,8 @@ fn the_write_lock_goes_through_the_storage() {
         .unwrap();
         assert!(
             matches!(
-                held,
-                Err(AppendError::Lock {
-                    source: LockFailure {
-                        error: LockError::Timeout { .. },
-                        ..
-                    }
-                })
+                &held,
+                Err(AppendError::Lock { source }) if matches!(*source.error, LockError::Timeout { .. })
             ),
             "{name}: {held:?}"
         );

@@ -300,7 +300,7 @@ impl SessionManager {
                 let disk = std::mem::replace(&mut self.disk, DiskImage::Absent);
                 let report = std::mem::take(&mut self.load_report);
                 self.new_fresh_session();
-                self.session_file = Some(abs.clone());
+                self.session_file = Some(abs);
                 self.disk = disk;
                 self.load_report = report;
                 if write {
