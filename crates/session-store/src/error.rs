@@ -1,5 +1,5 @@
-//! Error types, one enum per operation (rust-style.md "Errors"), and [`Error`], the umbrella
-//! every one of them converts into with `?`. Content problems name the file, the 1-based line
+//! Error types, one enum per operation (rust-style.md "Errors"); each converts with `?` into
+//! the umbrella [`crate::Error`]. Content problems name the file, the 1-based line
 //! number and the byte offset of the row; "not found" errors use the reference's exact text
 //! (`Entry <id> not found`).
 //!
@@ -16,8 +16,6 @@ use session_format::json::{JsonError, SerdeError};
 
 use crate::identity::OutsideStore;
 use crate::lock::LockError;
-use crate::names::InvalidName;
-use crate::query::EntryError;
 
 /// A write of a session file that failed: the file and the I/O error (a line append, a full
 /// rewrite, a repair rewrite on open, the first write of a branched or forked session). It is
@@ -68,7 +66,7 @@ impl std::error::Error for WriteFailure {
 /// [`RemoveError::Lock`]), which names the file; its text and its
 /// [`source`](std::error::Error::source) are the [`LockError`]'s. The lock error is boxed: it
 /// is the largest part of every writing operation's error, which stays small that way (and so
-/// does [`Error`]).
+/// does [`crate::Error`]).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct LockFailure {
@@ -638,70 +636,4 @@ pub enum MessagesTextError {
         /// The file.
         path: PathBuf,
     },
-}
-
-/// Any error of this crate: one variant per operation's error, each converting with `?`, so a
-/// caller that does not tell them apart can write `fn f() -> Result<(), session_store::Error>`.
-/// Its text and its [`source`](std::error::Error::source) are the wrapped error's.
-///
-/// ```
-/// fn names(dir: &std::path::Path) -> Result<Vec<String>, session_store::Error> {
-///     let mut out = Vec::new();
-///     for info in session_store::list::list(dir)? {
-///         let sm = session_store::SessionManager::open(&info.path, None, None)?;
-///         out.push(sm.get_session_name()?.unwrap_or_default());
-///     }
-///     Ok(out)
-/// }
-/// # assert!(names(std::path::Path::new("/nonexistent/sessions")).unwrap().is_empty());
-/// ```
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// Opening or loading a session file ([`crate::SessionManager::open`] and the factories).
-    #[error(transparent)]
-    Open(#[from] OpenError),
-    /// An append, a flush or a full rewrite.
-    #[error(transparent)]
-    Append(#[from] AppendError),
-    /// A branch, a branch summary or a branched session.
-    #[error(transparent)]
-    Branch(#[from] BranchError),
-    /// Building the session context.
-    #[error(transparent)]
-    Context(#[from] ContextError),
-    /// A fork into a new session file.
-    #[error(transparent)]
-    Fork(#[from] ForkError),
-    /// Listing sessions.
-    #[error(transparent)]
-    List(#[from] ListError),
-    /// A listed session's text.
-    #[error(transparent)]
-    MessagesText(#[from] MessagesTextError),
-    /// The session name.
-    #[error(transparent)]
-    Name(#[from] NameError),
-    /// A stored row that no longer parses.
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    /// A typed entry.
-    #[error(transparent)]
-    Entry(#[from] EntryError),
-    /// Removing trailing entries.
-    #[error(transparent)]
-    Remove(#[from] RemoveError),
-    /// The session write lock, taken directly ([`crate::SessionWriteLock`]).
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    /// A session id or file name that cannot be used ([`crate::validate_name`]).
-    #[error(transparent)]
-    InvalidName(#[from] InvalidName),
-    /// A path that leads out of its store ([`crate::identity`]).
-    #[error(transparent)]
-    OutsideStore(#[from] OutsideStore),
-    /// The Redis backend.
-    #[cfg(feature = "redis")]
-    #[error(transparent)]
-    Redis(#[from] crate::redis_store::RedisStoreError),
 }

@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod any_error;
 mod bulk;
 pub mod cache;
 pub mod context;
@@ -61,10 +62,11 @@ mod run_prep;
 pub mod snapshot;
 pub mod storage;
 
+pub use any_error::Error;
 pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use error::{
-    AppendError, BranchError, ContextError, Error, ForkError, ListError, LockFailure,
-    MessagesTextError, NameError, OpenError, ReadError, RemoveError, RowLocation, WriteFailure,
+    AppendError, BranchError, ContextError, ForkError, ListError, LockFailure, MessagesTextError,
+    NameError, OpenError, ReadError, RemoveError, RowLocation, WriteFailure,
 };
 pub use foreign::ForeignAppendPolicy;
 pub use identity::{FileIdentity, OutsideStore};
