@@ -374,7 +374,10 @@ impl Cache {
     }
 }
 
-/// Sets the cache's bounds (evicting at once what no longer fits). Process-wide.
+/// Sets the cache's bounds (evicting at once what no longer fits). Process-wide. For tests and
+/// benchmarks (feature `test-util`): the defaults are the reference's.
+#[cfg(any(test, feature = "test-util"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub fn set_limits(limits: CacheLimits) {
     let mut c = cache();
     c.limits = limits;

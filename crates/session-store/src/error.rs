@@ -1,6 +1,13 @@
-//! Error types, one enum per operation (rust-style.md "Errors"). Content problems name the file,
-//! the 1-based line number and the byte offset of the row; "not found" errors use the reference's
-//! exact text (`Entry <id> not found`).
+//! Error types, one enum per operation (rust-style.md "Errors"); each converts with `?` into
+//! the umbrella [`crate::Error`]. Content problems name the file, the 1-based line
+//! number and the byte offset of the row; "not found" errors use the reference's exact text
+//! (`Entry <id> not found`).
+//!
+//! Every operation that writes a session file fails the same three ways, carried by shared
+//! types that sit inside the operation's enum through `#[from]`: the write itself
+//! ([`WriteFailure`], in the `Write` variant), the session write lock ([`LockFailure`], in
+//! `Lock`), and a name that is a symlink out of its store ([`OutsideStore`], in
+//! `OutsideStore`). Each carries the session file, so `?` converts it.
 
 use std::io;
 use std::path::PathBuf;
@@ -9,6 +16,172 @@ use session_format::json::{JsonError, SerdeError};
 
 use crate::identity::OutsideStore;
 use crate::lock::LockError;
+
+/// A write of a session file that failed: the file and the I/O error (a line append, a full
+/// rewrite, a repair rewrite on open, the first write of a branched or forked session). It is
+/// the `Write` variant of each writing operation's error ([`OpenError::Write`],
+/// [`AppendError::Write`], [`BranchError::Write`], [`RemoveError::Write`],
+/// [`ForkError::Write`]), which names the file; its text and its
+/// [`source`](std::error::Error::source) are the I/O error's (as `io::Error` does for the
+/// error it wraps), so an error chain shows the I/O error once.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct WriteFailure {
+    /// The session file written.
+    pub path: PathBuf,
+    /// The I/O error.
+    pub error: io::Error,
+}
+
+impl WriteFailure {
+    /// The failure of a write of `path`.
+    pub fn new(path: impl Into<PathBuf>, error: io::Error) -> Self {
+        WriteFailure {
+            path: path.into(),
+            error,
+        }
+    }
+
+    /// The I/O error's kind (e.g. [`io::ErrorKind::PermissionDenied`]).
+    pub fn kind(&self) -> io::ErrorKind {
+        self.error.kind()
+    }
+}
+
+impl std::fmt::Display for WriteFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for WriteFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+/// The session write lock ([`crate::SessionManager::set_write_lock`]) of a session file could
+/// not be taken: the file and the lock failure. It is the `Lock` variant of each writing
+/// operation's error ([`OpenError::Lock`], [`AppendError::Lock`], [`BranchError::Lock`],
+/// [`RemoveError::Lock`]), which names the file; its text and its
+/// [`source`](std::error::Error::source) are the [`LockError`]'s. The lock error is boxed: it
+/// is the largest part of every writing operation's error, which stays small that way (and so
+/// does [`crate::Error`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct LockFailure {
+    /// The session file.
+    pub path: PathBuf,
+    /// The lock failure (lock path, owner pid and liveness).
+    pub error: Box<LockError>,
+}
+
+impl LockFailure {
+    /// The failure to lock `path`.
+    pub fn new(path: impl Into<PathBuf>, error: LockError) -> Self {
+        LockFailure {
+            path: path.into(),
+            error: Box::new(error),
+        }
+    }
+}
+
+impl std::fmt::Display for LockFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for LockFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.error)
+    }
+}
+
+/// A failed write before it becomes the writing operation's error: each case goes into that
+/// error's variant of the same name through its `#[from]` (`?` converts).
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The write itself.
+    Write(WriteFailure),
+    /// The session write lock.
+    Lock(LockFailure),
+    /// The name is a symlink out of its store root (found in the I/O or the lock error).
+    OutsideStore(OutsideStore),
+    /// A judged full write ([`crate::foreign`]) found another writer's branch
+    /// ([`AppendError::Diverged`]): nothing was written. An operation without that variant
+    /// reports it as a [`WriteFailure`] of the file wrapping it.
+    Diverged(Box<AppendError>),
+}
+
+impl Failure {
+    /// The write of `path` failed with `error`: [`Failure::OutsideStore`] when `error` is that
+    /// refusal, else [`Failure::Write`].
+    pub(crate) fn io(path: impl Into<PathBuf>, error: io::Error) -> Self {
+        match OutsideStore::find(&error) {
+            Some(o) => Failure::OutsideStore(o.clone()),
+            None => Failure::Write(WriteFailure::new(path, error)),
+        }
+    }
+
+    /// The lock of `path` could not be taken: [`Failure::OutsideStore`] when the lock refused a
+    /// link out of the store, else [`Failure::Lock`].
+    pub(crate) fn lock(path: impl Into<PathBuf>, error: LockError) -> Self {
+        match error {
+            LockError::OutsideStore(o) => Failure::OutsideStore(o),
+            error => Failure::Lock(LockFailure::new(path, error)),
+        }
+    }
+
+    /// The write of `path` was refused because another writer's lines start another branch.
+    pub(crate) fn diverged(error: AppendError) -> Self {
+        Failure::Diverged(Box::new(error))
+    }
+}
+
+/// `From<Failure>` for the writing operations' errors that have no `Diverged` variant: each
+/// case through the variant's `#[from]`, a divergence as a write failure wrapping it.
+macro_rules! from_failure {
+    ($($op:ident),+) => {$(
+        impl From<Failure> for $op {
+            fn from(f: Failure) -> Self {
+                match f {
+                    Failure::Write(w) => w.into(),
+                    Failure::Lock(l) => l.into(),
+                    Failure::OutsideStore(o) => o.into(),
+                    Failure::Diverged(e) => refused_append_as_write(*e).into(),
+                }
+            }
+        }
+    )+};
+}
+
+from_failure!(OpenError, BranchError, RemoveError);
+
+impl From<Failure> for AppendError {
+    fn from(f: Failure) -> Self {
+        match f {
+            Failure::Write(w) => w.into(),
+            Failure::Lock(l) => l.into(),
+            Failure::OutsideStore(o) => o.into(),
+            Failure::Diverged(e) => *e,
+        }
+    }
+}
+
+/// A refused append (another writer's branch, or the file replaced or deleted under the
+/// manager) as a write failure of its file wrapping it, for an operation whose error has no
+/// variant of its own for it.
+fn refused_append_as_write(e: AppendError) -> WriteFailure {
+    let (path, kind) = match &e {
+        AppendError::FileDeleted { path } => (path.clone(), io::ErrorKind::NotFound),
+        AppendError::FileReplaced { path } | AppendError::Diverged { path, .. } => {
+            (path.clone(), io::ErrorKind::Other)
+        }
+        _ => (PathBuf::new(), io::ErrorKind::Other),
+    };
+    WriteFailure::new(path, io::Error::new(kind, e))
+}
 
 /// Where a row came from: the file, its 1-based line number and the byte offset of its first
 /// byte. Rows created in this process have no line.
@@ -90,31 +263,27 @@ pub enum OpenError {
     },
     /// A repair rewrite (migration, corrupt-header recovery, empty-file header) failed; the
     /// original file is untouched (writes are atomic).
-    #[error("cannot rewrite session file {path}")]
+    #[error("cannot rewrite session file {}", source.path.display())]
     Write {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: io::Error,
+        /// The file and the I/O error.
+        #[from]
+        source: WriteFailure,
     },
     /// The session write lock ([`crate::SessionManager::set_write_lock`]) could not be taken:
     /// another holder kept it for the whole timeout ([`LockError::Timeout`], naming the lock
     /// file and its owner's pid), a live holder has held it too long ([`LockError::Stale`]),
     /// or the lock file could not be created. Nothing was written and the file is untouched.
-    #[error("cannot take the write lock of session file {}", path.display())]
+    #[error("cannot take the write lock of session file {}", source.path.display())]
     Lock {
-        /// The session file.
-        path: PathBuf,
-        /// The lock failure (lock path, owner pid and liveness).
-        #[source]
-        source: LockError,
+        /// The session file and the lock failure (lock path, owner pid and liveness).
+        #[from]
+        source: LockFailure,
     },
     /// The session file's name is a symlink to a file outside its store root (the directory
     /// holding the name, [`crate::identity`]): nothing was locked or written and the target is
     /// untouched. Names the link, its target and the root.
     #[error(transparent)]
-    OutsideStore(OutsideStore),
+    OutsideStore(#[from] OutsideStore),
     /// The file changed between the `stat`s before and after every one of the load's attempts
     /// (another writer kept rewriting it). The reference's text.
     #[error("session file changed repeatedly while loading: {}", path.display())]
@@ -162,31 +331,27 @@ pub enum AppendError {
         path: PathBuf,
     },
     /// The line or the full rewrite could not be written.
-    #[error("cannot write session file {path}")]
+    #[error("cannot write session file {}", source.path.display())]
     Write {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: io::Error,
+        /// The file and the I/O error.
+        #[from]
+        source: WriteFailure,
     },
     /// The session write lock ([`crate::SessionManager::set_write_lock`]) could not be taken:
     /// another holder kept it for the whole timeout ([`LockError::Timeout`], naming the lock
     /// file and its owner's pid), a live holder has held it too long ([`LockError::Stale`]),
     /// or the lock file could not be created. Nothing was written; the manager is unchanged.
-    #[error("cannot take the write lock of session file {}", path.display())]
+    #[error("cannot take the write lock of session file {}", source.path.display())]
     Lock {
-        /// The session file.
-        path: PathBuf,
-        /// The lock failure (lock path, owner pid and liveness).
-        #[source]
-        source: LockError,
+        /// The session file and the lock failure (lock path, owner pid and liveness).
+        #[from]
+        source: LockFailure,
     },
     /// The session file's name is a symlink to a file outside its store root (the directory
     /// holding the name, [`crate::identity`]): nothing was locked or written and the target is
     /// untouched. Names the link, its target and the root.
     #[error(transparent)]
-    OutsideStore(OutsideStore),
+    OutsideStore(#[from] OutsideStore),
     /// The path now holds another file than the one this manager read or last wrote (another
     /// device or inode: replaced by a rename, or deleted and created again), or it was replaced
     /// during the write. Nothing was written to the file now at the path; appending there would
@@ -250,79 +415,8 @@ impl AppendError {
     /// The lock failure, for [`AppendError::Lock`].
     pub fn lock_error(&self) -> Option<&LockError> {
         match self {
-            AppendError::Lock { source, .. } => Some(source),
+            AppendError::Lock { source } => Some(&*source.error),
             _ => None,
-        }
-    }
-
-    /// [`AppendError::Write`], or [`AppendError::OutsideStore`] when `source` is that refusal.
-    pub(crate) fn write(path: PathBuf, source: io::Error) -> Self {
-        match OutsideStore::find(&source) {
-            Some(o) => AppendError::OutsideStore(o.clone()),
-            None => AppendError::Write { path, source },
-        }
-    }
-
-    /// [`AppendError::Lock`], or [`AppendError::OutsideStore`] when the lock refused a link
-    /// out of the store.
-    pub(crate) fn lock(path: PathBuf, source: LockError) -> Self {
-        match source {
-            LockError::OutsideStore(o) => AppendError::OutsideStore(o),
-            source => AppendError::Lock { path, source },
-        }
-    }
-}
-
-impl OpenError {
-    /// [`OpenError::Write`], or [`OpenError::OutsideStore`] when `source` is that refusal.
-    pub(crate) fn write(path: PathBuf, source: io::Error) -> Self {
-        match OutsideStore::find(&source) {
-            Some(o) => OpenError::OutsideStore(o.clone()),
-            None => OpenError::Write { path, source },
-        }
-    }
-
-    /// [`OpenError::Lock`], or [`OpenError::OutsideStore`] for a link out of the store.
-    pub(crate) fn lock(path: PathBuf, source: LockError) -> Self {
-        match source {
-            LockError::OutsideStore(o) => OpenError::OutsideStore(o),
-            source => OpenError::Lock { path, source },
-        }
-    }
-}
-
-impl BranchError {
-    /// [`BranchError::Write`], or [`BranchError::OutsideStore`] when `source` is that refusal.
-    pub(crate) fn write(path: PathBuf, source: io::Error) -> Self {
-        match OutsideStore::find(&source) {
-            Some(o) => BranchError::OutsideStore(o.clone()),
-            None => BranchError::Write { path, source },
-        }
-    }
-
-    /// [`BranchError::Lock`], or [`BranchError::OutsideStore`] for a link out of the store.
-    pub(crate) fn lock(path: PathBuf, source: LockError) -> Self {
-        match source {
-            LockError::OutsideStore(o) => BranchError::OutsideStore(o),
-            source => BranchError::Lock { path, source },
-        }
-    }
-}
-
-impl RemoveError {
-    /// [`RemoveError::Write`], or [`RemoveError::OutsideStore`] when `source` is that refusal.
-    pub(crate) fn write(path: PathBuf, source: io::Error) -> Self {
-        match OutsideStore::find(&source) {
-            Some(o) => RemoveError::OutsideStore(o.clone()),
-            None => RemoveError::Write { path, source },
-        }
-    }
-
-    /// [`RemoveError::Lock`], or [`RemoveError::OutsideStore`] for a link out of the store.
-    pub(crate) fn lock(path: PathBuf, source: LockError) -> Self {
-        match source {
-            LockError::OutsideStore(o) => RemoveError::OutsideStore(o),
-            source => RemoveError::Lock { path, source },
         }
     }
 }
@@ -344,31 +438,27 @@ pub enum BranchError {
         path: PathBuf,
     },
     /// Writing the summary entry or the branched session failed.
-    #[error("cannot write session file {path}")]
+    #[error("cannot write session file {}", source.path.display())]
     Write {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: io::Error,
+        /// The file and the I/O error.
+        #[from]
+        source: WriteFailure,
     },
     /// The session write lock ([`crate::SessionManager::set_write_lock`]) could not be taken:
     /// another holder kept it for the whole timeout ([`LockError::Timeout`], naming the lock
     /// file and its owner's pid), a live holder has held it too long ([`LockError::Stale`]),
     /// or the lock file could not be created. Nothing was written.
-    #[error("cannot take the write lock of session file {}", path.display())]
+    #[error("cannot take the write lock of session file {}", source.path.display())]
     Lock {
-        /// The session file.
-        path: PathBuf,
-        /// The lock failure (lock path, owner pid and liveness).
-        #[source]
-        source: LockError,
+        /// The session file and the lock failure (lock path, owner pid and liveness).
+        #[from]
+        source: LockFailure,
     },
     /// The session file's name is a symlink to a file outside its store root (the directory
     /// holding the name, [`crate::identity`]): nothing was locked or written and the target is
     /// untouched. Names the link, its target and the root.
     #[error(transparent)]
-    OutsideStore(OutsideStore),
+    OutsideStore(#[from] OutsideStore),
     /// The summary payload could not be serialised.
     #[error("cannot serialise payload")]
     Serialize {
@@ -386,37 +476,20 @@ impl From<AppendError> for BranchError {
         match e {
             AppendError::EntryNotFound { id } => BranchError::EntryNotFound { id },
             AppendError::ReadOnly { path } => BranchError::ReadOnly { path },
-            AppendError::Write { path, source } => BranchError::Write { path, source },
-            AppendError::Lock { path, source } => BranchError::Lock { path, source },
+            AppendError::Write { source } => BranchError::Write { source },
+            AppendError::Lock { source } => BranchError::Lock { source },
             AppendError::OutsideStore(o) => BranchError::OutsideStore(o),
             AppendError::Serialize { source } => BranchError::Serialize { source },
-            AppendError::FileReplaced { path } => BranchError::Write {
-                source: io::Error::other(AppendError::FileReplaced { path: path.clone() }),
-                path,
-            },
-            AppendError::FileDeleted { path } => BranchError::Write {
-                source: io::Error::new(
-                    io::ErrorKind::NotFound,
-                    AppendError::FileDeleted { path: path.clone() },
-                ),
-                path,
-            },
-            AppendError::Diverged { path, leaf, tips } => BranchError::Write {
-                source: io::Error::other(AppendError::Diverged {
-                    path: path.clone(),
-                    leaf,
-                    tips,
-                }),
-                path,
-            },
-            AppendError::NullMessage => BranchError::Write {
-                path: PathBuf::new(),
-                source: io::Error::other("message must not be null"),
-            },
-            AppendError::Internal { what } => BranchError::Write {
-                path: PathBuf::new(),
-                source: io::Error::other(what),
-            },
+            e @ (AppendError::FileReplaced { .. }
+            | AppendError::FileDeleted { .. }
+            | AppendError::Diverged { .. }) => refused_append_as_write(e).into(),
+            AppendError::NullMessage => {
+                WriteFailure::new(PathBuf::new(), io::Error::other("message must not be null"))
+                    .into()
+            }
+            AppendError::Internal { what } => {
+                WriteFailure::new(PathBuf::new(), io::Error::other(what)).into()
+            }
         }
     }
 }
@@ -441,13 +514,11 @@ pub enum ForkError {
         source: io::Error,
     },
     /// The new session file could not be written.
-    #[error("cannot write forked session {path}")]
+    #[error("cannot write forked session {}", source.path.display())]
     Write {
-        /// The new file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: io::Error,
+        /// The new file and the I/O error.
+        #[from]
+        source: WriteFailure,
     },
     /// Migrating the source failed.
     #[error(transparent)]
@@ -468,32 +539,28 @@ pub enum RemoveError {
     #[error(transparent)]
     Read(#[from] ReadError),
     /// The full rewrite failed.
-    #[error("cannot rewrite session file {path}")]
+    #[error("cannot rewrite session file {}", source.path.display())]
     Write {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: io::Error,
+        /// The file and the I/O error.
+        #[from]
+        source: WriteFailure,
     },
     /// The session write lock ([`crate::SessionManager::set_write_lock`]) could not be taken:
     /// another holder kept it for the whole timeout ([`LockError::Timeout`], naming the lock
     /// file and its owner's pid), a live holder has held it too long ([`LockError::Stale`]),
     /// or the lock file could not be created. Nothing was written, and the session in memory is
     /// left as it was.
-    #[error("cannot take the write lock of session file {}", path.display())]
+    #[error("cannot take the write lock of session file {}", source.path.display())]
     Lock {
-        /// The session file.
-        path: PathBuf,
-        /// The lock failure (lock path, owner pid and liveness).
-        #[source]
-        source: LockError,
+        /// The session file and the lock failure (lock path, owner pid and liveness).
+        #[from]
+        source: LockFailure,
     },
     /// The session file's name is a symlink to a file outside its store root (the directory
     /// holding the name, [`crate::identity`]): nothing was locked or written and the target is
     /// untouched. Names the link, its target and the root.
     #[error(transparent)]
-    OutsideStore(OutsideStore),
+    OutsideStore(#[from] OutsideStore),
 }
 
 /// Why `build_session_context` failed: a `message` row on the branch has no usable `message`

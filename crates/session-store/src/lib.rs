@@ -1,8 +1,10 @@
 //! Persistence for session transcripts: OpenClaw 2026.6.11's `SessionManager` over JSONL files —
 //! factories, the navigation indexes and their replay, tree queries, context building, the
 //! flushed gate and full rewrites — plus the read-only open, session listing, the one I/O module
-//! every file write goes through, the [`Storage`] trait the manager persists through (files by
-//! default, memory, or another backend), and the op-script runner used for conformance.
+//! every file write goes through, and the [`Storage`] trait the manager persists through (files by
+//! default, memory, or another backend). The `test-util` feature adds the tools of tests and the
+//! conformance harness: the op-script runner (`replay`), fault injection (`io::fault`), a
+//! throwaway Redis server and the cache's bounds.
 //!
 //! Specs: `openclaw-jsonl.md` (Decisions box, §1, §2), `pi-format.md` (§2–§4, §7.3),
 //! `rust-style.md`; observed reference behaviour: `xtask/conformance/FINDINGS.md`; differences
@@ -28,7 +30,9 @@
 //! # let _ = id; Ok(()) }
 //! ```
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod any_error;
 mod bulk;
 pub mod cache;
 pub mod context;
@@ -50,16 +54,19 @@ pub mod query;
 #[cfg(feature = "redis")]
 pub mod redis_store;
 pub mod repair;
+#[cfg(any(test, feature = "test-util"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod replay;
 mod rows;
 mod run_prep;
 pub mod snapshot;
 pub mod storage;
 
+pub use any_error::Error;
 pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use error::{
-    AppendError, BranchError, ContextError, ForkError, ListError, MessagesTextError, NameError,
-    OpenError, ReadError, RemoveError, RowLocation,
+    AppendError, BranchError, ContextError, ForkError, ListError, LockFailure, MessagesTextError,
+    NameError, OpenError, ReadError, RemoveError, RowLocation, WriteFailure,
 };
 pub use foreign::ForeignAppendPolicy;
 pub use identity::{FileIdentity, OutsideStore};

@@ -9,7 +9,7 @@ use session_format::json::JsValue;
 
 use crate::cache;
 use crate::disk::DiskImage;
-use crate::error::{AppendError, ReadError};
+use crate::error::{AppendError, Failure, ReadError};
 use crate::manager::SessionManager;
 use crate::rows::RowKind;
 
@@ -64,7 +64,7 @@ impl SessionManager {
         if self.read_only {
             return Err(AppendError::ReadOnly { path });
         }
-        let write_err = |source| AppendError::write(path.clone(), source);
+        let write_err = |e| AppendError::from(Failure::io(path.clone(), e));
         if self.session_file.is_none() {
             return Err(write_err(std::io::Error::new(
                 std::io::ErrorKind::NotFound,

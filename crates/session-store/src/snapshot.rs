@@ -175,7 +175,9 @@ pub mod hooks {
     static HOOKS: Mutex<Vec<(PathBuf, AfterRead)>> = Mutex::new(Vec::new());
 
     /// Installs (or with `None` removes) the hook for loads of `path` (as the manager resolves
-    /// it: absolute, lexically normalised). A running hook cannot remove itself.
+    /// it: absolute, lexically normalised). A running hook cannot remove itself. Feature
+    /// `test-util`.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn set_after_read(path: &Path, hook: Option<AfterRead>) {
         let mut hooks = HOOKS.lock().unwrap_or_else(PoisonError::into_inner);
         hooks.retain(|(p, _)| p != path);

@@ -495,7 +495,7 @@ fn copy_ranges(all: &[u8], ranges: &mut [(u64, &mut [u8])]) -> io::Result<()> {
 /// reaches it ([`crate::identity::FileIdentity`]). The default storage of every
 /// [`crate::SessionManager`]; it is stateless, so all instances on the real file system are
 /// interchangeable. [`FileStorage::with_fs`] builds one whose writes go through another
-/// [`Fs`] (a test's [`crate::io::fault::FaultFs`]).
+/// [`Fs`] (a test's `io::fault::FaultFs`, feature `test-util`).
 #[derive(Clone, Debug, Default)]
 pub struct FileStorage {
     /// The system calls the writes make (`None`: [`RealFs`]).

@@ -84,7 +84,7 @@ fn shared_samples_match_openclaw_exactly() {
 
 #[test]
 fn committed_corpus_matches_openclaw_exactly() {
-    let ws = support::workspace();
+    let ws = support::workspace_root();
     let (mut exact, mut failures) = (Vec::new(), Vec::new());
     check_suite(
         &ws.join("tests/conformance/scripts"),

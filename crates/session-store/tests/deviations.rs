@@ -9,7 +9,7 @@ use std::path::Path;
 
 use session_format::json::{JsValue, to_json_string};
 use session_store::SessionManager;
-use support::{HEADER, assistant, context_texts, file_with, files_in, ids, js, msg_line, user};
+use support::{HEADER, assistant, context_texts, dir_names, file_with, ids, js, msg_line, user};
 
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {
@@ -188,7 +188,7 @@ fn d6_fork_with_null_rows_and_no_partial_files() {
     let fork = SessionManager::fork_from(&src, "/p", Some(dir.path())).unwrap();
     let lines = support::lines(fork.get_session_file().unwrap());
     assert_eq!(lines[1..], [u1.as_str(), "null", "123"]);
-    assert_eq!(files_in(dir.path()).len(), 1);
+    assert_eq!(dir_names(dir.path()).len(), 1);
 
     let empty = file_with(src_dir.path(), "empty.jsonl", "");
     let err = SessionManager::fork_from(&empty, "/p", Some(dir.path())).unwrap_err();
@@ -201,7 +201,7 @@ fn d6_fork_with_null_rows_and_no_partial_files() {
     );
     let missing = src_dir.path().join("missing.jsonl");
     assert!(SessionManager::fork_from(&missing, "/p", Some(dir.path())).is_err());
-    assert_eq!(files_in(dir.path()).len(), 1, "no partial file");
+    assert_eq!(dir_names(dir.path()).len(), 1, "no partial file");
 }
 
 /// D7: a `custom_message` with an invalid timestamp gets `timestamp: null` in the context (the
@@ -248,7 +248,7 @@ fn d9_backup_keeps_invalid_utf8() {
     original.push(b'\n');
     session_store::io::write_raw(&path, &original).unwrap();
     SessionManager::open(&path, None, None).unwrap();
-    let backup: Vec<String> = files_in(dir.path())
+    let backup: Vec<String> = dir_names(dir.path())
         .into_iter()
         .filter(|n| n.contains(".corrupt-"))
         .collect();

@@ -14,32 +14,8 @@ use std::path::{Path, PathBuf};
 use session_format::json::JsValue;
 use session_store::names::{MAX_NAME_BYTES, NameRules, broken_rule};
 use session_store::{InvalidName, NameKind, NameRule, NewSessionOptions, SessionManager};
+use session_test_support::listing;
 use support::{HEADER, assistant, msg_line, user};
-
-/// Every path under `dir` (not followed), relative, sorted; directories end in `/`.
-fn tree(dir: &Path) -> Vec<String> {
-    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let e = e.unwrap();
-            let path = e.path();
-            let rel = path
-                .strip_prefix(base)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if e.file_type().unwrap().is_dir() {
-                out.push(format!("{rel}/"));
-                walk(base, &path, out);
-            } else {
-                out.push(rel);
-            }
-        }
-    }
-    let mut v = Vec::new();
-    walk(dir, dir, &mut v);
-    v.sort();
-    v
-}
 
 /// Each hostile value, the rule it breaks and the reason text.
 fn hostile() -> Vec<(String, NameRule, &'static str)> {
@@ -165,7 +141,7 @@ fn new_session_refuses_every_hostile_id_and_changes_nothing() {
     sm.append_message(assistant("a", 2)).unwrap();
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
     assert_eq!(
-        tree(tmp.path()),
+        listing(tmp.path()),
         [
             "outer/".to_owned(),
             "outer/canary".to_owned(),
@@ -263,7 +239,7 @@ fn new_session_ids_up_to_the_file_name_limit() {
         "outer/store/sessions/".to_owned(),
     ];
     expected.extend(files);
-    assert_eq!(tree(tmp.path()), expected);
+    assert_eq!(listing(tmp.path()), expected);
 
     for (len, file_len) in [(225, 256), (255, 286)] {
         let id = "z".repeat(len);
@@ -361,7 +337,7 @@ fn ids_read_from_files_never_become_paths() {
     );
 
     // Only direct children of the sessions directory were created, none named after the id.
-    let after = tree(tmp.path());
+    let after = listing(tmp.path());
     let (inside, outside): (Vec<&String>, Vec<&String>) = after
         .iter()
         .partition(|p| p.starts_with("outer/store/sessions/") && p.len() > 21);
@@ -413,7 +389,7 @@ fn op_script_files_stay_in_the_script_directory() {
         ]
     );
     assert_eq!(
-        tree(tmp.path()),
+        listing(tmp.path()),
         [
             "outer/",
             "outer/canary",

@@ -11,19 +11,10 @@ use std::path::{Path, PathBuf};
 
 use session_format::json::{JsValue, to_json_string};
 use session_store::{AppendError, SessionManager};
-use support::{HEADER, msg_line};
+use support::{HEADER, dir_names, msg_line};
 
 fn canon(dir: &tempfile::TempDir) -> PathBuf {
     std::fs::canonicalize(dir.path()).unwrap()
-}
-
-fn files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 // ------------------------------------------------------------------------------------------
@@ -419,5 +410,5 @@ fn fork_from_reads_the_path_as_given() {
             )
         );
     }
-    assert!(!out.exists() || files(&out).is_empty());
+    assert!(!out.exists() || dir_names(&out).is_empty());
 }

@@ -366,11 +366,11 @@ fn a_lock_timeout_fails_every_write_and_changes_nothing() {
 
     // A plain append.
     let err = sm.append_custom_entry("blocked", None).unwrap_err();
-    let AppendError::Lock { path, source } = &err else {
+    let AppendError::Lock { source } = &err else {
         panic!("{err:?}")
     };
-    assert_eq!(path, &file);
-    check(source);
+    assert_eq!(source.path, file);
+    check(&source.error);
     check(err.lock_error().unwrap());
     unchanged(&sm);
     // A label (an append by another route) and a branch summary.
@@ -381,24 +381,24 @@ fn a_lock_timeout_fails_every_write_and_changes_nothing() {
     ));
     unchanged(&sm);
     match sm.branch_with_summary(Some(&target), "s", None, None) {
-        Err(BranchError::Lock { path, source }) => {
-            assert_eq!(path, file);
-            check(&source);
+        Err(BranchError::Lock { source }) => {
+            assert_eq!(source.path, file);
+            check(&source.error);
         }
         other => panic!("{other:?}"),
     }
     unchanged(&sm);
     // A full rewrite.
     match sm.rewrite_file() {
-        Err(AppendError::Lock { source, .. }) => check(&source),
+        Err(AppendError::Lock { source }) => check(&source.error),
         other => panic!("{other:?}"),
     }
     unchanged(&sm);
     // A trailing removal: neither memory nor the file changes.
     match sm.remove_trailing_entries(|_| true, None) {
-        Err(RemoveError::Lock { path, source }) => {
-            assert_eq!(path, file);
-            check(&source);
+        Err(RemoveError::Lock { source }) => {
+            assert_eq!(source.path, file);
+            check(&source.error);
         }
         other => panic!("{other:?}"),
     }
@@ -406,9 +406,9 @@ fn a_lock_timeout_fails_every_write_and_changes_nothing() {
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
     // Opening under the lock.
     match SessionManager::open_locked(&file, &OpenParams::default(), short.clone()) {
-        Err(OpenError::Lock { path, source }) => {
-            assert_eq!(path, file);
-            check(&source);
+        Err(OpenError::Lock { source }) => {
+            assert_eq!(source.path, file);
+            check(&source.error);
         }
         other => panic!("{other:?}"),
     }

@@ -6,7 +6,7 @@ mod support;
 
 use session_format::json::{JsValue, to_json_string};
 use session_store::{ContextError, NameError, SessionManager};
-use support::{HEADER, assistant, file_with, files_in, js};
+use support::{HEADER, assistant, dir_names, file_with, js};
 
 /// `getSessionName`: last `session_info` wins, trimmed, empty clears, a non-string name is an
 /// error naming the row.
@@ -83,7 +83,7 @@ fn io_primitives() {
     assert_eq!(support::read(&p), "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
     io::atomic_rewrite(&p, b"new\n").unwrap();
     assert_eq!(support::read(&p), "new\n");
-    assert_eq!(files_in(dir.path()), ["f.jsonl"], "no temp file left");
+    assert_eq!(dir_names(dir.path()), ["f.jsonl"], "no temp file left");
     assert_eq!(
         io::read_first_line(&p).unwrap().as_deref(),
         Some(&b"new"[..])

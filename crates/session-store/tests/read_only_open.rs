@@ -6,7 +6,7 @@ mod support;
 
 use session_format::json::to_json_string;
 use session_store::SessionManager;
-use support::{HEADER, file_with, files_in, ids, js, msg_line, user};
+use support::{HEADER, dir_names, file_with, ids, js, msg_line, user};
 
 /// The read-only open never writes, migrates in memory, and reports what a writable open would
 /// repair.
@@ -22,7 +22,7 @@ fn read_only_open_reports_and_never_writes() {
     let path = file_with(dir.path(), "ro.jsonl", &body);
     let mut ro = SessionManager::open_read_only(&path, None).unwrap();
     assert_eq!(support::read(&path), body);
-    assert_eq!(files_in(dir.path()), ["ro.jsonl"]);
+    assert_eq!(dir_names(dir.path()), ["ro.jsonl"]);
     let r = &ro.report;
     assert_eq!(r.unmigrated_version, Some(2.0));
     assert!(r.writable_open_would_rewrite());
@@ -59,7 +59,7 @@ fn read_only_open_reports_and_never_writes() {
     assert_eq!(ch.dropped_lines, [1]);
     assert_eq!(ids(ro.session.get_entries()), ["u1"]);
     assert_eq!(support::read(&corrupt), format!("junk\n{u1}\n"));
-    assert_eq!(files_in(dir.path()).len(), 2, "no backup written");
+    assert_eq!(dir_names(dir.path()).len(), 2, "no backup written");
 
     let empty = file_with(dir.path(), "e.jsonl", " \n");
     let ro = SessionManager::open_read_only(&empty, None).unwrap();

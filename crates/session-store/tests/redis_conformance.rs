@@ -68,7 +68,7 @@ fn committed_corpus_runs_identically_on_redis() {
     else {
         return;
     };
-    let ws = support::workspace();
+    let ws = support::workspace_root();
     let (same, failures) = check_suite(
         &server,
         "corpus",

@@ -20,6 +20,7 @@ use session_store::{
     RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RepairSnapshot,
     repair_session_file_if_needed, repair_session_file_with,
 };
+use session_test_support::dir_names;
 
 /// Cases whose untouched rows are not in `JSON.stringify` form, so the reference re-stringifies
 /// them and we keep their bytes (D1): CRLF endings, spacing and `1.50`, invalid UTF-8.
@@ -575,16 +576,6 @@ fn keep_backup_false_deletes_it_after_a_verified_replace() {
     assert!(backups(dir.path()).is_empty());
 }
 
-/// The names in a directory, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn dry_run_reports_the_counts_and_writes_nothing() {
     let dry = RepairOptions {
@@ -600,13 +591,13 @@ fn dry_run_reports_the_counts_and_writes_nothing() {
         let input = case_input(stem);
         let dir = tempdir();
         let file = plant(dir.path(), &input, 0o640);
-        let names = listing(dir.path());
+        let names = dir_names(dir.path());
         assert_eq!(names, ["session.jsonl"]);
         let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
 
         let outcome = repair_session_file_with(&file, None, &dry);
         assert_eq!(std::fs::read(&file).unwrap(), input, "{stem}: bytes");
-        assert_eq!(listing(dir.path()), names, "{stem}: listing");
+        assert_eq!(dir_names(dir.path()), names, "{stem}: listing");
         assert_eq!(
             std::fs::metadata(&file).unwrap().modified().unwrap(),
             mtime,
@@ -657,7 +648,7 @@ fn dry_run_reports_the_counts_and_writes_nothing() {
     assert_eq!(outcome.reason, Some(RepairSkip::InvalidSessionHeader));
     assert!(!outcome.needs_repair());
     assert_eq!(std::fs::read(&file).unwrap(), input);
-    assert_eq!(listing(dir.path()), ["session.jsonl"]);
+    assert_eq!(dir_names(dir.path()), ["session.jsonl"]);
 }
 
 #[test]

@@ -14,19 +14,10 @@ use std::path::{Path, PathBuf};
 use as_unprivileged::{PERM_CHILD, is_root, open_dir, run_as_nobody};
 use session_format::json::{JsValue, parse_value};
 use session_store::{OpenError, SessionManager};
-use support::{HEADER, msg_line};
+use support::{HEADER, dir_names, msg_line};
 
 fn canon(dir: &tempfile::TempDir) -> PathBuf {
     std::fs::canonicalize(dir.path()).unwrap()
-}
-
-fn files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 fn field(line: &str, key: &str) -> JsValue {
@@ -66,7 +57,7 @@ fn held_flush_adopts_lines_another_writer_appended() {
     assert_eq!(field(&lines[3], "id"), JsValue::from(n1.as_str()));
     assert_eq!(field(&lines[3], "parentId"), JsValue::from("u1"));
     assert_eq!(field(&lines[4], "id"), JsValue::from(n2.as_str()));
-    assert_eq!(files(&d), ["s.jsonl"], "no backup needed");
+    assert_eq!(dir_names(&d), ["s.jsonl"], "no backup needed");
     assert_eq!(sm.get_leaf_id(), Some(n2.as_str()));
     assert_eq!(
         support::ids(sm.get_entries()),
@@ -112,7 +103,7 @@ fn plain_append_adopts_foreign_lines_before_it() {
     assert_eq!(removed, 1);
     let lines = support::lines(&f);
     assert_eq!(lines[..4], [HEADER.to_owned(), u1, a1, ext]);
-    assert_eq!(files(&d), ["s.jsonl"]);
+    assert_eq!(dir_names(&d), ["s.jsonl"]);
     assert_eq!(sm.diagnostics().adopted_lines, 1);
 }
 
@@ -234,10 +225,10 @@ fn rewrite_refuses_a_file_the_process_cannot_write() {
         let f = PathBuf::from(d).join("v2.jsonl");
         let before = std::fs::read(&f).unwrap();
         let err = SessionManager::open(&f, None, None).unwrap_err();
-        let OpenError::Write { path, source } = &err else {
+        let OpenError::Write { source } = &err else {
             panic!("{err:?}")
         };
-        assert_eq!(path, &f);
+        assert_eq!(source.path, f);
         assert_eq!(source.kind(), std::io::ErrorKind::PermissionDenied);
         assert!(
             source.to_string().contains(&*f.to_string_lossy()),
@@ -245,7 +236,7 @@ fn rewrite_refuses_a_file_the_process_cannot_write() {
         );
         assert!(source.to_string().contains("not writable"), "{source}");
         assert_eq!(std::fs::read(&f).unwrap(), before);
-        assert_eq!(files(f.parent().unwrap()), ["v2.jsonl"]);
+        assert_eq!(dir_names(f.parent().unwrap()), ["v2.jsonl"]);
         return;
     }
     let (_guard, d) = open_dir(0o777);
@@ -277,7 +268,7 @@ fn rewrite_in_an_unwritable_directory_names_the_directory() {
         let f = d.join("v2.jsonl");
         let before = std::fs::read(&f).unwrap();
         let err = SessionManager::open(&f, None, None).unwrap_err();
-        let OpenError::Write { source, .. } = &err else {
+        let OpenError::Write { source } = &err else {
             panic!("{err:?}")
         };
         assert_eq!(source.kind(), std::io::ErrorKind::PermissionDenied);

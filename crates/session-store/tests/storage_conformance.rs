@@ -45,7 +45,7 @@ fn shared_samples_run_identically_in_memory() {
 
 #[test]
 fn committed_corpus_runs_identically_in_memory() {
-    let ws = support::workspace();
+    let ws = support::workspace_root();
     let (same, failures) = check_suite(
         &ws.join("tests/conformance/scripts"),
         &ws.join("tests/conformance/expected/openclaw-2026.6.11"),

@@ -470,11 +470,8 @@ fn the_write_lock_goes_through_the_storage() {
         .unwrap();
         assert!(
             matches!(
-                held,
-                Err(AppendError::Lock {
-                    source: LockError::Timeout { .. },
-                    ..
-                })
+                &held,
+                Err(AppendError::Lock { source }) if matches!(*source.error, LockError::Timeout { .. })
             ),
             "{name}: {held:?}"
         );

@@ -8,6 +8,10 @@
 //!   look green.
 //! - [`shared_dir`]: the `shared/` folder beside the workspace (specs, conformance samples,
 //!   fixtures made by the real tools), or a recorded skip when a fresh clone does not have it.
+//! - Files and processes several crates' tests look at: [`tempdir`], [`dir_names`] (the names
+//!   in a directory), [`listing`] (every path under one), [`dead_pid`] and [`starttime`] (for
+//!   lock payloads). Each panics with the path or the pid when the system call fails: a test
+//!   helper fails loudly.
 #![warn(missing_docs)]
 
 use std::io::Write;
@@ -67,9 +71,120 @@ pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// A fresh temporary directory (removed when dropped).
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("cannot create a temporary directory: {e}"))
+}
+
+/// The names in `dir` (not recursive), sorted.
+pub fn dir_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| {
+            e.unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every path under `dir` (files, directories, symlinks; links not followed), relative and
+/// sorted; directories end in `/`.
+pub fn listing(dir: &Path) -> Vec<String> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+        let entries =
+            std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+        for e in entries {
+            let e = e.unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+            let path = e.path();
+            let rel = path
+                .strip_prefix(base)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            let is_dir = e
+                .file_type()
+                .unwrap_or_else(|e| panic!("cannot stat {}: {e}", path.display()))
+                .is_dir();
+            if is_dir {
+                out.push(format!("{rel}/"));
+                walk(base, &path, out);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+/// A pid that no longer runs (a child that has exited and been reaped).
+pub fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true")
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run `true`: {e}"));
+    let pid = child.id();
+    child
+        .wait()
+        .unwrap_or_else(|e| panic!("cannot wait for pid {pid}: {e}"));
+    pid
+}
+
+/// The `starttime` of a running process (field 22 of `/proc/<pid>/stat`, clock ticks after
+/// boot), as OpenClaw's lock payloads record it.
+pub fn starttime(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap_or_else(|e| panic!("cannot read /proc/{pid}/stat: {e}"));
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+    after
+        .split_whitespace()
+        .nth(19)
+        .and_then(|f| f.parse().ok())
+        .unwrap_or_else(|| panic!("no starttime in /proc/{pid}/stat: {stat:?}"))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    #[test]
+    // This crate sits below session-store (whose tests use it): plain writes plant the files.
+    #[allow(clippy::disallowed_methods)]
+    fn names_and_listing_are_sorted_and_mark_directories() {
+        let dir = super::tempdir();
+        std::fs::create_dir(dir.path().join("b")).unwrap();
+        std::fs::write(dir.path().join("b/inner.jsonl"), b"x").unwrap();
+        std::fs::write(dir.path().join("a.jsonl"), b"x").unwrap();
+        std::fs::write(dir.path().join("c.lock"), b"x").unwrap();
+        assert_eq!(super::dir_names(dir.path()), ["a.jsonl", "b", "c.lock"]);
+        assert_eq!(
+            super::listing(dir.path()),
+            ["a.jsonl", "b/", "b/inner.jsonl", "c.lock"]
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_dead_pid_has_no_proc_entry_and_a_later_process_a_later_starttime() {
+        let pid = super::dead_pid();
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+        let ours = super::starttime(std::process::id());
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let theirs = super::starttime(child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(ours <= theirs, "{ours} > {theirs}");
+        assert!(!std::path::Path::new(&format!("/proc/{}", child.id())).exists());
+    }
 
     #[test]
     fn skips_append_one_line_each_to_the_log() {

@@ -6,7 +6,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use crate::support::*;
@@ -77,18 +77,9 @@ impl Store {
             std::fs::metadata(&self.target).unwrap().modified().unwrap(),
             self.target_mtime
         );
-        assert_eq!(names_in(self.target.parent().unwrap()), ["t.jsonl"]);
-        assert_eq!(names_in(&self.dir), ["L.jsonl", "out.jsonl", "s.jsonl"]);
+        assert_eq!(dir_names(self.target.parent().unwrap()), ["t.jsonl"]);
+        assert_eq!(dir_names(&self.dir), ["L.jsonl", "out.jsonl", "s.jsonl"]);
     }
-}
-
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -358,10 +349,10 @@ fn archive_moves_the_aliased_session_once_and_leaves_the_link_out_alone() {
     // The only live session is more than half of the agent's: a mass sweep, allowed here.
     assert_eq!(report["massSweep"]["liveSessions"], 1, "{report}");
     assert_eq!(
-        names_in(&s.dir),
+        dir_names(&s.dir),
         ["archive", "out.jsonl", "sessions-audit.log"]
     );
-    assert_eq!(names_in(&s.dir.join("archive")), ["s.jsonl"]);
+    assert_eq!(dir_names(&s.dir.join("archive")), ["s.jsonl"]);
     let audit = std::fs::read_to_string(s.dir.join("sessions-audit.log")).unwrap();
     let lines: Vec<Value> = audit
         .lines()

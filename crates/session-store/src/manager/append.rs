@@ -10,7 +10,7 @@ use session_format::json::{JsString, JsValue};
 
 use crate::cache;
 use crate::disk::{DiskImage, Verdict};
-use crate::error::AppendError;
+use crate::error::{AppendError, Failure};
 use crate::id::{self as ids};
 use crate::io;
 use crate::lock::LockError;
@@ -18,7 +18,7 @@ use crate::rows::{self, MsgShape, Row, RowKind};
 use crate::snapshot::{SessionFileSnapshot, WriteOwner};
 use crate::storage;
 
-use super::{FullWriteError, Payload, SessionManager, TailProbe, js_trim_js};
+use super::{Payload, SessionManager, TailProbe, js_trim_js};
 
 impl SessionManager {
     /// `appendEntry`: builds the row (its `parentId` set to the append cursor, written from the
@@ -66,23 +66,23 @@ impl SessionManager {
                     }
                     out
                 })
-                .map_err(|source| AppendError::lock(path.clone(), source))??;
+                .map_err(|e| Failure::lock(path.clone(), e))??;
             }
             // The first assistant of a held session: one full write of everything, after the
             // other writer's lines are adopted and judged (crate::foreign, D30).
-            Some(path) if written => {
+            Some(_) if written => {
                 let saved = self.save();
                 let before = self.cursor();
                 self.push_row(row);
                 self.held += 1;
                 match self.write_full_locked(true) {
                     Ok(()) => {}
-                    Err(FullWriteError::Diverged(e)) => {
+                    Err(Failure::Diverged(e)) => {
                         // As a plain append: nothing written, their rows stay adopted (so the
                         // caller can branch to a tip), the new row goes, the held rows stay,
                         // and the error names the leaf the manager is back on.
                         self.drop_last_held(before);
-                        return Err(match e {
+                        return Err(match *e {
                             AppendError::Diverged { path, tips, .. } => AppendError::Diverged {
                                 path,
                                 leaf: self.ix.leaf.as_ref().map(|l| l.text().to_owned()),
@@ -93,7 +93,7 @@ impl SessionManager {
                     }
                     Err(e) => {
                         self.restore(saved);
-                        return Err(e.into_append(path));
+                        return Err(e.into());
                     }
                 }
                 self.flushed = true;
@@ -302,9 +302,7 @@ impl SessionManager {
                 | io::AppendToExistingError::ReplacedDuringWrite => AppendError::FileReplaced {
                     path: path.to_path_buf(),
                 },
-                io::AppendToExistingError::Io(source) => {
-                    AppendError::write(path.to_path_buf(), source)
-                }
+                io::AppendToExistingError::Io(e) => Failure::io(path, e).into(),
             })
     }
 

@@ -11,7 +11,7 @@ use session_format::json::{JsObject, JsString, JsValue};
 
 use crate::deep::clone_value;
 use crate::disk::DiskImage;
-use crate::error::{BranchError, ForkError, OpenError, ReadError, RowLocation};
+use crate::error::{BranchError, ForkError, OpenError, ReadError, RowLocation, WriteFailure};
 use crate::id::{self as ids, Id};
 use crate::index::{Map, Set};
 use crate::inspect::OpenReport;
@@ -107,10 +107,7 @@ impl SessionManager {
         }
         storage
             .create_new(&path, &out)
-            .map_err(|source| ForkError::Write {
-                path: path.clone(),
-                source,
-            })?;
+            .map_err(|e| WriteFailure::new(path.clone(), e))?;
         Ok(Self::open_in(
             storage,
             &path,
@@ -517,7 +514,7 @@ impl SessionManager {
                 (self.cache_key, self.conflict_backups, self.load_report) =
                     (cache_key, backups, report);
                 (self.foreign_since, self.pinned) = foreign_before;
-                return Err(e.into_branch(file));
+                return Err(e.into());
             }
             self.flushed = true;
         } else {

@@ -43,10 +43,10 @@
 //!   ([`crate::identity`]): a session file whose name is a symlink may be read wherever it
 //!   leads, but every write through it (append, full rewrite, backup, the write lock) is
 //!   refused with an `OutsideStore` error ([`AppendError::OutsideStore`],
-//!   [`RemoveError::OutsideStore`], [`BranchError::OutsideStore`], [`OpenError::OutsideStore`])
-//!   naming the link, its target and the root when the target lies outside that directory;
-//!   every name of one file (a symlink to it inside the directory, a symlinked directory) takes
-//!   the same lock and shares its warm cache entry.
+//!   [`crate::RemoveError::OutsideStore`], [`crate::BranchError::OutsideStore`],
+//!   [`OpenError::OutsideStore`]) naming the link, its target and the root when the target
+//!   lies outside that directory; every name of one file (a symlink to it inside the
+//!   directory, a symlinked directory) takes the same lock and shares its warm cache entry.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,13 +59,13 @@ use session_format::message::Message;
 use crate::cache::{self, Shared};
 use crate::deep::clone_value;
 use crate::disk::DiskImage;
-use crate::error::{AppendError, BranchError, OpenError, ReadError, RemoveError, RowLocation};
+use crate::error::{AppendError, Failure, OpenError, ReadError, RowLocation};
 use crate::foreign::ForeignAppendPolicy;
 use crate::id::Id;
 use crate::index::Index;
 use crate::inspect::OpenReport;
 use crate::io::Durability;
-use crate::lock::{LockError, LockOptions};
+use crate::lock::LockOptions;
 use crate::paths;
 use crate::rows::Row;
 use crate::snapshot::{self, SessionFileSnapshot, WriteOwner};
@@ -271,49 +271,6 @@ impl TailProbe {
     }
 }
 
-/// Why a full write failed: taking the session write lock, the write itself, or (a judged
-/// full write, [`SessionManager::write_full`]) another writer's lines that start another
-/// branch (an [`AppendError::Diverged`]).
-pub(crate) enum FullWriteError {
-    Io(std::io::Error),
-    Lock(LockError),
-    Diverged(AppendError),
-}
-
-impl FullWriteError {
-    fn into_open(self, path: PathBuf) -> OpenError {
-        match self {
-            FullWriteError::Io(source) => OpenError::write(path, source),
-            FullWriteError::Lock(source) => OpenError::lock(path, source),
-            FullWriteError::Diverged(e) => OpenError::write(path, std::io::Error::other(e)),
-        }
-    }
-
-    fn into_append(self, path: PathBuf) -> AppendError {
-        match self {
-            FullWriteError::Io(source) => AppendError::write(path, source),
-            FullWriteError::Lock(source) => AppendError::lock(path, source),
-            FullWriteError::Diverged(e) => e,
-        }
-    }
-
-    fn into_branch(self, path: PathBuf) -> BranchError {
-        match self {
-            FullWriteError::Io(source) => BranchError::write(path, source),
-            FullWriteError::Lock(source) => BranchError::lock(path, source),
-            FullWriteError::Diverged(e) => BranchError::from(e),
-        }
-    }
-
-    fn into_remove(self, path: PathBuf) -> RemoveError {
-        match self {
-            FullWriteError::Io(source) => RemoveError::write(path, source),
-            FullWriteError::Lock(source) => RemoveError::lock(path, source),
-            FullWriteError::Diverged(e) => RemoveError::write(path, std::io::Error::other(e)),
-        }
-    }
-}
-
 /// The state a full write puts back when it fails.
 struct Saved {
     rows: Shared<Vec<Row>>,
@@ -470,7 +427,7 @@ impl SessionManager {
         }
         self.storage
             .sync(path, durability)
-            .map_err(|source| AppendError::write(path.clone(), source))
+            .map_err(|e| Failure::io(path.clone(), e).into())
     }
 
     /// Lines of the file the envelope scan has read for this manager since it was created:
@@ -525,8 +482,9 @@ impl SessionManager {
     ///   [`crate::ForeignAppendPolicy`] says (D30); a full rewrite makes the same check inside
     ///   the lock (and backs up a file changed in any other way);
     /// - a lock that cannot be taken fails the write with a `Lock` error
-    ///   ([`AppendError::Lock`], [`BranchError::Lock`], [`RemoveError::Lock`]) carrying the
-    ///   [`LockError`] (lock path, owner pid), and nothing is written.
+    ///   ([`AppendError::Lock`], [`crate::BranchError::Lock`], [`crate::RemoveError::Lock`])
+    ///   carrying the session file and the [`crate::LockError`] (lock path, owner pid), and
+    ///   nothing is written.
     ///
     /// Each write takes and releases the lock (creating and removing the lock file); a caller
     /// appending a batch can hold it around the batch with

@@ -12,7 +12,7 @@ use session_format::json::{EnvelopeScanner, Field, JsString, JsValue};
 
 use crate::cache::{self, Fetched, Pristine, Shared, Warm};
 use crate::disk::DiskImage;
-use crate::error::OpenError;
+use crate::error::{Failure, OpenError};
 use crate::id::Id;
 use crate::index::Index;
 use crate::inspect::OpenReport;
@@ -291,7 +291,7 @@ impl SessionManager {
                 let migrated = self.migrate()?;
                 self.rebuild();
                 if migrated && write {
-                    self.rewrite().map_err(|e| e.into_open(abs))?;
+                    self.rewrite()?;
                 }
                 self.flushed = true;
                 pristine = !migrated;
@@ -300,11 +300,11 @@ impl SessionManager {
                 let disk = std::mem::replace(&mut self.disk, DiskImage::Absent);
                 let report = std::mem::take(&mut self.load_report);
                 self.new_fresh_session();
-                self.session_file = Some(abs.clone());
+                self.session_file = Some(abs);
                 self.disk = disk;
                 self.load_report = report;
                 if write {
-                    self.rewrite().map_err(|e| e.into_open(abs))?;
+                    self.rewrite()?;
                 }
                 self.flushed = true;
             }
@@ -332,7 +332,7 @@ impl SessionManager {
                 self.migrate()?;
                 self.rebuild();
                 if write {
-                    self.rewrite().map_err(|e| e.into_open(abs))?;
+                    self.rewrite()?;
                 }
                 self.recovered_corrupt_header = true;
                 self.flushed = true;
@@ -516,7 +516,7 @@ impl SessionManager {
         let mut sm = storage::with_write_lock(&*lock_in, &abs, &options, || {
             Self::open_in(storage, &abs, params)
         })
-        .map_err(|source| OpenError::lock(abs.clone(), source))??;
+        .map_err(|e| Failure::lock(abs.clone(), e))??;
         sm.write_lock = Some(options);
         Ok(sm)
     }

@@ -11,14 +11,14 @@ use session_format::json::JsValue;
 
 use crate::cache::{self, Fetched};
 use crate::disk::{DiskImage, Verdict};
-use crate::error::{AppendError, OpenError, RemoveError};
+use crate::error::{AppendError, Failure, OpenError, RemoveError};
 use crate::id::{self as ids, Id};
 use crate::index::{Map, Set};
 use crate::rows::{EntryMeta, Parent, Row, RowKind};
 use crate::snapshot::SnapshotSync;
 use crate::storage;
 
-use super::{FENCED_REWRITE_ATTEMPTS, FullWriteError, SessionManager, first_line};
+use super::{FENCED_REWRITE_ATTEMPTS, SessionManager, first_line};
 
 impl SessionManager {
     // ------------------------------------------------------------------------------------
@@ -178,7 +178,7 @@ impl SessionManager {
         self.ix.append_parent = replacement;
         if let Err(e) = self.rewrite() {
             self.restore(saved);
-            return Err(e.into_remove(self.file_path()));
+            return Err(e.into());
         }
         // Rows were removed: remembered row numbers no longer hold.
         self.foreign_since = None;
@@ -190,7 +190,7 @@ impl SessionManager {
 
     /// `rewriteFile`: a full rewrite when persisting (flushed is left as it is), under the
     /// write lock when one is set.
-    pub(crate) fn rewrite(&mut self) -> Result<(), FullWriteError> {
+    pub(crate) fn rewrite(&mut self) -> Result<(), Failure> {
         if !self.persist || self.session_file.is_none() {
             return Ok(());
         }
@@ -198,12 +198,12 @@ impl SessionManager {
     }
 
     /// [`SessionManager::write_full`] inside the session write lock when one is set.
-    pub(super) fn write_full_locked(&mut self, judge: bool) -> Result<(), FullWriteError> {
+    pub(super) fn write_full_locked(&mut self, judge: bool) -> Result<(), Failure> {
         let Some(path) = self.session_file.clone() else {
             return Ok(());
         };
         self.under_lock(&path, |sm| sm.write_full(judge))
-            .map_err(FullWriteError::Lock)?
+            .map_err(|e| Failure::lock(path.clone(), e))?
     }
 
     /// Forces a full write of a persisting session now (the reference's
@@ -224,8 +224,7 @@ impl SessionManager {
         if !self.persist || self.session_file.is_none() || self.flushed {
             return Ok(());
         }
-        self.write_full_locked(true)
-            .map_err(|e| e.into_append(self.file_path()))?;
+        self.write_full_locked(true)?;
         self.flushed = true;
         self.pinned = false;
         Ok(())
@@ -262,10 +261,10 @@ impl SessionManager {
         let saved = self.save();
         match self.write_full_locked(true) {
             Ok(()) => {}
-            Err(FullWriteError::Diverged(e)) => return Err(e),
+            Err(Failure::Diverged(e)) => return Err(*e),
             Err(e) => {
                 self.restore(saved);
-                return Err(e.into_append(self.file_path()));
+                return Err(e.into());
             }
         }
         self.flushed = true;
@@ -443,17 +442,17 @@ impl SessionManager {
     /// may move the cursor to their tip, or refuse the write.
     ///
     /// # Errors
-    /// [`FullWriteError::Io`]: the read, backup or replace failed; on other storages also
+    /// [`Failure::Write`]: the read, backup or replace failed; on other storages also
     /// [`std::io::ErrorKind::ResourceBusy`] when every fenced attempt was refused (nothing
     /// written; the rows adopted by the attempts are dropped again).
-    /// [`FullWriteError::Diverged`] (judged writes only): nothing written, the other writer's
+    /// [`Failure::Diverged`] (judged writes only): nothing written, the other writer's
     /// rows stay adopted (the belief about the file includes them) and remembered for the next
     /// judgement; the cursor is unchanged.
     ///
     /// [`FileStorage`]: crate::FileStorage
     /// [`Storage::read_snapshot`]: crate::Storage::read_snapshot
     /// [`Storage::replace_if`]: crate::Storage::replace_if
-    fn write_full(&mut self, judge: bool) -> Result<(), FullWriteError> {
+    fn write_full(&mut self, judge: bool) -> Result<(), Failure> {
         let Some(path) = self.session_file.clone() else {
             return Ok(());
         };
@@ -464,13 +463,13 @@ impl SessionManager {
                 match self.storage.read_all(&path) {
                     Ok(b) => (Some(b), None),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
-                    Err(e) => return Err(FullWriteError::Io(e)),
+                    Err(e) => return Err(Failure::io(path, e)),
                 }
             } else {
                 match self
                     .storage
                     .read_snapshot(&path)
-                    .map_err(FullWriteError::Io)?
+                    .map_err(|e| Failure::io(path.clone(), e))?
                 {
                     storage::SnapshotRead::Missing => (None, None),
                     storage::SnapshotRead::Read { bytes, snapshot } => {
@@ -483,21 +482,21 @@ impl SessionManager {
             let saved_foreign = self.foreign_since;
             let adopted_at = self
                 .reconcile_before_rewrite(&path, current.as_deref())
-                .map_err(FullWriteError::Io)?;
+                .map_err(|e| Failure::io(path.clone(), e))?;
             if judge {
                 if let Some(at) = adopted_at {
                     self.foreign_since.get_or_insert(at);
                 }
                 let until = self.rows.len().saturating_sub(self.held);
                 self.settle_foreign_until(&path, until)
-                    .map_err(FullWriteError::Diverged)?;
+                    .map_err(Failure::diverged)?;
             }
             self.synthesize_leaf_control();
             let bytes = self.serialized();
             let replaced = self
                 .storage
                 .replace_if(&path, &bytes, expected.as_ref())
-                .map_err(FullWriteError::Io)?;
+                .map_err(|e| Failure::io(path.clone(), e))?;
             match replaced {
                 storage::Replace::Done => {
                     // The incremental repair must not trust the prefix it saw before.
@@ -512,15 +511,18 @@ impl SessionManager {
                 }
             }
         }
-        Err(FullWriteError::Io(std::io::Error::new(
-            std::io::ErrorKind::ResourceBusy,
-            format!(
-                "{} kept changing (other writers) during {FENCED_REWRITE_ATTEMPTS} fenced full \
+        Err(Failure::io(
+            path.clone(),
+            std::io::Error::new(
+                std::io::ErrorKind::ResourceBusy,
+                format!(
+                    "{} kept changing (other writers) during {FENCED_REWRITE_ATTEMPTS} fenced full \
                  rewrites in {}; nothing was written",
-                path.display(),
-                self.storage.name()
+                    path.display(),
+                    self.storage.name()
+                ),
             ),
-        )))
+        ))
     }
 
     /// The check before a full rewrite (D11) of `current`, the session's bytes as just read

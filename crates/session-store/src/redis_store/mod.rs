@@ -29,12 +29,15 @@
 //! Durability is Redis's own (its `appendonly`/`save` configuration): an acknowledged write is
 //! in the server's memory. Every operation fails with a timeout error when the server has not
 //! answered within the command timeout ([`COMMAND_TIMEOUT`], 30 s), connecting included. TLS
-//! (`rediss://`) is not built in ([`RedisStoreError::TlsUnsupported`]). [`LocalRedisServer`] starts a throwaway server for tests.
+//! (`rediss://`) is not built in ([`RedisStoreError::TlsUnsupported`]). `server::LocalRedisServer` (feature `test-util`) starts a
+//! throwaway server for tests.
 
 mod deadline;
 pub mod keys;
 mod lease;
 mod scripts;
+#[cfg(any(test, feature = "test-util"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod server;
 mod storage_impl;
 
@@ -49,6 +52,8 @@ use crate::lock::Backoff;
 use crate::snapshot::SessionFileSnapshot;
 pub use keys::{SessionKeys, session_keys};
 use scripts::Scripts;
+#[cfg(any(test, feature = "test-util"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub use server::LocalRedisServer;
 
 /// The `dev` of every [`SessionFileSnapshot`] of a Redis session: the bytes `redis` as a

@@ -293,8 +293,11 @@ pub fn a_rewrite_that_keeps_losing_the_race_gives_up_and_loses_nothing(
             inner.name()
         )
     );
-    let io = source.downcast_ref::<io::Error>().expect("an io::Error");
-    assert_eq!(io.kind(), io::ErrorKind::ResourceBusy);
+    let failure = source
+        .downcast_ref::<session_store::WriteFailure>()
+        .expect("a write failure");
+    assert_eq!(failure.path, path);
+    assert_eq!(failure.kind(), io::ErrorKind::ResourceBusy);
     let b_ids = appended.lock().unwrap().clone();
     assert_eq!(b_ids.len(), attempts as usize);
     assert_eq!(

@@ -118,13 +118,8 @@ fn read_lines(stdout: ChildStdout, prefix: &'static str) -> mpsc::Receiver<Strin
     rx
 }
 
-/// A pid that no longer runs (a child that has exited and been reaped).
-pub fn dead_pid() -> u32 {
-    let mut child = Command::new("true").spawn().unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
-}
+#[allow(unused_imports)] // Every test binary including this module uses a part of it.
+pub use session_test_support::{dead_pid, starttime};
 
 /// A live child process that does nothing (killed on drop).
 pub struct Sleeper(pub Child);
@@ -150,13 +145,6 @@ impl Drop for Sleeper {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// `starttime` of a pid, from `/proc/<pid>/stat`.
-pub fn starttime(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = &stat[stat.rfind(')').unwrap() + 1..];
-    after.split_whitespace().nth(19).unwrap().parse().unwrap()
 }
 
 /// Plants a lock file with raw bytes (as another process would have written it).

@@ -15,17 +15,15 @@ fn js(text: &str) -> JsValue {
     parse_value(text.as_bytes()).unwrap()
 }
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// Where the reference is installed (`CONFORMANCE_REF_DIR`, else under this workspace's
 /// `target/`).
 fn reference_dir() -> PathBuf {
     std::env::var_os("CONFORMANCE_REF_DIR")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("target/conformance-ref/openclaw"))
+        .unwrap_or_else(|| {
+            session_test_support::workspace_root().join("target/conformance-ref/openclaw")
+        })
 }
 
 pub struct Reference {
@@ -52,7 +50,8 @@ impl Reference {
             );
             return None;
         }
-        let script = workspace().join("xtask/conformance/repl/ref_repl.mjs");
+        let script =
+            session_test_support::workspace_root().join("xtask/conformance/repl/ref_repl.mjs");
         let mut child = Command::new(node)
             .arg(script)
             .env("REF_DIR", pkg)

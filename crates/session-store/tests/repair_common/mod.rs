@@ -19,10 +19,8 @@ pub fn golden(rel: &str) -> JsValue {
     parse_value(&std::fs::read(fixture(rel)).unwrap()).unwrap()
 }
 
-/// A fresh temporary directory.
-pub fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
+#[allow(unused_imports)] // Every test binary including this module uses a part of it.
+pub use session_test_support::tempdir;
 
 /// Plants `bytes` at `dir/session.jsonl` with `mode` (through `session_store::io`).
 pub fn plant(dir: &Path, bytes: &[u8], mode: u32) -> PathBuf {

@@ -6,16 +6,8 @@ use std::path::{Path, PathBuf};
 
 use session_format::json::{JsValue, parse_value};
 
-/// The shared folder (`$SESSION_SHARED_DIR`, else `<workspace>/../shared`), or `None` with a
-/// printed reason so the calling test can skip on a fresh clone without it.
-pub fn shared_dir(test: &str) -> Option<PathBuf> {
-    session_test_support::shared_dir(test)
-}
-
-/// The workspace root.
-pub fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+#[allow(unused_imports)] // Every test binary including this module uses a part of it.
+pub use session_test_support::{dir_names, shared_dir, tempdir, workspace_root};
 
 /// A fixture of this crate's `tests/fixtures/`.
 pub fn fixture(name: &str) -> PathBuf {
@@ -27,11 +19,6 @@ pub fn fixture(name: &str) -> PathBuf {
 /// Parses JSON text (JavaScript key order).
 pub fn js(text: &str) -> JsValue {
     parse_value(text.as_bytes()).unwrap()
-}
-
-/// A fresh temporary directory.
-pub fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
 }
 
 /// Plants a file (tests that must write raw files go through `session_store::io`).
@@ -211,14 +198,4 @@ pub fn file_with(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
     write(&path, body);
     path
-}
-
-/// The names in `dir`, sorted.
-pub fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }

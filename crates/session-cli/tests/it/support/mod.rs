@@ -10,6 +10,8 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
+#[allow(unused_imports)] // Every test binary including this module uses a part of it.
+pub use session_test_support::{dead_pid, dir_names, listing, shared_dir, starttime, tempdir};
 use sha2::{Digest, Sha256};
 
 /// What a run of the binary produced.
@@ -153,12 +155,6 @@ pub fn fixture(name: &str) -> PathBuf {
     fixtures_dir().join(name)
 }
 
-/// The shared folder (`$SESSION_SHARED_DIR`, else `<workspace>/../shared`), or `None` with a
-/// printed reason so the calling test can skip on a fresh clone without it.
-pub fn shared_dir(test: &str) -> Option<PathBuf> {
-    session_test_support::shared_dir(test)
-}
-
 /// The pi fixture (`shared/fixtures/pi-large-session-v1.jsonl`), or `None` with a printed reason.
 pub fn pi_fixture(test: &str) -> Option<PathBuf> {
     let p = shared_dir(test)?.join("fixtures/pi-large-session-v1.jsonl");
@@ -168,11 +164,6 @@ pub fn pi_fixture(test: &str) -> Option<PathBuf> {
         session_test_support::skip(test, format_args!("{} not found", p.display()));
         None
     }
-}
-
-/// A fresh temporary directory.
-pub fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
 }
 
 /// Plants a file (creating its directory) through `session_store::io`.
@@ -212,16 +203,6 @@ pub fn fingerprint(path: &Path) -> Fingerprint {
         inode: meta.ino(),
         mode: meta.mode(),
     }
-}
-
-/// The names in a directory, sorted.
-pub fn dir_names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 /// Replaces a temporary path with a placeholder (and its canonical form too).
@@ -373,33 +354,6 @@ pub fn attr_values(html: &str, name: &str) -> Vec<String> {
 // ---------------------------------------------------------------------------------------
 // write commands: directory listings, JSON output, sessions by age, locks
 
-/// Every path under `dir` (files, directories, symlinks; not followed), relative, sorted;
-/// directories end in `/`.
-pub fn listing(dir: &Path) -> Vec<String> {
-    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let e = e.unwrap();
-            let path = e.path();
-            let rel = path
-                .strip_prefix(base)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let t = e.file_type().unwrap();
-            if t.is_dir() {
-                out.push(format!("{rel}/"));
-                walk(base, &path, out);
-            } else {
-                out.push(rel);
-            }
-        }
-    }
-    let mut v = Vec::new();
-    walk(dir, dir, &mut v);
-    v.sort();
-    v
-}
-
 /// The bytes of every regular file under `dir`, by relative path.
 pub fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
     listing(dir)
@@ -426,17 +380,7 @@ pub fn canonical(p: &Path) -> String {
 
 /// `starttime` (field 22 of `/proc/<pid>/stat`) of this test process.
 pub fn own_starttime() -> u64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let after = &stat[stat.rfind(')').unwrap() + 1..];
-    after.split_whitespace().nth(19).unwrap().parse().unwrap()
-}
-
-/// A pid that no longer runs (a child that has exited and been reaped).
-pub fn dead_pid() -> u32 {
-    let mut child = std::process::Command::new("true").spawn().unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
+    starttime(std::process::id())
 }
 
 /// Now as an ISO time (`toISOString`).
