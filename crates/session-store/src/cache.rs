@@ -215,8 +215,8 @@ impl Warm {
             return (None, scanned);
         };
         let session_id =
-            crate::manager::header_string(&loaded.rows[h], &buf, "id").unwrap_or_default();
-        let header_cwd = crate::manager::header_js_string(&loaded.rows[h], &buf, "cwd");
+            rows::header_string(&loaded.rows[h], &buf, "id").unwrap_or_default();
+        let header_cwd = rows::header_js_string(&loaded.rows[h], &buf, "cwd");
         let ix = Index::build(&loaded.rows);
         let warm = Warm::from_parts(Pristine {
             snapshot,

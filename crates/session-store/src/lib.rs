@@ -31,7 +31,6 @@
 
 mod bulk;
 pub mod cache;
-pub mod context;
 mod deep;
 mod disk;
 pub mod error;
@@ -46,30 +45,29 @@ pub mod lock;
 pub mod manager;
 pub mod names;
 pub mod paths;
-pub mod query;
 #[cfg(feature = "redis")]
 pub mod redis_store;
 pub mod repair;
 pub mod replay;
 mod rows;
-mod run_prep;
 pub mod snapshot;
 pub mod storage;
 
-pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use error::{
     AppendError, BranchError, ContextError, ForkError, ListError, MessagesTextError, NameError,
     OpenError, ReadError, RemoveError, RowLocation,
 };
 pub use foreign::ForeignAppendPolicy;
 pub use identity::{FileIdentity, OutsideStore};
-pub use inspect::{OpenReport, ReadOnlyOpen};
+pub use inspect::OpenReport;
 pub use io::Durability;
 pub use list::SessionInfo;
 pub use lock::{LockError, LockOptions, SessionWriteLock, WriteLockGuard};
-pub use manager::{NewSessionOptions, OpenParams, Payload, SessionManager};
+pub use manager::{
+    ContextGap, ContextKind, ContextMessage, ContextModel, EntryError, EntryRef, NewSessionOptions, OpenParams, Payload, ReadOnlyOpen, SessionContext,
+    SessionManager, SessionTree, TreeNode,
+};
 pub use names::{InvalidName, NameKind, NameRule, validate_name};
-pub use query::{EntryError, EntryRef, SessionTree, TreeNode};
 pub use repair::{
     RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RepairSnapshot,
     invalidate_repair_cache, repair_session_file_if_needed, repair_session_file_with,

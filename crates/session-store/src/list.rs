@@ -16,11 +16,11 @@
 //! object, nesting that may be too deep for `parse_value`) take the full parse. Files are
 //! spread over up to `MAX_THREADS` threads; the result is ordered as the file list before the
 //! sort. The tests compare every field with the full-parse version this replaced
-//! (`list/oracle.rs`).
+//! (`list/oracle_tests.rs`).
 
 mod extract;
 #[cfg(test)]
-mod oracle;
+mod oracle_tests;
 #[cfg(test)]
 mod tests;
 
@@ -29,14 +29,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use session_format::entry::EntryType;
+use session_format::js;
 use session_format::json::{Envelope, Field, JsStr, JsValue, ValueKind};
 use session_format::line::{LineContent, LineReader};
 use session_format::row::RowClass;
 
 use crate::error::{ListError, MessagesTextError};
 use crate::io;
-use crate::manager::js_trim;
-use crate::query::{js_date_of, js_sort_by_key};
 
 /// What `list` reports for one session file.
 #[derive(Clone, Debug, PartialEq)]
@@ -481,7 +480,7 @@ impl Totals {
         };
         self.name = match name.as_ref() {
             None | Some(JsValue::Null) => None,
-            Some(JsValue::String(s)) => Some(js_trim(&s.to_str_lossy())).filter(|n| !n.is_empty()),
+            Some(JsValue::String(s)) => Some(js::trim(&s.to_str_lossy()).to_owned()).filter(|n| !n.is_empty()),
             Some(_) => return None,
         };
         Some(())
@@ -511,7 +510,7 @@ impl Totals {
         let row_time = v
             .get("timestamp")
             .filter(|t| t.as_js_string().is_some())
-            .map(|t| js_date_of(Some(t)));
+            .map(|t| js::date_of(Some(t)));
         let text = text_of(message);
         self.add(role == "user", message_time, row_time, text.as_deref())
     }
@@ -621,7 +620,7 @@ fn scan(
             }
         }
     }
-    let header_time = js_date_of(
+    let header_time = js::date_of(
         header
             .timestamp
             .as_ref()
@@ -632,7 +631,7 @@ fn scan(
         _ if !header_time.is_nan() => (header_time, false),
         _ => (mtime_ms().unwrap_or(f64::NAN), true),
     };
-    let created = js_date_of(header.timestamp.as_ref());
+    let created = js::date_of(header.timestamp.as_ref());
     let id = match &header.id {
         Some(JsValue::String(s)) => s.to_str_lossy().into_owned(),
         Some(v @ (JsValue::Number(_) | JsValue::Bool(_))) => {
@@ -762,7 +761,7 @@ pub fn load_entries(path: &Path) -> std::io::Result<Vec<JsValue>> {
 /// date compares as "equal").
 pub(crate) fn sort_by_modified(v: &mut Vec<SessionInfo>) {
     let mut order: Vec<usize> = (0..v.len()).collect();
-    js_sort_by_key(&mut order, |&i| -v[i].modified);
+    js::sort_by_key(&mut order, |&i| -v[i].modified);
     let mut slots: Vec<Option<SessionInfo>> = std::mem::take(v).into_iter().map(Some).collect();
     v.extend(order.into_iter().filter_map(|i| slots[i].take()));
 }

@@ -18,7 +18,7 @@ use crate::rows::{self, MsgShape, Row, RowKind};
 use crate::snapshot::{SessionFileSnapshot, WriteOwner};
 use crate::storage;
 
-use super::{FullWriteError, Payload, SessionManager, TailProbe, js_trim_js};
+use super::{FullWriteError, Payload, SessionManager, TailProbe};
 
 impl SessionManager {
     /// `appendEntry`: builds the row (its `parentId` set to the append cursor, written from the
@@ -580,7 +580,7 @@ impl SessionManager {
         &mut self,
         name: impl Into<JsString>,
     ) -> Result<String, AppendError> {
-        let trimmed = js_trim_js(&name.into());
+        let trimmed = session_format::js::trim_js_string(&name.into());
         let mut value = build::session_info(&self.base(), "");
         if let Some(o) = value.as_object_mut() {
             o.insert("name", JsValue::String(trimmed));

@@ -73,8 +73,17 @@ use crate::storage::{FileStorage, Storage};
 
 mod append;
 mod branch;
+mod context;
+mod foreign;
+mod inspect;
 mod list;
 mod open;
+mod prepare;
+mod query;
+
+pub use context::{ContextGap, ContextKind, ContextMessage, ContextModel, SessionContext};
+pub use inspect::ReadOnlyOpen;
+pub use query::{EntryError, EntryRef, SessionTree, TreeNode};
 mod rewrite;
 
 /// A payload the caller hands to an append (`message`, `data`, `details`, `content`): anything
@@ -644,53 +653,6 @@ impl SessionManager {
 /// changed the session in between).
 pub const FENCED_REWRITE_ATTEMPTS: u32 = 8;
 
-fn is_js_space(cp: u32) -> bool {
-    matches!(
-        cp,
-        0x09..=0x0D
-            | 0x20
-            | 0xA0
-            | 0x1680
-            | 0x2000..=0x200A
-            | 0x2028
-            | 0x2029
-            | 0x202F
-            | 0x205F
-            | 0x3000
-            | 0xFEFF
-    )
-}
-
-/// JavaScript `String.prototype.trim` on a JavaScript string (lone surrogates kept).
-pub(crate) fn js_trim_js(s: &JsString) -> JsString {
-    let cps: Vec<u32> = s.code_points().collect();
-    let start = cps
-        .iter()
-        .position(|&c| !is_js_space(c))
-        .unwrap_or(cps.len());
-    let end = cps
-        .iter()
-        .rposition(|&c| !is_js_space(c))
-        .map_or(start, |e| e + 1);
-    let mut units: Vec<u16> = Vec::with_capacity(end - start);
-    for &cp in &cps[start..end] {
-        if cp >= 0x10000 {
-            let v = cp - 0x10000;
-            units.push(0xD800 + (v >> 10) as u16);
-            units.push(0xDC00 + (v & 0x3FF) as u16);
-        } else {
-            units.push(cp as u16);
-        }
-    }
-    JsString::from_utf16(&units)
-}
-
-/// JavaScript `String.prototype.trim`.
-pub(crate) fn js_trim(s: &str) -> String {
-    let b = session_format::line::trim_js_end(session_format::line::trim_js_start(s.as_bytes()));
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn ensure_dir(storage: &dyn Storage, dir: &Path) -> Result<(), OpenError> {
     storage
         .ensure_dir(dir)
@@ -700,15 +662,6 @@ fn ensure_dir(storage: &dyn Storage, dir: &Path) -> Result<(), OpenError> {
         })
 }
 
-/// A string field of a row (the header's `id` or `cwd`).
-pub(crate) fn header_string(row: &Row, buf: &[u8], key: &str) -> Option<String> {
-    row.value(buf)
-        .ok()?
-        .get(key)?
-        .as_str_lossy()
-        .map(|s| s.into_owned())
-}
-
 /// A file's first line, `\n` included, at most its first 4 KiB.
 fn first_line(bytes: &[u8]) -> Arc<[u8]> {
     let head = &bytes[..bytes.len().min(4096)];
@@ -716,10 +669,3 @@ fn first_line(bytes: &[u8]) -> Arc<[u8]> {
     Arc::from(&head[..end])
 }
 
-/// A string field of a row, exactly (the header's `cwd`).
-pub(crate) fn header_js_string(row: &Row, buf: &[u8], key: &str) -> Option<JsString> {
-    match row.value(buf).ok()?.as_object_mut()?.remove(key)? {
-        JsValue::String(s) => Some(s),
-        _ => None,
-    }
-}

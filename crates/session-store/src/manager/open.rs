@@ -22,10 +22,8 @@ use crate::paths;
 use crate::rows::{self, Row, RowKind};
 use crate::storage::{self, FileStorage, Storage};
 
-use super::{
-    NewSessionOptions, OpenParams, SessionManager, ensure_dir, first_line, header_js_string,
-    header_string,
-};
+use super::{NewSessionOptions, OpenParams, SessionManager, ensure_dir, first_line};
+use crate::rows::{header_js_string, header_string};
 
 impl SessionManager {
     // ------------------------------------------------------------------------------------

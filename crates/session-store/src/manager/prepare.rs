@@ -4,14 +4,13 @@
 //! `agent_session::prepare`.
 
 use std::path::Path;
-
 use session_format::json::JsValue;
-
 use crate::cache;
 use crate::disk::DiskImage;
 use crate::error::{AppendError, ReadError};
-use crate::manager::SessionManager;
 use crate::rows::RowKind;
+
+use super::SessionManager;
 
 impl SessionManager {
     /// Sets the header's `id` and `cwd` and this manager's session id and cwd, in memory only
