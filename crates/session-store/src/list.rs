@@ -36,6 +36,7 @@ use session_format::row::RowClass;
 
 use crate::error::{ListError, MessagesTextError};
 use crate::io;
+use crate::storage::{Storage, jsonl_entries, jsonl_files, sorted_sub_dirs};
 
 /// What `list` reports for one session file.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,7 +111,7 @@ impl SessionInfo {
     /// As [`SessionInfo::all_messages_text`].
     pub fn all_messages_text_in(
         &self,
-        storage: &dyn crate::Storage,
+        storage: &dyn Storage,
     ) -> Result<String, MessagesTextError> {
         self.messages_text_of(storage.read_all(&self.path))
     }
@@ -155,44 +156,6 @@ pub(crate) fn is_header_line(line: &[u8]) -> bool {
     scanner
         .scan(line)
         .is_ok_and(|env| session_format::row::is_readable_header(&env))
-}
-
-pub(crate) fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>, ListError> {
-    jsonl_entries(dir).map(|(files, _)| files)
-}
-
-/// [`jsonl_files`], and for each whether its directory entry is a symlink (the entry's type,
-/// no extra system call where the file system reports it).
-fn jsonl_entries(dir: &Path) -> Result<(Vec<PathBuf>, Vec<bool>), ListError> {
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
-        Err(source) => {
-            return Err(ListError::ReadDir {
-                path: dir.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let mut names: Vec<(std::ffi::OsString, bool)> = rd
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
-        .map(|e| {
-            let link = e.file_type().is_ok_and(|t| t.is_symlink());
-            (e.file_name(), link)
-        })
-        .collect();
-    // The paths share their directory, so sorting the names sorts the paths (names are
-    // distinct: an unstable sort is enough).
-    names.sort_unstable();
-    // `path.join(dir, f)`: normalised lexically, as node's `join` does. A file name is one
-    // plain component, so normalising the directory once gives the same paths.
-    let base = crate::paths::normalize(dir);
-    let here = base == Path::new(".");
-    Ok(names
-        .into_iter()
-        .map(|(n, link)| (if here { PathBuf::from(n) } else { base.join(n) }, link))
-        .unzip())
 }
 
 /// The rows of `infos` (read from `files`, whose entries `links` says are symlinks) with the
@@ -812,13 +775,124 @@ pub fn list_all(sessions_root: &Path) -> Result<Vec<SessionInfo>, ListError> {
     Ok(out)
 }
 
-/// The directories among the entries of `rd` (symlinks not followed), sorted by path.
-pub(crate) fn sorted_sub_dirs(rd: std::fs::ReadDir) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = rd
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
+// ----------------------------------------------------------------------------------------
+// Listing through a storage
+
+/// The [`SessionInfo`] of every session of `dir` in `storage`, newest first
+/// (`SessionManager.list`, openclaw-jsonl.md §2.1). On local files ([`Storage::local_files`])
+/// this is [`list`] (the parallel targeted scan, names of one file merged); otherwise each of
+/// [`Storage::list_sessions`] is read with [`Storage::read_all`] (the modification time
+/// fallback is the snapshot's `mtime_ns`).
+///
+/// # Errors
+/// [`ListError::ReadDir`] when `dir` cannot be listed.
+pub fn session_infos(storage: &dyn Storage, dir: &Path) -> Result<Vec<SessionInfo>, ListError> {
+    if storage.local_files() {
+        return list(dir);
+    }
+    let files = storage
+        .list_sessions(dir)
+        .map_err(|source| ListError::ReadDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    Ok(stored_infos(storage, &files))
+}
+
+/// As [`session_infos`] over every namespace directly under `root` (`SessionManager.listAll`;
+/// on local files [`list_all`]).
+///
+/// # Errors
+/// [`ListError::ReadDir`] when `root` cannot be listed.
+pub fn all_session_infos(
+    storage: &dyn Storage,
+    root: &Path,
+) -> Result<Vec<SessionInfo>, ListError> {
+    if storage.local_files() {
+        return list_all(root);
+    }
+    let dirs = storage
+        .list_dirs(root)
+        .map_err(|source| ListError::ReadDir {
+            path: root.to_path_buf(),
+            source,
+        })?;
+    let files: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| storage.list_sessions(d).unwrap_or_default())
         .collect();
-    dirs.sort();
-    dirs
+    Ok(stored_infos(storage, &files))
+}
+
+/// `findMostRecentSession` in `dir` of `storage` (openclaw-jsonl.md §2.1): the session whose
+/// header line is readable with the newest modification time (ties: the first by name). On
+/// local files [`find_most_recent_session`]; otherwise each header is read with
+/// [`Storage::read_head`] and the time with [`Storage::stat`].
+pub fn most_recent_session(storage: &dyn Storage, dir: &Path) -> Option<PathBuf> {
+    if storage.local_files() {
+        return find_most_recent_session(dir);
+    }
+    storage
+        .list_sessions(dir)
+        .ok()?
+        .into_iter()
+        .filter(|p| {
+            storage
+                .read_head(p)
+                .ok()
+                .flatten()
+                .is_some_and(|line| is_header_line(&line))
+        })
+        .filter_map(|p| {
+            let ns = storage.stat(&p).ok()??.mtime_ns;
+            Some((p, snapshot_mtime_ms(ns)))
+        })
+        .fold(None, |best: Option<(PathBuf, f64)>, (p, m)| match &best {
+            Some((_, bm)) if *bm >= m => best,
+            _ => Some((p, m)),
+        })
+        .map(|(p, _)| p)
+}
+
+/// node's `stats.mtime.getTime()` of a modification time in nanoseconds: `Math.round(mtimeMs)`.
+fn snapshot_mtime_ms(ns: i128) -> f64 {
+    let abs = ns.unsigned_abs();
+    let secs = (abs / 1_000_000_000) as f64;
+    let nanos = (abs % 1_000_000_000) as f64;
+    let ms = secs * 1e3 + nanos / 1e6;
+    let ms = if ns < 0 { -ms } else { ms };
+    (ms + 0.5).floor()
+}
+
+/// The infos of `files` read from `storage`, newest first.
+fn stored_infos(storage: &dyn Storage, files: &[PathBuf]) -> Vec<SessionInfo> {
+    let mut out: Vec<SessionInfo> = files
+        .iter()
+        .filter_map(|p| {
+            let bytes = storage.read_all(p).ok()?;
+            info_from_bytes(p, &bytes, || {
+                storage
+                    .stat(p)
+                    .ok()
+                    .flatten()
+                    .map(|s| snapshot_mtime_ms(s.mtime_ns))
+            })
+        })
+        .collect();
+    sort_by_modified(&mut out);
+    out
+}
+
+#[cfg(test)]
+mod storage_listing_tests {
+    use super::snapshot_mtime_ms as mtime_ms;
+
+    #[test]
+    fn mtime_ms_rounds_like_node() {
+        assert_eq!(mtime_ms(1_500_000), 2.0);
+        assert_eq!(mtime_ms(1_499_999), 1.0);
+        assert_eq!(mtime_ms(1_767_225_600_123_456_789), 1_767_225_600_123.0);
+        assert_eq!(mtime_ms(-1_500_000), -1.0);
+    }
+
 }

@@ -56,7 +56,7 @@ use session_format::ids::{new_entry_id, now_timestamp};
 use session_format::json::{JsObject, JsString, JsValue, SerdeError, to_value};
 use session_format::message::Message;
 
-use crate::cache::{self, Shared};
+use crate::cache::Shared;
 use crate::deep::clone_value;
 use crate::disk::DiskImage;
 use crate::error::{AppendError, BranchError, OpenError, ReadError, RemoveError, RowLocation};
@@ -77,12 +77,14 @@ mod context;
 mod foreign;
 mod inspect;
 mod list;
+mod load;
 mod open;
 mod prepare;
 mod query;
 
 pub use context::{ContextGap, ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use inspect::ReadOnlyOpen;
+pub use load::remember_written_entries;
 pub use query::{EntryError, EntryRef, SessionTree, TreeNode};
 mod rewrite;
 
@@ -502,11 +504,6 @@ impl SessionManager {
         &self.storage
     }
 
-    /// True when the storage is the local file store (warm cache, repair cache).
-    fn on_files(&self) -> bool {
-        self.storage.as_file_storage().is_some()
-    }
-
     /// Attaches (or with `None` detaches) the owned write context of the session file
     /// (openclaw-jsonl.md §3.4): when it names this manager's file, each append first asks it
     /// whether the warm cache may advance ([`WriteOwner::can_advance_cache`]), and every
@@ -568,7 +565,7 @@ impl SessionManager {
         let file = self.session_file.as_ref()?;
         let theirs = owner.session_file()?;
         let same = paths::resolve(&theirs) == *file
-            || (self.on_files()
+            || (self.storage.local_files()
                 && snapshot::canonical(&theirs).is_some_and(|t| {
                     self.cache_key.clone().or_else(|| snapshot::canonical(file)) == Some(t)
                 }));
@@ -580,7 +577,7 @@ impl SessionManager {
         if let Some(o) = owner
             && !o.publish_snapshot(snapshot)
         {
-            cache::invalidate_key(self.cache_key.as_deref());
+            load::invalidate_key(&*self.storage, self.cache_key.as_deref());
         }
     }
 

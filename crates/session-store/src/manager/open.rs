@@ -10,7 +10,7 @@ use session_format::build;
 use session_format::ids::{corrupt_backup_name, new_session_id, now_timestamp, session_file_name};
 use session_format::json::{EnvelopeScanner, Field, JsString, JsValue};
 
-use crate::cache::{self, Fetched, Pristine, Shared, Warm};
+use crate::cache::{Pristine, Shared, Warm};
 use crate::disk::DiskImage;
 use crate::error::OpenError;
 use crate::id::Id;
@@ -22,6 +22,7 @@ use crate::paths;
 use crate::rows::{self, Row, RowKind};
 use crate::storage::{self, FileStorage, Storage};
 
+use super::load::{self, Fetched};
 use super::{NewSessionOptions, OpenParams, SessionManager, ensure_dir, first_line};
 use crate::rows::{header_js_string, header_string};
 
@@ -132,7 +133,7 @@ impl SessionManager {
             .session_dir
             .clone()
             .unwrap_or_else(|| abs.parent().map(Path::to_path_buf).unwrap_or_default());
-        let fetch = cache::fetch(&*storage, &abs)?;
+        let fetch = load::fetch(&*storage, &abs)?;
         let cwd_of = |header_cwd: Option<JsString>| {
             params
                 .cwd_override
@@ -183,7 +184,7 @@ impl SessionManager {
                         header_cwd,
                         report: sm.load_report.clone(),
                     });
-                    cache::store(sm.cache_key.as_deref(), warm);
+                    load::store(&*storage, sm.cache_key.as_deref(), warm);
                 }
                 Ok(sm)
             }
@@ -237,7 +238,7 @@ impl SessionManager {
     ) -> Result<Self, OpenError> {
         let dir = session_dir.map_or_else(|| paths::default_session_dir(cwd), Path::to_path_buf);
         ensure_dir(&*storage, &dir)?;
-        match storage.most_recent_session(&dir) {
+        match crate::list::most_recent_session(&*storage, &dir) {
             Some(path) => Self::open_in(
                 storage,
                 &path,

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 use session_format::json::JsValue;
-use crate::cache;
 use crate::disk::DiskImage;
 use crate::error::{AppendError, ReadError};
 use crate::rows::RowKind;
@@ -88,9 +87,9 @@ impl SessionManager {
         self.disk = DiskImage::known(b"");
         self.snapshot = self.storage.stat(&path).ok().flatten();
         self.first_line = std::sync::Arc::from(&[][..]);
-        cache::invalidate_key(self.cache_key.as_deref());
-        if self.storage.as_file_storage().is_some() {
-            cache::invalidate(&path);
+        super::load::invalidate_key(&*self.storage, self.cache_key.as_deref());
+        if let Some(caches) = self.storage.caches() {
+            caches.warm.invalidate(&path);
         }
         Ok(())
     }
