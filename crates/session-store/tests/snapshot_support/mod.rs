@@ -12,14 +12,19 @@ use session_format::json::to_json_string;
 use session_store::cache::{self, CacheLimits};
 use session_store::{SessionFileSnapshot, SessionManager, WriteOwner};
 
+/// The warm cache of the process-wide file store (the one the default managers use).
+fn warm_cache() -> &'static session_store::cache::WarmCache {
+    session_store::FileStorage::process_wide().warm_cache()
+}
+
 static LOCK: Mutex<()> = Mutex::new(());
 
 /// Serialises the tests of one binary (they share the process-wide cache) and starts each one
 /// with an empty cache and the default limits.
 pub fn serial() -> MutexGuard<'static, ()> {
     let guard = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    cache::set_limits(CacheLimits::default());
-    cache::clear();
+    warm_cache().set_limits(CacheLimits::default());
+    warm_cache().clear();
     guard
 }
 
