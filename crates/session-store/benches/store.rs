@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use session_format::json::parse_value;
-use session_store::cache::{self, CacheLimits};
+use session_store::cache::CacheLimits;
 use session_store::{Durability, SessionManager};
 
 /// The warm cache of the process-wide file store (the one the default managers use).

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use session_store::SessionManager;
-use session_store::cache::{self, CacheLimits};
+use session_store::cache::CacheLimits;
 
 /// The warm cache of the process-wide file store (the one the default managers use).
 fn warm_cache() -> &'static session_store::cache::WarmCache {

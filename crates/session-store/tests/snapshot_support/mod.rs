@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use session_format::json::to_json_string;
-use session_store::cache::{self, CacheLimits};
+use session_store::cache::CacheLimits;
 use session_store::{SessionFileSnapshot, SessionManager, WriteOwner};
 
 /// The warm cache of the process-wide file store (the one the default managers use).
