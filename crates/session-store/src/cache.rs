@@ -36,8 +36,8 @@ use session_format::json::JsString;
 
 use crate::disk::DiskImage;
 use crate::index::Index;
-use crate::inspect::{MalformedLine, OpenReport};
-use crate::rows::{self, Row, RowKind};
+use crate::inspect::OpenReport;
+use crate::rows::{self, Row};
 use crate::snapshot::{self, RepairSnapshot, SessionFileSnapshot};
 
 /// Files the cache holds by default (the reference's limit).
@@ -153,6 +153,57 @@ pub(crate) struct Warm {
     pub(crate) probe: Vec<u8>,
 }
 
+/// A file's bytes as a fresh load reads them: the rows, the navigation index over them, the
+/// header and its `id` and `cwd`, and the file-level report. The one loader of the writable,
+/// read-only and re-reading opens and of the warm cache ([`Warm::load`]); the bytes another
+/// writer appended to a cached file go through the same row reader and report rules in
+/// [`Warm::extended`] ([`OpenReport::note_tail`]).
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    /// Every non-blank line as a row.
+    pub(crate) rows: Vec<Row>,
+    /// The index of `rows` as they were read.
+    pub(crate) ix: Index,
+    /// The header row, when the first parsed row is a readable header.
+    pub(crate) header: Option<usize>,
+    /// The file is empty or JavaScript whitespace only.
+    pub(crate) blank: bool,
+    /// Lines the envelope scan read.
+    pub(crate) scanned: usize,
+    /// The header's `id` (empty when it is not a string).
+    pub(crate) session_id: String,
+    /// The header's `cwd`, exactly, when it is a string.
+    pub(crate) header_cwd: Option<JsString>,
+    /// The file-level findings ([`crate::inspect::file_report`]).
+    pub(crate) report: OpenReport,
+}
+
+impl Parsed {
+    /// Reads `buf`, the bytes of the session at `path`.
+    pub(crate) fn of(path: &Path, buf: &[u8]) -> Parsed {
+        let loaded = rows::load(buf);
+        let report = crate::inspect::file_report(path, buf, &loaded);
+        let (session_id, header_cwd) = match loaded.header {
+            Some(h) => (
+                rows::header_string(&loaded.rows[h], buf, "id").unwrap_or_default(),
+                rows::header_js_string(&loaded.rows[h], buf, "cwd"),
+            ),
+            None => (String::new(), None),
+        };
+        let ix = Index::build(&loaded.rows);
+        Parsed {
+            rows: loaded.rows,
+            ix,
+            header: loaded.header,
+            blank: loaded.blank,
+            scanned: loaded.scanned,
+            session_id,
+            header_cwd,
+            report,
+        }
+    }
+}
+
 /// The parts of a fresh, unmodified load (see [`Warm::from_parts`]).
 #[derive(Debug)]
 pub(crate) struct Pristine {
@@ -208,25 +259,20 @@ impl Warm {
 
     /// A fresh load of `buf` (the file as `snapshot` describes it), when cacheable.
     pub(crate) fn load(snapshot: SessionFileSnapshot, path: &Path, buf: Vec<u8>) -> (Option<Warm>, usize) {
-        let loaded = rows::load(&buf);
-        let scanned = loaded.scanned;
-        let report = crate::inspect::file_report(path, &buf, &loaded);
-        let Some(h) = loaded.header else {
+        let p = Parsed::of(path, &buf);
+        let scanned = p.scanned;
+        if p.header.is_none() {
             return (None, scanned);
-        };
-        let session_id =
-            rows::header_string(&loaded.rows[h], &buf, "id").unwrap_or_default();
-        let header_cwd = rows::header_js_string(&loaded.rows[h], &buf, "cwd");
-        let ix = Index::build(&loaded.rows);
+        }
         let warm = Warm::from_parts(Pristine {
             snapshot,
             buf: Arc::new(buf),
-            rows: loaded.rows.into(),
-            ix: ix.into(),
-            header: Some(h),
-            session_id,
-            header_cwd,
-            report,
+            rows: p.rows.into(),
+            ix: p.ix.into(),
+            header: p.header,
+            session_id: p.session_id,
+            header_cwd: p.header_cwd,
+            report: p.report,
         });
         (warm, scanned)
     }
@@ -253,25 +299,7 @@ impl Warm {
         if !self.disk.appended(old_len, tail) {
             self.disk = DiskImage::Unknown;
         }
-        let report = &mut self.report;
-        report.bytes = report.bytes.saturating_add(tail.len());
-        report.missing_final_newline = tail.last() != Some(&b'\n');
-        for row in &self.rows[from..] {
-            if let RowKind::Malformed(err) = &row.kind {
-                let m = MalformedLine {
-                    line: err.line,
-                    line_offset: row.pos.map_or(0, |p| p.1),
-                    error_offset: err.byte_offset,
-                    error: err.error.to_string(),
-                    torn: err.torn,
-                    nul_padded: err.nul_padded,
-                };
-                if err.torn {
-                    report.torn_tail = Some(m.clone());
-                }
-                report.malformed_lines.push(m);
-            }
-        }
+        self.report.note_tail(&self.rows[from..], tail);
         self.lines += memchr::memchr_iter(b'\n', tail).count();
         self.ends_with_newline = tail.last() == Some(&b'\n');
         self.last_row_untrimmed = self.rows.last().is_some_and(untrimmed);

@@ -172,6 +172,30 @@ fn malformed(err: &LineError, line_offset: usize) -> MalformedLine {
 }
 
 
+impl OpenReport {
+    /// Brings the file-level findings up to date with `tail`, bytes another writer appended
+    /// to the file, read as `rows` (the rows of a tail reindex): as [`file_report`] would
+    /// report the whole file.
+    pub(crate) fn note_tail(&mut self, rows: &[Row], tail: &[u8]) {
+        self.bytes = self.bytes.saturating_add(tail.len());
+        self.missing_final_newline = tail.last() != Some(&b'\n');
+        self.note_malformed(rows);
+    }
+
+    /// Records every malformed row of `rows` (and a torn one as the torn tail).
+    fn note_malformed(&mut self, rows: &[Row]) {
+        for row in rows {
+            if let RowKind::Malformed(err) = &row.kind {
+                let m = malformed(err, row.pos.map_or(0, |p| p.1));
+                if err.torn {
+                    self.torn_tail = Some(m.clone());
+                }
+                self.malformed_lines.push(m);
+            }
+        }
+    }
+}
+
 /// The file-level findings of loading `buf` from `path` (nothing is analysed structurally).
 pub(crate) fn file_report(path: &Path, buf: &[u8], loaded: &rows::Loaded) -> OpenReport {
     let mut report = OpenReport {
@@ -181,15 +205,7 @@ pub(crate) fn file_report(path: &Path, buf: &[u8], loaded: &rows::Loaded) -> Ope
         missing_final_newline: !buf.is_empty() && buf.last() != Some(&b'\n'),
         ..OpenReport::default()
     };
-    for row in &loaded.rows {
-        if let RowKind::Malformed(err) = &row.kind {
-            let m = malformed(err, row.pos.map_or(0, |p| p.1));
-            if err.torn {
-                report.torn_tail = Some(m.clone());
-            }
-            report.malformed_lines.push(m);
-        }
-    }
+    report.note_malformed(&loaded.rows);
     match loaded.header {
         Some(h) => {
             let v = rows::header_version(&loaded.rows[h], buf);

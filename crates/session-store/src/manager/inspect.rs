@@ -5,9 +5,8 @@ use session_format::entry::EntryType;
 use session_format::json::{JsString, JsValue};
 use crate::error::OpenError;
 use crate::paths;
-use crate::rows::{self};
 use crate::inspect::*;
-use crate::rows::header_js_string;
+use crate::cache::Parsed;
 
 use super::SessionManager;
 
@@ -53,19 +52,16 @@ impl SessionManager {
             }
             Err(source) => return Err(OpenError::Read { path: abs, source }),
         };
-        let loaded = rows::load(&buf);
-        let header_cwd = loaded
-            .header
-            .and_then(|h| header_js_string(&loaded.rows[h], &buf, "cwd"));
+        let parsed = Parsed::of(&abs, &buf);
         let cwd_js = cwd_override
             .map(JsString::from)
-            .or(header_cwd)
+            .or_else(|| parsed.header_cwd.clone())
             .unwrap_or_else(|| JsString::from(paths::process_cwd()));
         let dir = abs.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut sm = SessionManager::read_only_blank(&cwd_js.to_str_lossy(), dir);
         sm.cwd_js = cwd_js;
         sm.storage = storage;
-        sm.set_loaded(abs, Some(buf), Some(loaded), false)?;
+        sm.set_loaded(abs, Some((buf, parsed)), false)?;
         let report = sm.diagnostics();
         Ok(ReadOnlyOpen {
             session: sm,
