@@ -1,5 +1,9 @@
-//! The process-wide warm cache of parsed session files (openclaw-jsonl.md §3.1–§3.3), and the
-//! stat-read-stat loads that feed it.
+//! The caches a file store keeps ([`FileCaches`], owned by each [`crate::FileStorage`]; the
+//! process-wide [`crate::FileStorage::shared`] holds the ones the default managers use): the
+//! warm cache of parsed session files (openclaw-jsonl.md §3.1–§3.3) and the incremental repair
+//! cache ([`RepairCache`], [`crate::repair`]), plus the one loader that turns a file's bytes into
+//! rows, index, header and report and extends a cached state by the lines another
+//! writer appended. The stat-read-stat loads through a storage are `manager/load.rs`.
 //!
 //! Each entry holds, per canonical file ([`crate::identity::FileIdentity`]: every name of one
 //! file, through a symlinked directory or a symlink to it, shares the entry), the file's

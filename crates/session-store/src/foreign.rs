@@ -2,20 +2,20 @@
 //! its file (docs/DEVIATIONS.md D30; the adoption itself is D11).
 //!
 //! Before each plain append, and before the full writes that carry this manager's own new rows
-//! (the first assistant message of a session held in memory, [`SessionManager::flush`],
-//! [`SessionManager::rewrite_file`]), the manager checks its file (inside the session write
-//! lock when one is set, [`SessionManager::set_write_lock`]) and adopts the lines another
+//! (the first assistant message of a session held in memory, [`SessionManager::flush`](crate::SessionManager::flush),
+//! [`SessionManager::rewrite_file`](crate::SessionManager::rewrite_file)), the manager checks its file (inside the session write
+//! lock when one is set, [`SessionManager::set_write_lock`](crate::SessionManager::set_write_lock)) and adopts the lines another
 //! writer appended meanwhile (indexed and kept verbatim, before the rows still held in
 //! memory). Under the default policy, [`ForeignAppendPolicy::FastForward`]:
 //! - when the other writer's entries continue this manager's leaf (every one of them lies on
 //!   one chain from the leaf to a single new tip), the leaf and append cursor move to that tip
 //!   and the new entry is written under it (a fast-forward);
 //! - when they start another branch (they do not descend from the leaf, or they end in more
-//!   than one tip), the write fails with [`AppendError::Diverged`] naming the other tips, and
+//!   than one tip), the write fails with [`AppendError::Diverged`](crate::AppendError::Diverged) naming the other tips, and
 //!   nothing is written (the other writer's rows stay adopted, so a tip can be branched to;
 //!   rows held in memory stay held); every later write fails the same way until the caller
-//!   chooses: it moves the leaf ([`SessionManager::branch`] to a tip or back to its own leaf,
-//!   [`SessionManager::reset_leaf`], [`SessionManager::branch_with_summary`]) or sets
+//!   chooses: it moves the leaf ([`SessionManager::branch`](crate::SessionManager::branch) to a tip or back to its own leaf,
+//!   [`SessionManager::reset_leaf`](crate::SessionManager::reset_leaf), [`SessionManager::branch_with_summary`](crate::SessionManager::branch_with_summary)) or sets
 //!   [`ForeignAppendPolicy::AppendOnOwnLeaf`]. A session held in memory whose file another
 //!   writer answered meanwhile (their entry under the persisted base, beside our held rows) is
 //!   such a case;
@@ -49,13 +49,13 @@
 use crate::id::Id;
 
 /// What a plain append does when another writer appended lines since this manager last read
-/// or wrote its file ([`SessionManager::set_foreign_append_policy`]; docs/DEVIATIONS.md D30).
+/// or wrote its file ([`SessionManager::set_foreign_append_policy`](crate::SessionManager::set_foreign_append_policy); docs/DEVIATIONS.md D30).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ForeignAppendPolicy {
     /// The default: lines that continue this manager's leaf are adopted and the leaf moves to
     /// their tip before the append; lines that start another branch make the append fail with
-    /// [`AppendError::Diverged`] (nothing is written).
+    /// [`AppendError::Diverged`](crate::AppendError::Diverged) (nothing is written).
     #[default]
     FastForward,
     /// OpenClaw 2026.6.11's behaviour: the lines are adopted and the append lands under this

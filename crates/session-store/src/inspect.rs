@@ -4,7 +4,7 @@
 //! torn tail, malformed lines (line and byte offset), a corrupt header, an empty file, an
 //! unmigrated version, parent cycles, dangling parents, duplicate ids, invalid leaf controls and
 //! session rows after the header.
-//! Writable managers give the same report through [`SessionManager::diagnostics`], plus the
+//! Writable managers give the same report through [`SessionManager::diagnostics`](crate::SessionManager::diagnostics), plus the
 //! backups they wrote (corrupt header, conflicts with another writer) and the foreign lines they
 //! adopted. The structural analysis is near-linear (walks bounded by a `done` set, positions
 //! from a map).
@@ -92,7 +92,7 @@ pub struct DanglingFirstKept {
     pub line: Option<usize>,
 }
 
-/// What [`SessionManager::open_read_only`] found.
+/// What [`SessionManager::open_read_only`](crate::SessionManager::open_read_only) found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpenReport {
     /// The file.

@@ -161,7 +161,7 @@ pub(crate) fn canonical(path: &Path) -> Option<PathBuf> {
 
 /// Test seams: a hook run after the read of every load of one path — between the read and the
 /// second `stat` of the file store's stat-read-stat loads (the warm cache's loads,
-/// [`crate::cache::remember_written_entries`]), and right after
+/// [`crate::remember_written_entries`]), and right after
 /// [`crate::Storage::read_snapshot`] on other storages — so a test can play a writer that
 /// changes the session while it is being loaded. Not part of the stable API.
 #[doc(hidden)]

@@ -1,4 +1,6 @@
-//! [`SessionManager`] methods over [`crate::foreign`].
+//! How a manager settles the lines another writer appended to its file before it writes
+//! (docs/DEVIATIONS.md D30, D11): the policy, the cursor saved around a write, and the verdict
+//! over the adopted rows. The policy type and the rules are in [`crate::foreign`].
 
 use std::path::Path;
 use crate::error::AppendError;

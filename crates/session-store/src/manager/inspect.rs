@@ -1,4 +1,6 @@
-//! [`SessionManager`] methods over [`crate::inspect`].
+//! The read-only open ([`SessionManager::open_read_only`]) and the diagnostics every manager
+//! gives ([`SessionManager::diagnostics`]); the report types and the structural analysis are in
+//! [`crate::inspect`].
 
 use std::path::{Path, PathBuf};
 use session_format::entry::EntryType;

@@ -24,7 +24,7 @@ pub const MEM_STORAGE_DEV: u64 = u64::from_be_bytes(*b"memstore");
 /// and ignored. For tests and for embedding the store where no files should be written; also
 /// the model a non-file backend can follow.
 ///
-/// Semantics, as close to [`FileStorage`] as memory allows:
+/// Semantics, as close to [`FileStorage`](super::FileStorage) as memory allows:
 /// - directories exist once [`Storage::ensure_dir`] created them (with their parents) or a
 ///   session was stored in them; a session can only be stored in an existing directory
 ///   (otherwise [`io::ErrorKind::NotFound`], as for a file in a missing directory); a
