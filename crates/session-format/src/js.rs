@@ -37,7 +37,6 @@ pub fn trim(s: &str) -> &str {
     s.trim_matches(is_whitespace)
 }
 
-
 /// `s.trim()` on a JavaScript string, code units kept exactly (lone surrogates stay; they are
 /// never whitespace).
 pub fn trim_js_string(s: &JsString) -> JsString {
@@ -230,7 +229,10 @@ mod tests {
     fn trim_js_string_keeps_lone_surrogates() {
         let s = JsString::from_utf16(&[0x20, 0xD800, 0x61, 0x3000]);
         assert_eq!(trim_js_string(&s), JsString::from_utf16(&[0xD800, 0x61]));
-        assert_eq!(trim_js_string(&JsString::new(" a\u{2028}")), JsString::new("a"));
+        assert_eq!(
+            trim_js_string(&JsString::new(" a\u{2028}")),
+            JsString::new("a")
+        );
     }
 
     #[test]

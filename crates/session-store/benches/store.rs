@@ -99,7 +99,11 @@ fn bench_open(c: &mut Criterion) {
             g.sample_size(50);
         }
         g.bench_function(label, |b| {
-            b.iter_batched(|| warm_cache().clear(), |()| open(&path), BatchSize::PerIteration);
+            b.iter_batched(
+                || warm_cache().clear(),
+                |()| open(&path),
+                BatchSize::PerIteration,
+            );
         });
     }
     g.finish();

@@ -28,9 +28,9 @@
 //!   entry's snapshot, and both its first and its last 4 KiB before the old end are still the
 //!   entry's bytes; the new lines are read exactly as a full load would read them.
 
+use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
-use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use std::collections::HashSet;
@@ -262,7 +262,11 @@ impl Warm {
     }
 
     /// A fresh load of `buf` (the file as `snapshot` describes it), when cacheable.
-    pub(crate) fn load(snapshot: SessionFileSnapshot, path: &Path, buf: Vec<u8>) -> (Option<Warm>, usize) {
+    pub(crate) fn load(
+        snapshot: SessionFileSnapshot,
+        path: &Path,
+        buf: Vec<u8>,
+    ) -> (Option<Warm>, usize) {
         let p = Parsed::of(path, &buf);
         let scanned = p.scanned;
         if p.header.is_none() {
@@ -474,7 +478,10 @@ impl WarmCache {
         let Ok(Some(now)) = SessionFileSnapshot::stat(&key) else {
             return false;
         };
-        self.lock().entries.get(&key).is_some_and(|w| w.snapshot == now)
+        self.lock()
+            .entries
+            .get(&key)
+            .is_some_and(|w| w.snapshot == now)
     }
 
     /// Drops the entry of `path` (a local file path, resolved and canonicalised), if any.

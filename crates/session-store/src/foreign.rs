@@ -45,7 +45,6 @@
 //!   leaf it was written under (`sessions check` and `sessions tree` show the extra tip);
 //!   with the lock that window does not exist.
 
-
 use crate::id::Id;
 
 /// What a plain append does when another writer appended lines since this manager last read
@@ -80,4 +79,3 @@ pub(crate) struct Cursor {
     pub(crate) side_parent: Option<Option<Id>>,
     pub(crate) foreign_since: Option<usize>,
 }
-

@@ -171,7 +171,6 @@ fn malformed(err: &LineError, line_offset: usize) -> MalformedLine {
     }
 }
 
-
 impl OpenReport {
     /// Brings the file-level findings up to date with `tail`, bytes another writer appended
     /// to the file, read as `rows` (the rows of a tail reindex): as [`file_report`] would

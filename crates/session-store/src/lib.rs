@@ -64,8 +64,9 @@ pub use io::Durability;
 pub use list::SessionInfo;
 pub use lock::{LockError, LockOptions, SessionWriteLock, WriteLockGuard};
 pub use manager::{
-    ContextGap, ContextKind, ContextMessage, ContextModel, EntryError, EntryRef, NewSessionOptions, OpenParams, Payload, ReadOnlyOpen, SessionContext,
-    SessionManager, SessionTree, TreeNode, remember_written_entries,
+    ContextGap, ContextKind, ContextMessage, ContextModel, EntryError, EntryRef, NewSessionOptions,
+    OpenParams, Payload, ReadOnlyOpen, SessionContext, SessionManager, SessionTree, TreeNode,
+    remember_written_entries,
 };
 pub use names::{InvalidName, NameKind, NameRule, validate_name};
 pub use repair::{

@@ -109,10 +109,7 @@ impl SessionInfo {
     ///
     /// # Errors
     /// As [`SessionInfo::all_messages_text`].
-    pub fn all_messages_text_in(
-        &self,
-        storage: &dyn Storage,
-    ) -> Result<String, MessagesTextError> {
+    pub fn all_messages_text_in(&self, storage: &dyn Storage) -> Result<String, MessagesTextError> {
         self.messages_text_of(storage.read_all(&self.path))
     }
 
@@ -443,7 +440,9 @@ impl Totals {
         };
         self.name = match name.as_ref() {
             None | Some(JsValue::Null) => None,
-            Some(JsValue::String(s)) => Some(js::trim(&s.to_str_lossy()).to_owned()).filter(|n| !n.is_empty()),
+            Some(JsValue::String(s)) => {
+                Some(js::trim(&s.to_str_lossy()).to_owned()).filter(|n| !n.is_empty())
+            }
             Some(_) => return None,
         };
         Some(())
@@ -894,5 +893,4 @@ mod storage_listing_tests {
         assert_eq!(mtime_ms(1_767_225_600_123_456_789), 1_767_225_600_123.0);
         assert_eq!(mtime_ms(-1_500_000), -1.0);
     }
-
 }

@@ -278,4 +278,3 @@ impl RepairSnapshot {
         JsValue::Object(o)
     }
 }
-

@@ -74,9 +74,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::cache::FileCaches;
-use crate::io::{
-    AppendToExistingError, Durability, KnownFile, MAX_HEADER_BYTES, VerifiedAppend,
-};
+use crate::io::{AppendToExistingError, Durability, KnownFile, MAX_HEADER_BYTES, VerifiedAppend};
 use crate::lock::{LockError, LockOptions};
 use crate::snapshot::SessionFileSnapshot;
 

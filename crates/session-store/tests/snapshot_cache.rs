@@ -432,7 +432,10 @@ fn eviction_by_files_and_bytes() {
     assert_eq!(open(&files[1]), 0, "touch s1");
     assert_eq!(open(&files[3]), 3);
     assert!(warm_cache().is_warm(&files[1]) && warm_cache().is_warm(&files[3]));
-    assert!(!warm_cache().is_warm(&files[2]), "least recently used evicted");
+    assert!(
+        !warm_cache().is_warm(&files[2]),
+        "least recently used evicted"
+    );
 
     warm_cache().clear();
     warm_cache().set_limits(CacheLimits {

@@ -2,12 +2,12 @@
 //! (docs/DEVIATIONS.md D30, D11): the policy, the cursor saved around a write, and the verdict
 //! over the adopted rows. The policy type and the rules are in [`crate::foreign`].
 
-use std::path::Path;
 use crate::error::AppendError;
+use crate::foreign::{Cursor, ForeignAppendPolicy, Verdict};
 use crate::id::Id;
 use crate::index::{ChildKey, Set};
 use crate::rows::Row;
-use crate::foreign::*;
+use std::path::Path;
 
 use super::SessionManager;
 

@@ -2,13 +2,13 @@
 //! gives ([`SessionManager::diagnostics`]); the report types and the structural analysis are in
 //! [`crate::inspect`].
 
-use std::path::{Path, PathBuf};
+use crate::cache::Parsed;
+use crate::error::OpenError;
+use crate::inspect::{DanglingFirstKept, OpenReport, analyse};
+use crate::paths;
 use session_format::entry::EntryType;
 use session_format::json::{JsString, JsValue};
-use crate::error::OpenError;
-use crate::paths;
-use crate::inspect::*;
-use crate::cache::Parsed;
+use std::path::{Path, PathBuf};
 
 use super::SessionManager;
 

@@ -7,7 +7,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::cache::{CacheLimits, WarmCache, Warm, LOAD_ATTEMPTS};
+use crate::cache::{CacheLimits, LOAD_ATTEMPTS, Warm, WarmCache};
 use crate::error::OpenError;
 use crate::rows::Row;
 use crate::snapshot::{self, SessionFileSnapshot, SnapshotSync, hooks};
@@ -351,4 +351,3 @@ pub fn remember_written_entries(path: &Path, expected: Option<&[u8]>) -> io::Res
     )
     .map(|r| r.sync)
 }
-

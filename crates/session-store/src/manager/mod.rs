@@ -665,4 +665,3 @@ fn first_line(bytes: &[u8]) -> Arc<[u8]> {
     let end = memchr::memchr(b'\n', head).map_or(head.len(), |i| i + 1);
     Arc::from(&head[..end])
 }
-

@@ -3,11 +3,11 @@
 //! file and the session down to the header. The case logic itself lives in
 //! `agent_session::prepare`.
 
-use std::path::Path;
-use session_format::json::JsValue;
 use crate::disk::DiskImage;
 use crate::error::{AppendError, ReadError};
 use crate::rows::RowKind;
+use session_format::json::JsValue;
+use std::path::Path;
 
 use super::SessionManager;
 

@@ -8,11 +8,11 @@ use session_format::entry::{Entry, EntryType};
 use session_format::js;
 use session_format::json::{EnvelopeScanner, Field, JsString, JsValue, SerdeError};
 
+use super::SessionManager;
 use crate::deep::clone_value;
 use crate::error::{NameError, ReadError, RowLocation};
 use crate::id::Id;
 use crate::index::{ChildKey, NO_ROW, ParentStep, Resolved, Set};
-use super::SessionManager;
 use crate::rows::{EntryMeta, RowKind};
 
 /// A borrowed view of one entry row. Cheap to copy; the row is parsed only by
@@ -306,7 +306,6 @@ impl SessionTree<'_> {
             .collect()
     }
 }
-
 
 impl SessionManager {
     /// The entry with this id (the last row carrying it), or `None`.

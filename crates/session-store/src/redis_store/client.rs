@@ -1,7 +1,6 @@
 //! [`RedisStorage`] itself: connecting (with the command timeout), the connection pool, and
 //! running scripts and commands on a pooled connection.
 
-#[allow(clippy::wildcard_imports)]
 use super::*;
 
 /// A Redis session store. Cheap to clone (the clones share one connection pool); `Send` and

@@ -1,6 +1,5 @@
 //! [`RedisStoreError`]: what a Redis store operation can fail with, and its `io::Error` form.
 
-#[allow(clippy::wildcard_imports)]
 use super::*;
 
 /// Errors of the Redis backend. Every variant that concerns one session names its path.

@@ -1,7 +1,6 @@
 //! The session write lock of a Redis store: `SET NX PX` with a random token, renewed while held
 //! (the lease, [`super::lease`]), released with a compare-and-delete script.
 
-#[allow(clippy::wildcard_imports)]
 use super::*;
 
 /// Default time to live of a Redis write lock ([`RedisLockOptions::ttl`]).
@@ -57,7 +56,13 @@ pub struct RedisWriteLock {
 }
 
 impl RedisWriteLock {
-    pub(super) fn new(storage: RedisStorage, path: &Path, key: String, token: String, ttl_ms: u64) -> Self {
+    pub(super) fn new(
+        storage: RedisStorage,
+        path: &Path,
+        key: String,
+        token: String,
+        ttl_ms: u64,
+    ) -> Self {
         let lease = storage.inner.leases.add(
             &storage.inner,
             path.to_path_buf(),
@@ -241,7 +246,12 @@ impl RedisStorage {
     }
 
     /// Deletes the lock `key` when it holds `token`: false when it was no longer ours.
-    pub(super) fn release_lock(&self, path: &Path, key: &str, token: &str) -> Result<bool, RedisStoreError> {
+    pub(super) fn release_lock(
+        &self,
+        path: &Path,
+        key: &str,
+        token: &str,
+    ) -> Result<bool, RedisStoreError> {
         let n: i64 = self.inner.run(path, false, |con| {
             self.inner
                 .scripts

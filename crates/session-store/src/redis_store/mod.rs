@@ -60,10 +60,9 @@ pub use client::RedisStorage;
 pub use error::RedisStoreError;
 pub use lock::{DEFAULT_LOCK_TTL, RedisLockOptions, RedisWriteLock};
 pub use types::{
-    AppendMode, COMMAND_TIMEOUT, DEFAULT_PREFIX, Fence, REDIS_DEV, Ranges, RedisAppend, RedisSessionEntry,
-    RedisVersion,
+    AppendMode, COMMAND_TIMEOUT, DEFAULT_PREFIX, Fence, REDIS_DEV, Ranges, RedisAppend,
+    RedisSessionEntry, RedisVersion,
 };
-#[allow(clippy::wildcard_imports)]
 use {client::*, error::*, lock::*, replies::*, types::*};
 
 impl RedisStorage {

@@ -1,7 +1,6 @@
 //! Reading the replies of the store's scripts and `HMGET`s: the meta hash and the script reply
 //! shapes, and the fence arguments the scripts take.
 
-#[allow(clippy::wildcard_imports)]
 use super::*;
 
 /// The state in the meta fields `g`, `v`, `n`, `t` (`None`: no session).
@@ -99,7 +98,11 @@ impl ScriptReply {
 
     /// The state in items `at`..`at + 3` (generation, version, length, torn), `None` when the
     /// reply ends before `at`.
-    pub(super) fn state_opt(&self, path: &Path, at: usize) -> Result<Option<RedisVersion>, RedisStoreError> {
+    pub(super) fn state_opt(
+        &self,
+        path: &Path,
+        at: usize,
+    ) -> Result<Option<RedisVersion>, RedisStoreError> {
         if self.items.len() < at {
             return Ok(None);
         }

@@ -1,7 +1,6 @@
 //! The values the Redis store hands out and takes: versions and fences of a session, append
 //! modes and results, listing entries, and the constants of the schema.
 
-#[allow(clippy::wildcard_imports)]
 use super::*;
 
 /// The `dev` of every [`SessionFileSnapshot`] of a Redis session: the bytes `redis` as a

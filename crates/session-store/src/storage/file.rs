@@ -1,17 +1,18 @@
 //! The JSONL file store ([`FileStorage`]) and the directory scans it lists sessions with.
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
-use std::io;
 
 use crate::cache::{FileCaches, RepairCache, WarmCache};
 use crate::error::ListError;
-use crate::io::{AppendToExistingError, Durability, Fs, KnownFile, RealFs, VerifiedAppend, read_exact_at};
+use crate::io::{
+    AppendToExistingError, Durability, Fs, KnownFile, RealFs, VerifiedAppend, read_exact_at,
+};
 use crate::lock::{LockError, LockOptions};
 use crate::snapshot::SessionFileSnapshot;
 
 use super::{Replace, Storage};
-
 
 /// The JSONL file store: each session is a file, every write goes through [`crate::io`]
 /// (atomic rewrites, single-`write` `O_APPEND` appends, 0600 files, no write through a symlink

@@ -15,7 +15,6 @@ use crate::snapshot::SessionFileSnapshot;
 
 use super::{Replace, SnapshotRead, Storage, copy_ranges, first_line_of};
 
-
 /// The `dev` of every [`MemStorage`] snapshot (`"memstore"` in ASCII).
 pub const MEM_STORAGE_DEV: u64 = u64::from_be_bytes(*b"memstore");
 
@@ -505,4 +504,3 @@ impl Drop for MemRelease<'_> {
         }
     }
 }
-
