@@ -78,6 +78,13 @@ use crate::io::{AppendToExistingError, Durability, KnownFile, MAX_HEADER_BYTES, 
 use crate::lock::{LockError, LockOptions};
 use crate::snapshot::SessionFileSnapshot;
 
+mod file;
+mod mem;
+
+pub use file::FileStorage;
+pub(crate) use file::{jsonl_entries, jsonl_files, sorted_sub_dirs};
+pub use mem::{MEM_STORAGE_DEV, MemStorage};
+
 /// The operations [`crate::SessionManager`] performs on a session's bytes. Every method takes
 /// the session's path (see the [module documentation](self) for what a path means to a
 /// backend that has no files, and for what its snapshots hold).
@@ -434,13 +441,6 @@ fn copy_ranges(all: &[u8], ranges: &mut [(u64, &mut [u8])]) -> io::Result<()> {
     }
     Ok(())
 }
-
-mod file;
-mod mem;
-
-pub use file::FileStorage;
-pub(crate) use file::{jsonl_entries, jsonl_files, sorted_sub_dirs};
-pub use mem::{MEM_STORAGE_DEV, MemStorage};
 
 #[cfg(test)]
 mod tests {
