@@ -24,7 +24,7 @@ pub(super) struct Inner {
     /// thread and depth (re-entry).
     pub(super) held: Mutex<std::collections::HashMap<PathBuf, (std::thread::ThreadId, usize)>>,
     /// The leases held through [`RedisStorage::lock`], renewed by one background thread.
-    pub(super) leases: Arc<lease::Leases>,
+    pub(super) leases: Arc<lock::lease::Leases>,
 }
 
 impl std::fmt::Debug for Inner {

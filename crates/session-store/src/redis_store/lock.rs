@@ -1,7 +1,9 @@
 //! The session write lock of a Redis store: `SET NX PX` with a random token, renewed while held
-//! (the lease, [`super::lease`]), released with a compare-and-delete script.
+//! (the lease, [`lease`]), released with a compare-and-delete script.
 
 use super::*;
+
+pub(super) mod lease;
 
 /// Default time to live of a Redis write lock ([`RedisLockOptions::ttl`]).
 pub const DEFAULT_LOCK_TTL: Duration = Duration::from_secs(30);

@@ -35,7 +35,6 @@ mod client;
 mod deadline;
 mod error;
 pub mod keys;
-mod lease;
 mod lock;
 mod replies;
 mod scripts;
