@@ -55,7 +55,9 @@ fn best<T>(runs: u32, mut f: impl FnMut() -> T) -> (f64, T) {
 }
 
 fn open(path: &Path) -> Result<SessionManager> {
-    session_store::cache::clear();
+    session_store::FileStorage::process_wide()
+        .warm_cache()
+        .clear();
     SessionManager::open(path, None, None).with_context(|| format!("opening {}", path.display()))
 }
 
@@ -72,7 +74,9 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
     let (rss1, hwm1) = rss_kib();
     let entries = sm.entry_count();
     drop(sm);
-    session_store::cache::clear();
+    session_store::FileStorage::process_wide()
+        .warm_cache()
+        .clear();
 
     let (t_read, buf) = best(args.runs, || session_store::io::read_file(&path));
     let buf = buf?;

@@ -750,34 +750,12 @@ fn scrub(v: &mut JsValue, prefix: &str, warnings: &mut Vec<PayloadWarning>) {
 // ------------------------------------------------------------------------------------------
 // Tool-call ids in messages
 
-/// `value` trimmed of JavaScript whitespace at both ends, code units kept exactly.
-fn trim_js(value: &JsString) -> JsString {
-    if let Some(s) = value.as_str() {
-        return JsString::new(js::trim(s));
-    }
-    let cps: Vec<u32> = value.code_points().collect();
-    let ws = |cp: &u32| char::from_u32(*cp).is_some_and(js::is_whitespace);
-    let start = cps.iter().position(|cp| !ws(cp)).unwrap_or(cps.len());
-    let end = cps.iter().rposition(|cp| !ws(cp)).map_or(start, |e| e + 1);
-    let mut units = Vec::new();
-    for &cp in &cps[start..end] {
-        match char::from_u32(cp) {
-            Some(c) => {
-                let mut buf = [0u16; 2];
-                units.extend_from_slice(c.encode_utf16(&mut buf));
-            }
-            None => units.push(cp as u16),
-        }
-    }
-    JsString::from_utf16(&units)
-}
-
 /// The id a tool result names its call by, as the pairing repair reads it
 /// (`extractToolResultId`): the first id key holding a non-blank string, trimmed.
 fn result_id(m: &JsValue) -> Option<JsString> {
     TOOL_RESULT_ID_KEYS.iter().find_map(|k| {
         let s = m.get(k)?.as_js_string()?;
-        let t = trim_js(s);
+        let t = js::trim_js_string(s);
         (!t.is_empty()).then_some(t)
     })
 }
@@ -787,7 +765,7 @@ fn result_id(m: &JsValue) -> Option<JsString> {
 fn raw_result_id(m: &JsValue) -> Option<&JsString> {
     TOOL_RESULT_ID_KEYS.iter().find_map(|k| {
         let s = m.get(k)?.as_js_string()?;
-        (!trim_js(s).is_empty()).then_some(s)
+        (!js::trim_js_string(s).is_empty()).then_some(s)
     })
 }
 

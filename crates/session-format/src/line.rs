@@ -5,6 +5,8 @@
 //! its own (CR, space and tab around the value are JSON whitespace). A line that does not parse
 //! is kept and reported; it never aborts a read.
 
+use crate::js::js_space_len_back;
+pub use crate::js::{trim_js_end, trim_js_start};
 use crate::json::{Envelope, EnvelopeScanner, JsonError};
 
 /// One physical line: its position and exact bytes.
@@ -68,58 +70,6 @@ impl<'a> Iterator for Lines<'a> {
             bytes,
             terminated,
         })
-    }
-}
-
-/// Length of the JavaScript whitespace character (`String.prototype.trim`'s set: WhiteSpace and
-/// LineTerminator) starting at `b[0]`, or 0.
-fn js_space_len(b: &[u8]) -> usize {
-    match b {
-        [0x09..=0x0D | 0x20, ..] => 1,
-        [0xC2, 0xA0, ..] => 2,
-        [0xE1, 0x9A, 0x80, ..] => 3,
-        [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..] => 3,
-        [0xE2, 0x81, 0x9F, ..] => 3,
-        [0xE3, 0x80, 0x80, ..] => 3,
-        [0xEF, 0xBB, 0xBF, ..] => 3,
-        _ => 0,
-    }
-}
-
-/// Length of the JavaScript whitespace character ending at the end of `b`, or 0.
-fn js_space_len_back(b: &[u8]) -> usize {
-    let n = b.len();
-    if n >= 1 && matches!(b[n - 1], 0x09..=0x0D | 0x20) {
-        return 1;
-    }
-    if n >= 2 && b[n - 2..] == [0xC2, 0xA0] {
-        return 2;
-    }
-    if n >= 3 && js_space_len(&b[n - 3..]) == 3 {
-        return 3;
-    }
-    0
-}
-
-/// Strips leading JavaScript whitespace.
-pub fn trim_js_start(mut b: &[u8]) -> &[u8] {
-    loop {
-        let n = js_space_len(b);
-        if n == 0 {
-            return b;
-        }
-        b = &b[n..];
-    }
-}
-
-/// Strips trailing JavaScript whitespace.
-pub fn trim_js_end(mut b: &[u8]) -> &[u8] {
-    loop {
-        let n = js_space_len_back(b);
-        if n == 0 {
-            return b;
-        }
-        b = &b[..b.len() - n];
     }
 }
 

@@ -18,7 +18,7 @@
 //! - `append/{buffered,data_sync}`: one ~300-byte user message line (`Durability::Buffer`,
 //!   `Durability::SyncData`), on a fresh session every 10,000 appends;
 //! - `tail/200MB_1KB_append`: reopen of a 200 MB file the warm cache holds (its byte cap raised
-//!   with `cache::set_limits`) after another writer appended a ~1 KB line: a tail reindex; the
+//!   with `WarmCache::set_limits`) after another writer appended a ~1 KB line: a tail reindex; the
 //!   append is not timed;
 //! - `list/10k_sessions`: `SessionManager::list` over 10,000 small sessions.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A measuring tool: fail loudly.
@@ -31,8 +31,13 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use session_format::json::parse_value;
-use session_store::cache::{self, CacheLimits};
+use session_store::cache::CacheLimits;
 use session_store::{Durability, SessionManager};
+
+/// The warm cache of the process-wide file store (the one the default managers use).
+fn warm_cache() -> &'static session_store::cache::WarmCache {
+    session_store::FileStorage::process_wide().warm_cache()
+}
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -94,7 +99,11 @@ fn bench_open(c: &mut Criterion) {
             g.sample_size(50);
         }
         g.bench_function(label, |b| {
-            b.iter_batched(cache::clear, |()| open(&path), BatchSize::PerIteration);
+            b.iter_batched(
+                || warm_cache().clear(),
+                |()| open(&path),
+                BatchSize::PerIteration,
+            );
         });
     }
     g.finish();
@@ -102,7 +111,7 @@ fn bench_open(c: &mut Criterion) {
 
 fn bench_chain(c: &mut Criterion) {
     let path = data("chain100k");
-    cache::clear();
+    warm_cache().clear();
     let sm = open(&path);
     let n = sm.entry_count();
     let mut g = c.benchmark_group("chain100k");
@@ -119,7 +128,7 @@ fn bench_chain(c: &mut Criterion) {
 
 fn bench_tree(c: &mut Criterion) {
     let path = data("tree60k");
-    cache::clear();
+    warm_cache().clear();
     let sm = open(&path);
     let mut g = c.benchmark_group("tree60k");
     g.throughput(Throughput::Elements(sm.entry_count() as u64));
@@ -203,13 +212,13 @@ fn bench_tail(c: &mut Criterion) {
     let path = work.join("bench-tail.jsonl");
     session_store::io::write_raw(&path, &session_store::io::read_file(&src).unwrap()).unwrap();
     let size = std::fs::metadata(&path).unwrap().len();
-    let before = cache::limits();
-    cache::set_limits(CacheLimits {
+    let before = warm_cache().limits();
+    warm_cache().set_limits(CacheLimits {
         max_files: before.max_files,
         max_bytes: size * 4,
     });
     let mut sm = open(&path);
-    assert!(cache::is_warm(&path));
+    assert!(warm_cache().is_warm(&path));
     let mut n = 0u64;
     let mut g = c.benchmark_group("tail");
     g.throughput(Throughput::Bytes(1024));
@@ -233,8 +242,8 @@ fn bench_tail(c: &mut Criterion) {
     });
     g.finish();
     drop(sm);
-    cache::set_limits(before);
-    cache::clear();
+    warm_cache().set_limits(before);
+    warm_cache().clear();
 }
 
 fn bench_list(c: &mut Criterion) {

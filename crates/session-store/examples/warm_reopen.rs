@@ -17,7 +17,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use session_store::SessionManager;
-use session_store::cache::{self, CacheLimits};
+use session_store::cache::CacheLimits;
+
+/// The warm cache of the process-wide file store (the one the default managers use).
+fn warm_cache() -> &'static session_store::cache::WarmCache {
+    session_store::FileStorage::process_wide().warm_cache()
+}
 
 fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     let t = Instant::now();
@@ -55,7 +60,7 @@ fn main() {
             println!("parsed lines: {}", sm.parsed_lines());
         }
         "cached" => {
-            cache::set_limits(CacheLimits {
+            warm_cache().set_limits(CacheLimits {
                 max_files: 8,
                 max_bytes: 4 * size,
             });
@@ -94,8 +99,8 @@ fn main() {
             });
             let again = timed("reopen after own appends", || open(&copy));
             println!("  parsed lines: {}", again.parsed_lines());
-            cache::set_limits(CacheLimits::default());
-            cache::clear();
+            warm_cache().set_limits(CacheLimits::default());
+            warm_cache().clear();
             let full = timed("full open in this process (cache cleared)", || open(&copy));
             println!("  parsed lines: {}", full.parsed_lines());
         }

@@ -1,5 +1,9 @@
-//! The process-wide warm cache of parsed session files (openclaw-jsonl.md §3.1–§3.3), and the
-//! stat-read-stat loads that feed it.
+//! The caches a file store keeps ([`FileCaches`], owned by each [`crate::FileStorage`]; the
+//! process-wide [`crate::FileStorage::shared`] holds the ones the default managers use): the
+//! warm cache of parsed session files (openclaw-jsonl.md §3.1–§3.3) and the incremental repair
+//! cache ([`RepairCache`], [`crate::repair`]), plus the one loader that turns a file's bytes into
+//! rows, index, header and report and extends a cached state by the lines another
+//! writer appended. The stat-read-stat loads through a storage are `manager/load.rs`.
 //!
 //! Each entry holds, per canonical file ([`crate::identity::FileIdentity`]: every name of one
 //! file, through a symlinked directory or a symlink to it, shares the entry), the file's
@@ -24,21 +28,21 @@
 //!   entry's snapshot, and both its first and its last 4 KiB before the old end are still the
 //!   entry's bytes; the new lines are read exactly as a full load would read them.
 
-use std::io;
+use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use std::collections::HashSet;
 
 use indexmap::IndexMap;
 use session_format::json::JsString;
 
 use crate::disk::DiskImage;
-use crate::error::OpenError;
 use crate::index::Index;
-use crate::inspect::{MalformedLine, OpenReport};
-use crate::rows::{self, Row, RowKind};
-use crate::snapshot::{self, SessionFileSnapshot, SnapshotSync, hooks};
-use crate::storage::{SnapshotRead, Storage};
+use crate::inspect::OpenReport;
+use crate::rows::{self, Row};
+use crate::snapshot::{self, RepairSnapshot, SessionFileSnapshot};
 
 /// Files the cache holds by default (the reference's limit).
 pub const DEFAULT_MAX_FILES: usize = 8;
@@ -150,7 +154,58 @@ pub(crate) struct Warm {
     /// The file's first ≤ 4 KiB.
     pub(crate) head: Arc<[u8]>,
     /// The file's last ≤ 4 KiB.
-    probe: Vec<u8>,
+    pub(crate) probe: Vec<u8>,
+}
+
+/// A file's bytes as a fresh load reads them: the rows, the navigation index over them, the
+/// header and its `id` and `cwd`, and the file-level report. The one loader of the writable,
+/// read-only and re-reading opens and of the warm cache ([`Warm::load`]); the bytes another
+/// writer appended to a cached file go through the same row reader and report rules in
+/// [`Warm::extended`] ([`OpenReport::note_tail`]).
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    /// Every non-blank line as a row.
+    pub(crate) rows: Vec<Row>,
+    /// The index of `rows` as they were read.
+    pub(crate) ix: Index,
+    /// The header row, when the first parsed row is a readable header.
+    pub(crate) header: Option<usize>,
+    /// The file is empty or JavaScript whitespace only.
+    pub(crate) blank: bool,
+    /// Lines the envelope scan read.
+    pub(crate) scanned: usize,
+    /// The header's `id` (empty when it is not a string).
+    pub(crate) session_id: String,
+    /// The header's `cwd`, exactly, when it is a string.
+    pub(crate) header_cwd: Option<JsString>,
+    /// The file-level findings ([`crate::inspect::file_report`]).
+    pub(crate) report: OpenReport,
+}
+
+impl Parsed {
+    /// Reads `buf`, the bytes of the session at `path`.
+    pub(crate) fn of(path: &Path, buf: &[u8]) -> Parsed {
+        let loaded = rows::load(buf);
+        let report = crate::inspect::file_report(path, buf, &loaded);
+        let (session_id, header_cwd) = match loaded.header {
+            Some(h) => (
+                rows::header_string(&loaded.rows[h], buf, "id").unwrap_or_default(),
+                rows::header_js_string(&loaded.rows[h], buf, "cwd"),
+            ),
+            None => (String::new(), None),
+        };
+        let ix = Index::build(&loaded.rows);
+        Parsed {
+            rows: loaded.rows,
+            ix,
+            header: loaded.header,
+            blank: loaded.blank,
+            scanned: loaded.scanned,
+            session_id,
+            header_cwd,
+            report,
+        }
+    }
 }
 
 /// The parts of a fresh, unmodified load (see [`Warm::from_parts`]).
@@ -207,32 +262,31 @@ impl Warm {
     }
 
     /// A fresh load of `buf` (the file as `snapshot` describes it), when cacheable.
-    fn load(snapshot: SessionFileSnapshot, path: &Path, buf: Vec<u8>) -> (Option<Warm>, usize) {
-        let loaded = rows::load(&buf);
-        let scanned = loaded.scanned;
-        let report = crate::inspect::file_report(path, &buf, &loaded);
-        let Some(h) = loaded.header else {
+    pub(crate) fn load(
+        snapshot: SessionFileSnapshot,
+        path: &Path,
+        buf: Vec<u8>,
+    ) -> (Option<Warm>, usize) {
+        let p = Parsed::of(path, &buf);
+        let scanned = p.scanned;
+        if p.header.is_none() {
             return (None, scanned);
-        };
-        let session_id =
-            crate::manager::header_string(&loaded.rows[h], &buf, "id").unwrap_or_default();
-        let header_cwd = crate::manager::header_js_string(&loaded.rows[h], &buf, "cwd");
-        let ix = Index::build(&loaded.rows);
+        }
         let warm = Warm::from_parts(Pristine {
             snapshot,
             buf: Arc::new(buf),
-            rows: loaded.rows.into(),
-            ix: ix.into(),
-            header: Some(h),
-            session_id,
-            header_cwd,
-            report,
+            rows: p.rows.into(),
+            ix: p.ix.into(),
+            header: p.header,
+            session_id: p.session_id,
+            header_cwd: p.header_cwd,
+            report: p.report,
         });
         (warm, scanned)
     }
 
     /// Can the file, now `now`, be read as this state plus its new bytes?
-    fn is_tail_base_for(&self, now: &SessionFileSnapshot) -> bool {
+    pub(crate) fn is_tail_base_for(&self, now: &SessionFileSnapshot) -> bool {
         now.same_file(&self.snapshot)
             && now.size > self.snapshot.size
             && self.ends_with_newline
@@ -241,7 +295,7 @@ impl Warm {
 
     /// This state extended by `tail`, the bytes the file gained (its snapshot now `now`).
     /// Returns it and the number of lines scanned.
-    fn extended(mut self, tail: &[u8], now: SessionFileSnapshot) -> (Warm, usize) {
+    pub(crate) fn extended(mut self, tail: &[u8], now: SessionFileSnapshot) -> (Warm, usize) {
         let old_len = self.snapshot.size;
         let Ok(offset_base) = usize::try_from(old_len) else {
             return (self, 0);
@@ -253,25 +307,7 @@ impl Warm {
         if !self.disk.appended(old_len, tail) {
             self.disk = DiskImage::Unknown;
         }
-        let report = &mut self.report;
-        report.bytes = report.bytes.saturating_add(tail.len());
-        report.missing_final_newline = tail.last() != Some(&b'\n');
-        for row in &self.rows[from..] {
-            if let RowKind::Malformed(err) = &row.kind {
-                let m = MalformedLine {
-                    line: err.line,
-                    line_offset: row.pos.map_or(0, |p| p.1),
-                    error_offset: err.byte_offset,
-                    error: err.error.to_string(),
-                    torn: err.torn,
-                    nul_padded: err.nul_padded,
-                };
-                if err.torn {
-                    report.torn_tail = Some(m.clone());
-                }
-                report.malformed_lines.push(m);
-            }
-        }
+        self.report.note_tail(&self.rows[from..], tail);
         self.lines += memchr::memchr_iter(b'\n', tail).count();
         self.ends_with_newline = tail.last() == Some(&b'\n');
         self.last_row_untrimmed = self.rows.last().is_some_and(untrimmed);
@@ -327,16 +363,14 @@ struct Cache {
     bytes: u64,
 }
 
-static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(|| {
-    Mutex::new(Cache {
-        entries: IndexMap::new(),
-        limits: CacheLimits::default(),
-        bytes: 0,
-    })
-});
-
-fn cache() -> MutexGuard<'static, Cache> {
-    CACHE.lock().unwrap_or_else(PoisonError::into_inner)
+impl Default for Cache {
+    fn default() -> Self {
+        Cache {
+            entries: IndexMap::new(),
+            limits: CacheLimits::default(),
+            bytes: 0,
+        }
+    }
 }
 
 impl Cache {
@@ -374,418 +408,239 @@ impl Cache {
     }
 }
 
-/// Sets the cache's bounds (evicting at once what no longer fits). Process-wide. For tests and
-/// benchmarks (feature `test-util`): the defaults are the reference's.
-#[cfg(any(test, feature = "test-util"))]
-#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
-pub fn set_limits(limits: CacheLimits) {
-    let mut c = cache();
-    c.limits = limits;
-    c.evict();
-    let over: Vec<PathBuf> = c
-        .entries
-        .iter()
-        .filter(|(_, w)| w.snapshot.size > limits.max_bytes)
-        .map(|(k, _)| k.clone())
-        .collect();
-    for k in over {
-        c.remove(&k);
+/// The warm cache of one file store ([`crate::FileStorage::warm_cache`]): parsed session files
+/// keyed by canonical path, least recently used evicted first (see the [module
+/// documentation](self) for its invariants). The process-wide file store
+/// ([`crate::FileStorage::shared`]) holds the one every default manager uses.
+#[derive(Debug, Default)]
+pub struct WarmCache {
+    inner: Mutex<Cache>,
+}
+
+impl fmt::Debug for Cache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cache")
+            .field("files", &self.entries.len())
+            .field("bytes", &self.bytes)
+            .field("limits", &self.limits)
+            .finish()
     }
 }
 
-/// The cache's bounds.
-pub fn limits() -> CacheLimits {
-    cache().limits
-}
-
-/// Drops every entry.
-pub fn clear() {
-    let mut c = cache();
-    c.entries.clear();
-    c.bytes = 0;
-}
-
-/// What the cache holds.
-pub fn stats() -> CacheStats {
-    let c = cache();
-    CacheStats {
-        files: c.entries.len(),
-        bytes: c.bytes,
+impl WarmCache {
+    fn lock(&self) -> MutexGuard<'_, Cache> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
 
-/// True when the cache holds `path` exactly as it is now (a load would parse nothing).
-pub fn is_warm(path: &Path) -> bool {
-    let Some(key) = snapshot::canonical(&crate::paths::resolve(path)) else {
-        return false;
-    };
-    let Ok(Some(now)) = SessionFileSnapshot::stat(&key) else {
-        return false;
-    };
-    cache().entries.get(&key).is_some_and(|w| w.snapshot == now)
-}
-
-/// Drops the entry of `path`, if any.
-pub fn invalidate(path: &Path) {
-    if let Some(key) = snapshot::canonical(&crate::paths::resolve(path)) {
-        cache().remove(&key);
-    }
-}
-
-pub(crate) fn invalidate_key(key: Option<&Path>) {
-    if let Some(k) = key {
-        cache().remove(k);
-    }
-}
-
-/// Records a state this process just loaded (a no-op when it is not cacheable).
-pub(crate) fn store(key: Option<&Path>, warm: Option<Warm>) {
-    match (key, warm) {
-        (Some(k), Some(w)) => cache().put(k.to_path_buf(), w),
-        (Some(k), None) => {
-            cache().remove(k);
+    /// Sets the cache's bounds (evicting at once what no longer fits). For tests and
+    /// benchmarks (feature `test-util`): the defaults are the reference's.
+    #[cfg(any(test, feature = "test-util"))]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+    pub fn set_limits(&self, limits: CacheLimits) {
+        let mut c = self.lock();
+        c.limits = limits;
+        c.evict();
+        let over: Vec<PathBuf> = c
+            .entries
+            .iter()
+            .filter(|(_, w)| w.snapshot.size > limits.max_bytes)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in over {
+            c.remove(&k);
         }
-        _ => {}
     }
-}
 
-/// A verified append (the caller checked that the file grew by exactly `written`, no
-/// separator, from `before` to `after` on the same file): advances the entry when it holds
-/// `before`, drops it when the file is now over the byte cap. Returns true when advanced.
-pub(crate) fn advance(
-    key: Option<&Path>,
-    before: &SessionFileSnapshot,
-    after: SessionFileSnapshot,
-    row: &Row,
-    written: &[u8],
-) -> bool {
-    let Some(key) = key else {
-        return false;
-    };
-    let mut c = cache();
-    let Some(w) = c.entries.get(key) else {
-        return false;
-    };
-    if w.snapshot != *before {
-        return false;
+    /// The cache's bounds.
+    pub fn limits(&self) -> CacheLimits {
+        self.lock().limits
     }
-    // A line after the last one changes how that one reads when it was only readable as the
-    // file's last line (end trim); and a file over the cap is not cached.
-    if after.size > c.limits.max_bytes || !w.ends_with_newline || !w.last_row_untrimmed {
-        c.remove(key);
-        return false;
+
+    /// Drops every entry.
+    pub fn clear(&self) {
+        let mut c = self.lock();
+        c.entries.clear();
+        c.bytes = 0;
     }
-    // Taken out, so the rows and index are advanced in place when no manager shares them.
-    let Some(mut w) = c.remove(key) else {
-        return false;
-    };
-    w.push_written(row.clone(), written, after);
-    c.put(key.to_path_buf(), w);
-    true
-}
 
-/// How a load found the file.
-#[derive(Debug)]
-pub(crate) enum Fetched {
-    /// Nothing at the path.
-    Missing,
-    /// A cached state: unchanged (`scanned` 0) or extended by the lines another writer appended
-    /// (`scanned` of them read).
-    Warm { state: Box<Warm>, scanned: usize },
-    /// The bytes, read between two equal `stat`s.
-    Cold {
-        buf: Vec<u8>,
-        snapshot: SessionFileSnapshot,
-    },
-}
-
-/// A load and the cache key of the file.
-#[derive(Debug)]
-pub(crate) struct Fetch {
-    pub(crate) key: Option<PathBuf>,
-    pub(crate) fetched: Fetched,
-}
-
-fn read_error(path: &Path, source: io::Error) -> OpenError {
-    OpenError::Read {
-        path: path.to_path_buf(),
-        source,
+    /// What the cache holds.
+    pub fn stats(&self) -> CacheStats {
+        let c = self.lock();
+        CacheStats {
+            files: c.entries.len(),
+            bytes: c.bytes,
+        }
     }
-}
 
-/// The warm cache key of `abs` in `storage`: its canonical path for the file store, `None`
-/// (never cached) for any other storage.
-pub(crate) fn key_in(storage: &dyn Storage, abs: &Path) -> Option<PathBuf> {
-    storage
-        .as_file_storage()
-        .and_then(|_| snapshot::canonical(abs))
-}
-
-/// Loads `abs` from `storage` with stat-read-stat, up to [`LOAD_ATTEMPTS`] times
-/// (openclaw-jsonl.md §3.1): a cached state whose snapshot equals the file's is returned after
-/// a second equal `stat`; a cached state the file only grew past is extended by the new lines;
-/// otherwise the whole file is read, and kept when the `stat`s before and after the read are
-/// equal. Only the file store is cached ([`key_in`]); any other storage is loaded with
-/// [`Storage::read_snapshot`] instead (one consistent read where the backend has one).
-///
-/// # Errors
-/// [`OpenError::ChangedWhileLoading`] after [`LOAD_ATTEMPTS`] unstable reads;
-/// [`OpenError::Read`].
-pub(crate) fn fetch(storage: &dyn Storage, abs: &Path) -> Result<Fetch, OpenError> {
-    if storage.as_file_storage().is_none() {
-        return fetch_snapshot(storage, abs);
-    }
-    let key = key_in(storage, abs);
-    for attempt in 0..LOAD_ATTEMPTS {
-        let Some(before) = storage.stat(abs).map_err(|e| read_error(abs, e))? else {
-            return Ok(Fetch {
-                key: None,
-                fetched: Fetched::Missing,
-            });
+    /// True when the cache holds `path` (a local file path, resolved and canonicalised)
+    /// exactly as it is now (a load would parse nothing).
+    pub fn is_warm(&self, path: &Path) -> bool {
+        let Some(key) = snapshot::canonical(&crate::paths::resolve(path)) else {
+            return false;
         };
-        let cached = key.as_deref().and_then(|k| cache().get(k));
-        if let Some(w) = cached {
-            if w.snapshot == before {
-                let after = storage.stat(abs).map_err(|e| read_error(abs, e))?;
-                if after == Some(before) {
-                    return Ok(Fetch {
-                        key,
-                        fetched: Fetched::Warm {
-                            state: Box::new(w),
-                            scanned: 0,
-                        },
-                    });
-                }
-                continue;
-            }
-            if w.is_tail_base_for(&before) {
-                match extend_from(storage, abs, key.as_deref(), w, before, attempt)? {
-                    Tail::Extended(w, scanned) => {
-                        return Ok(Fetch {
-                            key,
-                            fetched: Fetched::Warm { state: w, scanned },
-                        });
-                    }
-                    Tail::Changed => continue,
-                    // Rewritten, not appended to: read in full.
-                    Tail::NotAnAppend => {}
-                }
-            }
-        }
-        let buf = match storage.read_all(abs) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(read_error(abs, e)),
+        let Ok(Some(now)) = SessionFileSnapshot::stat(&key) else {
+            return false;
         };
-        hooks::after_read(abs, attempt);
-        let after = storage.stat(abs).map_err(|e| read_error(abs, e))?;
-        if after == Some(before) && buf.len() as u64 == before.size {
-            return Ok(Fetch {
-                key,
-                fetched: Fetched::Cold {
-                    buf,
-                    snapshot: before,
-                },
-            });
+        self.lock()
+            .entries
+            .get(&key)
+            .is_some_and(|w| w.snapshot == now)
+    }
+
+    /// Drops the entry of `path` (a local file path, resolved and canonicalised), if any.
+    pub fn invalidate(&self, path: &Path) {
+        if let Some(key) = snapshot::canonical(&crate::paths::resolve(path)) {
+            self.lock().remove(&key);
         }
     }
-    Err(OpenError::ChangedWhileLoading {
-        path: abs.to_path_buf(),
-    })
-}
 
-/// [`fetch`] on a storage other than the file store (never cached): up to [`LOAD_ATTEMPTS`]
-/// [`Storage::read_snapshot`]s, so a backend that reads the bytes and their snapshot in one
-/// step (Redis, [`crate::storage::MemStorage`]) loads at the first attempt however busy other
-/// writers are. The test hook ([`hooks`]) runs after each read that found a session.
-fn fetch_snapshot(storage: &dyn Storage, abs: &Path) -> Result<Fetch, OpenError> {
-    for attempt in 0..LOAD_ATTEMPTS {
-        let read = storage.read_snapshot(abs).map_err(|e| read_error(abs, e))?;
-        if !matches!(read, SnapshotRead::Missing) {
-            hooks::after_read(abs, attempt);
+    /// The entry under `key` (marked most recently used).
+    pub(crate) fn get(&self, key: &Path) -> Option<Warm> {
+        self.lock().get(key)
+    }
+
+    /// Drops the entry under `key`, returning it.
+    pub(crate) fn take(&self, key: &Path) -> Option<Warm> {
+        self.lock().remove(key)
+    }
+
+    /// Drops the entry under `key` (none: nothing).
+    pub(crate) fn invalidate_key(&self, key: Option<&Path>) {
+        if let Some(k) = key {
+            self.lock().remove(k);
         }
-        match read {
-            SnapshotRead::Missing => {
-                return Ok(Fetch {
-                    key: None,
-                    fetched: Fetched::Missing,
-                });
+    }
+
+    /// Records a state this process just loaded (a no-op when it is not cacheable: the entry
+    /// is dropped).
+    pub(crate) fn store(&self, key: Option<&Path>, warm: Option<Warm>) {
+        match (key, warm) {
+            (Some(k), Some(w)) => self.lock().put(k.to_path_buf(), w),
+            (Some(k), None) => {
+                self.lock().remove(k);
             }
-            SnapshotRead::Read { bytes, snapshot } => {
-                return Ok(Fetch {
-                    key: None,
-                    fetched: Fetched::Cold {
-                        buf: bytes,
-                        snapshot,
-                    },
-                });
+            _ => {}
+        }
+    }
+
+    /// A verified append (the caller checked that the file grew by exactly `written`, no
+    /// separator, from `before` to `after` on the same file): advances the entry when it
+    /// holds `before`, drops it when the file is now over the byte cap. Returns true when
+    /// advanced.
+    pub(crate) fn advance(
+        &self,
+        key: Option<&Path>,
+        before: &SessionFileSnapshot,
+        after: SessionFileSnapshot,
+        row: &Row,
+        written: &[u8],
+    ) -> bool {
+        let Some(key) = key else {
+            return false;
+        };
+        let mut c = self.lock();
+        let Some(w) = c.entries.get(key) else {
+            return false;
+        };
+        if w.snapshot != *before {
+            return false;
+        }
+        // A line after the last one changes how that one reads when it was only readable as
+        // the file's last line (end trim); and a file over the cap is not cached.
+        if after.size > c.limits.max_bytes || !w.ends_with_newline || !w.last_row_untrimmed {
+            c.remove(key);
+            return false;
+        }
+        // Taken out, so the rows and index are advanced in place when no manager shares them.
+        let Some(mut w) = c.remove(key) else {
+            return false;
+        };
+        w.push_written(row.clone(), written, after);
+        c.put(key.to_path_buf(), w);
+        true
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// The incremental repair cache
+
+/// Files the incremental repair cache remembers (least recently repaired evicted first).
+pub const MAX_CACHED_SESSION_REPAIRS: usize = 8;
+/// Most tool-result ids a repair cache entry holds; a file with more is not cached.
+pub const MAX_CACHED_REPAIR_TOOL_RESULT_IDS: usize = 4096;
+/// Most UTF-8 bytes of tool-result ids a repair cache entry holds; a file with more is not
+/// cached.
+pub const MAX_CACHED_REPAIR_TOOL_RESULT_ID_BYTES: usize = 512 * 1024;
+
+/// What the incremental repair remembers of a file it found clean ([`crate::repair`]).
+#[derive(Clone, Debug)]
+pub(crate) struct CachedRepair {
+    pub(crate) snapshot: RepairSnapshot,
+    pub(crate) tool_result_ids: HashSet<JsString>,
+    pub(crate) ends_with_newline: bool,
+    /// The last message row is a Responses assistant with an unanswered `message` tool call.
+    pub(crate) pending_responses_tail: bool,
+}
+
+/// The incremental repair cache of one file store ([`crate::FileStorage::repair_cache`]): at
+/// most [`MAX_CACHED_SESSION_REPAIRS`] canonical files, least recently remembered first.
+#[derive(Debug, Default)]
+pub struct RepairCache {
+    entries: Mutex<Vec<(PathBuf, CachedRepair)>>,
+}
+
+impl RepairCache {
+    fn with<T>(&self, f: impl FnOnce(&mut Vec<(PathBuf, CachedRepair)>) -> T) -> T {
+        let mut guard = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut guard)
+    }
+
+    /// What is remembered of `file` (a canonical path).
+    pub(crate) fn get(&self, file: &Path) -> Option<CachedRepair> {
+        self.with(|c| c.iter().find(|(p, _)| p == file).map(|(_, v)| v.clone()))
+    }
+
+    /// True when `file` (a canonical path) is remembered.
+    pub fn contains(&self, file: &Path) -> bool {
+        self.with(|c| c.iter().any(|(p, _)| p == file))
+    }
+
+    /// Forgets `file` (a canonical path).
+    pub fn forget(&self, file: &Path) {
+        self.with(|c| c.retain(|(p, _)| p != file));
+    }
+
+    /// Remembers `state` for `file` (a canonical path), unless it holds too many ids.
+    pub(crate) fn remember(&self, file: &Path, state: CachedRepair) {
+        let too_big = state.tool_result_ids.len() > MAX_CACHED_REPAIR_TOOL_RESULT_IDS
+            || state
+                .tool_result_ids
+                .iter()
+                .map(|id| id.as_wtf8().len())
+                .sum::<usize>()
+                > MAX_CACHED_REPAIR_TOOL_RESULT_ID_BYTES;
+        self.with(|c| {
+            c.retain(|(p, _)| p != file);
+            if too_big {
+                return;
             }
-            SnapshotRead::Changed => {}
-        }
-    }
-    Err(OpenError::ChangedWhileLoading {
-        path: abs.to_path_buf(),
-    })
-}
-
-/// What a tail reindex found.
-enum Tail {
-    /// The state extended by the new lines, and how many were scanned.
-    Extended(Box<Warm>, usize),
-    /// The file does not hold the cached bytes any more.
-    NotAnAppend,
-    /// The file changed while its new bytes were read.
-    Changed,
-}
-
-/// A tail reindex of `abs` (now `before`) from the cached state `w`.
-fn extend_from(
-    storage: &dyn Storage,
-    abs: &Path,
-    key: Option<&Path>,
-    w: Warm,
-    before: SessionFileSnapshot,
-    attempt: u32,
-) -> Result<Tail, OpenError> {
-    let Some(tail) = read_tail(storage, abs, &w, before.size).map_err(|e| read_error(abs, e))?
-    else {
-        return Ok(Tail::NotAnAppend);
-    };
-    hooks::after_read(abs, attempt);
-    let after = storage.stat(abs).map_err(|e| read_error(abs, e))?;
-    if after != Some(before) {
-        return Ok(Tail::Changed);
-    }
-    if let Some(k) = key {
-        // Dropped first, so the rows and index are extended in place when no manager shares
-        // them.
-        cache().remove(k);
-    }
-    let (w, scanned) = w.extended(&tail, before);
-    store(key, Some(w.clone()));
-    Ok(Tail::Extended(Box::new(w), scanned))
-}
-
-/// The bytes after the cached state's end, when the file still holds the cached first and
-/// last 4 KiB; `None` when it does not (or it shrank meanwhile).
-fn read_tail(
-    storage: &dyn Storage,
-    abs: &Path,
-    w: &Warm,
-    size: u64,
-) -> io::Result<Option<Vec<u8>>> {
-    let old = w.snapshot.size;
-    let mut head = vec![0u8; w.head.len()];
-    let mut probe = vec![0u8; w.probe.len()];
-    let Ok(tail_len) = usize::try_from(size - old) else {
-        return Ok(None);
-    };
-    let mut tail = vec![0u8; tail_len];
-    let read = storage.read_ranges(
-        abs,
-        &mut [
-            (0, &mut head),
-            (old - w.probe.len() as u64, &mut probe),
-            (old, &mut tail),
-        ],
-    );
-    match read {
-        Ok(()) if *head == *w.head && probe == w.probe => Ok(Some(tail)),
-        Ok(()) => Ok(None),
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
-        Err(e) => Err(e),
+            c.push((file.to_path_buf(), state));
+            while c.len() > MAX_CACHED_SESSION_REPAIRS {
+                c.remove(0);
+            }
+        });
     }
 }
 
-/// What re-reading a file after a write found, with the state a manager can adopt.
-#[derive(Debug)]
-pub(crate) struct Reread {
-    pub(crate) sync: SnapshotSync,
-    /// The cacheable state of the bytes read (now cached), when the read was stable.
-    pub(crate) state: Option<Box<Warm>>,
-    /// The bytes read, when the read was stable but the state is not cacheable.
-    pub(crate) bytes: Option<Vec<u8>>,
-    /// Lines the envelope scan read.
-    pub(crate) scanned: usize,
-}
-
-/// `rememberWrittenSessionEntries` (openclaw-jsonl.md §3.3) for `abs` in `storage`: stat, read,
-/// stat. A file over the byte cap is not read (the entry is dropped: `{snapshot, false,
-/// false}`); a read between unequal stats, or bytes other than `expected`, drop the entry
-/// (`{after, false, false}`); otherwise the bytes are parsed and cached when cacheable (file
-/// store only), and the write is verified when `expected` was given.
-pub(crate) fn reread(
-    storage: &dyn Storage,
-    abs: &Path,
-    expected: Option<&[u8]>,
-) -> io::Result<Reread> {
-    let key = key_in(storage, abs);
-    let unverified = |snapshot, key: Option<&Path>| {
-        invalidate_key(key);
-        Reread {
-            sync: SnapshotSync {
-                snapshot,
-                verified_write: false,
-                stable_read: false,
-            },
-            state: None,
-            bytes: None,
-            scanned: 0,
-        }
-    };
-    let Some(before) = storage.stat(abs)? else {
-        return Ok(unverified(None, key.as_deref()));
-    };
-    if before.size > limits().max_bytes {
-        return Ok(unverified(Some(before), key.as_deref()));
-    }
-    let buf = match storage.read_all(abs) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Ok(unverified(None, key.as_deref()));
-        }
-        Err(e) => return Err(e),
-    };
-    hooks::after_read(abs, 0);
-    let after = storage.stat(abs)?;
-    if after != Some(before)
-        || buf.len() as u64 != before.size
-        || expected.is_some_and(|e| e != buf.as_slice())
-    {
-        return Ok(unverified(after, key.as_deref()));
-    }
-    let sync = SnapshotSync {
-        snapshot: Some(before),
-        verified_write: expected.is_some(),
-        stable_read: true,
-    };
-    let path = key.clone().unwrap_or_else(|| abs.to_path_buf());
-    let copy = buf.clone();
-    let (warm, scanned) = Warm::load(before, &path, buf);
-    store(key.as_deref(), warm.clone());
-    let bytes = warm.is_none().then_some(copy);
-    Ok(Reread {
-        sync,
-        state: warm.map(Box::new),
-        bytes,
-        scanned,
-    })
-}
-
-/// `rememberWrittenSessionEntries(path, expectedContent?)` for writers other than a
-/// [`crate::SessionManager`] (a repair, a header rewrite): re-reads `path` after the caller
-/// wrote it and re-caches it when the read is stable (and the bytes are `expected`, when
-/// given). See [`SnapshotSync`].
-///
-/// # Errors
-/// Any I/O failure other than "not found".
-pub fn remember_written_entries(path: &Path, expected: Option<&[u8]>) -> io::Result<SnapshotSync> {
-    reread(
-        &crate::storage::FileStorage::new(),
-        &crate::paths::resolve(path),
-        expected,
-    )
-    .map(|r| r.sync)
+/// The caches a local file store keeps ([`crate::Storage::caches`]): the warm cache of parsed
+/// files and the incremental repair cache, both keyed by canonical file path and trusting
+/// file-system snapshots.
+#[derive(Debug, Default)]
+pub struct FileCaches {
+    /// Parsed session files ([`WarmCache`]).
+    pub warm: WarmCache,
+    /// Files the incremental repair found clean ([`RepairCache`]).
+    pub repair: RepairCache,
 }
 
 #[cfg(test)]

@@ -652,7 +652,7 @@ impl Index {
     }
 
     /// The next step from the `byId` row `i` towards the root: the row of its reported parent
-    /// when that is an entry ([`EntryRef::resolved_parent`](crate::query::EntryRef) followed
+    /// when that is an entry ([`EntryRef::resolved_parent`](crate::EntryRef) followed
     /// by `byId`).
     pub(crate) fn parent_step(&self, i: usize) -> ParentStep {
         match self.children.parent.get(i).copied() {

@@ -4,22 +4,17 @@
 //! torn tail, malformed lines (line and byte offset), a corrupt header, an empty file, an
 //! unmigrated version, parent cycles, dangling parents, duplicate ids, invalid leaf controls and
 //! session rows after the header.
-//! Writable managers give the same report through [`SessionManager::diagnostics`], plus the
+//! Writable managers give the same report through [`SessionManager::diagnostics`](crate::SessionManager::diagnostics), plus the
 //! backups they wrote (corrupt header, conflicts with another writer) and the foreign lines they
 //! adopted. The structural analysis is near-linear (walks bounded by a `done` set, positions
 //! from a map).
 
 use std::path::{Path, PathBuf};
 
-use session_format::entry::EntryType;
-use session_format::json::{JsString, JsValue};
 use session_format::line::LineError;
 
-use crate::error::OpenError;
 use crate::id::Id;
 use crate::index::{Index, Map, Set};
-use crate::manager::{SessionManager, header_js_string};
-use crate::paths;
 use crate::rows::{self, Parent, Row, RowKind};
 
 /// A line that is not JSON.
@@ -51,7 +46,7 @@ pub struct CorruptHeader {
 
 /// An entry whose `parentId` names nothing known, directly or at the end of a chain of
 /// parent-linked opaque rows: its branch starts at it (nothing is re-parented; the context says
-/// so in [`crate::context::ContextGap`]).
+/// so in [`crate::ContextGap`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DanglingParent {
     /// The entry id.
@@ -97,7 +92,7 @@ pub struct DanglingFirstKept {
     pub line: Option<usize>,
 }
 
-/// What [`SessionManager::open_read_only`] found.
+/// What [`SessionManager::open_read_only`](crate::SessionManager::open_read_only) found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpenReport {
     /// The file.
@@ -165,15 +160,6 @@ impl OpenReport {
     }
 }
 
-/// The result of a read-only open: a manager that refuses to write, and the report.
-#[derive(Debug)]
-pub struct ReadOnlyOpen {
-    /// The session, as a writable open would see it (in memory only).
-    pub session: SessionManager,
-    /// What was found.
-    pub report: OpenReport,
-}
-
 fn malformed(err: &LineError, line_offset: usize) -> MalformedLine {
     MalformedLine {
         line: err.line,
@@ -185,110 +171,27 @@ fn malformed(err: &LineError, line_offset: usize) -> MalformedLine {
     }
 }
 
-impl SessionManager {
-    /// Opens a session file without ever writing (not even a backup): migrations and
-    /// corrupt-header recovery happen in memory only, and the [`OpenReport`] says what a
-    /// writable open would repair. Appends, branching into new files and removals on the
-    /// returned manager fail with a `ReadOnly` error; queries work as usual.
-    ///
-    /// # Errors
-    /// [`OpenError::NotFound`] for a missing file; [`OpenError::Read`].
-    pub fn open_read_only(
-        path: &Path,
-        cwd_override: Option<&str>,
-    ) -> Result<ReadOnlyOpen, OpenError> {
-        Self::open_read_only_in(crate::FileStorage::shared(), path, cwd_override)
+impl OpenReport {
+    /// Brings the file-level findings up to date with `tail`, bytes another writer appended
+    /// to the file, read as `rows` (the rows of a tail reindex): as [`file_report`] would
+    /// report the whole file.
+    pub(crate) fn note_tail(&mut self, rows: &[Row], tail: &[u8]) {
+        self.bytes = self.bytes.saturating_add(tail.len());
+        self.missing_final_newline = tail.last() != Some(&b'\n');
+        self.note_malformed(rows);
     }
 
-    /// [`SessionManager::open_read_only`] of the session stored at `path` in `storage` (read
-    /// once with [`crate::Storage::read_all`]; nothing is written there).
-    ///
-    /// # Errors
-    /// As [`SessionManager::open_read_only`].
-    pub fn open_read_only_in(
-        storage: std::sync::Arc<dyn crate::Storage>,
-        path: &Path,
-        cwd_override: Option<&str>,
-    ) -> Result<ReadOnlyOpen, OpenError> {
-        let abs = paths::resolve(path);
-        let buf = match storage.read_all(&abs) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(OpenError::NotFound { path: abs });
-            }
-            Err(source) => return Err(OpenError::Read { path: abs, source }),
-        };
-        let loaded = rows::load(&buf);
-        let header_cwd = loaded
-            .header
-            .and_then(|h| header_js_string(&loaded.rows[h], &buf, "cwd"));
-        let cwd_js = cwd_override
-            .map(JsString::from)
-            .or(header_cwd)
-            .unwrap_or_else(|| JsString::from(paths::process_cwd()));
-        let dir = abs.parent().map(Path::to_path_buf).unwrap_or_default();
-        let mut sm = SessionManager::read_only_blank(&cwd_js.to_str_lossy(), dir);
-        sm.cwd_js = cwd_js;
-        sm.storage = storage;
-        sm.set_loaded(abs, Some(buf), Some(loaded), false)?;
-        let report = sm.diagnostics();
-        Ok(ReadOnlyOpen {
-            session: sm,
-            report,
-        })
-    }
-
-    /// What the last load of this manager's file found (the same [`OpenReport`] a read-only
-    /// open gives, for writable managers too), brought up to date: the file-level findings of
-    /// the last `open`/reopen (malformed lines, torn tail, corrupt header and where a writable
-    /// open backed it up, unmigrated version, empty file), the structural problems of the rows
-    /// as they are now (cycles, dangling parents, duplicate ids, invalid leaf controls), and the
-    /// conflict backups and adopted foreign lines of later full rewrites. A manager without a
-    /// loaded file (new or in-memory sessions) reports only the structural part. Compactions
-    /// whose first kept entry names no entry are found by parsing the compaction rows (only
-    /// those).
-    pub fn diagnostics(&self) -> OpenReport {
-        let mut report = self.load_report.clone();
-        report.conflict_backups.clone_from(&self.conflict_backups);
-        report.adopted_lines = self.adopted_lines;
-        analyse(&self.rows, &self.ix, &mut report);
-        self.dangling_first_kept(&mut report);
-        report
-    }
-
-    /// Every compaction whose resolved `firstKeptEntryId` names no entry.
-    fn dangling_first_kept(&self, report: &mut OpenReport) {
-        for (i, row) in self.rows.iter().enumerate() {
-            let Some(e) = row.kind.entry() else { continue };
-            if e.ty != EntryType::Compaction || self.ix.by_id.get(&e.id) != Some(&i) {
-                continue;
-            }
-            // A row that does not parse again is a bug reported elsewhere (reads fail on it).
-            let Ok(value) = crate::EntryRef::new(self, i).value() else {
-                continue;
-            };
-            let kept = match value.get("firstKeptEntryId") {
-                Some(JsValue::String(k)) => {
-                    if self.ix.by_id.contains_key(k.as_wtf8()) {
-                        continue;
-                    }
-                    Some(k.to_str_lossy().into_owned())
+    /// Records every malformed row of `rows` (and a torn one as the torn tail).
+    fn note_malformed(&mut self, rows: &[Row]) {
+        for row in rows {
+            if let RowKind::Malformed(err) = &row.kind {
+                let m = malformed(err, row.pos.map_or(0, |p| p.1));
+                if err.torn {
+                    self.torn_tail = Some(m.clone());
                 }
-                _ => None,
-            };
-            report.dangling_first_kept.push(DanglingFirstKept {
-                compaction_id: e.id.text().to_owned(),
-                first_kept_entry_id: kept,
-                line: row.pos.map(|p| p.0),
-            });
+                self.malformed_lines.push(m);
+            }
         }
-    }
-
-    fn read_only_blank(cwd: &str, dir: PathBuf) -> SessionManager {
-        let mut sm = SessionManager::in_memory(cwd);
-        sm.session_dir = dir;
-        sm.read_only = true;
-        sm
     }
 }
 
@@ -301,15 +204,7 @@ pub(crate) fn file_report(path: &Path, buf: &[u8], loaded: &rows::Loaded) -> Ope
         missing_final_newline: !buf.is_empty() && buf.last() != Some(&b'\n'),
         ..OpenReport::default()
     };
-    for row in &loaded.rows {
-        if let RowKind::Malformed(err) = &row.kind {
-            let m = malformed(err, row.pos.map_or(0, |p| p.1));
-            if err.torn {
-                report.torn_tail = Some(m.clone());
-            }
-            report.malformed_lines.push(m);
-        }
-    }
+    report.note_malformed(&loaded.rows);
     match loaded.header {
         Some(h) => {
             let v = rows::header_version(&loaded.rows[h], buf);
@@ -375,7 +270,7 @@ pub(crate) fn missing_parent<'a>(ix: &'a Index, id: &Id, parent: &'a Parent) -> 
 
 /// Structural problems of the indexed rows (ids in the report are lossy text). Near-linear:
 /// every walk is bounded by a `done` set and positions come from a map.
-fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
+pub(crate) fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
     // Duplicates.
     let mut seen: Map<&Id, Vec<Option<usize>>> = Map::default();
     let mut order: Vec<&Id> = Vec::new();

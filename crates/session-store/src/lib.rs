@@ -35,7 +35,6 @@
 mod any_error;
 mod bulk;
 pub mod cache;
-pub mod context;
 mod deep;
 mod disk;
 pub mod error;
@@ -50,7 +49,6 @@ pub mod lock;
 pub mod manager;
 pub mod names;
 pub mod paths;
-pub mod query;
 #[cfg(feature = "redis")]
 pub mod redis_store;
 pub mod repair;
@@ -58,25 +56,26 @@ pub mod repair;
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod replay;
 mod rows;
-mod run_prep;
 pub mod snapshot;
 pub mod storage;
 
 pub use any_error::Error;
-pub use context::{ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use error::{
     AppendError, BranchError, ContextError, ForkError, ListError, LockFailure, MessagesTextError,
     NameError, OpenError, ReadError, RemoveError, RowLocation, WriteFailure,
 };
 pub use foreign::ForeignAppendPolicy;
 pub use identity::{FileIdentity, OutsideStore};
-pub use inspect::{OpenReport, ReadOnlyOpen};
+pub use inspect::OpenReport;
 pub use io::Durability;
 pub use list::SessionInfo;
 pub use lock::{LockError, LockOptions, SessionWriteLock, WriteLockGuard};
-pub use manager::{NewSessionOptions, OpenParams, Payload, SessionManager};
+pub use manager::{
+    ContextGap, ContextKind, ContextMessage, ContextModel, EntryError, EntryRef, NewSessionOptions,
+    OpenParams, Payload, ReadOnlyOpen, SessionContext, SessionManager, SessionTree, TreeNode,
+    remember_written_entries,
+};
 pub use names::{InvalidName, NameKind, NameRule, validate_name};
-pub use query::{EntryError, EntryRef, SessionTree, TreeNode};
 pub use repair::{
     RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RepairSnapshot,
     invalidate_repair_cache, repair_session_file_if_needed, repair_session_file_with,

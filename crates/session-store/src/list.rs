@@ -16,11 +16,11 @@
 //! object, nesting that may be too deep for `parse_value`) take the full parse. Files are
 //! spread over up to `MAX_THREADS` threads; the result is ordered as the file list before the
 //! sort. The tests compare every field with the full-parse version this replaced
-//! (`list/oracle.rs`).
+//! (`list/oracle_tests.rs`).
 
 mod extract;
 #[cfg(test)]
-mod oracle;
+mod oracle_tests;
 #[cfg(test)]
 mod tests;
 
@@ -29,14 +29,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use session_format::entry::EntryType;
+use session_format::js;
 use session_format::json::{Envelope, Field, JsStr, JsValue, ValueKind};
 use session_format::line::{LineContent, LineReader};
 use session_format::row::RowClass;
 
 use crate::error::{ListError, MessagesTextError};
 use crate::io;
-use crate::manager::js_trim;
-use crate::query::{js_date_of, js_sort_by_key};
+use crate::storage::{Storage, jsonl_entries, jsonl_files, sorted_sub_dirs};
 
 /// What `list` reports for one session file.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,10 +109,7 @@ impl SessionInfo {
     ///
     /// # Errors
     /// As [`SessionInfo::all_messages_text`].
-    pub fn all_messages_text_in(
-        &self,
-        storage: &dyn crate::Storage,
-    ) -> Result<String, MessagesTextError> {
+    pub fn all_messages_text_in(&self, storage: &dyn Storage) -> Result<String, MessagesTextError> {
         self.messages_text_of(storage.read_all(&self.path))
     }
 
@@ -156,44 +153,6 @@ pub(crate) fn is_header_line(line: &[u8]) -> bool {
     scanner
         .scan(line)
         .is_ok_and(|env| session_format::row::is_readable_header(&env))
-}
-
-pub(crate) fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>, ListError> {
-    jsonl_entries(dir).map(|(files, _)| files)
-}
-
-/// [`jsonl_files`], and for each whether its directory entry is a symlink (the entry's type,
-/// no extra system call where the file system reports it).
-fn jsonl_entries(dir: &Path) -> Result<(Vec<PathBuf>, Vec<bool>), ListError> {
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
-        Err(source) => {
-            return Err(ListError::ReadDir {
-                path: dir.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let mut names: Vec<(std::ffi::OsString, bool)> = rd
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
-        .map(|e| {
-            let link = e.file_type().is_ok_and(|t| t.is_symlink());
-            (e.file_name(), link)
-        })
-        .collect();
-    // The paths share their directory, so sorting the names sorts the paths (names are
-    // distinct: an unstable sort is enough).
-    names.sort_unstable();
-    // `path.join(dir, f)`: normalised lexically, as node's `join` does. A file name is one
-    // plain component, so normalising the directory once gives the same paths.
-    let base = crate::paths::normalize(dir);
-    let here = base == Path::new(".");
-    Ok(names
-        .into_iter()
-        .map(|(n, link)| (if here { PathBuf::from(n) } else { base.join(n) }, link))
-        .unzip())
 }
 
 /// The rows of `infos` (read from `files`, whose entries `links` says are symlinks) with the
@@ -481,7 +440,9 @@ impl Totals {
         };
         self.name = match name.as_ref() {
             None | Some(JsValue::Null) => None,
-            Some(JsValue::String(s)) => Some(js_trim(&s.to_str_lossy())).filter(|n| !n.is_empty()),
+            Some(JsValue::String(s)) => {
+                Some(js::trim(&s.to_str_lossy()).to_owned()).filter(|n| !n.is_empty())
+            }
             Some(_) => return None,
         };
         Some(())
@@ -511,7 +472,7 @@ impl Totals {
         let row_time = v
             .get("timestamp")
             .filter(|t| t.as_js_string().is_some())
-            .map(|t| js_date_of(Some(t)));
+            .map(|t| js::date_of(Some(t)));
         let text = text_of(message);
         self.add(role == "user", message_time, row_time, text.as_deref())
     }
@@ -621,7 +582,7 @@ fn scan(
             }
         }
     }
-    let header_time = js_date_of(
+    let header_time = js::date_of(
         header
             .timestamp
             .as_ref()
@@ -632,7 +593,7 @@ fn scan(
         _ if !header_time.is_nan() => (header_time, false),
         _ => (mtime_ms().unwrap_or(f64::NAN), true),
     };
-    let created = js_date_of(header.timestamp.as_ref());
+    let created = js::date_of(header.timestamp.as_ref());
     let id = match &header.id {
         Some(JsValue::String(s)) => s.to_str_lossy().into_owned(),
         Some(v @ (JsValue::Number(_) | JsValue::Bool(_))) => {
@@ -762,7 +723,7 @@ pub fn load_entries(path: &Path) -> std::io::Result<Vec<JsValue>> {
 /// date compares as "equal").
 pub(crate) fn sort_by_modified(v: &mut Vec<SessionInfo>) {
     let mut order: Vec<usize> = (0..v.len()).collect();
-    js_sort_by_key(&mut order, |&i| -v[i].modified);
+    js::sort_by_key(&mut order, |&i| -v[i].modified);
     let mut slots: Vec<Option<SessionInfo>> = std::mem::take(v).into_iter().map(Some).collect();
     v.extend(order.into_iter().filter_map(|i| slots[i].take()));
 }
@@ -813,13 +774,123 @@ pub fn list_all(sessions_root: &Path) -> Result<Vec<SessionInfo>, ListError> {
     Ok(out)
 }
 
-/// The directories among the entries of `rd` (symlinks not followed), sorted by path.
-pub(crate) fn sorted_sub_dirs(rd: std::fs::ReadDir) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = rd
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
+// ----------------------------------------------------------------------------------------
+// Listing through a storage
+
+/// The [`SessionInfo`] of every session of `dir` in `storage`, newest first
+/// (`SessionManager.list`, openclaw-jsonl.md §2.1). On local files ([`Storage::local_files`])
+/// this is [`list`] (the parallel targeted scan, names of one file merged); otherwise each of
+/// [`Storage::list_sessions`] is read with [`Storage::read_all`] (the modification time
+/// fallback is the snapshot's `mtime_ns`).
+///
+/// # Errors
+/// [`ListError::ReadDir`] when `dir` cannot be listed.
+pub fn session_infos(storage: &dyn Storage, dir: &Path) -> Result<Vec<SessionInfo>, ListError> {
+    if storage.local_files() {
+        return list(dir);
+    }
+    let files = storage
+        .list_sessions(dir)
+        .map_err(|source| ListError::ReadDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    Ok(stored_infos(storage, &files))
+}
+
+/// As [`session_infos`] over every namespace directly under `root` (`SessionManager.listAll`;
+/// on local files [`list_all`]).
+///
+/// # Errors
+/// [`ListError::ReadDir`] when `root` cannot be listed.
+pub fn all_session_infos(
+    storage: &dyn Storage,
+    root: &Path,
+) -> Result<Vec<SessionInfo>, ListError> {
+    if storage.local_files() {
+        return list_all(root);
+    }
+    let dirs = storage
+        .list_dirs(root)
+        .map_err(|source| ListError::ReadDir {
+            path: root.to_path_buf(),
+            source,
+        })?;
+    let files: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| storage.list_sessions(d).unwrap_or_default())
         .collect();
-    dirs.sort();
-    dirs
+    Ok(stored_infos(storage, &files))
+}
+
+/// `findMostRecentSession` in `dir` of `storage` (openclaw-jsonl.md §2.1): the session whose
+/// header line is readable with the newest modification time (ties: the first by name). On
+/// local files [`find_most_recent_session`]; otherwise each header is read with
+/// [`Storage::read_head`] and the time with [`Storage::stat`].
+pub fn most_recent_session(storage: &dyn Storage, dir: &Path) -> Option<PathBuf> {
+    if storage.local_files() {
+        return find_most_recent_session(dir);
+    }
+    storage
+        .list_sessions(dir)
+        .ok()?
+        .into_iter()
+        .filter(|p| {
+            storage
+                .read_head(p)
+                .ok()
+                .flatten()
+                .is_some_and(|line| is_header_line(&line))
+        })
+        .filter_map(|p| {
+            let ns = storage.stat(&p).ok()??.mtime_ns;
+            Some((p, snapshot_mtime_ms(ns)))
+        })
+        .fold(None, |best: Option<(PathBuf, f64)>, (p, m)| match &best {
+            Some((_, bm)) if *bm >= m => best,
+            _ => Some((p, m)),
+        })
+        .map(|(p, _)| p)
+}
+
+/// node's `stats.mtime.getTime()` of a modification time in nanoseconds: `Math.round(mtimeMs)`.
+fn snapshot_mtime_ms(ns: i128) -> f64 {
+    let abs = ns.unsigned_abs();
+    let secs = (abs / 1_000_000_000) as f64;
+    let nanos = (abs % 1_000_000_000) as f64;
+    let ms = secs * 1e3 + nanos / 1e6;
+    let ms = if ns < 0 { -ms } else { ms };
+    (ms + 0.5).floor()
+}
+
+/// The infos of `files` read from `storage`, newest first.
+fn stored_infos(storage: &dyn Storage, files: &[PathBuf]) -> Vec<SessionInfo> {
+    let mut out: Vec<SessionInfo> = files
+        .iter()
+        .filter_map(|p| {
+            let bytes = storage.read_all(p).ok()?;
+            info_from_bytes(p, &bytes, || {
+                storage
+                    .stat(p)
+                    .ok()
+                    .flatten()
+                    .map(|s| snapshot_mtime_ms(s.mtime_ns))
+            })
+        })
+        .collect();
+    sort_by_modified(&mut out);
+    out
+}
+
+#[cfg(test)]
+mod storage_listing_tests {
+    use super::snapshot_mtime_ms as mtime_ms;
+
+    #[test]
+    fn mtime_ms_rounds_like_node() {
+        assert_eq!(mtime_ms(1_500_000), 2.0);
+        assert_eq!(mtime_ms(1_499_999), 1.0);
+        assert_eq!(mtime_ms(1_767_225_600_123_456_789), 1_767_225_600_123.0);
+        assert_eq!(mtime_ms(-1_500_000), -1.0);
+    }
 }

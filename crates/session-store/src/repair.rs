@@ -56,101 +56,30 @@ use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use session_format::json::{JsObject, JsString, JsValue};
+use session_format::json::{JsObject, JsValue};
 use session_format::line::{trim_js_end, trim_js_start};
 
+use crate::cache::{CachedRepair, RepairCache};
 use crate::io as fileio;
 use crate::io::read_exact_at;
 use crate::paths;
+use crate::storage::FileStorage;
 
 pub use rules::{
     ASSISTANT_ERROR_FALLBACK_TEXT, BLANK_USER_FALLBACK_TEXT, CORRUPTED_IMAGE_FALLBACK_TEXT,
     SYNTHETIC_TOOL_RESULT_DETAIL_KEY, SYNTHETIC_TOOL_RESULT_TEXT, parsed_lines_on_this_thread,
 };
 
-/// Files the incremental cache remembers (least recently repaired evicted first).
-pub const MAX_CACHED_SESSION_REPAIRS: usize = 8;
 /// Largest appended suffix an incremental pass reads.
 pub const MAX_INCREMENTAL_REPAIR_BYTES: u64 = 8 * 1024 * 1024;
-/// Most tool-result ids a cache entry holds; a file with more is not cached.
-pub const MAX_CACHED_REPAIR_TOOL_RESULT_IDS: usize = 4096;
-/// Most UTF-8 bytes of tool-result ids a cache entry holds; a file with more is not cached.
-pub const MAX_CACHED_REPAIR_TOOL_RESULT_ID_BYTES: usize = 512 * 1024;
+pub use crate::cache::{
+    MAX_CACHED_REPAIR_TOOL_RESULT_ID_BYTES, MAX_CACHED_REPAIR_TOOL_RESULT_IDS,
+    MAX_CACHED_SESSION_REPAIRS,
+};
+pub use crate::snapshot::RepairSnapshot;
 
 const TRACE_TARGET: &str = "session_store::repair";
-
-/// The identity and state of a file as `stat` reports it (`{dev, ino, size, mtimeNs, ctimeNs}`
-/// of the reference, which reads them as bigints). Two snapshots are equal when all five fields
-/// are; there is no content hash.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct RepairSnapshot {
-    /// Device id.
-    pub dev: u64,
-    /// Inode number.
-    pub ino: u64,
-    /// Length in bytes.
-    pub size: u64,
-    /// Modification time, nanoseconds since the epoch.
-    pub mtime_ns: i128,
-    /// Status-change time, nanoseconds since the epoch.
-    pub ctime_ns: i128,
-}
-
-impl RepairSnapshot {
-    /// The snapshot of `path` now (symlinks followed).
-    ///
-    /// # Errors
-    /// The `stat` failure.
-    pub fn of(path: &Path) -> io::Result<Self> {
-        fs::metadata(path).map(|m| Self::from_metadata(&m))
-    }
-
-    /// The snapshot described by `meta`.
-    #[cfg(unix)]
-    pub fn from_metadata(meta: &fs::Metadata) -> Self {
-        use std::os::unix::fs::MetadataExt;
-        Self {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-        }
-    }
-
-    /// The snapshot described by `meta` (no device or inode off Unix; ctime = mtime).
-    #[cfg(not(unix))]
-    pub fn from_metadata(meta: &fs::Metadata) -> Self {
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i128);
-        Self {
-            dev: 0,
-            ino: 0,
-            size: meta.len(),
-            mtime_ns,
-            ctime_ns: mtime_ns,
-        }
-    }
-
-    fn same_file(&self, other: &Self) -> bool {
-        self.dev == other.dev && self.ino == other.ino
-    }
-
-    fn to_js_value(self) -> JsValue {
-        let mut o = JsObject::new();
-        o.insert("dev", JsValue::from(self.dev.to_string()));
-        o.insert("ino", JsValue::from(self.ino.to_string()));
-        o.insert("size", JsValue::from(self.size.to_string()));
-        o.insert("mtimeNs", JsValue::from(self.mtime_ns.to_string()));
-        o.insert("ctimeNs", JsValue::from(self.ctime_ns.to_string()));
-        JsValue::Object(o)
-    }
-}
 
 /// How [`repair_session_file_with`] treats its backup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -375,59 +304,35 @@ impl RepairOutcome {
 // ---------------------------------------------------------------------------------------------
 // The incremental cache.
 
-#[derive(Clone, Debug)]
-struct CachedRepair {
-    snapshot: RepairSnapshot,
-    tool_result_ids: HashSet<JsString>,
-    ends_with_newline: bool,
-    /// The last message row is a Responses assistant with an unanswered `message` tool call.
-    pending_responses_tail: bool,
-}
-
-/// Least recently remembered first.
-static CACHE: Mutex<Vec<(PathBuf, CachedRepair)>> = Mutex::new(Vec::new());
-
-fn with_cache<T>(f: impl FnOnce(&mut Vec<(PathBuf, CachedRepair)>) -> T) -> T {
-    let mut guard = CACHE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    f(&mut guard)
+/// The incremental repair cache of the process-wide file store ([`FileStorage::shared`]).
+fn repair_cache() -> &'static RepairCache {
+    &FileStorage::process_wide().caches_ref().repair
 }
 
 fn cached(file: &Path) -> Option<CachedRepair> {
-    with_cache(|c| c.iter().find(|(p, _)| p == file).map(|(_, v)| v.clone()))
+    repair_cache().get(file)
 }
 
 fn forget(file: &Path) {
-    with_cache(|c| c.retain(|(p, _)| p != file));
+    repair_cache().forget(file);
 }
 
 fn remember(file: &Path, state: CachedRepair) {
-    let too_big = state.tool_result_ids.len() > MAX_CACHED_REPAIR_TOOL_RESULT_IDS
-        || state
-            .tool_result_ids
-            .iter()
-            .map(|id| id.as_wtf8().len())
-            .sum::<usize>()
-            > MAX_CACHED_REPAIR_TOOL_RESULT_ID_BYTES;
-    with_cache(|c| {
-        c.retain(|(p, _)| p != file);
-        if too_big {
-            return;
-        }
-        c.push((file.to_path_buf(), state));
-        while c.len() > MAX_CACHED_SESSION_REPAIRS {
-            c.remove(0);
-        }
-    });
+    repair_cache().remember(file, state);
 }
 
 /// Drops what the incremental cache remembers about `session_file` (trimmed of JavaScript
 /// whitespace, resolved like `path.resolve`, then to its canonical file; a blank path does
 /// nothing). Call it after any rewrite of the file or any append that was not verified.
 pub fn invalidate_repair_cache(session_file: &Path) {
+    invalidate_repair_cache_in(repair_cache(), session_file);
+}
+
+/// [`invalidate_repair_cache`] in the repair cache of one file store
+/// ([`FileStorage::repair_cache`]).
+pub fn invalidate_repair_cache_in(cache: &RepairCache, session_file: &Path) {
     if let Some(input) = trimmed_input(session_file) {
-        forget(&cache_key(&paths::resolve(&input)));
+        cache.forget(&cache_key(&paths::resolve(&input)));
     }
 }
 

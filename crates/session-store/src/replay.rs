@@ -99,7 +99,7 @@ pub fn run_script_in(
         path: dir.to_path_buf(),
         source,
     };
-    let dir = if storage.as_file_storage().is_some() {
+    let dir = if storage.local_files() {
         std::fs::canonicalize(dir).map_err(dir_error)?
     } else {
         let abs = crate::paths::resolve(dir);

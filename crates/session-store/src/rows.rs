@@ -11,7 +11,7 @@
 
 use session_format::entry::EntryType;
 use session_format::json::{
-    Envelope, EnvelopeScanner, Field, JsValue, ValueKind, parse_value, to_json_string,
+    Envelope, EnvelopeScanner, Field, JsString, JsValue, ValueKind, parse_value, to_json_string,
 };
 use session_format::line::{LineContent, LineError, LineReader};
 use session_format::migrate::{MigrationReport, MigrationRow, js_version_number, migrate};
@@ -675,6 +675,23 @@ pub(crate) fn migrate_rows(
         }
     }
     Ok(report)
+}
+
+/// A string field of a row (the header's `id` or `cwd`).
+pub(crate) fn header_string(row: &Row, buf: &[u8], key: &str) -> Option<String> {
+    row.value(buf)
+        .ok()?
+        .get(key)?
+        .as_str_lossy()
+        .map(|s| s.into_owned())
+}
+
+/// A string field of a row, exactly (the header's `cwd`).
+pub(crate) fn header_js_string(row: &Row, buf: &[u8], key: &str) -> Option<JsString> {
+    match row.value(buf).ok()?.as_object_mut()?.remove(key)? {
+        JsValue::String(s) => Some(s),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use session_format::json::{JsObject, JsValue};
+
 /// The identity and state of a session file: device, inode, size and the two change times in
 /// nanoseconds (`stat` with `bigint: true` in the reference), plus (beyond the reference) the
 /// birth time where the file system reports one, so that a file deleted and created again on a
@@ -159,12 +161,13 @@ pub(crate) fn canonical(path: &Path) -> Option<PathBuf> {
 
 /// Test seams: a hook run after the read of every load of one path — between the read and the
 /// second `stat` of the file store's stat-read-stat loads (the warm cache's loads,
-/// [`crate::cache::remember_written_entries`]), and right after
+/// [`crate::remember_written_entries`]), and right after
 /// [`crate::Storage::read_snapshot`] on other storages — so a test can play a writer that
 /// changes the session while it is being loaded. Not part of the stable API.
 #[doc(hidden)]
 pub mod hooks {
     use std::path::{Path, PathBuf};
+
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Mutex, PoisonError};
 
@@ -204,5 +207,76 @@ pub mod hooks {
                 hooks.push((p, h));
             }
         }
+    }
+}
+
+/// The identity and state of a file as `stat` reports it (`{dev, ino, size, mtimeNs, ctimeNs}`
+/// of the reference, which reads them as bigints). Two snapshots are equal when all five fields
+/// are; there is no content hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RepairSnapshot {
+    /// Device id.
+    pub dev: u64,
+    /// Inode number.
+    pub ino: u64,
+    /// Length in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: i128,
+    /// Status-change time, nanoseconds since the epoch.
+    pub ctime_ns: i128,
+}
+
+impl RepairSnapshot {
+    /// The snapshot of `path` now (symlinks followed).
+    ///
+    /// # Errors
+    /// The `stat` failure.
+    pub fn of(path: &Path) -> io::Result<Self> {
+        fs::metadata(path).map(|m| Self::from_metadata(&m))
+    }
+
+    /// The snapshot described by `meta`.
+    #[cfg(unix)]
+    pub fn from_metadata(meta: &fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        }
+    }
+
+    /// The snapshot described by `meta` (no device or inode off Unix; ctime = mtime).
+    #[cfg(not(unix))]
+    pub fn from_metadata(meta: &fs::Metadata) -> Self {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        Self {
+            dev: 0,
+            ino: 0,
+            size: meta.len(),
+            mtime_ns,
+            ctime_ns: mtime_ns,
+        }
+    }
+
+    pub(crate) fn same_file(&self, other: &Self) -> bool {
+        self.dev == other.dev && self.ino == other.ino
+    }
+
+    pub(crate) fn to_js_value(self) -> JsValue {
+        let mut o = JsObject::new();
+        o.insert("dev", JsValue::from(self.dev.to_string()));
+        o.insert("ino", JsValue::from(self.ino.to_string()));
+        o.insert("size", JsValue::from(self.size.to_string()));
+        o.insert("mtimeNs", JsValue::from(self.mtime_ns.to_string()));
+        o.insert("ctimeNs", JsValue::from(self.ctime_ns.to_string()));
+        JsValue::Object(o)
     }
 }

@@ -19,7 +19,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use session_format::json::{JsString, JsValue, to_json_string};
-use session_store::context::ContextGap;
+use session_store::ContextGap;
 use session_store::inspect::{DanglingParent, DuplicateId, MalformedLine};
 use session_store::{
     OpenReport, RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RowLocation,

@@ -13,7 +13,12 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-use session_store::{SessionManager, cache};
+use session_store::SessionManager;
+
+/// The warm cache of the process-wide file store (the one the default managers use).
+fn warm_cache() -> &'static session_store::cache::WarmCache {
+    session_store::FileStorage::process_wide().warm_cache()
+}
 
 const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-06-01T10:00:00.000Z\",\"cwd\":\"/w\"}\n";
 
@@ -96,7 +101,7 @@ fn changes_the_tail_reindex_sees_and_the_one_it_does_not() {
     on_disk.push_str(&line(200, "tail"));
     assert_eq!(backed_up, on_disk);
     // After an invalidation a load reads the file as it is.
-    cache::invalidate(&file);
+    warm_cache().invalidate(&file);
     session_store::io::write_raw(&file, backed_up.as_bytes()).unwrap();
     let cold = SessionManager::open(&file, None, None).unwrap();
     assert_eq!(cold.parsed_lines(), 202);

@@ -17,9 +17,14 @@ use session_format::json::parse_value;
 use session_store::lock::{self, LockError, LockOptions, SessionWriteLock};
 use session_store::repair::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{
-    AppendError, FileIdentity, OutsideStore, RemoveError, RepairSkip, SessionManager, cache,
+    AppendError, FileIdentity, OutsideStore, RemoveError, RepairSkip, SessionManager,
 };
 use snapshot_support::{file_text, msg, plant, serial};
+
+/// The warm cache of the process-wide file store (the one the default managers use).
+fn warm_cache() -> &'static session_store::cache::WarmCache {
+    session_store::FileStorage::process_wide().warm_cache()
+}
 
 /// A store: `<tmp>/sessions/s.jsonl` (a session of two turns), the directory alias
 /// `<tmp>/alias -> sessions`, and the file symlink `sessions/L.jsonl -> s.jsonl`. Paths are
@@ -266,14 +271,14 @@ fn the_warm_cache_has_one_entry_for_every_alias() {
     let s = Store::new();
     let cold = SessionManager::open(&s.file, None, None).unwrap();
     assert_eq!(cold.parsed_lines(), 3);
-    assert_eq!(cache::stats().files, 1);
+    assert_eq!(warm_cache().stats().files, 1);
     for (how, path) in s.aliases() {
-        assert!(cache::is_warm(&path), "{how}");
+        assert!(warm_cache().is_warm(&path), "{how}");
         let warm = SessionManager::open(&path, None, None).unwrap();
         assert_eq!(warm.parsed_lines(), 0, "{how}");
         assert_eq!(warm.get_entries().count(), 2, "{how}");
     }
-    assert_eq!(cache::stats().files, 1);
+    assert_eq!(warm_cache().stats().files, 1);
     // A foreign append to s.jsonl: an open through the link reads only the new line.
     snapshot_support::foreign_append(
         &s.file,
@@ -282,11 +287,11 @@ fn the_warm_cache_has_one_entry_for_every_alias() {
     let tail = SessionManager::open(&s.sessions.join("L.jsonl"), None, None).unwrap();
     assert_eq!(tail.parsed_lines(), 1);
     assert_eq!(tail.get_entries().count(), 3);
-    assert_eq!(cache::stats().files, 1);
+    assert_eq!(warm_cache().stats().files, 1);
     // Dropping the entry through one alias drops it for all.
-    cache::invalidate(&s.root.join("alias").join("s.jsonl"));
-    assert!(!cache::is_warm(&s.file));
-    assert_eq!(cache::stats().files, 0);
+    warm_cache().invalidate(&s.root.join("alias").join("s.jsonl"));
+    assert!(!warm_cache().is_warm(&s.file));
+    assert_eq!(warm_cache().stats().files, 0);
 }
 
 #[test]

@@ -232,7 +232,9 @@ fn snapshots_and_listing_follow_the_storage_contract() {
     let redis = RedisStorage::connect(&server.url(), Some("contract")).unwrap();
     let s: &dyn Storage = &redis;
     assert_eq!(s.name(), "redis");
-    assert!(s.as_file_storage().is_none());
+    assert!(!s.local_files());
+    assert!(s.replace_is_fenced());
+    assert!(s.caches().is_none());
     let path = Path::new("/agents/main/sessions/./a.jsonl");
     s.ensure_dir(Path::new("/agents/main/sessions")).unwrap();
     assert_eq!(s.stat(path).unwrap(), None);

@@ -31,6 +31,11 @@ use snapshot_support::{
     rewrite_in_place, serial, state, user,
 };
 
+/// The warm cache of the process-wide file store (the one the default managers use).
+fn warm_cache() -> &'static session_store::cache::WarmCache {
+    session_store::FileStorage::process_wide().warm_cache()
+}
+
 fn two_turns() -> Vec<String> {
     vec![
         msg("u1", None, "user", "q1"),
@@ -70,7 +75,7 @@ fn load_gives_up_after_three_unstable_reads() {
             f.display()
         )
     );
-    assert!(!cache::is_warm(&f));
+    assert!(!warm_cache().is_warm(&f));
 }
 
 /// §7.1 item 27: a file changed during the initial parse is revalidated; the final content
@@ -102,7 +107,7 @@ fn file_changed_during_the_first_read_is_read_again() {
     assert_eq!(sm.get_leaf_id(), Some("u2"));
     assert_eq!(sm.parsed_lines(), 4);
     assert_eq!(state(&sm), cold_state(&f));
-    assert!(cache::is_warm(&f));
+    assert!(warm_cache().is_warm(&f));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -133,7 +138,7 @@ fn warm_opens_and_reopens_after_owned_appends_parse_nothing() {
     sm.append_message(assistant("r2")).unwrap();
     assert_eq!((owner.asked(), owner.published().len()), (2, 2));
     assert_eq!(owner.published().last().copied(), sm.file_snapshot());
-    assert!(cache::is_warm(&f));
+    assert!(warm_cache().is_warm(&f));
 
     let re = SessionManager::open(&f, None, None).unwrap();
     assert_eq!(re.parsed_lines(), 0);
@@ -414,7 +419,7 @@ fn eviction_by_files_and_bytes() {
         })
         .collect();
     let size = std::fs::metadata(&files[0]).unwrap().len();
-    cache::set_limits(CacheLimits {
+    warm_cache().set_limits(CacheLimits {
         max_files: 2,
         max_bytes: 1 << 30,
     });
@@ -422,37 +427,40 @@ fn eviction_by_files_and_bytes() {
     assert_eq!(open(&files[0]), 3);
     assert_eq!(open(&files[1]), 3);
     assert_eq!(open(&files[2]), 3);
-    assert_eq!(cache::stats().files, 2);
-    assert!(!cache::is_warm(&files[0]), "oldest evicted");
+    assert_eq!(warm_cache().stats().files, 2);
+    assert!(!warm_cache().is_warm(&files[0]), "oldest evicted");
     assert_eq!(open(&files[1]), 0, "touch s1");
     assert_eq!(open(&files[3]), 3);
-    assert!(cache::is_warm(&files[1]) && cache::is_warm(&files[3]));
-    assert!(!cache::is_warm(&files[2]), "least recently used evicted");
+    assert!(warm_cache().is_warm(&files[1]) && warm_cache().is_warm(&files[3]));
+    assert!(
+        !warm_cache().is_warm(&files[2]),
+        "least recently used evicted"
+    );
 
-    cache::clear();
-    cache::set_limits(CacheLimits {
+    warm_cache().clear();
+    warm_cache().set_limits(CacheLimits {
         max_files: 8,
         max_bytes: 2 * size - 1,
     });
     assert_eq!(open(&files[0]), 3);
     assert_eq!(open(&files[1]), 3);
     assert_eq!(
-        cache::stats(),
+        warm_cache().stats(),
         cache::CacheStats {
             files: 1,
             bytes: size
         }
     );
-    assert!(cache::is_warm(&files[1]) && !cache::is_warm(&files[0]));
+    assert!(warm_cache().is_warm(&files[1]) && !warm_cache().is_warm(&files[0]));
 
-    cache::set_limits(CacheLimits {
+    warm_cache().set_limits(CacheLimits {
         max_files: 8,
         max_bytes: size - 1,
     });
-    assert_eq!(cache::stats().files, 0, "a lower cap evicts at once");
+    assert_eq!(warm_cache().stats().files, 0, "a lower cap evicts at once");
     assert_eq!(open(&files[2]), 3);
     assert_eq!(open(&files[2]), 3, "over the cap: never cached");
-    assert_eq!(cache::stats().files, 0);
+    assert_eq!(warm_cache().stats().files, 0);
 }
 
 /// §7.1 item 14: an owned append that pushes the file over the byte cap still publishes its
@@ -464,19 +472,19 @@ fn an_owned_append_over_the_cap_still_publishes() {
     let f = d.join("s.jsonl");
     plant(&f, &file_text(&two_turns()));
     let size = std::fs::metadata(&f).unwrap().len();
-    cache::set_limits(CacheLimits {
+    warm_cache().set_limits(CacheLimits {
         max_files: 8,
         max_bytes: size + 10,
     });
     let mut sm = SessionManager::open(&f, None, None).unwrap();
-    assert!(cache::is_warm(&f));
+    assert!(warm_cache().is_warm(&f));
     let owner = CountingOwner::new(&f);
     sm.set_write_owner(Some(owner.clone()));
     sm.append_message(user("this line is longer than ten bytes"))
         .unwrap();
     assert_eq!(owner.published(), [sm.file_snapshot().unwrap()]);
-    assert!(!cache::is_warm(&f));
-    assert_eq!(cache::stats().files, 0);
+    assert!(!warm_cache().is_warm(&f));
+    assert_eq!(warm_cache().stats().files, 0);
 }
 
 /// The owner may refuse: `can_advance_cache` false drops the entry before the append;
@@ -492,14 +500,14 @@ fn an_owner_can_refuse() {
     sm.set_write_owner(Some(owner.clone()));
     sm.append_message(user("q")).unwrap();
     assert_eq!(owner.asked(), 1);
-    assert!(!cache::is_warm(&f));
+    assert!(!warm_cache().is_warm(&f));
 
     let mut sm = SessionManager::open(&f, None, None).unwrap();
     let owner = CountingOwner::with(&f, true, false);
     sm.set_write_owner(Some(owner.clone()));
     sm.append_message(user("q")).unwrap();
     assert_eq!(owner.published().len(), 1);
-    assert!(!cache::is_warm(&f));
+    assert!(!warm_cache().is_warm(&f));
 
     // An owner of another file is not consulted.
     let mut sm = SessionManager::open(&f, None, None).unwrap();
@@ -507,7 +515,7 @@ fn an_owner_can_refuse() {
     sm.set_write_owner(Some(stranger.clone()));
     sm.append_message(user("q")).unwrap();
     assert_eq!((stranger.asked(), stranger.published().len()), (0, 0));
-    assert!(cache::is_warm(&f));
+    assert!(warm_cache().is_warm(&f));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -542,7 +550,7 @@ fn sync_after_an_external_rewrite_takes_the_new_content() {
         0
     );
     // Over the byte cap: not verified, not cached, but the manager still takes the content.
-    cache::set_limits(CacheLimits {
+    warm_cache().set_limits(CacheLimits {
         max_files: 8,
         max_bytes: 100,
     });
@@ -555,7 +563,7 @@ fn sync_after_an_external_rewrite_takes_the_new_content() {
         sm.get_header().unwrap().unwrap().get("cwd"),
         Some(&JsValue::from("/home/dev/projecX"))
     );
-    assert!(!cache::is_warm(&f));
+    assert!(!warm_cache().is_warm(&f));
     assert_eq!(state(&sm), cold_state(&f));
 }
 
@@ -578,7 +586,7 @@ fn sync_publishes_only_verified_rewrites() {
         .unwrap();
     assert!(!sync.verified_write && !sync.stable_read);
     assert_eq!(owner.published().len(), 0);
-    assert!(!cache::is_warm(&f));
+    assert!(!warm_cache().is_warm(&f));
     assert_eq!(
         sm.get_header().unwrap().unwrap().get("cwd"),
         Some(&JsValue::from("/home/dev/project")),
@@ -590,7 +598,7 @@ fn sync_publishes_only_verified_rewrites() {
         .unwrap();
     assert!(sync.verified_write && sync.stable_read);
     assert_eq!(owner.published(), [sync.snapshot.unwrap()]);
-    assert!(cache::is_warm(&f));
+    assert!(warm_cache().is_warm(&f));
     assert_eq!(
         sm.get_cwd(),
         "/home/dev/project",
@@ -791,23 +799,23 @@ fn remember_written_entries_for_other_writers() {
     let f = d.join("s.jsonl");
     let text = file_text(&two_turns());
     plant(&f, &text);
-    let sync = cache::remember_written_entries(&f, Some(text.as_bytes())).unwrap();
+    let sync = session_store::remember_written_entries(&f, Some(text.as_bytes())).unwrap();
     assert!(sync.verified_write && sync.stable_read);
-    assert!(cache::is_warm(&f));
+    assert!(warm_cache().is_warm(&f));
     assert_eq!(
         SessionManager::open(&f, None, None).unwrap().parsed_lines(),
         0
     );
-    let sync = cache::remember_written_entries(&f, None).unwrap();
+    let sync = session_store::remember_written_entries(&f, None).unwrap();
     assert!(!sync.verified_write && sync.stable_read);
-    cache::set_limits(CacheLimits {
+    warm_cache().set_limits(CacheLimits {
         max_files: 8,
         max_bytes: 10,
     });
-    let sync = cache::remember_written_entries(&f, Some(text.as_bytes())).unwrap();
+    let sync = session_store::remember_written_entries(&f, Some(text.as_bytes())).unwrap();
     assert!(!sync.verified_write && !sync.stable_read);
     assert_eq!(sync.snapshot.map(|s| s.size), Some(text.len() as u64));
-    let missing = cache::remember_written_entries(&d.join("none.jsonl"), None).unwrap();
+    let missing = session_store::remember_written_entries(&d.join("none.jsonl"), None).unwrap();
     assert_eq!(missing.snapshot, None);
 }
 
@@ -837,5 +845,5 @@ fn only_current_versions_are_cached() {
         "{\"type\":\"session\",\"id\":\"s1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
     );
     let _ = SessionManager::open_read_only(&g, None).unwrap();
-    assert!(!cache::is_warm(&g));
+    assert!(!warm_cache().is_warm(&g));
 }

@@ -62,9 +62,15 @@ fn managers_default_to_the_file_store() {
     let dir = support::tempdir();
     let sm = session_store::SessionManager::create("/p", Some(dir.path())).unwrap();
     assert_eq!(sm.storage().name(), "file");
-    assert!(sm.storage().as_file_storage().is_some());
+    let files = sm.storage();
+    assert!(files.local_files());
+    assert!(!files.replace_is_fenced());
+    assert!(files.caches().is_some());
     let mem: Arc<dyn Storage> = Arc::new(MemStorage::new());
     let sm = session_store::SessionManager::create_in(mem, "/p", Some(Path::new("/s"))).unwrap();
     assert_eq!(sm.storage().name(), "memory");
-    assert!(sm.storage().as_file_storage().is_none());
+    let mem = sm.storage();
+    assert!(!mem.local_files());
+    assert!(mem.replace_is_fenced());
+    assert!(mem.caches().is_none());
 }

@@ -39,16 +39,16 @@ fn both() -> Vec<(Arc<dyn Storage>, PathBuf, tempfile::TempDir)> {
 /// Deletes a session behind the manager's back ("the file was deleted"): a file removal, or
 /// [`MemStorage::remove`] on the memory store (deletion is not an operation of the trait).
 fn delete(storage: &dyn Storage, mem: Option<&MemStorage>, path: &Path) {
-    match (storage.as_file_storage(), mem) {
-        (Some(_), _) => session_store::io::remove_file(path).unwrap(),
-        (None, Some(m)) => assert!(m.remove(path)),
-        (None, None) => panic!("no way to delete from {}", storage.name()),
+    match (storage.local_files(), mem) {
+        (true, _) => session_store::io::remove_file(path).unwrap(),
+        (false, Some(m)) => assert!(m.remove(path)),
+        (false, None) => panic!("no way to delete from {}", storage.name()),
     }
 }
 
 /// Fails unless a memory run left its temporary directory empty.
 fn assert_untouched(storage: &dyn Storage, tmp: &tempfile::TempDir) {
-    if storage.as_file_storage().is_none() {
+    if !storage.local_files() {
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     }
 }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::oracle::session_info_full_parse;
+use super::oracle_tests::session_info_full_parse;
 use super::{SessionInfo, jsonl_files, list, list_all, session_info, sort_by_modified};
 use crate::io;
 

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use session_format::build;
 use session_format::json::{JsString, JsValue};
 
-use crate::cache;
 use crate::disk::{DiskImage, Verdict};
 use crate::error::{AppendError, Failure};
 use crate::id::{self as ids};
@@ -18,7 +17,8 @@ use crate::rows::{self, MsgShape, Row, RowKind};
 use crate::snapshot::{SessionFileSnapshot, WriteOwner};
 use crate::storage;
 
-use super::{Payload, SessionManager, TailProbe, js_trim_js};
+use super::load;
+use super::{Payload, SessionManager, TailProbe};
 
 impl SessionManager {
     /// `appendEntry`: builds the row (its `parentId` set to the append cursor, written from the
@@ -328,21 +328,30 @@ impl SessionManager {
             && out.after.same_file(&out.before)
             && out.after.size == out.before.size + out.written.len() as u64;
         if self.cache_key.is_none() {
-            self.cache_key = cache::key_in(&*self.storage, path);
+            self.cache_key = load::key_in(&*self.storage, path);
         }
         let key = self.cache_key.as_deref();
         if out.separator || !may_advance {
             // A torn last line was terminated (its entry would no longer equal a fresh
             // load), or the owner refused: the entry goes.
-            cache::invalidate_key(key);
+            load::invalidate_key(&*self.storage, key);
         } else if verified {
-            cache::advance(key, &out.before, out.after, &self.rows[row], &out.written);
+            load::advance(
+                &*self.storage,
+                key,
+                &out.before,
+                out.after,
+                &self.rows[row],
+                &out.written,
+            );
         }
         // Otherwise the entry is stale (its snapshot is not the file's): a later open reads
         // only what was appended after it.
-        if (!verified || out.separator) && self.on_files() {
+        if (!verified || out.separator)
+            && let Some(caches) = self.storage.caches()
+        {
             // The incremental repair must not trust a prefix it has not seen whole.
-            crate::repair::invalidate_repair_cache(path);
+            crate::repair::invalidate_repair_cache_in(&caches.repair, path);
         }
         self.snapshot = Some(out.after);
         // The probe follows this manager's own verified appends (the file is exactly the
@@ -578,7 +587,7 @@ impl SessionManager {
         &mut self,
         name: impl Into<JsString>,
     ) -> Result<String, AppendError> {
-        let trimmed = js_trim_js(&name.into());
+        let trimmed = session_format::js::trim_js_string(&name.into());
         let mut value = build::session_info(&self.base(), "");
         if let Some(o) = value.as_object_mut() {
             o.insert("name", JsValue::String(trimmed));

@@ -55,7 +55,7 @@ impl SessionManager {
             || paths::default_session_dir(cwd),
             std::path::Path::to_path_buf,
         );
-        storage.session_infos(&dir)
+        list::session_infos(storage, &dir)
     }
 
     /// [`SessionManager::list_all`] over the namespaces of `storage` ([`Storage::list_dirs`]
@@ -71,6 +71,6 @@ impl SessionManager {
         sessions_root: Option<&std::path::Path>,
     ) -> Result<Vec<SessionInfo>, ListError> {
         let root = sessions_root.map_or_else(paths::sessions_dir, std::path::Path::to_path_buf);
-        storage.all_session_infos(&root)
+        list::all_session_infos(storage, &root)
     }
 }

@@ -56,7 +56,7 @@ use session_format::ids::{new_entry_id, now_timestamp};
 use session_format::json::{JsObject, JsString, JsValue, SerdeError, to_value};
 use session_format::message::Message;
 
-use crate::cache::{self, Shared};
+use crate::cache::Shared;
 use crate::deep::clone_value;
 use crate::disk::DiskImage;
 use crate::error::{AppendError, Failure, OpenError, ReadError, RowLocation};
@@ -73,8 +73,19 @@ use crate::storage::{FileStorage, Storage};
 
 mod append;
 mod branch;
+mod context;
+mod foreign;
+mod inspect;
 mod list;
+mod load;
 mod open;
+mod prepare;
+mod query;
+
+pub use context::{ContextGap, ContextKind, ContextMessage, ContextModel, SessionContext};
+pub use inspect::ReadOnlyOpen;
+pub use load::remember_written_entries;
+pub use query::{EntryError, EntryRef, SessionTree, TreeNode};
 mod rewrite;
 
 /// A payload the caller hands to an append (`message`, `data`, `details`, `content`): anything
@@ -450,11 +461,6 @@ impl SessionManager {
         &self.storage
     }
 
-    /// True when the storage is the local file store (warm cache, repair cache).
-    fn on_files(&self) -> bool {
-        self.storage.as_file_storage().is_some()
-    }
-
     /// Attaches (or with `None` detaches) the owned write context of the session file
     /// (openclaw-jsonl.md §3.4): when it names this manager's file, each append first asks it
     /// whether the warm cache may advance ([`WriteOwner::can_advance_cache`]), and every
@@ -517,7 +523,7 @@ impl SessionManager {
         let file = self.session_file.as_ref()?;
         let theirs = owner.session_file()?;
         let same = paths::resolve(&theirs) == *file
-            || (self.on_files()
+            || (self.storage.local_files()
                 && snapshot::canonical(&theirs).is_some_and(|t| {
                     self.cache_key.clone().or_else(|| snapshot::canonical(file)) == Some(t)
                 }));
@@ -529,7 +535,7 @@ impl SessionManager {
         if let Some(o) = owner
             && !o.publish_snapshot(snapshot)
         {
-            cache::invalidate_key(self.cache_key.as_deref());
+            load::invalidate_key(&*self.storage, self.cache_key.as_deref());
         }
     }
 
@@ -602,53 +608,6 @@ impl SessionManager {
 /// changed the session in between).
 pub const FENCED_REWRITE_ATTEMPTS: u32 = 8;
 
-fn is_js_space(cp: u32) -> bool {
-    matches!(
-        cp,
-        0x09..=0x0D
-            | 0x20
-            | 0xA0
-            | 0x1680
-            | 0x2000..=0x200A
-            | 0x2028
-            | 0x2029
-            | 0x202F
-            | 0x205F
-            | 0x3000
-            | 0xFEFF
-    )
-}
-
-/// JavaScript `String.prototype.trim` on a JavaScript string (lone surrogates kept).
-pub(crate) fn js_trim_js(s: &JsString) -> JsString {
-    let cps: Vec<u32> = s.code_points().collect();
-    let start = cps
-        .iter()
-        .position(|&c| !is_js_space(c))
-        .unwrap_or(cps.len());
-    let end = cps
-        .iter()
-        .rposition(|&c| !is_js_space(c))
-        .map_or(start, |e| e + 1);
-    let mut units: Vec<u16> = Vec::with_capacity(end - start);
-    for &cp in &cps[start..end] {
-        if cp >= 0x10000 {
-            let v = cp - 0x10000;
-            units.push(0xD800 + (v >> 10) as u16);
-            units.push(0xDC00 + (v & 0x3FF) as u16);
-        } else {
-            units.push(cp as u16);
-        }
-    }
-    JsString::from_utf16(&units)
-}
-
-/// JavaScript `String.prototype.trim`.
-pub(crate) fn js_trim(s: &str) -> String {
-    let b = session_format::line::trim_js_end(session_format::line::trim_js_start(s.as_bytes()));
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn ensure_dir(storage: &dyn Storage, dir: &Path) -> Result<(), OpenError> {
     storage
         .ensure_dir(dir)
@@ -658,26 +617,9 @@ fn ensure_dir(storage: &dyn Storage, dir: &Path) -> Result<(), OpenError> {
         })
 }
 
-/// A string field of a row (the header's `id` or `cwd`).
-pub(crate) fn header_string(row: &Row, buf: &[u8], key: &str) -> Option<String> {
-    row.value(buf)
-        .ok()?
-        .get(key)?
-        .as_str_lossy()
-        .map(|s| s.into_owned())
-}
-
 /// A file's first line, `\n` included, at most its first 4 KiB.
 fn first_line(bytes: &[u8]) -> Arc<[u8]> {
     let head = &bytes[..bytes.len().min(4096)];
     let end = memchr::memchr(b'\n', head).map_or(head.len(), |i| i + 1);
     Arc::from(&head[..end])
-}
-
-/// A string field of a row, exactly (the header's `cwd`).
-pub(crate) fn header_js_string(row: &Row, buf: &[u8], key: &str) -> Option<JsString> {
-    match row.value(buf).ok()?.as_object_mut()?.remove(key)? {
-        JsValue::String(s) => Some(s),
-        _ => None,
-    }
 }

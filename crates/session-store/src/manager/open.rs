@@ -10,7 +10,7 @@ use session_format::build;
 use session_format::ids::{corrupt_backup_name, new_session_id, now_timestamp, session_file_name};
 use session_format::json::{EnvelopeScanner, Field, JsString, JsValue};
 
-use crate::cache::{self, Fetched, Pristine, Shared, Warm};
+use crate::cache::{Parsed, Pristine, Shared, Warm};
 use crate::disk::DiskImage;
 use crate::error::{Failure, OpenError};
 use crate::id::Id;
@@ -22,10 +22,9 @@ use crate::paths;
 use crate::rows::{self, Row, RowKind};
 use crate::storage::{self, FileStorage, Storage};
 
-use super::{
-    NewSessionOptions, OpenParams, SessionManager, ensure_dir, first_line, header_js_string,
-    header_string,
-};
+use super::load::{self, Fetched};
+use super::{NewSessionOptions, OpenParams, SessionManager, ensure_dir, first_line};
+use crate::rows::header_string;
 
 impl SessionManager {
     // ------------------------------------------------------------------------------------
@@ -102,7 +101,7 @@ impl SessionManager {
     ///
     /// Unparseable lines elsewhere are kept in place and re-emitted verbatim on rewrites.
     ///
-    /// The file is loaded with stat-read-stat (up to three attempts) through the process-wide
+    /// The file is loaded with stat-read-stat (up to three attempts) through the storage's
     /// warm cache ([`crate::cache`]): a file the cache holds unchanged is not read or parsed
     /// again, and a file that only grew since (another writer appended) has only its new
     /// lines read ([`SessionManager::parsed_lines`] counts what was parsed).
@@ -134,7 +133,7 @@ impl SessionManager {
             .session_dir
             .clone()
             .unwrap_or_else(|| abs.parent().map(Path::to_path_buf).unwrap_or_default());
-        let fetch = cache::fetch(&*storage, &abs)?;
+        let fetch = load::fetch(&*storage, &abs)?;
         let cwd_of = |header_cwd: Option<JsString>| {
             params
                 .cwd_override
@@ -154,7 +153,7 @@ impl SessionManager {
             Fetched::Missing => {
                 let mut sm = blank(cwd_of(None));
                 ensure_dir(&*storage, &dir)?;
-                sm.set_loaded(abs, None, None, true)?;
+                sm.set_loaded(abs, None, true)?;
                 Ok(sm)
             }
             Fetched::Warm { state, scanned } => {
@@ -165,16 +164,14 @@ impl SessionManager {
                 Ok(sm)
             }
             Fetched::Cold { buf, snapshot } => {
-                let loaded = rows::load(&buf);
-                let header_cwd = loaded
-                    .header
-                    .and_then(|h| header_js_string(&loaded.rows[h], &buf, "cwd"));
+                let parsed = Parsed::of(&abs, &buf);
+                let header_cwd = parsed.header_cwd.clone();
                 let mut sm = blank(cwd_of(header_cwd.clone()));
                 ensure_dir(&*storage, &dir)?;
-                sm.parsed_lines += loaded.scanned;
+                sm.parsed_lines += parsed.scanned;
                 sm.snapshot = Some(snapshot);
                 sm.cache_key = fetch.key;
-                if sm.set_loaded(abs, Some(buf), Some(loaded), true)? {
+                if sm.set_loaded(abs, Some((buf, parsed)), true)? {
                     let warm = Warm::from_parts(Pristine {
                         snapshot,
                         buf: Arc::clone(&sm.buf),
@@ -185,7 +182,7 @@ impl SessionManager {
                         header_cwd,
                         report: sm.load_report.clone(),
                     });
-                    cache::store(sm.cache_key.as_deref(), warm);
+                    load::store(&*storage, sm.cache_key.as_deref(), warm);
                 }
                 Ok(sm)
             }
@@ -239,7 +236,7 @@ impl SessionManager {
     ) -> Result<Self, OpenError> {
         let dir = session_dir.map_or_else(|| paths::default_session_dir(cwd), Path::to_path_buf);
         ensure_dir(&*storage, &dir)?;
-        match storage.most_recent_session(&dir) {
+        match crate::list::most_recent_session(&*storage, &dir) {
             Some(path) => Self::open_in(
                 storage,
                 &path,
@@ -253,14 +250,14 @@ impl SessionManager {
         }
     }
 
-    /// Loads `buf` (the file's bytes, `None` when missing) into this manager; `write` allows
-    /// the repair writes of a writable open. Returns true when the state is the file exactly
-    /// as read (a readable header, nothing migrated, recovered or rewritten).
+    /// Loads the file's bytes and what [`Parsed::of`] read in them (`None` when the file is
+    /// missing) into this manager; `write` allows the repair writes of a writable open.
+    /// Returns true when the state is the file exactly as read (a readable header, nothing
+    /// migrated, recovered or rewritten).
     pub(crate) fn set_loaded(
         &mut self,
         abs: PathBuf,
-        buf: Option<Vec<u8>>,
-        loaded: Option<rows::Loaded>,
+        loaded: Option<(Vec<u8>, Parsed)>,
         write: bool,
     ) -> Result<bool, OpenError> {
         self.session_file = Some(abs.clone());
@@ -268,7 +265,7 @@ impl SessionManager {
         self.conflict_backups.clear();
         self.adopted_lines = 0;
         (self.foreign_since, self.pinned) = (None, false);
-        let (Some(buf), Some(loaded)) = (buf, loaded) else {
+        let Some((buf, loaded)) = loaded else {
             self.new_fresh_session();
             self.session_file = Some(abs.clone());
             self.load_report = OpenReport {
@@ -277,7 +274,7 @@ impl SessionManager {
             };
             return Ok(false);
         };
-        self.load_report = crate::inspect::file_report(&abs, &buf, &loaded);
+        self.load_report = loaded.report;
         self.disk = DiskImage::read(&buf);
         self.first_line = first_line(&buf);
         self.held = 0;
@@ -287,9 +284,12 @@ impl SessionManager {
             Some(h) => {
                 self.rows = loaded.rows.into();
                 self.header = Some(h);
-                self.session_id = header_string(&self.rows[h], &self.buf, "id").unwrap_or_default();
+                self.session_id = loaded.session_id;
+                self.ix = loaded.ix.into();
                 let migrated = self.migrate()?;
-                self.rebuild();
+                if migrated {
+                    self.rebuild();
+                }
                 if migrated && write {
                     self.rewrite()?;
                 }
@@ -541,9 +541,9 @@ impl SessionManager {
                 self.parsed_lines += scanned;
             }
             Fetched::Cold { buf, snapshot } => {
-                let loaded = rows::load(&buf);
-                self.parsed_lines += loaded.scanned;
-                self.set_loaded(path, Some(buf), Some(loaded), false)?;
+                let parsed = Parsed::of(&path, &buf);
+                self.parsed_lines += parsed.scanned;
+                self.set_loaded(path, Some((buf, parsed)), false)?;
                 self.snapshot = Some(snapshot);
                 self.cache_key = key;
             }

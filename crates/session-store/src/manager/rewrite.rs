@@ -9,7 +9,7 @@ use session_format::entry::EntryType;
 use session_format::ids::now_timestamp;
 use session_format::json::JsValue;
 
-use crate::cache::{self, Fetched};
+use super::load::{self, Fetched};
 use crate::disk::{DiskImage, Verdict};
 use crate::error::{AppendError, Failure, OpenError, RemoveError};
 use crate::id::{self as ids, Id};
@@ -302,16 +302,16 @@ impl SessionManager {
             });
         };
         let r =
-            cache::reread(&*self.storage, &path, expected).map_err(|source| OpenError::Read {
+            load::reread(&*self.storage, &path, expected).map_err(|source| OpenError::Read {
                 path: path.clone(),
                 source,
             })?;
         self.parsed_lines += r.scanned;
-        self.cache_key = cache::key_in(&*self.storage, &path);
+        self.cache_key = load::key_in(&*self.storage, &path);
         let over_cap = r
             .sync
             .snapshot
-            .is_some_and(|s| s.size > cache::limits().max_bytes);
+            .is_some_and(|s| s.size > load::limits(&*self.storage).max_bytes);
         if r.sync.stable_read {
             match (r.state, r.bytes, r.sync.snapshot) {
                 (Some(w), _, _) => self.reload(
@@ -333,7 +333,7 @@ impl SessionManager {
                 }
             }
         } else if over_cap {
-            let fetch = cache::fetch(&*self.storage, &path)?;
+            let fetch = load::fetch(&*self.storage, &path)?;
             self.reload(path, fetch.fetched)?;
         } else {
             self.snapshot = r.sync.snapshot;
@@ -457,7 +457,7 @@ impl SessionManager {
             return Ok(());
         };
         for _ in 0..FENCED_REWRITE_ATTEMPTS {
-            let (current, expected) = if self.on_files() {
+            let (current, expected) = if !self.storage.replace_is_fenced() {
                 // The file store's replace is not fenced (the write lock serialises full
                 // rewrites, D11 checks the bytes): it needs the bytes only, and never refuses.
                 match self.storage.read_all(&path) {
@@ -500,7 +500,9 @@ impl SessionManager {
             match replaced {
                 storage::Replace::Done => {
                     // The incremental repair must not trust the prefix it saw before.
-                    crate::repair::invalidate_repair_cache(&path);
+                    if let Some(caches) = self.storage.caches() {
+                        crate::repair::invalidate_repair_cache_in(&caches.repair, &path);
+                    }
                     self.full_write_done(&path, &bytes);
                     return Ok(());
                 }
@@ -572,9 +574,9 @@ impl SessionManager {
     /// (parsed once more, unless over the cache's byte cap) and its snapshot published to the
     /// owner. The manager's snapshot becomes the file's.
     fn after_full_write(&mut self, path: &Path, bytes: &[u8]) {
-        self.cache_key = cache::key_in(&*self.storage, path);
+        self.cache_key = load::key_in(&*self.storage, path);
         self.first_line = first_line(bytes);
-        match cache::reread(&*self.storage, path, Some(bytes)) {
+        match load::reread(&*self.storage, path, Some(bytes)) {
             Ok(r) => {
                 self.parsed_lines += r.scanned;
                 self.snapshot = r.sync.snapshot;
@@ -586,7 +588,7 @@ impl SessionManager {
                 }
             }
             Err(_) => {
-                cache::invalidate_key(self.cache_key.as_deref());
+                load::invalidate_key(&*self.storage, self.cache_key.as_deref());
                 self.snapshot = self.storage.stat(path).ok().flatten();
             }
         }

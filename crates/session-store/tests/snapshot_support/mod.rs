@@ -9,8 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use session_format::json::to_json_string;
-use session_store::cache::{self, CacheLimits};
+use session_store::cache::CacheLimits;
 use session_store::{SessionFileSnapshot, SessionManager, WriteOwner};
+
+/// The warm cache of the process-wide file store (the one the default managers use).
+fn warm_cache() -> &'static session_store::cache::WarmCache {
+    session_store::FileStorage::process_wide().warm_cache()
+}
 
 static LOCK: Mutex<()> = Mutex::new(());
 
@@ -18,8 +23,8 @@ static LOCK: Mutex<()> = Mutex::new(());
 /// with an empty cache and the default limits.
 pub fn serial() -> MutexGuard<'static, ()> {
     let guard = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    cache::set_limits(CacheLimits::default());
-    cache::clear();
+    warm_cache().set_limits(CacheLimits::default());
+    warm_cache().clear();
     guard
 }
 

@@ -24,11 +24,11 @@
 use session_format::entry::EntryType;
 use session_format::json::{JsObject, JsValue};
 
+use super::SessionManager;
 use crate::deep::{clone_value, take};
 use crate::error::{ContextError, ReadError, RowLocation};
 use crate::id::Id;
-use crate::manager::SessionManager;
-use crate::query::EntryRef;
+use crate::manager::EntryRef;
 use crate::rows::MsgShape;
 
 /// What produced a context message.

@@ -3,15 +3,13 @@
 //! file and the session down to the header. The case logic itself lives in
 //! `agent_session::prepare`.
 
-use std::path::Path;
-
-use session_format::json::JsValue;
-
-use crate::cache;
 use crate::disk::DiskImage;
 use crate::error::{AppendError, Failure, ReadError};
-use crate::manager::SessionManager;
 use crate::rows::RowKind;
+use session_format::json::JsValue;
+use std::path::Path;
+
+use super::SessionManager;
 
 impl SessionManager {
     /// Sets the header's `id` and `cwd` and this manager's session id and cwd, in memory only
@@ -89,9 +87,9 @@ impl SessionManager {
         self.disk = DiskImage::known(b"");
         self.snapshot = self.storage.stat(&path).ok().flatten();
         self.first_line = std::sync::Arc::from(&[][..]);
-        cache::invalidate_key(self.cache_key.as_deref());
-        if self.storage.as_file_storage().is_some() {
-            cache::invalidate(&path);
+        super::load::invalidate_key(&*self.storage, self.cache_key.as_deref());
+        if let Some(caches) = self.storage.caches() {
+            caches.warm.invalidate(&path);
         }
         Ok(())
     }

@@ -4,13 +4,12 @@
 use std::path::Path;
 
 use session_format::entry::EntryType;
+use session_format::js::{self, date_of as js_date_of};
 use session_format::json::{JsValue, ValueKind};
 use session_format::line::{LineContent, LineReader};
 
 use super::{SessionInfo, mtime_ms, push_join_element, text_of, time_clip};
 use crate::io;
-use crate::manager::js_trim;
-use crate::query::js_date_of;
 
 /// `session_info` as it was before the targeted scan (every row parsed in full), with the
 /// `allMessagesText` it built; the count of messages with each id once is the store's (a
@@ -46,7 +45,7 @@ pub(super) fn session_info_full_parse(path: &Path) -> Option<(SessionInfo, Strin
             name = match v.get("name") {
                 None | Some(JsValue::Null) => None,
                 Some(JsValue::String(s)) => {
-                    Some(js_trim(&s.to_str_lossy())).filter(|n| !n.is_empty())
+                    Some(js::trim(&s.to_str_lossy()).to_owned()).filter(|n| !n.is_empty())
                 }
                 Some(_) => return None,
             };

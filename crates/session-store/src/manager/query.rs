@@ -5,13 +5,14 @@
 use std::collections::HashMap;
 
 use session_format::entry::{Entry, EntryType};
+use session_format::js;
 use session_format::json::{EnvelopeScanner, Field, JsString, JsValue, SerdeError};
 
+use super::SessionManager;
 use crate::deep::clone_value;
 use crate::error::{NameError, ReadError, RowLocation};
 use crate::id::Id;
 use crate::index::{ChildKey, NO_ROW, ParentStep, Resolved, Set};
-use crate::manager::{SessionManager, js_trim_js};
 use crate::rows::{EntryMeta, RowKind};
 
 /// A borrowed view of one entry row. Cheap to copy; the row is parsed only by
@@ -81,21 +82,21 @@ impl<'a> EntryRef<'a> {
         }
     }
 
-    /// `js_date_of` of the row's top-level `timestamp`, read with the envelope scanner (a full
+    /// [`js::date_of`] of the row's top-level `timestamp`, read with the envelope scanner (a full
     /// parse only when the value is not a string or `null`, or the row is too deep to parse, so
     /// the result is what a full parse gives).
     pub(crate) fn timestamp_key(&self) -> f64 {
         let Some(row) = self.sm.rows.get(self.row) else {
-            return js_date_of(None);
+            return js::date_of(None);
         };
         let mut scanner = EnvelopeScanner::new();
         match scanner.top_level_field(row.json(&self.sm.buf), b"timestamp") {
-            Ok(Field::Absent) => js_date_of(None),
-            Ok(Field::Null) => js_date_of(Some(&JsValue::Null)),
-            Ok(Field::Str(s)) => js_date_of(Some(&JsValue::String(s.to_js_string()))),
+            Ok(Field::Absent) => js::date_of(None),
+            Ok(Field::Null) => js::date_of(Some(&JsValue::Null)),
+            Ok(Field::Str(s)) => js::date_of(Some(&JsValue::String(s.to_js_string()))),
             Ok(Field::Other) | Err(_) => {
                 let v = self.raw_value().ok();
-                js_date_of(v.as_ref().and_then(|v| v.get("timestamp")))
+                js::date_of(v.as_ref().and_then(|v| v.get("timestamp")))
             }
         }
     }
@@ -306,75 +307,6 @@ impl SessionTree<'_> {
     }
 }
 
-/// `new Date(value).getTime()` for a row's `timestamp`.
-pub(crate) fn js_date_of(v: Option<&JsValue>) -> f64 {
-    match v {
-        Some(JsValue::String(s)) => {
-            session_format::time::parse_js_date(&s.to_str_lossy()).map_or(f64::NAN, |ms| ms as f64)
-        }
-        Some(JsValue::Number(n)) if n.abs() <= 8.64e15 => n.trunc(),
-        Some(JsValue::Null) => 0.0,
-        Some(JsValue::Bool(b)) => f64::from(u8::from(*b)),
-        _ => f64::NAN,
-    }
-}
-
-/// Sorts `items` by `key` ascending the way V8's `Array.prototype.sort` does with the
-/// comparator `a - b` (stable; a NaN difference counts as "equal", so rows with invalid
-/// timestamps stay where the insertion sort leaves them).
-pub(crate) fn js_sort_by_key<T: Copy>(items: &mut [T], key: impl Fn(&T) -> f64) {
-    let n = items.len();
-    if n < 2 {
-        return;
-    }
-    let keys: Vec<f64> = items.iter().map(&key).collect();
-    if keys.iter().all(|k| !k.is_nan()) {
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| keys[a].total_cmp(&keys[b]));
-        apply_order(items, &order);
-        return;
-    }
-    // V8 TimSort on a short array: one run (counted, reversed when strictly descending), then
-    // binary insertion of the rest.
-    let cmp = |a: f64, b: f64| -> f64 {
-        let d = a - b;
-        if d.is_nan() { 0.0 } else { d }
-    };
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut run = 2;
-    let descending = cmp(keys[order[1]], keys[order[0]]) < 0.0;
-    while run < n {
-        let o = cmp(keys[order[run]], keys[order[run - 1]]);
-        if (descending && o >= 0.0) || (!descending && o < 0.0) {
-            break;
-        }
-        run += 1;
-    }
-    if descending {
-        order[..run].reverse();
-    }
-    for start in run..n {
-        let pivot = order[start];
-        let (mut left, mut right) = (0, start);
-        while left < right {
-            let mid = left + ((right - left) >> 1);
-            if cmp(keys[pivot], keys[order[mid]]) < 0.0 {
-                right = mid;
-            } else {
-                left = mid + 1;
-            }
-        }
-        order.copy_within(left..start, left + 1);
-        order[left] = pivot;
-    }
-    apply_order(items, &order);
-}
-
-fn apply_order<T: Copy>(items: &mut [T], order: &[usize]) {
-    let sorted: Vec<T> = order.iter().map(|&i| items[i]).collect();
-    items.copy_from_slice(&sorted);
-}
-
 impl SessionManager {
     /// The entry with this id (the last row carrying it), or `None`.
     pub fn get_entry(&self, id: &str) -> Option<EntryRef<'_>> {
@@ -578,7 +510,7 @@ impl SessionManager {
         match value.get("name") {
             None | Some(JsValue::Null) => Ok(None),
             Some(JsValue::String(s)) => {
-                let t = js_trim_js(s);
+                let t = js::trim_js_string(s);
                 Ok((!t.is_empty()).then_some(t))
             }
             Some(_) => Err(NameError::NonStringName {
@@ -709,7 +641,7 @@ impl SessionManager {
         }
         for (k, mut kids) in children.into_iter().enumerate() {
             // Only lists of two or more need timestamps (and thus a parse of each child).
-            js_sort_by_key(&mut kids, |&c| nodes[c].entry.timestamp_key());
+            js::sort_by_key(&mut kids, |&c| nodes[c].entry.timestamp_key());
             nodes[k].children = kids;
         }
         SessionTree { nodes, roots }
