@@ -269,8 +269,12 @@ fn run_ours(script: &Path) -> Result<String> {
         .tempdir()
         .context("creating a temporary directory")?;
     let canonical = std::fs::canonicalize(dir.path())?;
-    session_store::replay::run_script_normalized(&bytes, &canonical)
-        .with_context(|| format!("running {} through session_store::replay", script.display()))
+    session_store::replay::run_script_normalized(
+        session_store::FileStorage::shared(),
+        &bytes,
+        &canonical,
+    )
+    .with_context(|| format!("running {} through session_store::replay", script.display()))
 }
 
 /// Spawns `cmd` in its own process group, collects stdout, and kills the whole group after

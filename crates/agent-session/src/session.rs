@@ -642,7 +642,7 @@ impl AgentSession {
         }
         let summary = summary_text(&prep, &strategy)?;
         let details = prep.file_ops.file_lists().to_value();
-        let entry_id = self.sm.append_compaction_js(
+        let entry_id = self.sm.append_compaction(
             &summary,
             &prep.first_kept_entry_id,
             prep.tokens_before,

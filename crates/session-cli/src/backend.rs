@@ -334,24 +334,21 @@ impl RedisBackend {
         Some((s.size, (s.mtime_ns / 1_000_000) as f64))
     }
 
-    /// `SessionManager::open_read_only_in` this store.
+    /// `SessionManager::open_read_only` in this store ([`Sessions::open_read_only`](session_store::Sessions::open_read_only)).
     ///
     /// # Errors
-    /// As [`SessionManager::open_read_only_in`].
+    /// As [`Sessions::open_read_only`](session_store::Sessions::open_read_only).
     pub(crate) fn open_read_only(&self, path: &Path) -> anyhow::Result<ReadOnlyOpen> {
-        Ok(SessionManager::open_read_only_in(
-            Arc::clone(&self.shared),
-            path,
-            None,
-        )?)
+        Ok(SessionManager::on(Arc::clone(&self.shared)).open_read_only(path, None)?)
     }
 
-    /// `SessionInfo` of every listable session directly in namespace `dir` (`list_in`).
+    /// `SessionInfo` of every listable session directly in namespace `dir` (`Sessions::list`).
     ///
     /// # Errors
     /// The namespace cannot be listed.
     pub(crate) fn infos(&self, dir: &Path) -> anyhow::Result<Vec<SessionInfo>> {
-        SessionManager::list_in(&*self.shared, "", Some(dir))
+        SessionManager::on(Arc::clone(&self.shared))
+            .list("", Some(dir))
             .with_context(|| format!("cannot list {} in {}", text::path(dir), self.describe()))
     }
 }

@@ -528,7 +528,7 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         .append_label_change(&dead_end, Some("dead end"))?;
     // Back to the two options, with a summary of the abandoned branch.
     agent.session_manager_mut().branch_with_summary(
-        Some(&options),
+        Some((&options).into()),
         "Tried Cervejaria Ramiro at 21:30; it was fully booked, so we went back to the list.",
         None,
         Some(false),
@@ -563,7 +563,7 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
     )))?;
     let first_kept_type = agent
         .session_manager()
-        .get_entry(&compaction.first_kept_entry_id.to_str_lossy())
+        .get_entry(&*compaction.first_kept_entry_id.to_str_lossy())
         .and_then(|e| e.value().ok())
         .and_then(|v| {
             v.get("type")

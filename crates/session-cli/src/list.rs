@@ -3,7 +3,7 @@
 //! when they are regular files; a progress bar appears on a terminal when scanning takes more
 //! than 300 ms; files that cannot be read or are not sessions are reported, not dropped. With a
 //! Redis backend the same sessions are read from the store's namespaces ([`crate::backend`]),
-//! one `list_in` per namespace.
+//! one `Sessions::list` per namespace.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -324,7 +324,7 @@ fn redis_skip_reason(r: &RedisBackend, path: &Path) -> String {
     }
 }
 
-/// [`scan_all`] for a Redis backend: one `list_in` per namespace (each session read once),
+/// [`scan_all`] for a Redis backend: one `Sessions::list` per namespace (each session read once),
 /// then the size and change time of each listed session.
 fn scan_redis(r: &RedisBackend, cands: &[Candidate]) -> Vec<Scan> {
     let dirs: BTreeSet<&Path> = cands.iter().filter_map(|c| c.path.parent()).collect();

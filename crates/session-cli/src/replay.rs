@@ -27,8 +27,12 @@ pub(crate) fn run(script: &Path, out: &mut Output) -> anyhow::Result<()> {
         .prefix("sessions-replay-")
         .tempdir()
         .context("cannot create a temporary directory")?;
-    let text = session_store::replay::run_script_normalized(&bytes, dir.path())
-        .with_context(|| format!("cannot run op-script {}", script.display()))?;
+    let text = session_store::replay::run_script_normalized(
+        session_store::FileStorage::shared(),
+        &bytes,
+        dir.path(),
+    )
+    .with_context(|| format!("cannot run op-script {}", script.display()))?;
     out.write_str(&text)?;
     Ok(())
 }

@@ -12,7 +12,7 @@
 //!   `SET NX PX` + catch-up + release of `set_write_lock` around each append), a fresh session
 //!   every 10,000 appends; `redis/append/file_buffered` the same on the file store
 //!   (`Durability::Buffer`);
-//! - `redis/open/{redis,file}_10k`: `SessionManager::open_in` of a 10,000-entry session
+//! - `redis/open/{redis,file}_10k`: `SessionManager::on(storage).open_with` of a 10,000-entry session
 //!   (~4.6 MB, alternating user/assistant messages): one read script and the index build; the
 //!   file store's open with an empty warm cache.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A measuring tool: fail loudly.
@@ -51,7 +51,9 @@ fn assistant(text: &str) -> JsValue {
 
 /// A flushed session (header, user, assistant) at a fresh path of `storage` in `dir`.
 fn flushed_session(storage: Arc<dyn Storage>, dir: &Path) -> SessionManager {
-    let mut sm = SessionManager::create_in(storage, "/home/dev/project", Some(dir)).unwrap();
+    let mut sm = SessionManager::on(storage)
+        .create("/home/dev/project", Some(dir))
+        .unwrap();
     sm.append_message(user("hi")).unwrap();
     sm.append_message(assistant("hello")).unwrap();
     assert!(sm.is_flushed());
@@ -132,8 +134,9 @@ fn bench_redis(c: &mut Criterion) {
     g.sample_size(30);
     g.bench_function("redis_10k", |b| {
         b.iter(|| {
-            let sm =
-                SessionManager::open_in(redis.clone(), &on_redis, &OpenParams::default()).unwrap();
+            let sm = SessionManager::on(redis.clone())
+                .open_with(&on_redis, &OpenParams::default())
+                .unwrap();
             assert_eq!(sm.get_entries().count(), ENTRIES);
             black_box(sm)
         });

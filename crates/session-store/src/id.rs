@@ -127,3 +127,74 @@ impl fmt::Debug for Id {
 pub(crate) fn opt_value(id: Option<&Id>) -> JsValue {
     id.map_or(JsValue::Null, Id::to_value)
 }
+
+/// An entry id as a caller passes it to the manager (`branch`, `get_entry`, `get_branch`,
+/// `append_label_change`, `append_compaction`'s `firstKeptEntryId`, …): either well-formed text
+/// (`&str`, `&String`) or any JavaScript string exactly as a file holds it (`&JsString`, lone
+/// surrogates included). Both convert with `.into()`, so a method taking
+/// `impl Into<EntryId<'a>>` accepts either, and an optional id is `Option<EntryId<'a>>`
+/// (`Some("id".into())`, `None`). The manager looks ids up and writes them back by their WTF-8
+/// bytes, so an id read from a file and passed back as its `JsString` names the same entry
+/// byte for byte (openclaw-jsonl.md §1.3 ids; the lossy `&str` view of such an id does not).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct EntryId<'a>(Repr<'a>);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Repr<'a> {
+    Text(&'a str),
+    Js(&'a JsString),
+}
+
+impl<'a> EntryId<'a> {
+    /// The id's WTF-8 bytes (its UTF-8 bytes when it holds no lone surrogate): what the
+    /// indexes are keyed by.
+    pub fn as_wtf8(&self) -> &'a [u8] {
+        match self.0 {
+            Repr::Text(s) => s.as_bytes(),
+            Repr::Js(js) => js.as_wtf8(),
+        }
+    }
+
+    /// The id as an owned [`JsString`] (exact).
+    pub fn to_js_string(&self) -> JsString {
+        match self.0 {
+            Repr::Text(s) => JsString::from(s),
+            Repr::Js(js) => js.clone(),
+        }
+    }
+
+    /// The id as the indexes hold ids.
+    pub(crate) fn to_id(self) -> Id {
+        match self.0 {
+            Repr::Text(s) => Id::from(s),
+            Repr::Js(js) => Id::new(js.clone()),
+        }
+    }
+}
+
+impl<'a> From<&'a str> for EntryId<'a> {
+    fn from(s: &'a str) -> Self {
+        EntryId(Repr::Text(s))
+    }
+}
+
+impl<'a> From<&'a String> for EntryId<'a> {
+    fn from(s: &'a String) -> Self {
+        EntryId(Repr::Text(s))
+    }
+}
+
+impl<'a> From<&'a JsString> for EntryId<'a> {
+    fn from(js: &'a JsString) -> Self {
+        EntryId(Repr::Js(js))
+    }
+}
+
+impl fmt::Debug for EntryId<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Repr::Text(s) => fmt::Debug::fmt(s, f),
+            Repr::Js(js) => fmt::Debug::fmt(js, f),
+        }
+    }
+}

@@ -29,6 +29,39 @@
 //! assert_eq!(ctx.messages.len(), 1);
 //! # let _ = id; Ok(()) }
 //! ```
+//!
+//! ## Storage and ids
+//!
+//! The factories and listings are spelled as OpenClaw spells them and use the process-wide
+//! file store ([`FileStorage::shared`]): `SessionManager::create(cwd, dir)`,
+//! `open(path, dir, cwd)`, `open_with`, `open_locked`, `continue_recent`, `fork_from`,
+//! `open_read_only`, `list`, `list_all`. [`SessionManager::on`]`(storage)` gives a
+//! [`Sessions`] handle with the same methods over any [`Storage`] (memory, Redis, a
+//! fault-injecting store); every manager it makes keeps that storage for all its reads,
+//! writes and write locks.
+//!
+//! A method that takes an entry id (`branch`, `get_entry`, `get_branch`,
+//! `create_branched_session`, `append_label_change`, `append_compaction`'s
+//! `firstKeptEntryId`, …) takes an [`EntryId`]: a `&str`, or a `&JsString` for an id exactly
+//! as a file holds it (a lone surrogate included), matched and written back byte for byte.
+//! Getters return the lossy `&str` (`id`, `get_leaf_id`) or the exact `JsString` (`id_js`,
+//! `get_leaf_id_js`).
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use session_format::json::{JsString, parse_value};
+//! use session_store::{MemStorage, SessionManager};
+//!
+//! let sessions = SessionManager::on(Arc::new(MemStorage::new()));
+//! let mut sm = sessions.create("/home/dev/project", Some(std::path::Path::new("/s")))?;
+//! let q = sm.append_message(parse_value(br#"{"role":"user","content":"q","timestamp":1}"#)?)?;
+//! let exact: JsString = sm.get_entry(&q).and_then(|e| e.id_js().cloned()).unwrap();
+//! sm.branch(&exact)?; // the exact id, as read back
+//! sm.branch(&q)?; // the same entry as text
+//! assert_eq!(sm.get_branch(Some((&exact).into())).len(), 1);
+//! # Ok(()) }
+//! ```
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -65,11 +98,13 @@ pub use error::{
     NameError, OpenError, ReadError, RemoveError, RowLocation, WriteFailure,
 };
 pub use foreign::ForeignAppendPolicy;
+pub use id::EntryId;
 pub use identity::{FileIdentity, OutsideStore};
 pub use inspect::OpenReport;
 pub use io::Durability;
 pub use list::SessionInfo;
 pub use lock::{LockError, LockOptions, SessionWriteLock, WriteLockGuard};
+pub use manager::Sessions;
 pub use manager::{
     ContextGap, ContextKind, ContextMessage, ContextModel, EntryError, EntryRef, NewSessionOptions,
     OpenParams, Payload, ReadOnlyOpen, SessionContext, SessionManager, SessionTree, TreeNode,

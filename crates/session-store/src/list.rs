@@ -104,17 +104,9 @@ impl SessionInfo {
         self.messages_text_of(read)
     }
 
-    /// [`SessionInfo::all_messages_text`] of a session listed from `storage` (read again with
-    /// [`crate::Storage::read_all`]).
-    ///
-    /// # Errors
-    /// As [`SessionInfo::all_messages_text`].
-    pub fn all_messages_text_in(&self, storage: &dyn Storage) -> Result<String, MessagesTextError> {
-        self.messages_text_of(storage.read_all(&self.path))
-    }
-
-    /// The `allMessagesText` of the bytes read again for this session.
-    fn messages_text_of(
+    /// The `allMessagesText` of the bytes read again for this session (also
+    /// [`crate::Sessions::all_messages_text`]).
+    pub(crate) fn messages_text_of(
         &self,
         read: std::io::Result<Vec<u8>>,
     ) -> Result<String, MessagesTextError> {

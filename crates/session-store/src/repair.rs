@@ -325,14 +325,16 @@ fn remember(file: &Path, state: CachedRepair) {
 /// whitespace, resolved like `path.resolve`, then to its canonical file; a blank path does
 /// nothing). Call it after any rewrite of the file or any append that was not verified.
 pub fn invalidate_repair_cache(session_file: &Path) {
-    invalidate_repair_cache_in(repair_cache(), session_file);
+    repair_cache().invalidate(session_file);
 }
 
-/// [`invalidate_repair_cache`] in the repair cache of one file store
-/// ([`FileStorage::repair_cache`]).
-pub fn invalidate_repair_cache_in(cache: &RepairCache, session_file: &Path) {
-    if let Some(input) = trimmed_input(session_file) {
-        cache.forget(&cache_key(&paths::resolve(&input)));
+impl RepairCache {
+    /// [`invalidate_repair_cache`] in this repair cache (the one of a file store,
+    /// [`FileStorage::repair_cache`]).
+    pub fn invalidate(&self, session_file: &Path) {
+        if let Some(input) = trimmed_input(session_file) {
+            self.forget(&cache_key(&paths::resolve(&input)));
+        }
     }
 }
 

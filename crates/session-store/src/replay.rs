@@ -21,10 +21,10 @@
 //! the wrong type records `{op: i, error: "op 3 appendCompaction: tokensBefore must be a
 //! number"}` (or `… message is required`) and changes nothing. Scripts that exercise JavaScript
 //! coercion therefore differ from the reference by design. Ids are passed exactly (lone
-//! surrogates included) through the `*_js` methods.
+//! surrogates included) as [`JsString`]s ([`crate::EntryId`]).
 //!
-//! [`run_script_in`] and [`run_script_normalized_in`] run a script on any [`Storage`]: every
-//! factory is the `_in` form on that storage, `writeFile` and `appendRaw` plant their bytes in
+//! [`run_script`] and [`run_script_normalized`] run a script on any [`Storage`]: every
+//! factory is the [`SessionManager::on`] form on that storage, `writeFile` and `appendRaw` plant their bytes in
 //! it, and the `file` of each snapshot is read back through it, so the normalised output of a
 //! storage that keeps the file store's semantics equals the file store's byte for byte.
 
@@ -36,8 +36,9 @@ use session_format::json::{JsObject, JsString, JsValue, parse_value, to_json_str
 
 use crate::deep::{clone_value, clone_value_with};
 use crate::error::{AppendError, ContextError, NameError};
+use crate::id::EntryId;
 use crate::manager::{NewSessionOptions, OpenParams, SessionManager};
-use crate::storage::{FileStorage, Storage};
+use crate::storage::Storage;
 
 /// Why a script could not be run at all (op failures are results, not errors).
 #[derive(Debug, thiserror::Error)]
@@ -74,23 +75,15 @@ pub struct ReplayOutput {
     pub dir: PathBuf,
 }
 
-/// Runs a script in `dir` (which the caller creates; it is canonicalised) and returns the raw
-/// result array.
-///
-/// # Errors
-/// [`ReplayError`] when the script is not an op-script or the directory is unusable.
-pub fn run_script(script: &[u8], dir: &Path) -> Result<ReplayOutput, ReplayError> {
-    run_script_in(FileStorage::shared(), script, dir)
-}
-
 /// Runs a script on `storage` with `dir` as its session directory D and returns the raw result
-/// array. For [`FileStorage`] this is [`run_script`] (`dir` must exist; it is canonicalised);
-/// for any other storage `dir` is made absolute lexically and created there
+/// array. On the file store ([`FileStorage::shared`](crate::FileStorage::shared), or any storage whose
+/// [`Storage::local_files`] is true) `dir` must exist (the caller creates it) and is
+/// canonicalised; on any other storage `dir` is made absolute lexically and created there
 /// ([`Storage::ensure_dir`]), and nothing is written to the file system.
 ///
 /// # Errors
 /// [`ReplayError`] when the script is not an op-script or the directory is unusable.
-pub fn run_script_in(
+pub fn run_script(
     storage: Arc<dyn Storage>,
     script: &[u8],
     dir: &Path,
@@ -163,26 +156,18 @@ pub fn run_script_in(
     })
 }
 
-/// Runs a script in `dir` and returns its normalised text (OPS.md steps 1–6), comparable byte
-/// for byte with `expected/openclaw-2026.6.11/<script>.json`.
+/// Runs a script on `storage` in `dir` ([`run_script`]) and returns its normalised text
+/// (OPS.md steps 1–6; the `file` of each snapshot is the session's bytes as `storage` holds
+/// them), comparable byte for byte with `expected/openclaw-2026.6.11/<script>.json`.
 ///
 /// # Errors
 /// As [`run_script`].
-pub fn run_script_normalized(script: &[u8], dir: &Path) -> Result<String, ReplayError> {
-    run_script_normalized_in(FileStorage::shared(), script, dir)
-}
-
-/// [`run_script_in`] on `storage`, normalised as [`run_script_normalized`] does (the `file` of
-/// each snapshot is the session's bytes as `storage` holds them).
-///
-/// # Errors
-/// As [`run_script_in`].
-pub fn run_script_normalized_in(
+pub fn run_script_normalized(
     storage: Arc<dyn Storage>,
     script: &[u8],
     dir: &Path,
 ) -> Result<String, ReplayError> {
-    let out = run_script_in(storage, script, dir)?;
+    let out = run_script(storage, script, dir)?;
     let dir_text = out
         .dir
         .to_str()
@@ -361,16 +346,16 @@ impl Runner {
     }
 
     fn open(&self, path: &Path) -> Result<SessionManager, String> {
-        SessionManager::open_in(
-            Arc::clone(&self.storage),
-            path,
-            &OpenParams {
-                session_dir: Some(self.dir.clone()),
-                cwd_override: None,
-                fallback_cwd: Some(self.dir.to_string_lossy().into_owned()),
-            },
-        )
-        .map_err(|e| e.to_string())
+        SessionManager::on(Arc::clone(&self.storage))
+            .open_with(
+                path,
+                &OpenParams {
+                    session_dir: Some(self.dir.clone()),
+                    cwd_override: None,
+                    fallback_cwd: Some(self.dir.to_string_lossy().into_owned()),
+                },
+            )
+            .map_err(|e| e.to_string())
     }
 
     /// Runs op `i`; `Ok(Some(id))` when it returned a string.
@@ -385,12 +370,9 @@ impl Runner {
         match name.as_deref() {
             Some("create") => {
                 self.sm = Some(
-                    SessionManager::create_in(
-                        Arc::clone(&self.storage),
-                        &self.cwd,
-                        Some(&self.dir),
-                    )
-                    .map_err(|e| e.to_string())?,
+                    SessionManager::on(Arc::clone(&self.storage))
+                        .create(&self.cwd, Some(&self.dir))
+                        .map_err(|e| e.to_string())?,
                 );
                 Ok(None)
             }
@@ -410,12 +392,9 @@ impl Runner {
             }
             Some("continueRecent") => {
                 self.sm = Some(
-                    SessionManager::continue_recent_in(
-                        Arc::clone(&self.storage),
-                        &self.cwd,
-                        Some(&self.dir),
-                    )
-                    .map_err(|e| e.to_string())?,
+                    SessionManager::on(Arc::clone(&self.storage))
+                        .continue_recent(&self.cwd, Some(&self.dir))
+                        .map_err(|e| e.to_string())?,
                 );
                 Ok(None)
             }
@@ -425,13 +404,9 @@ impl Runner {
                     None => self.current_file()?,
                 };
                 self.sm = Some(
-                    SessionManager::fork_from_in(
-                        Arc::clone(&self.storage),
-                        &source,
-                        &self.cwd,
-                        Some(&self.dir),
-                    )
-                    .map_err(|e| e.to_string())?,
+                    SessionManager::on(Arc::clone(&self.storage))
+                        .fork_from(&source, &self.cwd, Some(&self.dir))
+                        .map_err(|e| e.to_string())?,
                 );
                 Ok(None)
             }
@@ -494,7 +469,7 @@ impl Runner {
                 let details = args.opt_value("details");
                 let from_hook = args.opt_bool("fromHook")?;
                 let sm = self.need_sm()?;
-                sm.append_compaction_js(&summary, &first_kept, tokens, details, from_hook)
+                sm.append_compaction(&summary, &first_kept, tokens, details, from_hook)
                     .map(Some)
                     .map_err(|e| e.to_string())
             }
@@ -530,14 +505,14 @@ impl Runner {
                 let target = args.js_string("targetId")?;
                 let label = args.opt_value("label");
                 let sm = self.need_sm()?;
-                sm.append_label_change_js(&target, label)
+                sm.append_label_change_value(&target, label)
                     .map(Some)
                     .map_err(|e| e.to_string())
             }
             Some("branch") => {
                 let id = args.js_string("id")?;
                 let sm = self.need_sm()?;
-                sm.branch_js(&id).map(|()| None).map_err(|e| e.to_string())
+                sm.branch(&id).map(|()| None).map_err(|e| e.to_string())
             }
             Some("resetLeaf") => {
                 self.need_sm()?.reset_leaf();
@@ -552,14 +527,14 @@ impl Runner {
                 let details = args.opt_value("details");
                 let from_hook = args.opt_bool("fromHook")?;
                 let sm = self.need_sm()?;
-                sm.branch_with_summary_js(id.as_ref(), &summary, details, from_hook)
+                sm.branch_with_summary(id.as_ref().map(EntryId::from), &summary, details, from_hook)
                     .map(Some)
                     .map_err(|e| e.to_string())
             }
             Some("createBranchedSession") => {
                 let leaf = args.js_string("leafId")?;
                 let sm = self.need_sm()?;
-                sm.create_branched_session_js(&leaf)
+                sm.create_branched_session(&leaf)
                     .map(|p| p.map(|p| p.to_string_lossy().into_owned()))
                     .map_err(|e| e.to_string())
             }

@@ -59,7 +59,7 @@
 //!
 //! let mem = Arc::new(MemStorage::new());
 //! let dir = std::path::Path::new("/agents/main/sessions");
-//! let mut sm = SessionManager::create_in(mem.clone(), "/home/dev/project", Some(dir))?;
+//! let mut sm = SessionManager::on(mem.clone()).create("/home/dev/project", Some(dir))?;
 //! sm.append_message(parse_value(br#"{"role":"user","content":"hi","timestamp":1}"#)?)?;
 //! sm.append_message(parse_value(br#"{"role":"assistant","content":[],"timestamp":2}"#)?)?;
 //! let file = sm.get_session_file().unwrap().to_path_buf();

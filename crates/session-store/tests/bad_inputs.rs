@@ -51,9 +51,9 @@ fn parent_cycles_terminate_and_appear_once() {
     assert_eq!(std::fs::read(&path).unwrap(), before, "open writes nothing");
     assert_eq!(sm.get_leaf_id(), Some("T"));
     assert_eq!(ids(sm.get_branch(None)), ["S", "T"]);
-    assert_eq!(ids(sm.get_branch(Some("C"))), ["A", "B", "C"]);
-    assert_eq!(ids(sm.get_branch(Some("A"))), ["B", "A"]);
-    assert_eq!(ids(sm.get_branch(Some("S"))), ["S"]);
+    assert_eq!(ids(sm.get_branch(Some("C".into()))), ["A", "B", "C"]);
+    assert_eq!(ids(sm.get_branch(Some("A".into()))), ["B", "A"]);
+    assert_eq!(ids(sm.get_branch(Some("S".into()))), ["S"]);
     assert_eq!(
         support::tree_shape(&sm),
         [
@@ -215,7 +215,7 @@ fn fork_with_a_mid_path_label_keeps_the_context() {
     let new_path = branched.create_branched_session("u3").unwrap().unwrap();
     assert_eq!(context_texts(&branched), want);
     assert_eq!(
-        ids(branched.get_branch(Some("u3"))),
+        ids(branched.get_branch(Some("u3".into()))),
         ["u1", "a1", "u2", "a2", "u3"]
     );
     assert_eq!(branched.get_label("u1"), Some(&JsValue::from("checkpoint")));

@@ -32,6 +32,7 @@ fn check_suite(
         };
         let dir = support::tempdir();
         let got = session_store::replay::run_script_normalized(
+            session_store::FileStorage::shared(),
             &std::fs::read(&script).unwrap(),
             dir.path(),
         )

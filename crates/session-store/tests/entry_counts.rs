@@ -130,15 +130,18 @@ fn the_full_text_is_read_on_demand() {
         "{err:?}"
     );
     // Through a storage: the same text, read from there.
-    let mem = session_store::MemStorage::default();
+    let mem = std::sync::Arc::new(session_store::MemStorage::default());
     let p = std::path::Path::new("/mem/s.jsonl");
-    session_store::Storage::ensure_dir(&mem, std::path::Path::new("/mem")).unwrap();
-    session_store::Storage::create_new(&mem, p, DUPLICATES.as_bytes()).unwrap();
-    let listed = SessionManager::list_in(&mem, "/w", Some(std::path::Path::new("/mem"))).unwrap();
+    session_store::Storage::ensure_dir(&*mem, std::path::Path::new("/mem")).unwrap();
+    session_store::Storage::create_new(&*mem, p, DUPLICATES.as_bytes()).unwrap();
+    let sessions = SessionManager::on(mem);
+    let listed = sessions
+        .list("/w", Some(std::path::Path::new("/mem")))
+        .unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].unique_message_count, 2);
     assert_eq!(
-        listed[0].all_messages_text_in(&mem).unwrap(),
+        sessions.all_messages_text(&listed[0]).unwrap(),
         "hello hi again third"
     );
 }

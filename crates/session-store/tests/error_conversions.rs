@@ -162,7 +162,9 @@ fn a_failed_write_names_its_file_and_its_chain_ends_in_the_io_error() {
     let file = session(dir.path(), "s.jsonl", &[HEADER, USER, ASSISTANT]);
     let fs = Arc::new(FaultFs::new());
     let storage: Arc<dyn Storage> = Arc::new(FileStorage::with_fs(fs.clone()));
-    let mut sm = SessionManager::open_in(storage, &file, &OpenParams::default()).unwrap();
+    let mut sm = SessionManager::on(storage)
+        .open_with(&file, &OpenParams::default())
+        .unwrap();
     fs.arm(Some(Fault::Fail {
         op: Op::Write,
         nth: 0,

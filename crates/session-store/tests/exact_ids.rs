@@ -51,10 +51,9 @@ fn lone_surrogate_ids_are_written_back_exactly() {
     assert_eq!(sm.get_leaf_id_js(), Some(&dc00));
     assert_eq!(sm.get_leaf_id(), Some("\u{FFFD}"));
     // A label on the first entry, addressed exactly.
-    sm.append_label_change_js(&d800, Some(JsValue::from("L")))
+    sm.append_label_change_value(&d800, Some(JsValue::from("L")))
         .unwrap();
-    sm.append_compaction_js("S", &d800, 5.0, None, None)
-        .unwrap();
+    sm.append_compaction("S", &d800, 5.0, None, None).unwrap();
     let lines = support::lines(&f);
     assert_eq!(lines.len(), 5);
     assert!(lines[3].contains(r#""parentId":"\udc00""#), "{}", lines[3]);
@@ -70,9 +69,9 @@ fn lone_surrogate_ids_are_written_back_exactly() {
     assert_eq!(ctx.messages.len(), 3);
 
     // Branch back to the first entry, then branch the session from the second.
-    sm.branch_js(&d800).unwrap();
+    sm.branch(&d800).unwrap();
     assert_eq!(sm.get_leaf_id_js(), Some(&d800));
-    let new_file = sm.create_branched_session_js(&dc00).unwrap().unwrap();
+    let new_file = sm.create_branched_session(&dc00).unwrap().unwrap();
     let branched = support::lines(&new_file);
     // header, \ud800, \udc00 (parent unchanged: bytes kept), label re-created on \ud800.
     assert_eq!(branched.len(), 4, "{branched:?}");

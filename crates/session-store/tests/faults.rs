@@ -583,7 +583,9 @@ struct Stage {
 
 /// A new session holding one user message in memory (no file yet).
 fn held(storage: Arc<dyn Storage>, dir: &Path) -> SessionManager {
-    let mut sm = SessionManager::create_in(storage, "/work", Some(dir)).unwrap();
+    let mut sm = SessionManager::on(storage)
+        .create("/work", Some(dir))
+        .unwrap();
     sm.append_message(user("q1", 1)).unwrap();
     assert!(!sm.is_flushed());
     sm
@@ -711,7 +713,7 @@ fn stages() -> Vec<Stage> {
             prepare: flushed,
             op: |sm, _, _| {
                 let id = second_id(sm);
-                sm.branch_with_summary(Some(&id), "went back", None, None)
+                sm.branch_with_summary(Some((&id).into()), "went back", None, None)
                     .map(drop)
                     .map_err(|e| e.to_string())
             },
@@ -768,7 +770,8 @@ fn stages() -> Vec<Stage> {
             prepare: flushed,
             op: |sm, st, d| {
                 let source = sm.get_session_file().unwrap().to_path_buf();
-                SessionManager::fork_from_in(st, &source, "/elsewhere", Some(d))
+                SessionManager::on(st)
+                    .fork_from(&source, "/elsewhere", Some(d))
                     .map(drop)
                     .map_err(|e| e.to_string())
             },
@@ -798,7 +801,8 @@ fn stages() -> Vec<Stage> {
                 held(st, d)
             },
             op: |_, st, d| {
-                SessionManager::open_in(st, &d.join("v1.jsonl"), &OpenParams::default())
+                SessionManager::on(st)
+                    .open_with(&d.join("v1.jsonl"), &OpenParams::default())
                     .map(drop)
                     .map_err(|e| e.to_string())
             },
@@ -1164,7 +1168,9 @@ fn a_second_fault_during_the_rollback_leaves_the_partial_bytes_and_says_how_many
     sio::create_new(&path, &before, None).unwrap();
     let fs = Arc::new(NoTruncate(FaultFs::new()));
     let storage: Arc<dyn Storage> = Arc::new(FileStorage::with_fs(fs.clone()));
-    let mut sm = SessionManager::open_in(storage, &path, &OpenParams::default()).unwrap();
+    let mut sm = SessionManager::on(storage)
+        .open_with(&path, &OpenParams::default())
+        .unwrap();
     let state_before = state(&sm);
     fs.0.arm(Some(short_then_enospc));
     let err = sm

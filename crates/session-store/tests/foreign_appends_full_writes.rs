@@ -256,8 +256,12 @@ fn a_held_session_on_a_fenced_storage_diverges_the_same_way() {
     );
     let storage: Arc<dyn Storage> = mem.clone();
     let params = OpenParams::default();
-    let mut ours = SessionManager::open_in(Arc::clone(&storage), &file, &params).unwrap();
-    let mut theirs = SessionManager::open_in(Arc::clone(&storage), &file, &params).unwrap();
+    let mut ours = SessionManager::on(Arc::clone(&storage))
+        .open_with(&file, &params)
+        .unwrap();
+    let mut theirs = SessionManager::on(Arc::clone(&storage))
+        .open_with(&file, &params)
+        .unwrap();
     let t1 = theirs.append_message(assistant("their answer", 2)).unwrap();
     let written = mem.read_all(&file).unwrap();
     let q = ours.append_message(user("our follow-up", 3)).unwrap();

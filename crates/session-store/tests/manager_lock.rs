@@ -380,7 +380,7 @@ fn a_lock_timeout_fails_every_write_and_changes_nothing() {
         Err(AppendError::Lock { .. })
     ));
     unchanged(&sm);
-    match sm.branch_with_summary(Some(&target), "s", None, None) {
+    match sm.branch_with_summary(Some((&target).into()), "s", None, None) {
         Err(BranchError::Lock { source }) => {
             assert_eq!(source.path, file);
             check(&source.error);

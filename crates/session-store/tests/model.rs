@@ -512,7 +512,7 @@ fn apply(
             let target = target.and_then(|p| model.pick(p));
             let summary = if *nonempty { "went back" } else { "" };
             let id = sm
-                .branch_with_summary(target.as_deref(), summary, None, None)
+                .branch_with_summary(target.as_deref().map(Into::into), summary, None, None)
                 .unwrap();
             model.mem.leaf.clone_from(&target);
             model.append(

@@ -200,7 +200,7 @@ fn query_all(sm: &SessionManager) {
         let _ = (e.parent_id(), e.location(), e.raw_bytes().len());
     }
     for id in &ids {
-        let _ = sm.get_branch(Some(id));
+        let _ = sm.get_branch(Some(id.into()));
         let _ = sm.get_children(Some(id));
         let _ = sm.get_label(id);
         if let Ok(ctx) = sm.build_session_context_at(id) {

@@ -186,7 +186,7 @@ fn branch_summary_is_emitted_in_position() {
     sm.append_message(user("1", 1)).unwrap();
     let two = sm.append_message(assistant("2", 2)).unwrap();
     sm.append_message(user("abandoned", 3)).unwrap();
-    sm.branch_with_summary(Some(&two), "Summary of abandoned", None, None)
+    sm.branch_with_summary(Some((&two).into()), "Summary of abandoned", None, None)
         .unwrap();
     sm.append_message(user("new", 5)).unwrap();
     assert_eq!(roles(&sm), ["user", "assistant", "branchSummary", "user"]);
@@ -208,7 +208,7 @@ fn complex_tree_contexts() {
         .unwrap();
     sm.append_message(user("q3", 6)).unwrap();
     let main_leaf = sm.append_message(assistant("r3", 7)).unwrap();
-    sm.branch_with_summary(Some(&q2), "Tried wrong approach", None, None)
+    sm.branch_with_summary(Some((&q2).into()), "Tried wrong approach", None, None)
         .unwrap();
     let side_leaf = sm.append_message(user("better approach", 9)).unwrap();
     let texts = |leaf: &str| -> Vec<String> {
@@ -656,7 +656,7 @@ fn get_branch_cases() {
     let c = sm.append_model_change("p", "m").unwrap();
     let d = sm.append_message(user("3", 3)).unwrap();
     assert_eq!(ids(sm.get_branch(None)), [a.clone(), b.clone(), c, d]);
-    assert_eq!(ids(sm.get_branch(Some(&b))), [a, b]);
+    assert_eq!(ids(sm.get_branch(Some((&b).into()))), [a, b]);
 }
 
 /// pi-format §4.7 #11, #12
@@ -738,7 +738,7 @@ fn branch_with_summary_cases() {
     let one = sm.append_message(user("1", 1)).unwrap();
     sm.append_message(assistant("2", 2)).unwrap();
     let s = sm
-        .branch_with_summary(Some(&one), "summary text", None, None)
+        .branch_with_summary(Some((&one).into()), "summary text", None, None)
         .unwrap();
     assert_eq!(sm.get_leaf_id(), Some(s.as_str()));
     let v = sm.get_entry(&s).unwrap().value().unwrap();
@@ -746,7 +746,7 @@ fn branch_with_summary_cases() {
     assert_eq!(v.get("fromId"), Some(&JsValue::from(one.as_str())));
     assert_eq!(v.get("summary"), Some(&JsValue::from("summary text")));
     assert_eq!(
-        sm.branch_with_summary(Some("nope"), "x", None, None)
+        sm.branch_with_summary(Some("nope".into()), "x", None, None)
             .unwrap_err()
             .to_string(),
         "Entry nope not found"

@@ -1,7 +1,7 @@
 //! The conformance op-scripts on the Redis backend: every script of the shared
 //! samples (`shared/conformance/scripts/`) and of the committed corpus
 //! (`tests/conformance/scripts/`), except the `x*` scripts (see `conformance.rs`), run through
-//! `replay::run_script_normalized_in` on a `RedisStorage` gives the same normalised output as on
+//! `replay::run_script_normalized` on a `RedisStorage` gives the same normalised output as on
 //! the file store, byte for byte, and both equal the reference's golden. Each script gets a key
 //! prefix of its own on one real `redis-server` (skipped with a printed reason only when no
 //! binary exists); the Redis runs write nothing to the file system.

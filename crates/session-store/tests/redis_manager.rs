@@ -72,7 +72,7 @@ fn a_writable_open_on_redis_survives_an_append_right_after_its_read() {
         })),
     );
     let storage: Arc<dyn Storage> = Arc::new(gateway);
-    let opened = SessionManager::open_in(storage, &path, &OpenParams::default());
+    let opened = SessionManager::on(storage).open_with(&path, &OpenParams::default());
     session_store::snapshot::hooks::set_after_read(&path, None);
     // The bytes and their version come from one MULTI: the open has a consistent snapshot
     // and adopts the later lines on its first append, as it does for any foreign append.
@@ -112,11 +112,15 @@ fn exercise(storage: Arc<dyn Storage>, path: &Path) -> (String, Vec<String>, usi
         fallback_cwd: Some("/fallback".to_owned()),
         ..OpenParams::default()
     };
-    let mut sm = SessionManager::open_in(Arc::clone(&storage), path, &params).unwrap();
+    let mut sm = SessionManager::on(Arc::clone(&storage))
+        .open_with(path, &params)
+        .unwrap();
     sm.append_message(user(1)).unwrap();
     sm.append_message(assistant(2)).unwrap();
     drop(sm);
-    let mut sm = SessionManager::open_in(Arc::clone(&storage), path, &params).unwrap();
+    let mut sm = SessionManager::on(Arc::clone(&storage))
+        .open_with(path, &params)
+        .unwrap();
     sm.append_message(user(3)).unwrap();
     let entries = sm.get_entries().count();
     let mut names: Vec<String> = storage

@@ -74,8 +74,9 @@ fn writer_child(locked: bool) {
         Arc::new(RedisStorage::connect(&env("REDIS_URL"), Some(&env("REDIS_PREFIX"))).unwrap());
     let go = PathBuf::from(env("REDIS_GO"));
     let writer: usize = env("REDIS_WRITER").parse().unwrap();
-    let mut sm =
-        SessionManager::open_in(storage, Path::new(SESSION), &OpenParams::default()).unwrap();
+    let mut sm = SessionManager::on(storage)
+        .open_with(Path::new(SESSION), &OpenParams::default())
+        .unwrap();
     sm.set_durability(Durability::Buffer);
     if locked {
         sm.set_write_lock(Some(LockOptions {
@@ -291,8 +292,12 @@ fn a_stale_writer_gets_the_fence_error_and_loses_nothing() {
     let (a_store, b_store) = (connect(), connect());
     let path = Path::new(SESSION);
     a_store.create_new(path, HEADER.as_bytes()).unwrap();
-    let mut a = SessionManager::open_in(a_store.clone(), path, &OpenParams::default()).unwrap();
-    let mut b = SessionManager::open_in(b_store.clone(), path, &OpenParams::default()).unwrap();
+    let mut a = SessionManager::on(a_store.clone())
+        .open_with(path, &OpenParams::default())
+        .unwrap();
+    let mut b = SessionManager::on(b_store.clone())
+        .open_with(path, &OpenParams::default())
+        .unwrap();
     let a0 = a.append_message(assistant(0, 0)).unwrap();
     // Appends of another writer are adopted, not refused, and continued (D30).
     let b0 = b.append_message(assistant(1, 0)).unwrap();

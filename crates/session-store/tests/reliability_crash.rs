@@ -465,7 +465,7 @@ fn acknowledged_entries_survive_sigkill_across_reopens_of_one_file() {
     let ro = SessionManager::open_read_only(&path, None).unwrap();
     let missing: Vec<&String> = every_id
         .iter()
-        .filter(|id| ro.session.get_entry(id).is_none())
+        .filter(|id| ro.session.get_entry(*id).is_none())
         .collect();
     assert!(missing.is_empty(), "missing at the end: {missing:?}");
     let got: Vec<(usize, usize, bool)> = ro

@@ -19,7 +19,9 @@ fn ids(sm: &SessionManager) -> Vec<String> {
 }
 
 fn run(storage: Arc<dyn Storage>, dir: &Path) {
-    let mut sm = SessionManager::create_in(storage.clone(), "/w", Some(dir)).unwrap();
+    let mut sm = SessionManager::on(storage.clone())
+        .create("/w", Some(dir))
+        .unwrap();
     let path = sm.get_session_file().unwrap().to_path_buf();
     let fired = Arc::new(AtomicBool::new(false));
     let (hook_storage, hook_path, hook_fired) = (storage.clone(), path.clone(), fired.clone());

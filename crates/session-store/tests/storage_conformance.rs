@@ -67,7 +67,9 @@ fn managers_default_to_the_file_store() {
     assert!(!files.replace_is_fenced());
     assert!(files.caches().is_some());
     let mem: Arc<dyn Storage> = Arc::new(MemStorage::new());
-    let sm = session_store::SessionManager::create_in(mem, "/p", Some(Path::new("/s"))).unwrap();
+    let sm = session_store::SessionManager::on(mem)
+        .create("/p", Some(Path::new("/s")))
+        .unwrap();
     assert_eq!(sm.storage().name(), "memory");
     let mem = sm.storage();
     assert!(!mem.local_files());

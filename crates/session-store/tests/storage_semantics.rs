@@ -341,11 +341,15 @@ fn kinds(s: &dyn Storage, p: &Path) -> Vec<String> {
 fn managers_adopt_each_others_appends_on_both_storages() {
     for (s, dir, tmp) in both() {
         let name = s.name().to_owned();
-        let mut one = SessionManager::create_in(Arc::clone(&s), "/p", Some(&dir)).unwrap();
+        let mut one = SessionManager::on(Arc::clone(&s))
+            .create("/p", Some(&dir))
+            .unwrap();
         one.append_message(support::user("q", 1)).unwrap();
         one.append_message(support::assistant("a", 2)).unwrap();
         let file = one.get_session_file().unwrap().to_path_buf();
-        let mut two = SessionManager::open_in(Arc::clone(&s), &file, &params(&dir)).unwrap();
+        let mut two = SessionManager::on(Arc::clone(&s))
+            .open_with(&file, &params(&dir))
+            .unwrap();
         assert_eq!(two.storage().name(), name);
         two.append_custom_entry("two", None).unwrap();
         one.append_custom_entry("one", None).unwrap();
@@ -361,7 +365,9 @@ fn managers_adopt_each_others_appends_on_both_storages() {
             "{name}: the foreign entry is adopted"
         );
         // A reopen sees what both wrote.
-        let three = SessionManager::open_in(Arc::clone(&s), &file, &params(&dir)).unwrap();
+        let three = SessionManager::on(Arc::clone(&s))
+            .open_with(&file, &params(&dir))
+            .unwrap();
         assert_eq!(three.get_entries().count(), 4);
         assert_eq!(three.file_snapshot(), s.stat(&file).unwrap(), "{name}");
         assert_untouched(&*s, &tmp);
@@ -400,7 +406,9 @@ fn replaced_and_deleted_sessions_refuse_appends_on_both_storages() {
     ];
     for (s, mem, dir, tmp) in runs {
         let name = s.name().to_owned();
-        let mut sm = SessionManager::create_in(Arc::clone(&s), "/p", Some(&dir)).unwrap();
+        let mut sm = SessionManager::on(Arc::clone(&s))
+            .create("/p", Some(&dir))
+            .unwrap();
         sm.append_message(support::user("q", 1)).unwrap();
         sm.append_message(support::assistant("a", 2)).unwrap();
         let file = sm.get_session_file().unwrap().to_path_buf();
@@ -451,7 +459,9 @@ fn replaced_and_deleted_sessions_refuse_appends_on_both_storages() {
 fn the_write_lock_goes_through_the_storage() {
     for (s, dir, tmp) in both() {
         let name = s.name().to_owned();
-        let mut sm = SessionManager::create_in(Arc::clone(&s), "/p", Some(&dir)).unwrap();
+        let mut sm = SessionManager::on(Arc::clone(&s))
+            .create("/p", Some(&dir))
+            .unwrap();
         sm.append_message(support::user("q", 1)).unwrap();
         sm.append_message(support::assistant("a", 2)).unwrap();
         let file = sm.get_session_file().unwrap().to_path_buf();
@@ -488,7 +498,9 @@ fn the_write_lock_goes_through_the_storage() {
                 let s = Arc::clone(&s);
                 let (file, dir) = (file.clone(), dir.clone());
                 sc.spawn(move || {
-                    let mut m = SessionManager::open_in(s, &file, &params(&dir)).unwrap();
+                    let mut m = SessionManager::on(s)
+                        .open_with(&file, &params(&dir))
+                        .unwrap();
                     m.set_write_lock(Some(LockOptions::default()));
                     for i in 0..EACH {
                         m.append_custom_entry(&format!("t{t}-{i}"), None).unwrap();
@@ -519,7 +531,9 @@ fn the_write_lock_goes_through_the_storage() {
 fn listing_forking_and_read_only_opens_work_on_both_storages() {
     for (s, dir, tmp) in both() {
         let name = s.name().to_owned();
-        let mut first = SessionManager::create_in(Arc::clone(&s), "/p", Some(&dir)).unwrap();
+        let mut first = SessionManager::on(Arc::clone(&s))
+            .create("/p", Some(&dir))
+            .unwrap();
         first
             .append_message(support::user("first question", 1_767_225_600_000))
             .unwrap();
@@ -529,7 +543,9 @@ fn listing_forking_and_read_only_opens_work_on_both_storages() {
         // `continueRecent` compares modification times in whole milliseconds: the second
         // session is written a few milliseconds later.
         std::thread::sleep(Duration::from_millis(5));
-        let mut second = SessionManager::create_in(Arc::clone(&s), "/p", Some(&dir)).unwrap();
+        let mut second = SessionManager::on(Arc::clone(&s))
+            .create("/p", Some(&dir))
+            .unwrap();
         second
             .append_message(support::user("second question", 1_767_225_700_000))
             .unwrap();
@@ -538,7 +554,9 @@ fn listing_forking_and_read_only_opens_work_on_both_storages() {
             .unwrap();
         second.append_session_info("named").unwrap();
 
-        let infos = SessionManager::list_in(&*s, "/p", Some(&dir)).unwrap();
+        let infos = SessionManager::on(Arc::clone(&s))
+            .list("/p", Some(&dir))
+            .unwrap();
         let got: Vec<(String, Option<String>, usize, String)> = infos
             .iter()
             .map(|i| {
@@ -569,17 +587,23 @@ fn listing_forking_and_read_only_opens_work_on_both_storages() {
             "{name}"
         );
         assert_eq!(infos[0].modified, 1_767_225_701_000.0, "{name}");
-        let all = SessionManager::list_all_in(&*s, dir.parent()).unwrap();
+        let all = SessionManager::on(Arc::clone(&s))
+            .list_all(dir.parent())
+            .unwrap();
         assert_eq!(all.len(), 2, "{name}");
 
         // `continueRecent` picks the session with the newest modification time: the one
         // written last.
-        let recent = SessionManager::continue_recent_in(Arc::clone(&s), "/p", Some(&dir)).unwrap();
+        let recent = SessionManager::on(Arc::clone(&s))
+            .continue_recent("/p", Some(&dir))
+            .unwrap();
         assert_eq!(recent.get_session_id(), second.get_session_id(), "{name}");
 
         // A fork lives in the same storage and names its source.
         let source = first.get_session_file().unwrap().to_path_buf();
-        let fork = SessionManager::fork_from_in(Arc::clone(&s), &source, "/q", Some(&dir)).unwrap();
+        let fork = SessionManager::on(Arc::clone(&s))
+            .fork_from(&source, "/q", Some(&dir))
+            .unwrap();
         let fork_file = fork.get_session_file().unwrap();
         let header = support::js(
             text(&s.read_all(fork_file).unwrap())
@@ -595,7 +619,9 @@ fn listing_forking_and_read_only_opens_work_on_both_storages() {
         assert_eq!(fork.get_entries().count(), 2, "{name}");
 
         // A read-only open reads through the storage and refuses writes.
-        let ro = SessionManager::open_read_only_in(Arc::clone(&s), &source, None).unwrap();
+        let ro = SessionManager::on(Arc::clone(&s))
+            .open_read_only(&source, None)
+            .unwrap();
         assert_eq!(ro.session.get_entries().count(), 2, "{name}");
         let mut ro = ro.session;
         assert!(matches!(

@@ -988,9 +988,11 @@ fn mtime_ns(path: &Path) -> u128 {
         .as_nanos()
 }
 
-/// The file name of the session `continue_recent_in` picks in `dir`.
+/// The file name of the session `Sessions::continue_recent` picks in `dir`.
 fn picked(storage: Arc<dyn Storage>, dir: &Path) -> String {
-    let sm = SessionManager::continue_recent_in(storage, "/x", Some(dir)).unwrap();
+    let sm = SessionManager::on(storage)
+        .continue_recent("/x", Some(dir))
+        .unwrap();
     let file = sm.get_session_file().unwrap();
     file.file_name().unwrap().to_string_lossy().into_owned()
 }

@@ -10,7 +10,7 @@ use session_format::json::{JsString, JsValue};
 
 use crate::disk::{DiskImage, Verdict};
 use crate::error::{AppendError, Failure};
-use crate::id::{self as ids};
+use crate::id::{self as ids, EntryId};
 use crate::io;
 use crate::lock::LockError;
 use crate::rows::{self, MsgShape, Row, RowKind};
@@ -351,7 +351,7 @@ impl SessionManager {
             && let Some(caches) = self.storage.caches()
         {
             // The incremental repair must not trust a prefix it has not seen whole.
-            crate::repair::invalidate_repair_cache_in(&caches.repair, path);
+            caches.repair.invalidate(path);
         }
         self.snapshot = Some(out.after);
         // The probe follows this manager's own verified appends (the file is exactly the
@@ -500,36 +500,15 @@ impl SessionManager {
     }
 
     /// Appends `compaction{summary, firstKeptEntryId, tokensBefore, details?, fromHook?}`
-    /// (`firstKeptEntryId` is not validated, as in the reference). Returns the new id.
+    /// (`firstKeptEntryId` is not validated, as in the reference; text or any JavaScript string,
+    /// [`EntryId`], written exactly, lone surrogates included). Returns the new id.
     ///
     /// # Errors
     /// As [`SessionManager::append_message`].
-    pub fn append_compaction(
+    pub fn append_compaction<'i>(
         &mut self,
         summary: &str,
-        first_kept_entry_id: &str,
-        tokens_before: f64,
-        details: Option<JsValue>,
-        from_hook: Option<bool>,
-    ) -> Result<String, AppendError> {
-        self.append_compaction_js(
-            summary,
-            &JsString::from(first_kept_entry_id),
-            tokens_before,
-            details,
-            from_hook,
-        )
-    }
-
-    /// As [`SessionManager::append_compaction`] with `firstKeptEntryId` as any JavaScript
-    /// string (written exactly, lone surrogates included).
-    ///
-    /// # Errors
-    /// As [`SessionManager::append_message`].
-    pub fn append_compaction_js(
-        &mut self,
-        summary: &str,
-        first_kept_entry_id: &JsString,
+        first_kept_entry_id: impl Into<EntryId<'i>>,
         tokens_before: f64,
         details: Option<JsValue>,
         from_hook: Option<bool>,
@@ -539,7 +518,7 @@ impl SessionManager {
         if let Some(o) = value.as_object_mut() {
             o.insert(
                 "firstKeptEntryId",
-                JsValue::String(first_kept_entry_id.clone()),
+                JsValue::String(first_kept_entry_id.into().to_js_string()),
             );
         }
         self.append_value(value)
@@ -596,14 +575,15 @@ impl SessionManager {
     }
 
     /// Appends `label{targetId, label?}` (`None` omits the key, which clears the label, as does
-    /// `""`). Returns the new id.
+    /// `""`). The target is text or any JavaScript string ([`EntryId`]), matched by its exact
+    /// bytes and written back as the file holds it. Returns the new id.
     ///
     /// # Errors
     /// [`AppendError::EntryNotFound`] (`Entry <id> not found`) when `target_id` is not an
     /// entry id; otherwise as [`SessionManager::append_message`].
-    pub fn append_label_change(
+    pub fn append_label_change<'i>(
         &mut self,
-        target_id: &str,
+        target_id: impl Into<EntryId<'i>>,
         label: Option<&str>,
     ) -> Result<String, AppendError> {
         self.append_label_change_value(target_id, label.map(JsValue::from))
@@ -614,32 +594,12 @@ impl SessionManager {
     ///
     /// # Errors
     /// As [`SessionManager::append_label_change`].
-    pub fn append_label_change_value(
+    pub fn append_label_change_value<'i>(
         &mut self,
-        target_id: &str,
+        target_id: impl Into<EntryId<'i>>,
         label: Option<JsValue>,
     ) -> Result<String, AppendError> {
-        self.append_label_change_wtf8(target_id.as_bytes(), label)
-    }
-
-    /// As [`SessionManager::append_label_change_value`] with the target as any JavaScript
-    /// string (lone surrogates included).
-    ///
-    /// # Errors
-    /// As [`SessionManager::append_label_change`].
-    pub fn append_label_change_js(
-        &mut self,
-        target_id: &JsString,
-        label: Option<JsValue>,
-    ) -> Result<String, AppendError> {
-        self.append_label_change_wtf8(target_id.as_wtf8(), label)
-    }
-
-    fn append_label_change_wtf8(
-        &mut self,
-        target_id: &[u8],
-        label: Option<JsValue>,
-    ) -> Result<String, AppendError> {
+        let target_id = target_id.into().as_wtf8();
         let Some((target, _)) = self.ix.by_id.get_key_value(target_id) else {
             return Err(AppendError::EntryNotFound {
                 id: String::from_utf8_lossy(target_id).into_owned(),

@@ -7,19 +7,18 @@ use std::sync::Arc;
 use session_format::build;
 use session_format::entry::EntryType;
 use session_format::ids::{new_entry_id, new_session_id, now_timestamp, session_file_name};
-use session_format::json::{JsObject, JsString, JsValue};
+use session_format::json::{JsObject, JsValue};
 
 use crate::deep::clone_value;
 use crate::disk::DiskImage;
 use crate::error::{BranchError, ForkError, OpenError, ReadError, RowLocation, WriteFailure};
-use crate::id::{self as ids, Id};
+use crate::id::{self as ids, EntryId, Id};
 use crate::index::{Map, Set};
 use crate::inspect::OpenReport;
 use crate::paths;
 use crate::rows::{self, Parent, Row, RowKind};
-use crate::storage::{FileStorage, Storage};
 
-use super::{OpenParams, SessionManager, ensure_dir};
+use super::{OpenParams, SessionManager, Sessions, ensure_dir};
 
 impl SessionManager {
     /// Forks `source` into a new session of `session_dir` (default: the per-cwd directory of
@@ -40,20 +39,23 @@ impl SessionManager {
         target_cwd: &str,
         session_dir: Option<&Path>,
     ) -> Result<Self, ForkError> {
-        Self::fork_from_in(FileStorage::shared(), source, target_cwd, session_dir)
+        Self::on_files().fork_from(source, target_cwd, session_dir)
     }
+}
 
-    /// [`SessionManager::fork_from`] within `storage`: the source is read from it and the fork
-    /// created in it ([`Storage::create_new`]).
+impl Sessions {
+    /// [`SessionManager::fork_from`] within this storage: the source is read from it and the
+    /// fork created in it ([`Storage::create_new`](crate::Storage::create_new)).
     ///
     /// # Errors
     /// As [`SessionManager::fork_from`].
-    pub fn fork_from_in(
-        storage: Arc<dyn Storage>,
+    pub fn fork_from(
+        &self,
         source: &Path,
         target_cwd: &str,
         session_dir: Option<&Path>,
-    ) -> Result<Self, ForkError> {
+    ) -> Result<SessionManager, ForkError> {
+        let storage = &*self.storage;
         let buf = match storage.read_all(source) {
             Ok(b) => b,
             // `existsSync(path)` false (missing, or `s.jsonl/`): "empty or invalid".
@@ -90,7 +92,7 @@ impl SessionManager {
         })?;
         let dir =
             session_dir.map_or_else(|| paths::default_session_dir(target_cwd), Path::to_path_buf);
-        ensure_dir(&*storage, &dir)?;
+        ensure_dir(storage, &dir)?;
         let id = new_session_id();
         let ts = now_timestamp();
         let path = dir.join(session_file_name(&ts, &id));
@@ -108,8 +110,7 @@ impl SessionManager {
         storage
             .create_new(&path, &out)
             .map_err(|e| WriteFailure::new(path.clone(), e))?;
-        Ok(Self::open_in(
-            storage,
+        Ok(self.open_with(
             &path,
             &OpenParams {
                 session_dir: Some(dir),
@@ -118,7 +119,9 @@ impl SessionManager {
             },
         )?)
     }
+}
 
+impl SessionManager {
     // ------------------------------------------------------------------------------------
     // Branching (§2.6, §2.9)
 
@@ -130,28 +133,16 @@ impl SessionManager {
             })
     }
 
-    /// Moves leaf and append cursor to `id` (an opaque id selects its canonical ancestor).
-    /// Nothing is written. The next append lands under `id` whatever another writer appends
+    /// Moves leaf and append cursor to `id` (text or any JavaScript string, [`EntryId`]; an
+    /// opaque id selects its canonical ancestor). Nothing is written. The next append lands under `id` whatever another writer appends
     /// meanwhile (this settles a pending [`AppendError::Diverged`], docs/DEVIATIONS.md D30).
     ///
     /// # Errors
     /// [`BranchError::EntryNotFound`] (`Entry <id> not found`).
     ///
     /// [`AppendError::Diverged`]: crate::AppendError::Diverged
-    pub fn branch(&mut self, id: &str) -> Result<(), BranchError> {
-        self.branch_wtf8(id.as_bytes())
-    }
-
-    /// As [`SessionManager::branch`] for any JavaScript string (lone surrogates included).
-    ///
-    /// # Errors
-    /// As [`SessionManager::branch`].
-    pub fn branch_js(&mut self, id: &JsString) -> Result<(), BranchError> {
-        self.branch_wtf8(id.as_wtf8())
-    }
-
-    fn branch_wtf8(&mut self, id: &[u8]) -> Result<(), BranchError> {
-        let target = self.resolve_branch(id)?;
+    pub fn branch<'i>(&mut self, id: impl Into<EntryId<'i>>) -> Result<(), BranchError> {
+        let target = self.resolve_branch(id.into().as_wtf8())?;
         self.ix.leaf = target.clone();
         self.ix.append_parent = target;
         self.ix.side_parent = None;
@@ -176,7 +167,8 @@ impl SessionManager {
         self.pinned = true;
     }
 
-    /// Moves to `from_id` (or to no leaf for `None`) and appends
+    /// Moves to `from_id` (text or any JavaScript string: `Some("id".into())`,
+    /// `Some((&js_string).into())`; no leaf for `None`) and appends
     /// `branch_summary{fromId: target ?? "root", summary, details?, fromHook?}` under it.
     /// Returns the new id.
     ///
@@ -184,32 +176,7 @@ impl SessionManager {
     /// [`BranchError::EntryNotFound`] for an unknown id; write errors.
     pub fn branch_with_summary(
         &mut self,
-        from_id: Option<&str>,
-        summary: &str,
-        details: Option<JsValue>,
-        from_hook: Option<bool>,
-    ) -> Result<String, BranchError> {
-        self.branch_with_summary_wtf8(from_id.map(str::as_bytes), summary, details, from_hook)
-    }
-
-    /// As [`SessionManager::branch_with_summary`] with the id as any JavaScript string (lone
-    /// surrogates included).
-    ///
-    /// # Errors
-    /// As [`SessionManager::branch_with_summary`].
-    pub fn branch_with_summary_js(
-        &mut self,
-        from_id: Option<&JsString>,
-        summary: &str,
-        details: Option<JsValue>,
-        from_hook: Option<bool>,
-    ) -> Result<String, BranchError> {
-        self.branch_with_summary_wtf8(from_id.map(JsString::as_wtf8), summary, details, from_hook)
-    }
-
-    fn branch_with_summary_wtf8(
-        &mut self,
-        from_id: Option<&[u8]>,
+        from_id: Option<EntryId<'_>>,
         summary: &str,
         details: Option<JsValue>,
         from_hook: Option<bool>,
@@ -221,7 +188,7 @@ impl SessionManager {
         }
         let target = match from_id {
             None => None,
-            Some(id) => self.resolve_branch(id)?,
+            Some(id) => self.resolve_branch(id.as_wtf8())?,
         };
         let before = (
             self.ix.leaf.clone(),
@@ -249,7 +216,7 @@ impl SessionManager {
     }
 
     /// Switches this manager **in place** to a new session holding only the path from the
-    /// root to `leaf_id` (openclaw-jsonl.md §2.9): label entries and leaf controls on the path
+    /// root to `leaf_id` (text or any JavaScript string, [`EntryId`]; openclaw-jsonl.md §2.9): label entries and leaf controls on the path
     /// are dropped, every kept entry and parent-linked opaque row is re-parented onto the
     /// previous kept node (so descendants of a mid-path label stay connected), and each label
     /// whose target is on the path is re-created at the end with its original timestamp, in
@@ -264,29 +231,11 @@ impl SessionManager {
     /// # Errors
     /// [`BranchError::EntryNotFound`] when the path holds no entry; write errors (the manager
     /// then stays on the session it had, unchanged).
-    pub fn create_branched_session(
+    pub fn create_branched_session<'i>(
         &mut self,
-        leaf_id: &str,
+        leaf_id: impl Into<EntryId<'i>>,
     ) -> Result<Option<PathBuf>, BranchError> {
-        self.create_branched_session_wtf8(leaf_id.as_bytes())
-    }
-
-    /// As [`SessionManager::create_branched_session`] with the leaf as any JavaScript string
-    /// (lone surrogates included).
-    ///
-    /// # Errors
-    /// As [`SessionManager::create_branched_session`].
-    pub fn create_branched_session_js(
-        &mut self,
-        leaf_id: &JsString,
-    ) -> Result<Option<PathBuf>, BranchError> {
-        self.create_branched_session_wtf8(leaf_id.as_wtf8())
-    }
-
-    fn create_branched_session_wtf8(
-        &mut self,
-        leaf_id: &[u8],
-    ) -> Result<Option<PathBuf>, BranchError> {
+        let leaf_id = leaf_id.into().as_wtf8();
         if self.read_only {
             return Err(BranchError::ReadOnly {
                 path: self.file_path(),

@@ -10,7 +10,7 @@ use session_format::entry::EntryType;
 use session_format::json::{JsString, JsValue};
 use std::path::{Path, PathBuf};
 
-use super::SessionManager;
+use super::{SessionManager, Sessions};
 
 /// The result of a read-only open: a manager that refuses to write, and the report.
 #[derive(Debug)]
@@ -33,21 +33,23 @@ impl SessionManager {
         path: &Path,
         cwd_override: Option<&str>,
     ) -> Result<ReadOnlyOpen, OpenError> {
-        Self::open_read_only_in(crate::FileStorage::shared(), path, cwd_override)
+        Self::on_files().open_read_only(path, cwd_override)
     }
+}
 
-    /// [`SessionManager::open_read_only`] of the session stored at `path` in `storage` (read
-    /// once with [`crate::Storage::read_all`]; nothing is written there).
+impl Sessions {
+    /// [`SessionManager::open_read_only`] of the session stored at `path` in this storage
+    /// (read once with [`crate::Storage::read_all`]; nothing is written there).
     ///
     /// # Errors
     /// As [`SessionManager::open_read_only`].
-    pub fn open_read_only_in(
-        storage: std::sync::Arc<dyn crate::Storage>,
+    pub fn open_read_only(
+        &self,
         path: &Path,
         cwd_override: Option<&str>,
     ) -> Result<ReadOnlyOpen, OpenError> {
         let abs = paths::resolve(path);
-        let buf = match storage.read_all(&abs) {
+        let buf = match self.storage.read_all(&abs) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(OpenError::NotFound { path: abs });
@@ -62,7 +64,7 @@ impl SessionManager {
         let dir = abs.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut sm = SessionManager::read_only_blank(&cwd_js.to_str_lossy(), dir);
         sm.cwd_js = cwd_js;
-        sm.storage = storage;
+        sm.storage = std::sync::Arc::clone(&self.storage);
         sm.set_loaded(abs, Some((buf, parsed)), false)?;
         let report = sm.diagnostics();
         Ok(ReadOnlyOpen {
@@ -70,7 +72,9 @@ impl SessionManager {
             report,
         })
     }
+}
 
+impl SessionManager {
     /// What the last load of this manager's file found (the same [`OpenReport`] a read-only
     /// open gives, for writable managers too), brought up to date: the file-level findings of
     /// the last `open`/reopen (malformed lines, torn tail, corrupt header and where a writable

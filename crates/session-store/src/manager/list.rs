@@ -1,13 +1,14 @@
 //! Session listing on [`SessionManager`]: `list` and `list_all` (`SessionManager.list`,
-//! `SessionManager.listAll`) over the file store, and their `_in` twins over any [`Storage`]
-//! (openclaw-jsonl.md §2.1; [`crate::list`]).
+//! `SessionManager.listAll`) over the file store, and the same listings over any storage
+//! ([`Sessions::list`], [`Sessions::list_all`]; openclaw-jsonl.md §2.1; [`crate::list`]).
 
-use crate::error::ListError;
+use std::path::Path;
+
+use crate::error::{ListError, MessagesTextError};
 use crate::list::{self, SessionInfo};
 use crate::paths;
-use crate::storage::Storage;
 
-use super::SessionManager;
+use super::{SessionManager, Sessions};
 
 impl SessionManager {
     /// The sessions of `session_dir` (default: the per-cwd directory of `cwd`), newest first
@@ -15,15 +16,8 @@ impl SessionManager {
     ///
     /// # Errors
     /// [`ListError::ReadDir`].
-    pub fn list(
-        cwd: &str,
-        session_dir: Option<&std::path::Path>,
-    ) -> Result<Vec<SessionInfo>, ListError> {
-        let dir = session_dir.map_or_else(
-            || paths::default_session_dir(cwd),
-            std::path::Path::to_path_buf,
-        );
-        list::list(&dir)
+    pub fn list(cwd: &str, session_dir: Option<&Path>) -> Result<Vec<SessionInfo>, ListError> {
+        Self::on_files().list(cwd, session_dir)
     }
 
     /// The sessions of every per-cwd directory under `sessions_root` (default:
@@ -31,46 +25,53 @@ impl SessionManager {
     ///
     /// # Errors
     /// [`ListError::ReadDir`].
-    pub fn list_all(
-        sessions_root: Option<&std::path::Path>,
-    ) -> Result<Vec<SessionInfo>, ListError> {
-        let root = sessions_root.map_or_else(paths::sessions_dir, std::path::Path::to_path_buf);
-        list::list_all(&root)
+    pub fn list_all(sessions_root: Option<&Path>) -> Result<Vec<SessionInfo>, ListError> {
+        Self::on_files().list_all(sessions_root)
     }
+}
 
-    /// [`SessionManager::list`] over the sessions of `storage` ([`Storage::list_sessions`],
+impl Sessions {
+    /// [`SessionManager::list`] over the sessions of this storage ([`Storage::list_sessions`],
     /// each read with [`Storage::read_all`]; the modification time fallback is the snapshot's
-    /// `mtime_ns`). For [`FileStorage`] exactly [`SessionManager::list`].
+    /// `mtime_ns`). On [`FileStorage`] exactly [`list::list`].
     ///
     /// # Errors
     /// [`ListError::ReadDir`] when the storage cannot list the directory.
     ///
     /// [`FileStorage`]: crate::FileStorage
-    pub fn list_in(
-        storage: &dyn Storage,
+    /// [`Storage::list_sessions`]: crate::Storage::list_sessions
+    /// [`Storage::read_all`]: crate::Storage::read_all
+    pub fn list(
+        &self,
         cwd: &str,
-        session_dir: Option<&std::path::Path>,
+        session_dir: Option<&Path>,
     ) -> Result<Vec<SessionInfo>, ListError> {
-        let dir = session_dir.map_or_else(
-            || paths::default_session_dir(cwd),
-            std::path::Path::to_path_buf,
-        );
-        list::session_infos(storage, &dir)
+        let dir = session_dir.map_or_else(|| paths::default_session_dir(cwd), Path::to_path_buf);
+        list::session_infos(&*self.storage, &dir)
     }
 
-    /// [`SessionManager::list_all`] over the namespaces of `storage` ([`Storage::list_dirs`]
-    /// under `sessions_root`, default [`paths::sessions_dir`]). For [`FileStorage`] exactly
-    /// [`SessionManager::list_all`].
+    /// [`SessionManager::list_all`] over the namespaces of this storage
+    /// ([`Storage::list_dirs`] under `sessions_root`, default [`paths::sessions_dir`]). On
+    /// [`FileStorage`] exactly [`list::list_all`].
     ///
     /// # Errors
     /// [`ListError::ReadDir`] when the storage cannot list the root.
     ///
     /// [`FileStorage`]: crate::FileStorage
-    pub fn list_all_in(
-        storage: &dyn Storage,
-        sessions_root: Option<&std::path::Path>,
-    ) -> Result<Vec<SessionInfo>, ListError> {
-        let root = sessions_root.map_or_else(paths::sessions_dir, std::path::Path::to_path_buf);
-        list::all_session_infos(storage, &root)
+    /// [`Storage::list_dirs`]: crate::Storage::list_dirs
+    pub fn list_all(&self, sessions_root: Option<&Path>) -> Result<Vec<SessionInfo>, ListError> {
+        let root = sessions_root.map_or_else(paths::sessions_dir, Path::to_path_buf);
+        list::all_session_infos(&*self.storage, &root)
+    }
+
+    /// [`SessionInfo::all_messages_text`] of a session listed from this storage (read again
+    /// with [`Storage::read_all`]).
+    ///
+    /// # Errors
+    /// As [`SessionInfo::all_messages_text`].
+    ///
+    /// [`Storage::read_all`]: crate::Storage::read_all
+    pub fn all_messages_text(&self, info: &SessionInfo) -> Result<String, MessagesTextError> {
+        info.messages_text_of(self.storage.read_all(&info.path))
     }
 }

@@ -18,12 +18,13 @@
 //!   (docs/DEVIATIONS.md D11);
 //! - ids are kept exactly (WTF-8), so every id the store writes back (`parentId`, label
 //!   `targetId`, leaf-control targets, re-parented rows) is the id the file holds, lone
-//!   surrogates included; `&str` views of ids are lossy, the `*_js` methods exact;
+//!   surrogates included; methods taking an id take an [`EntryId`](crate::EntryId) (a `&str` or the exact
+//!   `&JsString`), `&str` views of ids are lossy, the `*_js` getters exact;
 //! - paths are resolved lexically, as Node's `path.resolve` does, wherever the reference does;
 //! - every read and write of the session's bytes, and the write lock, go through the manager's
 //!   [`Storage`] (default [`FileStorage`], which writes through [`crate::io`]: atomic rewrites,
-//!   `O_APPEND` appends); factories with an `_in` suffix take the storage
-//!   ([`SessionManager::open_in`], [`SessionManager::create_in`], …);
+//!   `O_APPEND` appends); the factories of [`SessionManager::on`] take the storage
+//!   ([`Sessions::open_with`], [`Sessions::create`], …);
 //! - a failed append leaves the in-memory state as it was; a plain append writes its line
 //!   before the row joins the state, and never to a file other than the one this manager read
 //!   or last wrote (same device and inode), nor to a missing one;
@@ -81,11 +82,13 @@ mod load;
 mod open;
 mod prepare;
 mod query;
+mod sessions;
 
 pub use context::{ContextGap, ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use inspect::ReadOnlyOpen;
 pub use load::remember_written_entries;
 pub use query::{EntryError, EntryRef, SessionTree, TreeNode};
+pub use sessions::Sessions;
 mod rewrite;
 
 /// A payload the caller hands to an append (`message`, `data`, `details`, `content`): anything
@@ -169,14 +172,14 @@ pub struct NewSessionOptions {
 /// A transcript session: its rows in file order, the navigation indexes, and where (and
 /// whether) it is persisted. See the crate documentation for an overview.
 ///
-/// Where: every factory that reads or writes a session has a twin with an `_in` suffix whose
-/// first argument is the [`Storage`] to use (`Arc<dyn Storage>`, kept by the manager for all
-/// its later reads, writes and write locks): [`SessionManager::create_in`],
-/// [`SessionManager::open_in`] (the full form of `open`/`open_with`, taking [`OpenParams`]),
-/// [`SessionManager::open_locked_in`], [`SessionManager::continue_recent_in`],
-/// [`SessionManager::fork_from_in`], [`SessionManager::open_read_only_in`]; listings take
-/// `&dyn Storage` ([`SessionManager::list_in`], [`SessionManager::list_all_in`]). The plain
-/// factories use [`FileStorage`].
+/// Where: the associated factories and listings ([`SessionManager::create`],
+/// [`SessionManager::open`], [`SessionManager::open_with`], [`SessionManager::open_locked`],
+/// [`SessionManager::continue_recent`], [`SessionManager::fork_from`],
+/// [`SessionManager::open_read_only`], [`SessionManager::list`], [`SessionManager::list_all`])
+/// use the process-wide [`FileStorage`]; [`SessionManager::on`]`(storage)` gives the same
+/// methods, spelled the same, over any [`Storage`] ([`Sessions`]; the storage, an
+/// `Arc<dyn Storage>`, is kept by each manager for all its later reads, writes and write
+/// locks).
 #[derive(Debug)]
 pub struct SessionManager {
     pub(crate) cwd: String,
@@ -456,7 +459,7 @@ impl SessionManager {
     }
 
     /// The storage this manager reads and writes its session through ([`FileStorage`] unless
-    /// it was opened or created with an `_in` factory).
+    /// it was opened or created through [`SessionManager::on`]).
     pub fn storage(&self) -> &Arc<dyn Storage> {
         &self.storage
     }

@@ -20,10 +20,10 @@ use crate::lock::LockOptions;
 use crate::names::{self, InvalidName, NameKind};
 use crate::paths;
 use crate::rows::{self, Row, RowKind};
-use crate::storage::{self, FileStorage, Storage};
+use crate::storage;
 
 use super::load::{self, Fetched};
-use super::{NewSessionOptions, OpenParams, SessionManager, ensure_dir, first_line};
+use super::{NewSessionOptions, OpenParams, SessionManager, Sessions, ensure_dir, first_line};
 use crate::rows::header_string;
 
 impl SessionManager {
@@ -38,26 +38,7 @@ impl SessionManager {
     /// # Errors
     /// [`OpenError::CreateDir`] when the directory cannot be created.
     pub fn create(cwd: &str, session_dir: Option<&Path>) -> Result<Self, OpenError> {
-        Self::create_in(FileStorage::shared(), cwd, session_dir)
-    }
-
-    /// [`SessionManager::create`] in `storage`: the session directory is made sure of there
-    /// ([`Storage::ensure_dir`]), and every later write of this manager (and of the sessions
-    /// it switches to) goes to `storage`.
-    ///
-    /// # Errors
-    /// As [`SessionManager::create`].
-    pub fn create_in(
-        storage: Arc<dyn Storage>,
-        cwd: &str,
-        session_dir: Option<&Path>,
-    ) -> Result<Self, OpenError> {
-        let dir = session_dir.map_or_else(|| paths::default_session_dir(cwd), Path::to_path_buf);
-        ensure_dir(&*storage, &dir)?;
-        let mut sm = Self::blank(cwd, dir, true);
-        sm.storage = storage;
-        sm.new_fresh_session();
-        Ok(sm)
+        Self::on_files().create(cwd, session_dir)
     }
 
     /// An in-memory session: never written, no file, `session_dir` empty.
@@ -78,14 +59,7 @@ impl SessionManager {
         session_dir: Option<&Path>,
         cwd_override: Option<&str>,
     ) -> Result<Self, OpenError> {
-        Self::open_with(
-            path,
-            &OpenParams {
-                session_dir: session_dir.map(Path::to_path_buf),
-                cwd_override: cwd_override.map(str::to_owned),
-                fallback_cwd: None,
-            },
-        )
+        Self::on_files().open(path, session_dir, cwd_override)
     }
 
     /// Opens a session file for writing (openclaw-jsonl.md §2.1, §1.6, §1.9):
@@ -110,83 +84,7 @@ impl SessionManager {
     /// [`OpenError`] naming the file ([`OpenError::ChangedWhileLoading`] when it changed during
     /// every attempt); a failed rewrite leaves the file untouched.
     pub fn open_with(path: &Path, params: &OpenParams) -> Result<Self, OpenError> {
-        Self::open_in(FileStorage::shared(), path, params)
-    }
-
-    /// [`SessionManager::open_with`] on the session stored at `path` in `storage` (the full
-    /// form of [`SessionManager::open`]): the same rules, with every read and write, the
-    /// session directory and the write lock in `storage`. The warm cache serves only
-    /// [`FileStorage`]; on any other storage the session is loaded with
-    /// [`Storage::read_snapshot`] every time (one consistent read of the bytes and their
-    /// snapshot where the backend offers one, as Redis does, so another writer's appends do not
-    /// make the load fail).
-    ///
-    /// # Errors
-    /// As [`SessionManager::open_with`].
-    pub fn open_in(
-        storage: Arc<dyn Storage>,
-        path: &Path,
-        params: &OpenParams,
-    ) -> Result<Self, OpenError> {
-        let abs = paths::resolve(path);
-        let dir = params
-            .session_dir
-            .clone()
-            .unwrap_or_else(|| abs.parent().map(Path::to_path_buf).unwrap_or_default());
-        let fetch = load::fetch(&*storage, &abs)?;
-        let cwd_of = |header_cwd: Option<JsString>| {
-            params
-                .cwd_override
-                .as_deref()
-                .map(JsString::from)
-                .or(header_cwd)
-                .or_else(|| params.fallback_cwd.as_deref().map(JsString::from))
-                .unwrap_or_else(|| JsString::from(paths::process_cwd()))
-        };
-        let blank = |cwd_js: JsString| {
-            let mut sm = Self::blank(&cwd_js.to_str_lossy(), dir.clone(), true);
-            sm.cwd_js = cwd_js;
-            sm.storage = Arc::clone(&storage);
-            sm
-        };
-        match fetch.fetched {
-            Fetched::Missing => {
-                let mut sm = blank(cwd_of(None));
-                ensure_dir(&*storage, &dir)?;
-                sm.set_loaded(abs, None, true)?;
-                Ok(sm)
-            }
-            Fetched::Warm { state, scanned } => {
-                let mut sm = blank(cwd_of(state.header_cwd.clone()));
-                ensure_dir(&*storage, &dir)?;
-                sm.adopt_warm(abs, *state, fetch.key);
-                sm.parsed_lines += scanned;
-                Ok(sm)
-            }
-            Fetched::Cold { buf, snapshot } => {
-                let parsed = Parsed::of(&abs, &buf);
-                let header_cwd = parsed.header_cwd.clone();
-                let mut sm = blank(cwd_of(header_cwd.clone()));
-                ensure_dir(&*storage, &dir)?;
-                sm.parsed_lines += parsed.scanned;
-                sm.snapshot = Some(snapshot);
-                sm.cache_key = fetch.key;
-                if sm.set_loaded(abs, Some((buf, parsed)), true)? {
-                    let warm = Warm::from_parts(Pristine {
-                        snapshot,
-                        buf: Arc::clone(&sm.buf),
-                        rows: sm.rows.clone(),
-                        ix: sm.ix.clone(),
-                        header: sm.header,
-                        session_id: sm.session_id.clone(),
-                        header_cwd,
-                        report: sm.load_report.clone(),
-                    });
-                    load::store(&*storage, sm.cache_key.as_deref(), warm);
-                }
-                Ok(sm)
-            }
-        }
+        Self::on_files().open_with(path, params)
     }
 
     /// Takes a cached state as this manager's (sharing its parts).
@@ -220,34 +118,7 @@ impl SessionManager {
     /// # Errors
     /// As [`SessionManager::open_with`] and [`SessionManager::create`].
     pub fn continue_recent(cwd: &str, session_dir: Option<&Path>) -> Result<Self, OpenError> {
-        Self::continue_recent_in(FileStorage::shared(), cwd, session_dir)
-    }
-
-    /// [`SessionManager::continue_recent`] among the sessions of `storage`
-    /// ([`Storage::list_sessions`], [`Storage::read_head`], the newest by the snapshot's
-    /// `mtime_ns`).
-    ///
-    /// # Errors
-    /// As [`SessionManager::continue_recent`].
-    pub fn continue_recent_in(
-        storage: Arc<dyn Storage>,
-        cwd: &str,
-        session_dir: Option<&Path>,
-    ) -> Result<Self, OpenError> {
-        let dir = session_dir.map_or_else(|| paths::default_session_dir(cwd), Path::to_path_buf);
-        ensure_dir(&*storage, &dir)?;
-        match crate::list::most_recent_session(&*storage, &dir) {
-            Some(path) => Self::open_in(
-                storage,
-                &path,
-                &OpenParams {
-                    session_dir: Some(dir),
-                    cwd_override: Some(cwd.to_owned()),
-                    fallback_cwd: None,
-                },
-            ),
-            None => Self::create_in(storage, cwd, Some(&dir)),
-        }
+        Self::on_files().continue_recent(cwd, session_dir)
     }
 
     /// Loads the file's bytes and what [`Parsed::of`] read in them (`None` when the file is
@@ -498,27 +369,7 @@ impl SessionManager {
         params: &OpenParams,
         options: LockOptions,
     ) -> Result<Self, OpenError> {
-        Self::open_locked_in(FileStorage::shared(), path, params, options)
-    }
-
-    /// [`SessionManager::open_locked`] in `storage` (its write lock, [`Storage::with_write_lock`]).
-    ///
-    /// # Errors
-    /// As [`SessionManager::open_locked`].
-    pub fn open_locked_in(
-        storage: Arc<dyn Storage>,
-        path: &Path,
-        params: &OpenParams,
-        options: LockOptions,
-    ) -> Result<Self, OpenError> {
-        let abs = paths::resolve(path);
-        let lock_in = Arc::clone(&storage);
-        let mut sm = storage::with_write_lock(&*lock_in, &abs, &options, || {
-            Self::open_in(storage, &abs, params)
-        })
-        .map_err(|e| Failure::lock(abs.clone(), e))??;
-        sm.write_lock = Some(options);
-        Ok(sm)
+        Self::on_files().open_locked(path, params, options)
     }
 
     /// Takes the file's current content as this manager's (see
@@ -576,5 +427,165 @@ impl SessionManager {
             ix.side_parent = side;
         }
         Ok(())
+    }
+}
+
+impl Sessions {
+    /// [`SessionManager::create`] in this storage: the session directory is made sure of
+    /// there ([`Storage::ensure_dir`](crate::Storage::ensure_dir)), and every later write of the manager (and of the
+    /// sessions it switches to) goes to this storage.
+    ///
+    /// # Errors
+    /// As [`SessionManager::create`].
+    pub fn create(
+        &self,
+        cwd: &str,
+        session_dir: Option<&Path>,
+    ) -> Result<SessionManager, OpenError> {
+        let dir = session_dir.map_or_else(|| paths::default_session_dir(cwd), Path::to_path_buf);
+        ensure_dir(&*self.storage, &dir)?;
+        let mut sm = SessionManager::blank(cwd, dir, true);
+        sm.storage = Arc::clone(&self.storage);
+        sm.new_fresh_session();
+        Ok(sm)
+    }
+
+    /// [`SessionManager::open`] of the session stored at `path` in this storage (see
+    /// [`Sessions::open_with`]).
+    ///
+    /// # Errors
+    /// As [`SessionManager::open_with`].
+    pub fn open(
+        &self,
+        path: &Path,
+        session_dir: Option<&Path>,
+        cwd_override: Option<&str>,
+    ) -> Result<SessionManager, OpenError> {
+        self.open_with(
+            path,
+            &OpenParams {
+                session_dir: session_dir.map(Path::to_path_buf),
+                cwd_override: cwd_override.map(str::to_owned),
+                fallback_cwd: None,
+            },
+        )
+    }
+
+    /// [`SessionManager::open_with`] on the session stored at `path` in this storage: the
+    /// same rules, with every read and write, the session directory and the write lock in
+    /// this storage. The warm cache serves only [`FileStorage`](crate::FileStorage); on any other storage the
+    /// session is loaded with [`Storage::read_snapshot`](crate::Storage::read_snapshot) every time (one consistent read of
+    /// the bytes and their snapshot where the backend offers one, as Redis does, so another
+    /// writer's appends do not make the load fail).
+    ///
+    /// # Errors
+    /// As [`SessionManager::open_with`].
+    pub fn open_with(&self, path: &Path, params: &OpenParams) -> Result<SessionManager, OpenError> {
+        let storage = Arc::clone(&self.storage);
+        let abs = paths::resolve(path);
+        let dir = params
+            .session_dir
+            .clone()
+            .unwrap_or_else(|| abs.parent().map(Path::to_path_buf).unwrap_or_default());
+        let fetch = load::fetch(&*storage, &abs)?;
+        let cwd_of = |header_cwd: Option<JsString>| {
+            params
+                .cwd_override
+                .as_deref()
+                .map(JsString::from)
+                .or(header_cwd)
+                .or_else(|| params.fallback_cwd.as_deref().map(JsString::from))
+                .unwrap_or_else(|| JsString::from(paths::process_cwd()))
+        };
+        let blank = |cwd_js: JsString| {
+            let mut sm = SessionManager::blank(&cwd_js.to_str_lossy(), dir.clone(), true);
+            sm.cwd_js = cwd_js;
+            sm.storage = Arc::clone(&storage);
+            sm
+        };
+        match fetch.fetched {
+            Fetched::Missing => {
+                let mut sm = blank(cwd_of(None));
+                ensure_dir(&*storage, &dir)?;
+                sm.set_loaded(abs, None, true)?;
+                Ok(sm)
+            }
+            Fetched::Warm { state, scanned } => {
+                let mut sm = blank(cwd_of(state.header_cwd.clone()));
+                ensure_dir(&*storage, &dir)?;
+                sm.adopt_warm(abs, *state, fetch.key);
+                sm.parsed_lines += scanned;
+                Ok(sm)
+            }
+            Fetched::Cold { buf, snapshot } => {
+                let parsed = Parsed::of(&abs, &buf);
+                let header_cwd = parsed.header_cwd.clone();
+                let mut sm = blank(cwd_of(header_cwd.clone()));
+                ensure_dir(&*storage, &dir)?;
+                sm.parsed_lines += parsed.scanned;
+                sm.snapshot = Some(snapshot);
+                sm.cache_key = fetch.key;
+                if sm.set_loaded(abs, Some((buf, parsed)), true)? {
+                    let warm = Warm::from_parts(Pristine {
+                        snapshot,
+                        buf: Arc::clone(&sm.buf),
+                        rows: sm.rows.clone(),
+                        ix: sm.ix.clone(),
+                        header: sm.header,
+                        session_id: sm.session_id.clone(),
+                        header_cwd,
+                        report: sm.load_report.clone(),
+                    });
+                    load::store(&*storage, sm.cache_key.as_deref(), warm);
+                }
+                Ok(sm)
+            }
+        }
+    }
+
+    /// [`SessionManager::continue_recent`] among the sessions of this storage
+    /// ([`Storage::list_sessions`](crate::Storage::list_sessions), [`Storage::read_head`](crate::Storage::read_head), the newest by the snapshot's
+    /// `mtime_ns`).
+    ///
+    /// # Errors
+    /// As [`SessionManager::continue_recent`].
+    pub fn continue_recent(
+        &self,
+        cwd: &str,
+        session_dir: Option<&Path>,
+    ) -> Result<SessionManager, OpenError> {
+        let dir = session_dir.map_or_else(|| paths::default_session_dir(cwd), Path::to_path_buf);
+        ensure_dir(&*self.storage, &dir)?;
+        match crate::list::most_recent_session(&*self.storage, &dir) {
+            Some(path) => self.open_with(
+                &path,
+                &OpenParams {
+                    session_dir: Some(dir),
+                    cwd_override: Some(cwd.to_owned()),
+                    fallback_cwd: None,
+                },
+            ),
+            None => self.create(cwd, Some(&dir)),
+        }
+    }
+
+    /// [`SessionManager::open_locked`] in this storage (its write lock,
+    /// [`Storage::with_write_lock`](crate::Storage::with_write_lock)).
+    ///
+    /// # Errors
+    /// As [`SessionManager::open_locked`].
+    pub fn open_locked(
+        &self,
+        path: &Path,
+        params: &OpenParams,
+        options: LockOptions,
+    ) -> Result<SessionManager, OpenError> {
+        let abs = paths::resolve(path);
+        let mut sm = storage::with_write_lock(&*self.storage, &abs, &options, || {
+            self.open_with(&abs, params)
+        })
+        .map_err(|e| Failure::lock(abs.clone(), e))??;
+        sm.write_lock = Some(options);
+        Ok(sm)
     }
 }

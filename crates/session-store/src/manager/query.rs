@@ -11,7 +11,7 @@ use session_format::json::{EnvelopeScanner, Field, JsString, JsValue, SerdeError
 use super::SessionManager;
 use crate::deep::clone_value;
 use crate::error::{NameError, ReadError, RowLocation};
-use crate::id::Id;
+use crate::id::{EntryId, Id};
 use crate::index::{ChildKey, NO_ROW, ParentStep, Resolved, Set};
 use crate::rows::{EntryMeta, RowKind};
 
@@ -308,14 +308,10 @@ impl SessionTree<'_> {
 }
 
 impl SessionManager {
-    /// The entry with this id (the last row carrying it), or `None`.
-    pub fn get_entry(&self, id: &str) -> Option<EntryRef<'_>> {
-        self.get_entry_wtf8(id.as_bytes())
-    }
-
-    /// As [`SessionManager::get_entry`] for any JavaScript string (lone surrogates included).
-    pub fn get_entry_js(&self, id: &JsString) -> Option<EntryRef<'_>> {
-        self.get_entry_wtf8(id.as_wtf8())
+    /// The entry with this id (the last row carrying it), or `None`. The id is text or any
+    /// JavaScript string ([`EntryId`]: `"id"`, `&js_string`), matched by its exact bytes.
+    pub fn get_entry<'i>(&self, id: impl Into<EntryId<'i>>) -> Option<EntryRef<'_>> {
+        self.get_entry_wtf8(id.into().as_wtf8())
     }
 
     pub(crate) fn get_entry_wtf8(&self, id: &[u8]) -> Option<EntryRef<'_>> {
@@ -407,18 +403,14 @@ impl SessionManager {
 
     /// The path from the root to `from_id` (default: the leaf), root first: reported parents
     /// are followed, an opaque id is walked through its opaque parents; a seen-set stops
-    /// cycles (each entry appears once). O(depth).
-    pub fn get_branch(&self, from_id: Option<&str>) -> Vec<EntryRef<'_>> {
+    /// cycles (each entry appears once). O(depth). The id is text or any JavaScript string
+    /// ([`EntryId`]: `Some("id".into())`, `Some((&js_string).into())`).
+    pub fn get_branch(&self, from_id: Option<EntryId<'_>>) -> Vec<EntryRef<'_>> {
         let start = match from_id {
-            Some(id) => Some(Id::from(id)),
+            Some(id) => Some(id.to_id()),
             None => self.ix.leaf.clone(),
         };
         self.branch_from(start)
-    }
-
-    /// As [`SessionManager::get_branch`] from any JavaScript string (lone surrogates included).
-    pub fn get_branch_js(&self, from_id: &JsString) -> Vec<EntryRef<'_>> {
-        self.branch_from(Some(Id::new(from_id.clone())))
     }
 
     pub(crate) fn branch_from(&self, start: Option<Id>) -> Vec<EntryRef<'_>> {

@@ -501,7 +501,7 @@ impl SessionManager {
                 storage::Replace::Done => {
                     // The incremental repair must not trust the prefix it saw before.
                     if let Some(caches) = self.storage.caches() {
-                        crate::repair::invalidate_repair_cache_in(&caches.repair, &path);
+                        caches.repair.invalidate(&path);
                     }
                     self.full_write_done(&path, &bytes);
                     return Ok(());

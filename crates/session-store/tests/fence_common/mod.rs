@@ -197,7 +197,9 @@ pub fn acknowledged_append_survives_a_full_rewrite(inner: Arc<dyn Storage>, dir:
         fallback_cwd: Some("/work".to_owned()),
         ..OpenParams::default()
     };
-    let mut a = SessionManager::open_in(racing.clone(), &path, &params).unwrap();
+    let mut a = SessionManager::on(racing.clone())
+        .open_with(&path, &params)
+        .unwrap();
     let u1 = a.append_message(message("u1")).unwrap();
     let a2 = a.append_message(message("a2")).unwrap();
     let u3 = a.append_message(message("u3")).unwrap();
@@ -205,7 +207,9 @@ pub fn acknowledged_append_survives_a_full_rewrite(inner: Arc<dyn Storage>, dir:
     let before = lines(&inner.read_all(&path).unwrap());
     assert_eq!(before.len(), 5);
 
-    let mut b = SessionManager::open_in(Arc::clone(&inner), &path, &params).unwrap();
+    let mut b = SessionManager::on(Arc::clone(&inner))
+        .open_with(&path, &params)
+        .unwrap();
     let from_b: Arc<Mutex<Option<(String, String)>>> = Arc::default();
     let slot = Arc::clone(&from_b);
     let (inner_b, path_b) = (Arc::clone(&inner), path.clone());
@@ -259,13 +263,17 @@ pub fn a_rewrite_that_keeps_losing_the_race_gives_up_and_loses_nothing(
         fallback_cwd: Some("/work".to_owned()),
         ..OpenParams::default()
     };
-    let mut a = SessionManager::open_in(racing.clone(), &path, &params).unwrap();
+    let mut a = SessionManager::on(racing.clone())
+        .open_with(&path, &params)
+        .unwrap();
     let mut ids = Vec::new();
     for m in ["u1", "a2", "u3", "a4"] {
         ids.push(a.append_message(message(m)).unwrap());
     }
     let before = inner.read_all(&path).unwrap();
-    let mut b = SessionManager::open_in(Arc::clone(&inner), &path, &params).unwrap();
+    let mut b = SessionManager::on(Arc::clone(&inner))
+        .open_with(&path, &params)
+        .unwrap();
     let appended: Arc<Mutex<Vec<String>>> = Arc::default();
     let log = Arc::clone(&appended);
     racing.arm_each(move || {

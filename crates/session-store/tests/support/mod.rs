@@ -154,7 +154,7 @@ pub fn check_suite_on(
     label: &str,
     mut storage_for: impl FnMut(&str) -> std::sync::Arc<dyn session_store::Storage>,
 ) -> (Vec<String>, Vec<String>) {
-    use session_store::replay::run_script_normalized_in;
+    use session_store::replay::run_script_normalized;
     let (mut same, mut failures) = (Vec::new(), Vec::new());
     for script in conformance_scripts(scripts) {
         let name = script.file_name().unwrap().to_string_lossy().into_owned();
@@ -165,10 +165,10 @@ pub fn check_suite_on(
         };
         let file_dir = tempdir();
         let on_files =
-            run_script_normalized_in(session_store::FileStorage::shared(), &text, file_dir.path())
+            run_script_normalized(session_store::FileStorage::shared(), &text, file_dir.path())
                 .unwrap_or_else(|e| panic!("{name} on files: {e}"));
         let other_dir = tempdir();
-        let on_other = run_script_normalized_in(storage_for(&name), &text, other_dir.path())
+        let on_other = run_script_normalized(storage_for(&name), &text, other_dir.path())
             .unwrap_or_else(|e| panic!("{name} on {label}: {e}"));
         let left_on_disk = std::fs::read_dir(other_dir.path()).unwrap().count();
         if left_on_disk != 0 {
