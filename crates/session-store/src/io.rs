@@ -33,9 +33,11 @@
 //!   file created or renamed into place whose directory `fsync` then fails is removed again (or
 //!   the replaced file put back), so an error means the path holds what it held before.
 //!
-//! Every write function has an `*_in(fs: &dyn Fs, …)` variant that makes its system calls
-//! through an [`Fs`] (the plain function uses [`RealFs`]); `fault::FaultFs` (feature
-//! `test-util`) injects failures there for tests.
+//! Every write function is a method of [`Io`], a handle over an [`Fs`] (`io::on(fs)`), that
+//! makes its system calls through it; [`REAL`] is the handle over the real file system
+//! ([`RealFs`]), and the functions with many callers have a plain shorthand for it
+//! (`io::atomic_rewrite(path, bytes)` is `io::REAL.atomic_rewrite(path, bytes)`);
+//! `fault::FaultFs` (feature `test-util`) injects failures through the seam for tests.
 //!
 //! `clippy.toml` forbids `std::fs::write`, `File::create` and `OpenOptions::new` everywhere else.
 #![allow(clippy::disallowed_methods)] // This module is the sanctioned home of raw file writes.
@@ -105,16 +107,36 @@ impl Durability {
             Durability::SyncAll => file.sync_all(),
         }
     }
+}
 
-    /// [`Durability::sync`] through `fs`.
+/// The write functions of this module over one file-system seam ([`Fs`]): `io::on(fs).x(…)`
+/// makes the system calls of `x` through `fs` (`fault::FaultFs`, feature `test-util`, injects
+/// failures there); [`REAL`] is the handle over the real file system ([`RealFs`]), which the
+/// plain functions (`io::atomic_rewrite`, `io::create_new`, `io::append_line`, …) are
+/// shorthand for. A `Copy` handle of one reference.
+#[derive(Clone, Copy, Debug)]
+pub struct Io<'a> {
+    fs: &'a dyn Fs,
+}
+
+/// [`Io`] over the real file system.
+pub const REAL: Io<'static> = Io { fs: &RealFs };
+
+/// [`Io`] over `fs`.
+pub fn on(fs: &dyn Fs) -> Io<'_> {
+    Io { fs }
+}
+
+impl Io<'_> {
+    /// [`Durability::sync`] through this handle's [`Fs`].
     ///
     /// # Errors
     /// As [`Durability::sync`].
-    pub fn sync_in(self, fs: &dyn Fs, file: &File) -> io::Result<()> {
-        match self {
+    pub fn sync(&self, durability: Durability, file: &File) -> io::Result<()> {
+        match durability {
             Durability::Buffer => Ok(()),
-            Durability::SyncData => fs.sync_data(file),
-            Durability::SyncAll => fs.sync_all(file),
+            Durability::SyncData => self.fs.sync_data(file),
+            Durability::SyncAll => self.fs.sync_all(file),
         }
     }
 }
@@ -264,15 +286,18 @@ pub fn existing_mode(path: &Path) -> io::Result<Option<u32>> {
 /// # Errors
 /// The `fsync` failure, when the directory could be opened.
 pub fn fsync_dir(dir: &Path) -> io::Result<()> {
-    fsync_dir_in(&RealFs, dir)
+    REAL.fsync_dir(dir)
 }
 
-/// [`fsync_dir`] through `fs`.
-///
-/// # Errors
-/// As [`fsync_dir`].
-pub fn fsync_dir_in(fs: &dyn Fs, dir: &Path) -> io::Result<()> {
-    fs.sync_dir(dir)
+impl Io<'_> {
+    /// [`fsync_dir`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`fsync_dir`].
+    pub fn fsync_dir(&self, dir: &Path) -> io::Result<()> {
+        let fs = self.fs;
+        fs.sync_dir(dir)
+    }
 }
 
 /// The longest part of a target's name that a hidden temporary name repeats: `.<name>.` plus
@@ -365,52 +390,55 @@ fn link_aside(fs: &dyn Fs, dir: &Path, target: &Path) -> Option<tempfile::TempPa
 /// failure. The original file is untouched in every case (on a file system without hard links,
 /// except after a failed directory `fsync`, which then leaves the new bytes in place).
 pub fn atomic_rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
-    atomic_rewrite_in(&RealFs, path, contents)
+    REAL.atomic_rewrite(path, contents)
 }
 
-/// [`atomic_rewrite`] through `fs`.
-///
-/// # Errors
-/// As [`atomic_rewrite`].
-pub fn atomic_rewrite_in(fs: &dyn Fs, path: &Path, contents: &[u8]) -> io::Result<()> {
-    // Resolved once: the checks, the temporary file and the rename all use `target`.
-    let target = crate::identity::check_write_path(path)?;
-    let dir = dir_of(&target);
-    let existing = target_meta(&target)?;
-    if let Some(meta) = &existing {
-        refuse_non_regular(meta)?;
-        check_writable(&target)?;
-    }
-    let mut tmp = temp_in(fs, &dir, &target)?;
-    write_hidden(fs, tmp.as_file_mut(), contents)?;
-    match &existing {
-        Some(meta) => {
-            copy_owner(tmp.as_file(), meta)?;
-            set_mode(tmp.as_file(), full_mode_of(meta))?;
+impl Io<'_> {
+    /// [`atomic_rewrite`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`atomic_rewrite`].
+    pub fn atomic_rewrite(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
+        let fs = self.fs;
+        // Resolved once: the checks, the temporary file and the rename all use `target`.
+        let target = crate::identity::check_write_path(path)?;
+        let dir = dir_of(&target);
+        let existing = target_meta(&target)?;
+        if let Some(meta) = &existing {
+            refuse_non_regular(meta)?;
+            check_writable(&target)?;
         }
-        None => set_mode(tmp.as_file(), NEW_FILE_MODE)?,
-    }
-    fs.sync_all(tmp.as_file())?;
-    let old = existing
-        .as_ref()
-        .and_then(|_| link_aside(fs, &dir, &target));
-    fs.persist(tmp, &target)?;
-    if let Err(e) = fs.sync_dir(&dir) {
-        match old {
-            // The second name is the file's name again: nothing to remove.
-            Some(old) if fs.rename(&old, &target).is_ok() => {
-                let _ = old.keep();
+        let mut tmp = temp_in(fs, &dir, &target)?;
+        write_hidden(fs, tmp.as_file_mut(), contents)?;
+        match &existing {
+            Some(meta) => {
+                copy_owner(tmp.as_file(), meta)?;
+                set_mode(tmp.as_file(), full_mode_of(meta))?;
             }
-            Some(_) => {}
-            None if existing.is_none() => {
-                let _ = fs.remove_file(&target);
-            }
-            None => {}
+            None => set_mode(tmp.as_file(), NEW_FILE_MODE)?,
         }
-        return Err(e);
+        fs.sync_all(tmp.as_file())?;
+        let old = existing
+            .as_ref()
+            .and_then(|_| link_aside(fs, &dir, &target));
+        fs.persist(tmp, &target)?;
+        if let Err(e) = fs.sync_dir(&dir) {
+            match old {
+                // The second name is the file's name again: nothing to remove.
+                Some(old) if fs.rename(&old, &target).is_ok() => {
+                    let _ = old.keep();
+                }
+                Some(_) => {}
+                None if existing.is_none() => {
+                    let _ = fs.remove_file(&target);
+                }
+                None => {}
+            }
+            return Err(e);
+        }
+        drop(old);
+        Ok(())
     }
-    drop(old);
-    Ok(())
 }
 
 /// Creates `path` with `contents` only if nothing exists there (mode `mode`, default
@@ -421,27 +449,25 @@ pub fn atomic_rewrite_in(fs: &dyn Fs, path: &Path, contents: &[u8]) -> io::Resul
 /// [`io::ErrorKind::AlreadyExists`] when the path exists; any other I/O failure (nothing is
 /// left behind).
 pub fn create_new(path: &Path, contents: &[u8], mode: Option<u32>) -> io::Result<()> {
-    create_new_in(&RealFs, path, contents, mode)
+    REAL.create_new(path, contents, mode)
 }
 
-/// [`create_new`] through `fs`.
-///
-/// # Errors
-/// As [`create_new`].
-pub fn create_new_in(
-    fs: &dyn Fs,
-    path: &Path,
-    contents: &[u8],
-    mode: Option<u32>,
-) -> io::Result<()> {
-    let dir = dir_of(path);
-    let mut tmp = temp_in(fs, &dir, path)?;
-    write_hidden(fs, tmp.as_file_mut(), contents)?;
-    set_mode(tmp.as_file(), mode.unwrap_or(NEW_FILE_MODE))?;
-    fs.sync_all(tmp.as_file())?;
-    let file = fs.persist_noclobber(tmp, path)?;
-    drop(file);
-    sync_dir_or_remove(fs, &dir, path)
+impl Io<'_> {
+    /// [`create_new`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`create_new`].
+    pub fn create_new(&self, path: &Path, contents: &[u8], mode: Option<u32>) -> io::Result<()> {
+        let fs = self.fs;
+        let dir = dir_of(path);
+        let mut tmp = temp_in(fs, &dir, path)?;
+        write_hidden(fs, tmp.as_file_mut(), contents)?;
+        set_mode(tmp.as_file(), mode.unwrap_or(NEW_FILE_MODE))?;
+        fs.sync_all(tmp.as_file())?;
+        let file = fs.persist_noclobber(tmp, path)?;
+        drop(file);
+        sync_dir_or_remove(fs, &dir, path)
+    }
 }
 
 /// After a file was renamed into place at `created` (where nothing was before): fsyncs `dir`,
@@ -467,44 +493,48 @@ fn sync_dir_or_remove(fs: &dyn Fs, dir: &Path, created: &Path) -> io::Result<()>
 /// [`io::ErrorKind::AlreadyExists`] when something exists at `path`; any other I/O failure
 /// (nothing is left behind, except a temporary file after a crash).
 pub fn create_exclusive(path: &Path, contents: &[u8], mode: u32) -> io::Result<fs::Metadata> {
-    create_exclusive_in(&RealFs, path, contents, mode)
+    REAL.create_exclusive(path, contents, mode)
 }
 
-/// [`create_exclusive`] through `fs`.
-///
-/// # Errors
-/// As [`create_exclusive`].
-pub fn create_exclusive_in(
-    fs: &dyn Fs,
-    path: &Path,
-    contents: &[u8],
-    mode: u32,
-) -> io::Result<fs::Metadata> {
-    let dir = dir_of(path);
-    let linked = (|| {
-        let mut tmp = temp_in(fs, &dir, path)?;
-        write_hidden(fs, tmp.as_file_mut(), contents)?;
-        set_mode(tmp.as_file(), mode)?;
-        let file = fs.persist_noclobber(tmp, path)?;
-        file.metadata()
-    })();
-    match linked {
-        Err(e)
-            if e.kind() != io::ErrorKind::AlreadyExists && e.kind() != io::ErrorKind::NotFound =>
-        {
-            create_exclusive_open(fs, path, contents, mode).map_err(|e2| {
-                if e2.kind() == io::ErrorKind::AlreadyExists {
-                    e2
-                } else {
-                    e
-                }
-            })
+impl Io<'_> {
+    /// [`create_exclusive`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`create_exclusive`].
+    pub fn create_exclusive(
+        &self,
+        path: &Path,
+        contents: &[u8],
+        mode: u32,
+    ) -> io::Result<fs::Metadata> {
+        let fs = self.fs;
+        let dir = dir_of(path);
+        let linked = (|| {
+            let mut tmp = temp_in(fs, &dir, path)?;
+            write_hidden(fs, tmp.as_file_mut(), contents)?;
+            set_mode(tmp.as_file(), mode)?;
+            let file = fs.persist_noclobber(tmp, path)?;
+            file.metadata()
+        })();
+        match linked {
+            Err(e)
+                if e.kind() != io::ErrorKind::AlreadyExists
+                    && e.kind() != io::ErrorKind::NotFound =>
+            {
+                create_exclusive_open(fs, path, contents, mode).map_err(|e2| {
+                    if e2.kind() == io::ErrorKind::AlreadyExists {
+                        e2
+                    } else {
+                        e
+                    }
+                })
+            }
+            other => other,
         }
-        other => other,
     }
 }
 
-/// The fallback of [`create_exclusive_in`]: `open(O_CREAT|O_EXCL)`, write, and on failure
+/// The fallback of [`Io::create_exclusive`]: `open(O_CREAT|O_EXCL)`, write, and on failure
 /// remove the file again.
 fn create_exclusive_open(
     fs: &dyn Fs,
@@ -530,36 +560,34 @@ fn create_exclusive_open(
 /// # Errors
 /// Any I/O failure, or [`io::ErrorKind::AlreadyExists`] (nothing is left behind).
 pub fn backup_copy(source: &Path, backup: &Path, original: &[u8]) -> io::Result<()> {
-    backup_copy_in(&RealFs, source, backup, original)
+    REAL.backup_copy(source, backup, original)
 }
 
-/// [`backup_copy`] through `fs`.
-///
-/// # Errors
-/// As [`backup_copy`].
-pub fn backup_copy_in(
-    fs: &dyn Fs,
-    source: &Path,
-    backup: &Path,
-    original: &[u8],
-) -> io::Result<()> {
-    let source = crate::identity::check_write_path(source)?;
-    let meta = target_meta(&source)?;
-    let mode = match meta.as_ref().map(mode_of) {
-        Some(0) | None => NEW_FILE_MODE,
-        Some(m) => m,
-    };
-    let dir = dir_of(backup);
-    let mut tmp = temp_in(fs, &dir, backup)?;
-    write_hidden(fs, tmp.as_file_mut(), original)?;
-    if let Some(meta) = &meta {
-        copy_owner(tmp.as_file(), meta)?;
+impl Io<'_> {
+    /// [`backup_copy`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`backup_copy`].
+    pub fn backup_copy(&self, source: &Path, backup: &Path, original: &[u8]) -> io::Result<()> {
+        let fs = self.fs;
+        let source = crate::identity::check_write_path(source)?;
+        let meta = target_meta(&source)?;
+        let mode = match meta.as_ref().map(mode_of) {
+            Some(0) | None => NEW_FILE_MODE,
+            Some(m) => m,
+        };
+        let dir = dir_of(backup);
+        let mut tmp = temp_in(fs, &dir, backup)?;
+        write_hidden(fs, tmp.as_file_mut(), original)?;
+        if let Some(meta) = &meta {
+            copy_owner(tmp.as_file(), meta)?;
+        }
+        set_mode(tmp.as_file(), mode)?;
+        fs.sync_all(tmp.as_file())?;
+        let file = fs.persist_noclobber(tmp, backup)?;
+        drop(file);
+        sync_dir_or_remove(fs, &dir, backup)
     }
-    set_mode(tmp.as_file(), mode)?;
-    fs.sync_all(tmp.as_file())?;
-    let file = fs.persist_noclobber(tmp, backup)?;
-    drop(file);
-    sync_dir_or_remove(fs, &dir, backup)
 }
 
 #[cfg(unix)]
@@ -590,42 +618,45 @@ fn last_byte(file: &File, len: u64) -> io::Result<Option<u8>> {
 /// `path` with a single `write` on an `O_APPEND` descriptor, creating the file (0600) when it
 /// is missing. When the file is non-empty and its last byte is not `\n`, a `\n` separator is
 /// written first in the same call, so a torn last line is never glued to the new one
-/// (openclaw-jsonl.md §1.1). A failed write or sync takes the bytes back ([`append_to_existing`]);
+/// (openclaw-jsonl.md §1.1). A failed write or sync takes the bytes back ([`Io::append_to_existing`]);
 /// a file this call created is then removed again. A symlink out of its own directory is
 /// refused ([`crate::identity::OutsideStore`]).
 ///
 /// # Errors
 /// Any I/O failure.
 pub fn append_line(path: &Path, line: &[u8], durability: Durability) -> io::Result<AppendOutcome> {
-    append_line_in(&RealFs, path, line, durability)
+    REAL.append_line(path, line, durability)
 }
 
-/// [`append_line`] through `fs`.
-///
-/// # Errors
-/// As [`append_line`].
-pub fn append_line_in(
-    fs: &dyn Fs,
-    path: &Path,
-    line: &[u8],
-    durability: Durability,
-) -> io::Result<AppendOutcome> {
-    let target = crate::identity::check_write_path(path)?;
-    let existed = match target_meta(&target)? {
-        Some(meta) => {
-            refuse_non_regular(&meta)?;
-            true
+impl Io<'_> {
+    /// [`append_line`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`append_line`].
+    pub fn append_line(
+        &self,
+        path: &Path,
+        line: &[u8],
+        durability: Durability,
+    ) -> io::Result<AppendOutcome> {
+        let fs = self.fs;
+        let target = crate::identity::check_write_path(path)?;
+        let existed = match target_meta(&target)? {
+            Some(meta) => {
+                refuse_non_regular(&meta)?;
+                true
+            }
+            None => false,
+        };
+        let mut file = fs.open_append(&target, true)?;
+        refuse_non_regular(&file.metadata()?)?;
+        match on(fs).append_line_to(&mut file, line, durability) {
+            Err(e) if !existed => {
+                remove_if_empty(fs, &file, &target);
+                Err(e)
+            }
+            other => other,
         }
-        None => false,
-    };
-    let mut file = fs.open_append(&target, true)?;
-    refuse_non_regular(&file.metadata()?)?;
-    match append_line_to_in(fs, &mut file, line, durability) {
-        Err(e) if !existed => {
-            remove_if_empty(fs, &file, &target);
-            Err(e)
-        }
-        other => other,
     }
 }
 
@@ -654,28 +685,31 @@ pub fn append_line_to(
     line: &[u8],
     durability: Durability,
 ) -> io::Result<AppendOutcome> {
-    append_line_to_in(&RealFs, file, line, durability)
+    REAL.append_line_to(file, line, durability)
 }
 
-/// [`append_line_to`] through `fs`.
-///
-/// # Errors
-/// As [`append_line_to`].
-pub fn append_line_to_in(
-    fs: &dyn Fs,
-    file: &mut File,
-    line: &[u8],
-    durability: Durability,
-) -> io::Result<AppendOutcome> {
-    let len = file.metadata()?.len();
-    let separator = matches!(last_byte(file, len)?, Some(b) if b != b'\n');
-    let out = line_bytes(separator, line);
-    append_bytes(fs, file, &out, durability)?;
-    Ok(AppendOutcome {
-        separator,
-        bytes: out.len(),
-        previous_len: len,
-    })
+impl Io<'_> {
+    /// [`append_line_to`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`append_line_to`].
+    pub fn append_line_to(
+        &self,
+        file: &mut File,
+        line: &[u8],
+        durability: Durability,
+    ) -> io::Result<AppendOutcome> {
+        let fs = self.fs;
+        let len = file.metadata()?.len();
+        let separator = matches!(last_byte(file, len)?, Some(b) if b != b'\n');
+        let out = line_bytes(separator, line);
+        append_bytes(fs, file, &out, durability)?;
+        Ok(AppendOutcome {
+            separator,
+            bytes: out.len(),
+            previous_len: len,
+        })
+    }
 }
 
 /// The bytes of one appended line: a `\n` separator first when `separator`, the line, `\n`.
@@ -700,7 +734,7 @@ fn append_bytes(
     durability: Durability,
 ) -> io::Result<()> {
     let result = match write_all_in(fs, file, out) {
-        Ok(()) => durability.sync_in(fs, file).map_err(|e| (e, out.len())),
+        Ok(()) => on(fs).sync(durability, file).map_err(|e| (e, out.len())),
         Err(failed) => Err(failed),
     };
     let Err((e, written)) = result else {
@@ -770,7 +804,7 @@ pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Res
     read
 }
 
-/// What [`append_to_existing`] wrote, with the file's snapshots around the write.
+/// What [`Io::append_to_existing`] wrote, with the file's snapshots around the write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifiedAppend {
     /// A `\n` separator was written first because the file did not end in one.
@@ -783,7 +817,7 @@ pub struct VerifiedAppend {
     pub after: SessionFileSnapshot,
 }
 
-/// Why [`append_to_existing`] failed.
+/// Why [`Io::append_to_existing`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AppendToExistingError {
     /// Nothing exists at the path (the file was deleted, or renamed away). Nothing was written.
@@ -812,79 +846,69 @@ pub struct KnownFile<'a> {
     pub first_line: &'a [u8],
 }
 
-/// Appends one line (`line` must not contain `\n`; the terminating `\n` is added here) to an
-/// existing session file, never creating one: a single `write` on an `O_APPEND` descriptor,
-/// with a `\n` separator first (in the same call) when the file does not end in one, then the
-/// sync `durability` asks for. `expected` is the file the caller believes the path holds: another
-/// file there ([`SessionFileSnapshot::same_file`] fails), or the same inode no longer starting
-/// with the expected first line after it changed (a file deleted and created again on a reused
-/// inode), is refused before anything is written. The snapshots before (`fstat` of the
-/// descriptor) and after (`stat` of the path) the write are returned, so the caller can verify
-/// that the file grew by exactly the bytes written.
-///
-/// A short write is completed with further `write` calls. When a write or the sync fails, the
-/// bytes already written are taken back (the file is truncated to where they began, when they
-/// are still its last bytes), so the failed append leaves neither part of a line nor the whole
-/// line behind. A symlink out of its own directory is refused before anything is opened
-/// ([`AppendToExistingError::Io`] carrying [`crate::identity::OutsideStore`]).
-///
-/// # Errors
-/// [`AppendToExistingError::Deleted`] or [`AppendToExistingError::Replaced`] (nothing written);
-/// [`AppendToExistingError::ReplacedDuringWrite`]; any I/O failure (nothing left written, or
-/// the error says how many bytes could not be taken back).
-pub fn append_to_existing(
-    path: &Path,
-    line: &[u8],
-    durability: Durability,
-    expected: Option<KnownFile<'_>>,
-) -> Result<VerifiedAppend, AppendToExistingError> {
-    append_to_existing_in(&RealFs, path, line, durability, expected)
-}
-
-/// [`append_to_existing`] through `fs`.
-///
-/// # Errors
-/// As [`append_to_existing`].
-pub fn append_to_existing_in(
-    fs: &dyn Fs,
-    path: &Path,
-    line: &[u8],
-    durability: Durability,
-    expected: Option<KnownFile<'_>>,
-) -> Result<VerifiedAppend, AppendToExistingError> {
-    let target = crate::identity::check_write_path(path)?;
-    let mut file = match fs.open_append(&target, false) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(AppendToExistingError::Deleted);
+impl Io<'_> {
+    /// Appends one line (`line` must not contain `\n`; the terminating `\n` is added here) to an
+    /// existing session file, never creating one: a single `write` on an `O_APPEND` descriptor,
+    /// with a `\n` separator first (in the same call) when the file does not end in one, then the
+    /// sync `durability` asks for. `expected` is the file the caller believes the path holds: another
+    /// file there ([`SessionFileSnapshot::same_file`] fails), or the same inode no longer starting
+    /// with the expected first line after it changed (a file deleted and created again on a reused
+    /// inode), is refused before anything is written. The snapshots before (`fstat` of the
+    /// descriptor) and after (`stat` of the path) the write are returned, so the caller can verify
+    /// that the file grew by exactly the bytes written.
+    ///
+    /// A short write is completed with further `write` calls. When a write or the sync fails, the
+    /// bytes already written are taken back (the file is truncated to where they began, when they
+    /// are still its last bytes), so the failed append leaves neither part of a line nor the whole
+    /// line behind. A symlink out of its own directory is refused before anything is opened
+    /// ([`AppendToExistingError::Io`] carrying [`crate::identity::OutsideStore`]).
+    ///
+    /// # Errors
+    /// [`AppendToExistingError::Deleted`] or [`AppendToExistingError::Replaced`] (nothing written);
+    /// [`AppendToExistingError::ReplacedDuringWrite`]; any I/O failure (nothing left written, or
+    /// the error says how many bytes could not be taken back).
+    pub fn append_to_existing(
+        &self,
+        path: &Path,
+        line: &[u8],
+        durability: Durability,
+        expected: Option<KnownFile<'_>>,
+    ) -> Result<VerifiedAppend, AppendToExistingError> {
+        let fs = self.fs;
+        let target = crate::identity::check_write_path(path)?;
+        let mut file = match fs.open_append(&target, false) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(AppendToExistingError::Deleted);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let meta = file.metadata()?;
+        refuse_non_regular(&meta)?;
+        let before = SessionFileSnapshot::of(&meta);
+        if let Some(known) = expected {
+            if !before.same_file(&known.snapshot) {
+                return Err(AppendToExistingError::Replaced);
+            }
+            if before != known.snapshot
+                && !known.first_line.is_empty()
+                && !starts_with(&file, known.first_line)?
+            {
+                return Err(AppendToExistingError::Replaced);
+            }
         }
-        Err(e) => return Err(e.into()),
-    };
-    let meta = file.metadata()?;
-    refuse_non_regular(&meta)?;
-    let before = SessionFileSnapshot::of(&meta);
-    if let Some(known) = expected {
-        if !before.same_file(&known.snapshot) {
-            return Err(AppendToExistingError::Replaced);
+        let separator = matches!(last_byte(&file, before.size)?, Some(b) if b != b'\n');
+        let out = line_bytes(separator, line);
+        append_bytes(fs, &mut file, &out, durability)?;
+        match SessionFileSnapshot::stat(&target)? {
+            Some(after) if after.same_file(&before) => Ok(VerifiedAppend {
+                separator,
+                written: out,
+                before,
+                after,
+            }),
+            _ => Err(AppendToExistingError::ReplacedDuringWrite),
         }
-        if before != known.snapshot
-            && !known.first_line.is_empty()
-            && !starts_with(&file, known.first_line)?
-        {
-            return Err(AppendToExistingError::Replaced);
-        }
-    }
-    let separator = matches!(last_byte(&file, before.size)?, Some(b) if b != b'\n');
-    let out = line_bytes(separator, line);
-    append_bytes(fs, &mut file, &out, durability)?;
-    match SessionFileSnapshot::stat(&target)? {
-        Some(after) if after.same_file(&before) => Ok(VerifiedAppend {
-            separator,
-            written: out,
-            before,
-            after,
-        }),
-        _ => Err(AppendToExistingError::ReplacedDuringWrite),
     }
 }
 
@@ -914,24 +938,19 @@ fn starts_with(file: &File, prefix: &[u8]) -> io::Result<bool> {
     }
 }
 
-/// Syncs an existing file as `durability` asks (nothing for [`Durability::Buffer`]).
-///
-/// # Errors
-/// Opening or syncing the file failed.
-pub fn sync_existing(path: &Path, durability: Durability) -> io::Result<()> {
-    sync_existing_in(&RealFs, path, durability)
-}
-
-/// [`sync_existing`] through `fs`.
-///
-/// # Errors
-/// As [`sync_existing`].
-pub fn sync_existing_in(fs: &dyn Fs, path: &Path, durability: Durability) -> io::Result<()> {
-    if durability == Durability::Buffer {
-        return Ok(());
+impl Io<'_> {
+    /// Syncs an existing file as `durability` asks (nothing for [`Durability::Buffer`]).
+    ///
+    /// # Errors
+    /// Opening or syncing the file failed.
+    pub fn sync_existing(&self, path: &Path, durability: Durability) -> io::Result<()> {
+        let fs = self.fs;
+        if durability == Durability::Buffer {
+            return Ok(());
+        }
+        let file = open_regular(path)?;
+        on(fs).sync(durability, &file)
     }
-    let file = open_regular(path)?;
-    durability.sync_in(fs, &file)
 }
 
 /// Appends raw bytes exactly as given (no separator, no newline), creating the file (0600) when
@@ -941,17 +960,20 @@ pub fn sync_existing_in(fs: &dyn Fs, path: &Path, durability: Durability) -> io:
 /// # Errors
 /// Any I/O failure.
 pub fn append_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    append_raw_in(&RealFs, path, bytes)
+    REAL.append_raw(path, bytes)
 }
 
-/// [`append_raw`] through `fs`.
-///
-/// # Errors
-/// As [`append_raw`].
-pub fn append_raw_in(fs: &dyn Fs, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let target = crate::identity::check_write_path(path)?;
-    let mut file = fs.open_append(&target, true)?;
-    write_all_in(fs, &mut file, bytes).map_err(|(e, _)| e)
+impl Io<'_> {
+    /// [`append_raw`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`append_raw`].
+    pub fn append_raw(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let fs = self.fs;
+        let target = crate::identity::check_write_path(path)?;
+        let mut file = fs.open_append(&target, true)?;
+        write_all_in(fs, &mut file, bytes).map_err(|(e, _)| e)
+    }
 }
 
 /// Checks, without writing anything, that [`atomic_rewrite`] may replace the existing `path`:
@@ -997,12 +1019,15 @@ pub fn write_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
     atomic_rewrite(path, bytes)
 }
 
-/// [`write_raw`] through `fs`.
-///
-/// # Errors
-/// As [`write_raw`].
-pub fn write_raw_in(fs: &dyn Fs, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    atomic_rewrite_in(fs, path, bytes)
+impl Io<'_> {
+    /// [`write_raw`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`write_raw`].
+    pub fn write_raw(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let fs = self.fs;
+        on(fs).atomic_rewrite(path, bytes)
+    }
 }
 
 /// Opens `path` read-only with `O_NONBLOCK` (symlinks followed): the open never blocks, even
@@ -1148,15 +1173,18 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
 /// # Errors
 /// Any I/O failure ([`io::ErrorKind::NotFound`] when nothing is there).
 pub fn remove_file(path: &Path) -> io::Result<()> {
-    remove_file_in(&RealFs, path)
+    REAL.remove_file(path)
 }
 
-/// [`remove_file`] through `fs`.
-///
-/// # Errors
-/// As [`remove_file`].
-pub fn remove_file_in(fs: &dyn Fs, path: &Path) -> io::Result<()> {
-    fs.remove_file(path)
+impl Io<'_> {
+    /// [`remove_file`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`remove_file`].
+    pub fn remove_file(&self, path: &Path) -> io::Result<()> {
+        let fs = self.fs;
+        fs.remove_file(path)
+    }
 }
 
 /// Sets the modification time of a regular file this crate wrote to `time` (the access time
@@ -1190,64 +1218,68 @@ pub fn set_modified(path: &Path, time: std::time::SystemTime) -> io::Result<()> 
 /// fsync's failure (a cross-device move fails with the OS error; nothing is copied; when the
 /// source cannot be removed after the link, the link is removed again).
 pub fn move_no_replace(src: &Path, dst: &Path) -> io::Result<()> {
-    move_no_replace_in(&RealFs, src, dst)
+    REAL.move_no_replace(src, dst)
 }
 
-/// [`move_no_replace`] through `fs`.
-///
-/// # Errors
-/// As [`move_no_replace`].
-pub fn move_no_replace_in(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<()> {
-    let exists = || {
-        io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{} already exists", dst.display()),
-        )
-    };
-    let linked = match fs.hard_link(src, dst) {
-        Ok(()) => {
-            if let Err(e) = fs.remove_file(src) {
-                let _ = fs.remove_file(dst);
+impl Io<'_> {
+    /// [`move_no_replace`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`move_no_replace`].
+    pub fn move_no_replace(&self, src: &Path, dst: &Path) -> io::Result<()> {
+        let fs = self.fs;
+        let exists = || {
+            io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} already exists", dst.display()),
+            )
+        };
+        let linked = match fs.hard_link(src, dst) {
+            Ok(()) => {
+                if let Err(e) = fs.remove_file(src) {
+                    let _ = fs.remove_file(dst);
+                    return Err(e);
+                }
+                true
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
+            Err(e)
+                if e.kind() == io::ErrorKind::NotFound
+                    || e.kind() == io::ErrorKind::CrossesDevices =>
+            {
                 return Err(e);
             }
-            true
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
-        Err(e)
-            if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::CrossesDevices =>
-        {
+            Err(_) => {
+                match fs::symlink_metadata(dst) {
+                    Ok(_) => return Err(exists()),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
+                fs.rename(src, dst)?;
+                false
+            }
+        };
+        let synced = fs.sync_dir(&dir_of(dst)).and_then(|()| {
+            if dir_of(src) == dir_of(dst) {
+                Ok(())
+            } else {
+                fs.sync_dir(&dir_of(src))
+            }
+        });
+        if let Err(e) = synced {
+            // Put the file back where it was, never over something that appeared at `src`.
+            if linked {
+                if fs.hard_link(dst, src).is_ok() {
+                    let _ = fs.remove_file(dst);
+                }
+            } else if matches!(fs::symlink_metadata(src), Err(ref m) if m.kind() == io::ErrorKind::NotFound)
+            {
+                let _ = fs.rename(dst, src);
+            }
             return Err(e);
         }
-        Err(_) => {
-            match fs::symlink_metadata(dst) {
-                Ok(_) => return Err(exists()),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
-            }
-            fs.rename(src, dst)?;
-            false
-        }
-    };
-    let synced = fs.sync_dir(&dir_of(dst)).and_then(|()| {
-        if dir_of(src) == dir_of(dst) {
-            Ok(())
-        } else {
-            fs.sync_dir(&dir_of(src))
-        }
-    });
-    if let Err(e) = synced {
-        // Put the file back where it was, never over something that appeared at `src`.
-        if linked {
-            if fs.hard_link(dst, src).is_ok() {
-                let _ = fs.remove_file(dst);
-            }
-        } else if matches!(fs::symlink_metadata(src), Err(ref m) if m.kind() == io::ErrorKind::NotFound)
-        {
-            let _ = fs.rename(dst, src);
-        }
-        return Err(e);
+        Ok(())
     }
-    Ok(())
 }
 
 /// Deletes a file and fsyncs its directory.
@@ -1256,14 +1288,17 @@ pub fn move_no_replace_in(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<()>
 /// The removal's or fsync's failure (after a failed `fsync` the file is removed, but its
 /// removal may not be durable).
 pub fn remove_file_synced(path: &Path) -> io::Result<()> {
-    remove_file_synced_in(&RealFs, path)
+    REAL.remove_file_synced(path)
 }
 
-/// [`remove_file_synced`] through `fs`.
-///
-/// # Errors
-/// As [`remove_file_synced`].
-pub fn remove_file_synced_in(fs: &dyn Fs, path: &Path) -> io::Result<()> {
-    fs.remove_file(path)?;
-    fs.sync_dir(&dir_of(path))
+impl Io<'_> {
+    /// [`remove_file_synced`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`remove_file_synced`].
+    pub fn remove_file_synced(&self, path: &Path) -> io::Result<()> {
+        let fs = self.fs;
+        fs.remove_file(path)?;
+        fs.sync_dir(&dir_of(path))
+    }
 }

@@ -221,7 +221,7 @@ fn io_cases() -> Vec<IoCase> {
             before: vec![("s.jsonl", h_e1.clone())],
             dirs: &[],
             after: vec![("s.jsonl", h_e1_e2.clone())],
-            run: |fs, d| sio::atomic_rewrite_in(fs, &d.join("s.jsonl"), &lines(&[HEADER, E1, E2])),
+            run: |fs, d| sio::on(fs).atomic_rewrite(&d.join("s.jsonl"), &lines(&[HEADER, E1, E2])),
             calls: &[
                 (Op::Open, 1),
                 (Op::Write, 1),
@@ -237,7 +237,7 @@ fn io_cases() -> Vec<IoCase> {
             before: vec![],
             dirs: &[],
             after: vec![("s.jsonl", h_e1.clone())],
-            run: |fs, d| sio::atomic_rewrite_in(fs, &d.join("s.jsonl"), &lines(&[HEADER, E1])),
+            run: |fs, d| sio::on(fs).atomic_rewrite(&d.join("s.jsonl"), &lines(&[HEADER, E1])),
             calls: &[
                 (Op::Open, 1),
                 (Op::Write, 1),
@@ -251,7 +251,7 @@ fn io_cases() -> Vec<IoCase> {
             before: vec![],
             dirs: &[],
             after: vec![("s.jsonl", h_e1.clone())],
-            run: |fs, d| sio::create_new_in(fs, &d.join("s.jsonl"), &lines(&[HEADER, E1]), None),
+            run: |fs, d| sio::on(fs).create_new(&d.join("s.jsonl"), &lines(&[HEADER, E1]), None),
             calls: &[
                 (Op::Open, 1),
                 (Op::Write, 1),
@@ -266,7 +266,8 @@ fn io_cases() -> Vec<IoCase> {
             dirs: &[],
             after: vec![("s.jsonl.lock", LOCK.as_bytes().to_vec())],
             run: |fs, d| {
-                sio::create_exclusive_in(fs, &d.join("s.jsonl.lock"), LOCK.as_bytes(), 0o600)
+                sio::on(fs)
+                    .create_exclusive(&d.join("s.jsonl.lock"), LOCK.as_bytes(), 0o600)
                     .map(|_| ())
             },
             calls: &[(Op::Open, 1), (Op::Write, 1), (Op::Rename, 1)],
@@ -279,8 +280,7 @@ fn io_cases() -> Vec<IoCase> {
             dirs: &[],
             after: vec![("s.jsonl", h_e1.clone()), ("s.jsonl.bak", h_e1.clone())],
             run: |fs, d| {
-                sio::backup_copy_in(
-                    fs,
+                sio::on(fs).backup_copy(
                     &d.join("s.jsonl"),
                     &d.join("s.jsonl.bak"),
                     &lines(&[HEADER, E1]),
@@ -306,7 +306,8 @@ fn io_cases() -> Vec<IoCase> {
                     snapshot: known(&p),
                     first_line: &first,
                 };
-                sio::append_to_existing_in(fs, &p, E2.as_bytes(), Durability::SyncData, Some(k))
+                sio::on(fs)
+                    .append_to_existing(&p, E2.as_bytes(), Durability::SyncData, Some(k))
                     .map(|_| ())
                     .map_err(io_err)
             },
@@ -319,15 +320,15 @@ fn io_cases() -> Vec<IoCase> {
             dirs: &[],
             after: vec![("s.jsonl", torn_after)],
             run: |fs, d| {
-                sio::append_to_existing_in(
-                    fs,
-                    &d.join("s.jsonl"),
-                    E2.as_bytes(),
-                    Durability::SyncAll,
-                    None,
-                )
-                .map(|_| ())
-                .map_err(io_err)
+                sio::on(fs)
+                    .append_to_existing(
+                        &d.join("s.jsonl"),
+                        E2.as_bytes(),
+                        Durability::SyncAll,
+                        None,
+                    )
+                    .map(|_| ())
+                    .map_err(io_err)
             },
             calls: &[(Op::Open, 1), (Op::Write, 1), (Op::Fsync, 1)],
             recovers: short_continue,
@@ -338,15 +339,10 @@ fn io_cases() -> Vec<IoCase> {
             dirs: &[],
             after: vec![("s.jsonl", h_e1_e2.clone())],
             run: |fs, d| {
-                sio::append_to_existing_in(
-                    fs,
-                    &d.join("s.jsonl"),
-                    E2.as_bytes(),
-                    Durability::Buffer,
-                    None,
-                )
-                .map(|_| ())
-                .map_err(io_err)
+                sio::on(fs)
+                    .append_to_existing(&d.join("s.jsonl"), E2.as_bytes(), Durability::Buffer, None)
+                    .map(|_| ())
+                    .map_err(io_err)
             },
             calls: &[(Op::Open, 1), (Op::Write, 1)],
             recovers: short_continue,
@@ -357,7 +353,8 @@ fn io_cases() -> Vec<IoCase> {
             dirs: &[],
             after: vec![("s.jsonl", h_e1_e2)],
             run: |fs, d| {
-                sio::append_line_in(fs, &d.join("s.jsonl"), E2.as_bytes(), Durability::SyncData)
+                sio::on(fs)
+                    .append_line(&d.join("s.jsonl"), E2.as_bytes(), Durability::SyncData)
                     .map(|_| ())
             },
             calls: &[(Op::Open, 1), (Op::Write, 1), (Op::Fsync, 1)],
@@ -369,13 +366,9 @@ fn io_cases() -> Vec<IoCase> {
             dirs: &[],
             after: vec![("s.jsonl", lines(&[HEADER]))],
             run: |fs, d| {
-                sio::append_line_in(
-                    fs,
-                    &d.join("s.jsonl"),
-                    HEADER.as_bytes(),
-                    Durability::SyncData,
-                )
-                .map(|_| ())
+                sio::on(fs)
+                    .append_line(&d.join("s.jsonl"), HEADER.as_bytes(), Durability::SyncData)
+                    .map(|_| ())
             },
             calls: &[(Op::Open, 1), (Op::Write, 1), (Op::Fsync, 1)],
             recovers: short_continue,
@@ -385,7 +378,7 @@ fn io_cases() -> Vec<IoCase> {
             before: vec![("s.jsonl", h_e1.clone())],
             dirs: &[],
             after: vec![("s.jsonl", h_e1.clone())],
-            run: |fs, d| sio::sync_existing_in(fs, &d.join("s.jsonl"), Durability::SyncAll),
+            run: |fs, d| sio::on(fs).sync_existing(&d.join("s.jsonl"), Durability::SyncAll),
             calls: &[(Op::Fsync, 1)],
             recovers: short_continue,
         },
@@ -394,7 +387,7 @@ fn io_cases() -> Vec<IoCase> {
             before: vec![("s.jsonl", h_e1.clone())],
             dirs: &[],
             after: vec![("t.jsonl", h_e1.clone())],
-            run: |fs, d| sio::move_no_replace_in(fs, &d.join("s.jsonl"), &d.join("t.jsonl")),
+            run: |fs, d| sio::on(fs).move_no_replace(&d.join("s.jsonl"), &d.join("t.jsonl")),
             calls: &[(Op::Fsync, 1), (Op::Link, 1), (Op::Remove, 1)],
             // A refused link falls back to a check and rename.
             recovers: |f| matches!(f, Fault::Fail { op: Op::Link, .. }),
@@ -405,7 +398,7 @@ fn io_cases() -> Vec<IoCase> {
             dirs: &["archive"],
             after: vec![("archive/s.jsonl", h_e1)],
             run: |fs, d| {
-                sio::move_no_replace_in(fs, &d.join("s.jsonl"), &d.join("archive/s.jsonl"))
+                sio::on(fs).move_no_replace(&d.join("s.jsonl"), &d.join("archive/s.jsonl"))
             },
             calls: &[(Op::Fsync, 2), (Op::Link, 1), (Op::Remove, 1)],
             recovers: |f| matches!(f, Fault::Fail { op: Op::Link, .. }),
@@ -1000,7 +993,8 @@ fn short_append_then_enospc_is_taken_back() {
         keep: 5,
         then: AfterShort::Fail(Errno::NoSpace),
     });
-    let err = sio::append_to_existing_in(&fs, &path, E2.as_bytes(), Durability::SyncData, None)
+    let err = sio::on(&fs)
+        .append_to_existing(&path, E2.as_bytes(), Durability::SyncData, None)
         .map(drop)
         .map_err(io_err)
         .unwrap_err();
@@ -1040,8 +1034,9 @@ fn short_append_is_completed() {
         keep: 1,
         then: AfterShort::Continue,
     });
-    let out =
-        sio::append_to_existing_in(&fs, &path, E2.as_bytes(), Durability::SyncAll, None).unwrap();
+    let out = sio::on(&fs)
+        .append_to_existing(&path, E2.as_bytes(), Durability::SyncAll, None)
+        .unwrap();
     assert_eq!(out.written, lines(&[E2]));
     assert_eq!(std::fs::read(&path).unwrap(), lines(&[HEADER, E1, E2]));
     assert_eq!(
@@ -1066,7 +1061,9 @@ fn failed_directory_fsync_puts_the_replaced_file_back() {
         nth: 1,
         errno: Errno::Io,
     });
-    let err = sio::atomic_rewrite_in(&fs, &path, &lines(&[HEADER, E1, E2])).unwrap_err();
+    let err = sio::on(&fs)
+        .atomic_rewrite(&path, &lines(&[HEADER, E1, E2]))
+        .unwrap_err();
     assert_eq!(err.raw_os_error(), Some(5));
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert_eq!(std::fs::metadata(&path).unwrap().ino(), ino);
@@ -1146,7 +1143,8 @@ fn a_second_fault_during_the_rollback_leaves_the_partial_bytes_and_says_how_many
     let before = lines(&[HEADER, E1]);
     sio::create_new(&path, &before, None).unwrap();
     let fs = NoTruncate(FaultFs::with_fault(short_then_enospc));
-    let err = sio::append_to_existing_in(&fs, &path, E2.as_bytes(), Durability::SyncData, None)
+    let err = sio::on(&fs)
+        .append_to_existing(&path, E2.as_bytes(), Durability::SyncData, None)
         .map(drop)
         .map_err(io_err)
         .unwrap_err();

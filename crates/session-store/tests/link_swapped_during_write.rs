@@ -143,13 +143,9 @@ impl Setup {
 fn an_append_through_a_link_re_pointed_after_the_check_lands_in_the_checked_file() {
     let s = Setup::new();
     let fs = SwapFs::new(s.point_at_victim("L.jsonl"));
-    let out = sio::append_line_in(
-        &fs,
-        &s.store.join("L.jsonl"),
-        b"{\"n\":1}",
-        Durability::Buffer,
-    )
-    .unwrap();
+    let out = sio::on(&fs)
+        .append_line(&s.store.join("L.jsonl"), b"{\"n\":1}", Durability::Buffer)
+        .unwrap();
     assert!(fs.fired());
     assert_eq!(out.previous_len, IN.len() as u64);
     assert_eq!(
@@ -163,14 +159,14 @@ fn an_append_through_a_link_re_pointed_after_the_check_lands_in_the_checked_file
 fn an_append_to_an_existing_file_through_a_re_pointed_link_lands_in_the_checked_file() {
     let s = Setup::new();
     let fs = SwapFs::new(s.point_at_victim("L.jsonl"));
-    let out = sio::append_to_existing_in(
-        &fs,
-        &s.store.join("L.jsonl"),
-        b"{\"n\":2}",
-        Durability::Buffer,
-        None,
-    )
-    .unwrap();
+    let out = sio::on(&fs)
+        .append_to_existing(
+            &s.store.join("L.jsonl"),
+            b"{\"n\":2}",
+            Durability::Buffer,
+            None,
+        )
+        .unwrap();
     assert!(fs.fired());
     assert_eq!(out.written, b"{\"n\":2}\n");
     assert_eq!(
@@ -184,13 +180,9 @@ fn an_append_to_an_existing_file_through_a_re_pointed_link_lands_in_the_checked_
 fn a_symlink_swapped_in_over_the_resolved_file_is_never_opened_for_an_append() {
     let s = Setup::new();
     let fs = SwapFs::new(s.point_at_victim("in.jsonl"));
-    let err = sio::append_line_in(
-        &fs,
-        &s.store.join("in.jsonl"),
-        b"{\"n\":3}",
-        Durability::Buffer,
-    )
-    .unwrap_err();
+    let err = sio::on(&fs)
+        .append_line(&s.store.join("in.jsonl"), b"{\"n\":3}", Durability::Buffer)
+        .unwrap_err();
     assert!(fs.fired());
     // O_NOFOLLOW: the open fails with ELOOP instead of following the link.
     assert_eq!(err.raw_os_error(), Some(40), "{err}");
@@ -206,7 +198,9 @@ fn a_symlink_swapped_in_over_the_resolved_file_is_never_opened_for_an_append() {
 fn a_rewrite_renames_over_a_symlink_swapped_in_at_the_resolved_file_instead_of_following_it() {
     let s = Setup::new();
     let fs = SwapFs::new(s.point_at_victim("in.jsonl"));
-    sio::atomic_rewrite_in(&fs, &s.store.join("L.jsonl"), b"{\"new\":true}\n").unwrap();
+    sio::on(&fs)
+        .atomic_rewrite(&s.store.join("L.jsonl"), b"{\"new\":true}\n")
+        .unwrap();
     assert!(fs.fired());
     let meta = std::fs::symlink_metadata(s.store.join("in.jsonl")).unwrap();
     assert!(meta.is_file(), "the swapped-in link was replaced");

@@ -3,7 +3,8 @@
 //! or a short write — and records what it injected (fault injection, docs/RELIABILITY.md; redb's
 //! `FailingBackend`).
 //!
-//! Use it with the `*_in` write functions of [`crate::io`] (or a storage built on them):
+//! Use it with the write functions of [`crate::io`] through [`crate::io::on`] (or a storage
+//! built on them):
 //!
 //! ```
 //! use session_store::io::fault::{Errno, Fault, FaultFs, Op};
@@ -11,7 +12,7 @@
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("s.jsonl");
 //! let fs = FaultFs::with_fault(Fault::Fail { op: Op::Fsync, nth: 0, errno: Errno::Io });
-//! let err = session_store::io::atomic_rewrite_in(&fs, &path, b"{}\n").unwrap_err();
+//! let err = session_store::io::on(&fs).atomic_rewrite(&path, b"{}\n").unwrap_err();
 //! assert_eq!(err.raw_os_error(), Some(5)); // EIO
 //! assert!(!path.exists()); // nothing was left behind
 //! assert_eq!(fs.injected().len(), 1);

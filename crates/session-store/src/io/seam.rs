@@ -1,9 +1,9 @@
 //! The system-call seam under the write paths of [`crate::io`] (redb's `StorageBackend`, one
 //! level lower: individual file-system calls rather than a block device).
 //!
-//! Every write function of [`crate::io`] has an `*_in(fs: &dyn Fs, …)` variant that makes its
-//! opens, writes, syncs, renames, links and removals through `fs`; the plain function is the
-//! `*_in` variant called with [`RealFs`]. Reads, `stat`s, permission probes, `fchown` and
+//! Every write function of [`crate::io`] is a method of [`crate::io::Io`], the handle
+//! `io::on(fs)` that makes its opens, writes, syncs, renames, links and removals through `fs`;
+//! the plain functions are the methods of [`crate::io::REAL`], the handle over [`RealFs`]. Reads, `stat`s, permission probes, `fchown` and
 //! `fchmod` are not part of the seam (a fault there is not a write fault).
 
 use std::fmt::Debug;

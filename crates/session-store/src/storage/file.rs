@@ -54,7 +54,7 @@ impl FileStorage {
     }
 
     /// The file store making its writes (opens for writing, writes, syncs, renames, links,
-    /// removals) through `fs`, with the `*_in` functions of [`crate::io`]; reads, `stat`s and
+    /// removals) through `fs`, with the functions of [`crate::io`] on it ([`crate::io::on`]); reads, `stat`s and
     /// the write lock stay on the real file system, and the caches are the process-wide
     /// store's ([`FileStorage::shared`]). For fault injection (docs/RELIABILITY.md): a manager
     /// on `Arc::new(FileStorage::with_fs(fault_fs))` meets the failures `fault_fs` plans.
@@ -153,12 +153,12 @@ impl Storage for FileStorage {
 
     /// [`crate::io::create_new`] (mode 0600).
     fn create_new(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
-        crate::io::create_new_in(self.fs(), path, contents, None)
+        crate::io::on(self.fs()).create_new(path, contents, None)
     }
 
     /// [`crate::io::atomic_rewrite`].
     fn replace(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
-        crate::io::atomic_rewrite_in(self.fs(), path, contents)
+        crate::io::on(self.fs()).atomic_rewrite(path, contents)
     }
 
     /// [`crate::io::atomic_rewrite`], unfenced: never [`Replace::Refused`]. The file store
@@ -174,7 +174,7 @@ impl Storage for FileStorage {
         Ok(Replace::Done)
     }
 
-    /// [`crate::io::append_to_existing`].
+    /// [`crate::io::Io::append_to_existing`].
     fn append_line(
         &self,
         path: &Path,
@@ -182,22 +182,22 @@ impl Storage for FileStorage {
         durability: Durability,
         expected: Option<KnownFile<'_>>,
     ) -> Result<VerifiedAppend, AppendToExistingError> {
-        crate::io::append_to_existing_in(self.fs(), path, line, durability, expected)
+        crate::io::on(self.fs()).append_to_existing(path, line, durability, expected)
     }
 
     /// [`crate::io::append_raw`].
     fn append_raw(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        crate::io::append_raw_in(self.fs(), path, bytes)
+        crate::io::on(self.fs()).append_raw(path, bytes)
     }
 
     /// [`crate::io::backup_copy`].
     fn backup_copy(&self, source: &Path, backup: &Path, original: &[u8]) -> io::Result<()> {
-        crate::io::backup_copy_in(self.fs(), source, backup, original)
+        crate::io::on(self.fs()).backup_copy(source, backup, original)
     }
 
-    /// [`crate::io::sync_existing`].
+    /// [`crate::io::Io::sync_existing`].
     fn sync(&self, path: &Path, durability: Durability) -> io::Result<()> {
-        crate::io::sync_existing_in(self.fs(), path, durability)
+        crate::io::on(self.fs()).sync_existing(path, durability)
     }
 
     /// [`crate::io::ensure_dir`].
