@@ -96,16 +96,13 @@ pub enum Durability {
 }
 
 impl Durability {
-    /// Syncs `file` as this mode asks (nothing for [`Durability::Buffer`]).
+    /// Syncs `file` as this mode asks (nothing for [`Durability::Buffer`]) on the real file
+    /// system ([`Io::sync`] of [`REAL`]).
     ///
     /// # Errors
     /// The `fdatasync`/`fsync` failure.
     pub fn sync(self, file: &File) -> io::Result<()> {
-        match self {
-            Durability::Buffer => Ok(()),
-            Durability::SyncData => file.sync_data(),
-            Durability::SyncAll => file.sync_all(),
-        }
+        REAL.sync(self, file)
     }
 }
 
