@@ -9,8 +9,8 @@ use crate::error::{
 };
 use crate::identity::OutsideStore;
 use crate::lock::LockError;
-use crate::names::InvalidName;
 use crate::manager::EntryError;
+use crate::names::InvalidName;
 
 /// Any error of this crate: one variant per operation's error, each converting with `?`, so a
 /// caller that does not tell them apart can write `fn f() -> Result<(), session_store::Error>`.
