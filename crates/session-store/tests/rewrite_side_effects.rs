@@ -35,7 +35,7 @@ fn field(line: &str, key: &str) -> JsValue {
 /// keeps `ext` verbatim before the held rows (the reference drops it: op-script
 /// b21d-external-append-before-flush), and the manager now knows it. `ext` hangs beside the
 /// held rows, so this is the reference's policy, `AppendOnOwnLeaf` (by default the write
-/// refuses with `Diverged`, D30: `tests/foreign_appends_full_writes.rs`).
+/// refuses with `Diverged`, D30: `tests/it/foreign_appends_full_writes.rs`).
 #[test]
 fn held_flush_adopts_lines_another_writer_appended() {
     let dir = support::tempdir();

@@ -8,7 +8,7 @@
 //! only through what it resolved) can never touch the outside file; one that checks, then
 //! resolves again, rewrites it within a few runs. The same property is pinned
 //! deterministically for the writes of `session_store::io` in
-//! `crates/session-store/tests/link_swapped_during_write.rs`.
+//! `crates/session-store/tests/it/link_swapped_during_write.rs`.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 

@@ -1,4 +1,4 @@
-//! Helpers shared by the repair tests (`tests/repair.rs`, `tests/repair_incremental.rs`).
+//! Helpers shared by the repair tests (`tests/it/repair.rs`, `tests/it/repair_incremental.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 #![allow(dead_code)]
 

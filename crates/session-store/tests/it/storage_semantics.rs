@@ -5,8 +5,6 @@
 //! sessions refused, the write lock, listing, forks, read-only opens).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,8 +22,8 @@ use session_store::{
 /// in one temporary directory, the memory store under the path of another, which must stay
 /// empty. The temporary directories are returned so they live as long as the test.
 fn both() -> Vec<(Arc<dyn Storage>, PathBuf, tempfile::TempDir)> {
-    let files = support::tempdir();
-    let mem = support::tempdir();
+    let files = crate::support::tempdir();
+    let mem = crate::support::tempdir();
     vec![
         (FileStorage::shared(), files.path().join("sessions"), files),
         (
@@ -325,7 +323,7 @@ fn kinds(s: &dyn Storage, p: &Path) -> Vec<String> {
     text(&s.read_all(p).unwrap())
         .lines()
         .map(|l| {
-            let v = support::js(l);
+            let v = crate::support::js(l);
             let t = v.get("type").unwrap().as_str_lossy().unwrap().into_owned();
             match v.get("customType") {
                 Some(c) => format!("{t}:{}", c.as_str_lossy().unwrap()),
@@ -344,8 +342,8 @@ fn managers_adopt_each_others_appends_on_both_storages() {
         let mut one = SessionManager::on(Arc::clone(&s))
             .create("/p", Some(&dir))
             .unwrap();
-        one.append_message(support::user("q", 1)).unwrap();
-        one.append_message(support::assistant("a", 2)).unwrap();
+        one.append_message(crate::support::user("q", 1)).unwrap();
+        one.append_message(crate::support::assistant("a", 2)).unwrap();
         let file = one.get_session_file().unwrap().to_path_buf();
         let mut two = SessionManager::on(Arc::clone(&s))
             .open_with(&file, &params(&dir))
@@ -387,8 +385,8 @@ type Run<'a> = (
 /// afterwards backs the replaced bytes up first.
 #[test]
 fn replaced_and_deleted_sessions_refuse_appends_on_both_storages() {
-    let files = support::tempdir();
-    let mem_tmp = support::tempdir();
+    let files = crate::support::tempdir();
+    let mem_tmp = crate::support::tempdir();
     let mem_store = Arc::new(MemStorage::new());
     let runs: Vec<Run<'_>> = vec![
         (
@@ -409,8 +407,8 @@ fn replaced_and_deleted_sessions_refuse_appends_on_both_storages() {
         let mut sm = SessionManager::on(Arc::clone(&s))
             .create("/p", Some(&dir))
             .unwrap();
-        sm.append_message(support::user("q", 1)).unwrap();
-        sm.append_message(support::assistant("a", 2)).unwrap();
+        sm.append_message(crate::support::user("q", 1)).unwrap();
+        sm.append_message(crate::support::assistant("a", 2)).unwrap();
         let file = sm.get_session_file().unwrap().to_path_buf();
         // Another writer replaces the session with only its header.
         let ours = s.read_all(&file).unwrap();
@@ -462,8 +460,8 @@ fn the_write_lock_goes_through_the_storage() {
         let mut sm = SessionManager::on(Arc::clone(&s))
             .create("/p", Some(&dir))
             .unwrap();
-        sm.append_message(support::user("q", 1)).unwrap();
-        sm.append_message(support::assistant("a", 2)).unwrap();
+        sm.append_message(crate::support::user("q", 1)).unwrap();
+        sm.append_message(crate::support::assistant("a", 2)).unwrap();
         let file = sm.get_session_file().unwrap().to_path_buf();
         sm.set_write_lock(Some(LockOptions {
             timeout: Some(Duration::ZERO),
@@ -535,10 +533,10 @@ fn listing_forking_and_read_only_opens_work_on_both_storages() {
             .create("/p", Some(&dir))
             .unwrap();
         first
-            .append_message(support::user("first question", 1_767_225_600_000))
+            .append_message(crate::support::user("first question", 1_767_225_600_000))
             .unwrap();
         first
-            .append_message(support::assistant("a", 1_767_225_601_000))
+            .append_message(crate::support::assistant("a", 1_767_225_601_000))
             .unwrap();
         // `continueRecent` compares modification times in whole milliseconds: the second
         // session is written a few milliseconds later.
@@ -547,10 +545,10 @@ fn listing_forking_and_read_only_opens_work_on_both_storages() {
             .create("/p", Some(&dir))
             .unwrap();
         second
-            .append_message(support::user("second question", 1_767_225_700_000))
+            .append_message(crate::support::user("second question", 1_767_225_700_000))
             .unwrap();
         second
-            .append_message(support::assistant("b", 1_767_225_701_000))
+            .append_message(crate::support::assistant("b", 1_767_225_701_000))
             .unwrap();
         second.append_session_info("named").unwrap();
 
@@ -605,7 +603,7 @@ fn listing_forking_and_read_only_opens_work_on_both_storages() {
             .fork_from(&source, "/q", Some(&dir))
             .unwrap();
         let fork_file = fork.get_session_file().unwrap();
-        let header = support::js(
+        let header = crate::support::js(
             text(&s.read_all(fork_file).unwrap())
                 .lines()
                 .next()

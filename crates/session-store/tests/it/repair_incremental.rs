@@ -6,12 +6,10 @@
 //! The cache is process-wide (at most 8 files), so the tests of this file run one at a time.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod repair_common;
-
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use repair_common::{golden, normalise_output, normalised_result, tempdir};
+use crate::repair_common::{golden, normalise_output, normalised_result, tempdir};
 use session_format::json::{JsValue, to_json_string};
 use session_store::repair::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{

@@ -5,13 +5,11 @@
 //! where a test names an op-script.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::PathBuf;
 
+use crate::support::{HEADER, msg_line};
 use session_format::json::{JsString, JsValue, parse_value};
 use session_store::SessionManager;
-use support::{HEADER, msg_line};
 
 fn canon(dir: &tempfile::TempDir) -> PathBuf {
     std::fs::canonicalize(dir.path()).unwrap()
@@ -37,14 +35,14 @@ fn field(line: &str, key: &str) -> JsValue {
 /// `remove_trailing_entries` all write the exact escapes.
 #[test]
 fn lone_surrogate_ids_are_written_back_exactly() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let d = canon(&dir);
     let f = d.join("s.jsonl");
     let u = msg_line("X", None, "user", "q", 1).replace(r#""id":"X""#, r#""id":"\ud800""#);
     let a = msg_line("Y", Some("X"), "assistant", "r", 2)
         .replace(r#""id":"Y""#, r#""id":"\udc00""#)
         .replace(r#""parentId":"X""#, r#""parentId":"\ud800""#);
-    support::write(&f, &format!("{HEADER}\n{u}\n{a}\n"));
+    crate::support::write(&f, &format!("{HEADER}\n{u}\n{a}\n"));
     let mut sm = SessionManager::open(&f, None, None).unwrap();
     let d800 = lone(&[0xD800]);
     let dc00 = lone(&[0xDC00]);
@@ -54,7 +52,7 @@ fn lone_surrogate_ids_are_written_back_exactly() {
     sm.append_label_change_value(&d800, Some(JsValue::from("L")))
         .unwrap();
     sm.append_compaction("S", &d800, 5.0, None, None).unwrap();
-    let lines = support::lines(&f);
+    let lines = crate::support::lines(&f);
     assert_eq!(lines.len(), 5);
     assert!(lines[3].contains(r#""parentId":"\udc00""#), "{}", lines[3]);
     assert!(lines[3].contains(r#""targetId":"\ud800""#), "{}", lines[3]);
@@ -72,7 +70,7 @@ fn lone_surrogate_ids_are_written_back_exactly() {
     sm.branch(&d800).unwrap();
     assert_eq!(sm.get_leaf_id_js(), Some(&d800));
     let new_file = sm.create_branched_session(&dc00).unwrap().unwrap();
-    let branched = support::lines(&new_file);
+    let branched = crate::support::lines(&new_file);
     // header, \ud800, \udc00 (parent unchanged: bytes kept), label re-created on \ud800.
     assert_eq!(branched.len(), 4, "{branched:?}");
     assert_eq!(branched[1], u);
@@ -87,7 +85,7 @@ fn lone_surrogate_ids_are_written_back_exactly() {
 /// exact ids.
 #[test]
 fn rewrites_reparent_and_record_leaf_with_exact_ids() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let d = canon(&dir);
     let f = d.join("s.jsonl");
     let u = msg_line("X", None, "user", "q", 1).replace(r#""id":"X""#, r#""id":"\ud800""#);
@@ -95,13 +93,13 @@ fn rewrites_reparent_and_record_leaf_with_exact_ids() {
         .replace(r#""id":"Y""#, r#""id":"\udc00""#)
         .replace(r#""parentId":"X""#, r#""parentId":"\ud800""#);
     let opaque = r#"{"type":"plugin","id":"o1","parentId":"\udc00"}"#;
-    support::write(&f, &format!("{HEADER}\n{u}\n{a}\n{opaque}\n"));
+    crate::support::write(&f, &format!("{HEADER}\n{u}\n{a}\n{opaque}\n"));
     let mut sm = SessionManager::open(&f, None, None).unwrap();
     let removed = sm
         .remove_trailing_entries(|e| e.is_assistant_message(), None)
         .unwrap();
     assert_eq!(removed, 1);
-    let lines = support::lines(&f);
+    let lines = crate::support::lines(&f);
     assert_eq!(lines.len(), 4, "{lines:?}");
     assert_eq!(lines[1], u);
     assert_eq!(
@@ -126,12 +124,12 @@ fn rewrites_reparent_and_record_leaf_with_exact_ids() {
 /// is readable exactly (b24c).
 #[test]
 fn lone_surrogate_cwd_and_name_survive() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let d = canon(&dir);
     let f = d.join("s.jsonl");
     let h = HEADER.replace(r#""cwd":"/home/dev/project""#, r#""cwd":"/x\ud800""#);
     let info = r#"{"type":"session_info","id":"i1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","name":" \ud800x "}"#;
-    support::write(
+    crate::support::write(
         &f,
         &format!(
             "{h}\n{}\n{}\n{info}\n",
@@ -147,7 +145,7 @@ fn lone_surrogate_cwd_and_name_survive() {
     );
     assert_eq!(sm.get_session_name().unwrap().as_deref(), Some("\u{FFFD}x"));
     let nf = sm.create_branched_session("a1").unwrap().unwrap();
-    let first = support::lines(&nf).remove(0);
+    let first = crate::support::lines(&nf).remove(0);
     assert!(first.contains(r#""cwd":"/x\ud800""#), "{first}");
 }
 
@@ -166,9 +164,9 @@ fn sequential_zero_padded_ids_index_correctly() {
         text.push('\n');
         parent = Some(id);
     }
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let f = canon(&dir).join("s.jsonl");
-    support::write(&f, &text);
+    crate::support::write(&f, &text);
     let sm = SessionManager::open(&f, None, None).unwrap();
     assert_eq!(sm.entry_count(), n);
     assert_eq!(sm.get_leaf_id(), Some("00019999"));

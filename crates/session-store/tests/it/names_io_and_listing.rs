@@ -2,11 +2,9 @@
 //! listing, the reference key order of appended rows and typed messages.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
+use crate::support::{HEADER, assistant, dir_names, file_with, js};
 use session_format::json::{JsValue, to_json_string};
 use session_store::{ContextError, NameError, SessionManager};
-use support::{HEADER, assistant, dir_names, file_with, js};
 
 /// `getSessionName`: last `session_info` wins, trimmed, empty clears, a non-string name is an
 /// error naming the row.
@@ -21,7 +19,7 @@ fn session_name_rules() {
     );
     sm.append_session_info("   ").unwrap();
     assert_eq!(sm.get_session_name().unwrap(), None);
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         dir.path(),
         "n.jsonl",
@@ -44,7 +42,7 @@ fn session_name_rules() {
 /// A `message` row whose `message` is null makes the context fail with the row's location.
 #[test]
 fn context_error_names_the_row() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         dir.path(),
         "n.jsonl",
@@ -69,7 +67,7 @@ fn context_error_names_the_row() {
 #[test]
 fn io_primitives() {
     use session_store::io;
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let p = dir.path().join("f.jsonl");
     io::append_raw(&p, b"{\"a\":1}").unwrap();
     let out = io::append_line(&p, b"{\"b\":2}", io::Durability::Buffer).unwrap();
@@ -77,12 +75,18 @@ fn io_primitives() {
     assert_eq!(out.bytes, 9);
     let out = io::append_line(&p, b"{\"c\":3}", io::Durability::SyncData).unwrap();
     assert!(!out.separator);
-    assert_eq!(support::read(&p), "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
+    assert_eq!(
+        crate::support::read(&p),
+        "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"
+    );
     let err = io::create_new(&p, b"x", None).unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
-    assert_eq!(support::read(&p), "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
+    assert_eq!(
+        crate::support::read(&p),
+        "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"
+    );
     io::atomic_rewrite(&p, b"new\n").unwrap();
-    assert_eq!(support::read(&p), "new\n");
+    assert_eq!(crate::support::read(&p), "new\n");
     assert_eq!(dir_names(dir.path()), ["f.jsonl"], "no temp file left");
     assert_eq!(
         io::read_first_line(&p).unwrap().as_deref(),
@@ -99,7 +103,7 @@ fn io_primitives() {
 /// `list` / `list_all`: the session info fields and the newest-first order.
 #[test]
 fn listing_sessions() {
-    let root = support::tempdir();
+    let root = crate::support::tempdir();
     let d1 = root.path().join("--p--");
     let d2 = root.path().join("--q--");
     session_store::io::ensure_dir(&d1).unwrap();
@@ -150,7 +154,7 @@ fn listing_sessions() {
 /// Appends build rows in the reference key order; payloads keep their own key order.
 #[test]
 fn appended_rows_use_the_reference_key_order() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let mut sm = SessionManager::create("/p", Some(dir.path())).unwrap();
     let u = sm
         .append_message(js(r#"{"role":"user","content":"q","b":1,"10":2}"#))
@@ -162,7 +166,7 @@ fn appended_rows_use_the_reference_key_order() {
     let c = sm
         .append_compaction("s", &u, 12.5, None, Some(true))
         .unwrap();
-    let lines = support::lines(sm.get_session_file().unwrap());
+    let lines = crate::support::lines(sm.get_session_file().unwrap());
     let re = |l: &str| -> String {
         let v = js(l);
         let keys: Vec<String> = v

@@ -4,12 +4,10 @@
 //! never make one.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{HEADER, msg_line, user};
 use session_store::{AppendError, SessionManager};
-use support::{HEADER, msg_line, user};
 
 fn write_session(dir: &Path, lines: &[String]) -> PathBuf {
     let file = dir.join("s.jsonl");
@@ -18,17 +16,17 @@ fn write_session(dir: &Path, lines: &[String]) -> PathBuf {
         text.push_str(l);
         text.push('\n');
     }
-    support::write(&file, &text);
+    crate::support::write(&file, &text);
     file
 }
 
 fn parent_in_file(file: &Path, id: &str) -> Option<String> {
     let needle = format!("\"id\":\"{id}\"");
-    let line = support::lines(file)
+    let line = crate::support::lines(file)
         .into_iter()
         .find(|l| l.contains(&needle))
         .unwrap_or_else(|| panic!("no line for {id}"));
-    support::js(&line)
+    crate::support::js(&line)
         .get("parentId")
         .and_then(|p| p.as_str_lossy())
         .map(|p| p.into_owned())
@@ -40,7 +38,7 @@ fn parent_in_file(file: &Path, id: &str) -> Option<String> {
 /// `Diverged` without a tip to branch to).
 #[test]
 fn an_entry_that_gives_an_orphan_its_parent_fast_forwards_to_the_orphan() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = write_session(
         dir.path(),
         &[
@@ -61,7 +59,7 @@ fn an_entry_that_gives_an_orphan_its_parent_fast_forwards_to_the_orphan() {
     assert_eq!(parent_in_file(&file, &q3).as_deref(), Some("o1"));
     assert_eq!(ours.get_leaf_id(), Some(q3.as_str()));
     assert_eq!(
-        support::context_texts(&ours),
+        crate::support::context_texts(&ours),
         ["q1", "r1", "q2", "theirs", "orphan", "q3"]
     );
 }
@@ -71,7 +69,7 @@ fn an_entry_that_gives_an_orphan_its_parent_fast_forwards_to_the_orphan() {
 /// append lands under our leaf.
 #[test]
 fn entries_whose_parents_form_a_cycle_leave_the_cursor_where_it_is() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = write_session(
         dir.path(),
         &[
@@ -80,7 +78,7 @@ fn entries_whose_parents_form_a_cycle_leave_the_cursor_where_it_is() {
         ],
     );
     let mut ours = SessionManager::open(&file, None, None).unwrap();
-    let before = support::read(&file);
+    let before = crate::support::read(&file);
     let cycle = format!(
         "{}\n{}\n",
         msg_line("x1", Some("x2"), "user", "x", 3),
@@ -89,10 +87,10 @@ fn entries_whose_parents_form_a_cycle_leave_the_cursor_where_it_is() {
     session_store::io::append_raw(&file, cycle.as_bytes()).unwrap();
     let q2 = ours.append_message(user("q2", 5)).unwrap();
     assert_eq!(parent_in_file(&file, &q2).as_deref(), Some("a1"));
-    let lines = support::lines(&file);
+    let lines = crate::support::lines(&file);
     assert_eq!(lines.len(), 6);
     assert_eq!(
-        support::read(&file),
+        crate::support::read(&file),
         format!("{before}{cycle}{}\n", lines[5])
     );
 }
@@ -102,7 +100,7 @@ fn entries_whose_parents_form_a_cycle_leave_the_cursor_where_it_is() {
 /// entry without a child): branching there is the way on.
 #[test]
 fn a_cycle_beside_a_continuation_is_a_divergence_naming_the_continuation() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = write_session(
         dir.path(),
         &[
@@ -118,7 +116,7 @@ fn a_cycle_beside_a_continuation_is_a_divergence_naming_the_continuation() {
         msg_line("x1", Some("a1"), "user", "theirs", 5)
     );
     session_store::io::append_raw(&file, theirs.as_bytes()).unwrap();
-    let before = support::read(&file);
+    let before = crate::support::read(&file);
     match ours.append_message(user("q2", 6)) {
         Err(AppendError::Diverged { path, leaf, tips }) => {
             assert_eq!(path, file);
@@ -127,7 +125,7 @@ fn a_cycle_beside_a_continuation_is_a_divergence_naming_the_continuation() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(support::read(&file), before);
+    assert_eq!(crate::support::read(&file), before);
     ours.branch("x1").unwrap();
     let q2 = ours.append_message(user("q2", 6)).unwrap();
     assert_eq!(parent_in_file(&file, &q2).as_deref(), Some("x1"));
@@ -137,7 +135,7 @@ fn a_cycle_beside_a_continuation_is_a_divergence_naming_the_continuation() {
 /// entry, nothing to diverge from.
 #[test]
 fn a_foreign_copy_of_our_leaf_line_is_not_a_divergence() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let a1 = msg_line("a1", Some("u1"), "assistant", "r1", 2);
     let file = write_session(
         dir.path(),
@@ -154,7 +152,7 @@ fn a_foreign_copy_of_our_leaf_line_is_not_a_divergence() {
 /// fast-forwards onto it.
 #[test]
 fn a_copy_of_our_leaf_line_then_a_continuation_fast_forwards() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let a1 = msg_line("a1", Some("u1"), "assistant", "r1", 2);
     let file = write_session(
         dir.path(),
@@ -174,7 +172,7 @@ fn a_copy_of_our_leaf_line_then_a_continuation_fast_forwards() {
 /// in our leaf's place, which continues nothing of ours, so the append refuses (naming it).
 #[test]
 fn a_row_reusing_our_leaf_id_with_other_bytes_is_a_divergence() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = write_session(
         dir.path(),
         &[

@@ -7,14 +7,12 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod lock_common;
-
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use lock_common::{age_mtime, dead_pid, iso, lock_of, now_ms, plant, session_in};
+use crate::lock_common::{age_mtime, dead_pid, iso, lock_of, now_ms, plant, session_in};
 use session_store::lock::{
     LockError, LockFileInfo, LockOptions, MAX_LOCK_PAYLOAD_BYTES, NonRegularKind, NonRegularLock,
     SessionWriteLock, StaleReason, clean_stale_lock_files, inspect_session_lock,

@@ -7,15 +7,13 @@
 //! directory.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{HEADER, assistant, msg_line, user};
 use session_format::json::JsValue;
 use session_store::names::{MAX_NAME_BYTES, NameRules, broken_rule};
 use session_store::{InvalidName, NameKind, NameRule, NewSessionOptions, SessionManager};
 use session_test_support::listing;
-use support::{HEADER, assistant, msg_line, user};
 
 /// Each hostile value, the rule it breaks and the reason text.
 fn hostile() -> Vec<(String, NameRule, &'static str)> {
@@ -110,10 +108,10 @@ fn the_validator_names_the_value_and_the_rule() {
 /// `<tmp>/outer/store/sessions` with a canary file in `<tmp>/outer`: `../../../evil` from the
 /// sessions directory would land in `<tmp>`.
 fn store() -> (tempfile::TempDir, PathBuf) {
-    let tmp = support::tempdir();
+    let tmp = crate::support::tempdir();
     let dir = tmp.path().join("outer/store/sessions");
     session_store::io::ensure_dir(&dir).unwrap();
-    support::write(&tmp.path().join("outer/canary"), "canary\n");
+    crate::support::write(&tmp.path().join("outer/canary"), "canary\n");
     (tmp, dir)
 }
 
@@ -150,7 +148,7 @@ fn new_session_refuses_every_hostile_id_and_changes_nothing() {
             format!("outer/store/sessions/{name}"),
         ]
     );
-    let header = support::lines(&file)[0].clone();
+    let header = crate::support::lines(&file)[0].clone();
     assert!(header.contains(&format!(r#""id":"{id}""#)), "{header}");
 
     // In memory the same ids are refused (they would be a file name the moment the manager
@@ -284,7 +282,7 @@ fn ids_read_from_files_never_become_paths() {
     let evil = "../../evil";
     let source = dir.join("hostile.jsonl");
     let header = HEADER.replace("0195f000-0000-7000-8000-000000000001", evil);
-    support::write(
+    crate::support::write(
         &source,
         &format!(
             "{header}\n{}\n{}\n",
@@ -300,7 +298,7 @@ fn ids_read_from_files_never_become_paths() {
     let mut sm = SessionManager::open(&source, None, None).unwrap();
     assert_eq!(sm.get_session_id(), evil);
     sm.append_message(user("q2", 3)).unwrap();
-    assert_eq!(support::lines(&source).len(), 4);
+    assert_eq!(crate::support::lines(&source).len(), 4);
 
     let fork = SessionManager::fork_from(&source, "/w", Some(&dir)).unwrap();
     let fork_file = fork.get_session_file().unwrap().to_path_buf();

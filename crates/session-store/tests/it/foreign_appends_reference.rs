@@ -4,24 +4,21 @@
 //! `<workspace>/target/conformance-ref/openclaw`; skips with `SKIP` otherwise).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod reference_repl;
-mod support;
-
 use std::path::{Path, PathBuf};
 
-use reference_repl::{Reference, fresh};
+use crate::reference_repl::{Reference, fresh};
+use crate::support::{assistant, user};
 use session_store::{AppendError, SessionManager};
-use support::{assistant, user};
 
 fn session(dir: &Path) -> PathBuf {
     let file = dir.join("s.jsonl");
-    support::write(
+    crate::support::write(
         &file,
         &format!(
             "{}\n{}\n{}\n",
-            support::HEADER,
-            support::msg_line("u1", None, "user", "q1", 1),
-            support::msg_line("a1", Some("u1"), "assistant", "r1", 2)
+            crate::support::HEADER,
+            crate::support::msg_line("u1", None, "user", "q1", 1),
+            crate::support::msg_line("a1", Some("u1"), "assistant", "r1", 2)
         ),
     );
     file
@@ -36,7 +33,7 @@ fn two_managers_and_a_reference_writer_interleave_without_silent_forks() {
     else {
         return;
     };
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut m1 = SessionManager::open(&file, None, None).unwrap();
     let mut m2 = SessionManager::open(&file, None, None).unwrap();
@@ -78,7 +75,7 @@ fn two_managers_and_a_reference_writer_interleave_without_silent_forks() {
     assert_eq!(leaf.as_deref(), Some(z.as_str()));
     assert_eq!(texts, ["q1", "r1", "ref-q", "m2-on-ref"]);
     let ours = SessionManager::open(&file, None, None).unwrap();
-    assert_eq!(support::context_texts(&ours), texts);
+    assert_eq!(crate::support::context_texts(&ours), texts);
     // m1 (still diverged: x2 and z are both new since its leaf) chooses z.
     assert!(matches!(
         m1.append_message(user("m1-q3", 7)),
@@ -105,7 +102,7 @@ fn foreign_labels_and_session_info_fast_forward() {
     let Some(mut r) = Reference::start("foreign_labels_and_session_info_fast_forward") else {
         return;
     };
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut ours = SessionManager::open(&file, None, None).unwrap();
     r.call(&format!(
@@ -138,7 +135,7 @@ fn a_reference_branch_from_an_ancestor_diverges_and_recovers_on_our_own_leaf() {
     ) else {
         return;
     };
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut ours = SessionManager::open(&file, None, None).unwrap();
     r.call(&format!(
@@ -167,7 +164,7 @@ fn a_reference_branch_from_an_ancestor_diverges_and_recovers_on_our_own_leaf() {
     assert_eq!(leaf.as_deref(), Some(u.as_str()));
     assert_eq!(texts, ["q1", "r1", "q2"]);
     let t = SessionManager::open(&file, None, None).unwrap();
-    assert_eq!(support::context_texts(&t), texts);
+    assert_eq!(crate::support::context_texts(&t), texts);
 }
 
 /// A session whose file holds no assistant yet: the reference writer answers first (its first
@@ -181,14 +178,14 @@ fn a_held_session_after_a_reference_answer_diverges_then_continues_under_it() {
     let Some(mut r) = Reference::start(test) else {
         return;
     };
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = dir.path().join("s.jsonl");
-    support::write(
+    crate::support::write(
         &file,
         &format!(
             "{}\n{}\n",
-            support::HEADER,
-            support::msg_line("u1", None, "user", "q1", 1)
+            crate::support::HEADER,
+            crate::support::msg_line("u1", None, "user", "q1", 1)
         ),
     );
     let mut ours = SessionManager::open(&file, None, None).unwrap();
@@ -197,7 +194,7 @@ fn a_held_session_after_a_reference_answer_diverges_then_continues_under_it() {
         file.display()
     ));
     let t1 = r.id(r#"{"op":"assistant","name":"r","text":"their answer"}"#);
-    let written = support::read(&file);
+    let written = crate::support::read(&file);
     let q = ours.append_message(user("our follow-up", 3)).unwrap();
     match ours.append_message(assistant("our answer", 4)) {
         Err(AppendError::Diverged { path, leaf, tips }) => {
@@ -207,7 +204,7 @@ fn a_held_session_after_a_reference_answer_diverges_then_continues_under_it() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(support::read(&file), written);
+    assert_eq!(crate::support::read(&file), written);
     assert_eq!(
         fresh(&mut r, &file),
         (
@@ -217,9 +214,9 @@ fn a_held_session_after_a_reference_answer_diverges_then_continues_under_it() {
     );
     ours.branch(&t1).unwrap();
     let a = ours.append_message(assistant("after theirs", 5)).unwrap();
-    assert!(support::read(&file).starts_with(&written));
+    assert!(crate::support::read(&file).starts_with(&written));
     let (leaf, texts) = fresh(&mut r, &file);
     assert_eq!(leaf.as_deref(), Some(a.as_str()));
     assert_eq!(texts, ["q1", "their answer", "after theirs"]);
-    assert_eq!(support::context_texts(&ours), texts);
+    assert_eq!(crate::support::context_texts(&ours), texts);
 }

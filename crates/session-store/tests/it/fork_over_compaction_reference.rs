@@ -3,14 +3,11 @@
 //! source's at that leaf as the reference builds it, whatever `firstKeptEntryId` names.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod reference_repl;
-mod support;
-
 use std::path::{Path, PathBuf};
 
-use reference_repl::{Reference, ctx_at, fresh};
+use crate::reference_repl::{Reference, ctx_at, fresh};
+use crate::support::{HEADER, msg_line};
 use session_store::SessionManager;
-use support::{HEADER, msg_line};
 
 /// u1 → a1 → L1 (label of u1) → [extra] → u2 → a2 → C1 (compaction keeping `first_kept`)
 /// → u3 → a3, plus a side branch b1 under u1. `extra` is an optional row between L1 and u2
@@ -36,7 +33,7 @@ fn source(dir: &Path, first_kept: &str, extra: Option<(&str, &str)>) -> PathBuf 
     lines.push(format!(r#"{{"type":"compaction","id":"C1","parentId":"a2","timestamp":"2026-01-01T00:00:07.000Z","summary":"S","firstKeptEntryId":"{first_kept}","tokensBefore":100}}"#));
     lines.push(msg_line("u3", Some("C1"), "user", "q3", 8));
     lines.push(msg_line("a3", Some("u3"), "assistant", "r3", 9));
-    support::write(&file, &(lines.join("\n") + "\n"));
+    crate::support::write(&file, &(lines.join("\n") + "\n"));
     file
 }
 
@@ -44,12 +41,12 @@ fn check(test: &str, first_kept: &str, extra: Option<(&str, &str)>) {
     let Some(mut r) = Reference::start(test) else {
         return;
     };
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let src = source(dir.path(), first_kept, extra);
     let want = ctx_at(&mut r, &src, "a3");
     let src_ours = SessionManager::open(&src, None, None).unwrap();
     assert_eq!(
-        support::context_texts(&src_ours),
+        crate::support::context_texts(&src_ours),
         want,
         "our source context"
     );
@@ -60,7 +57,7 @@ fn check(test: &str, first_kept: &str, extra: Option<(&str, &str)>) {
     let mut sm = SessionManager::open(&src, Some(&out), None).unwrap();
     let branched = sm.create_branched_session("a3").unwrap().unwrap();
     assert_eq!(
-        support::context_texts(&sm),
+        crate::support::context_texts(&sm),
         want,
         "our branched context (in memory)"
     );
@@ -69,11 +66,11 @@ fn check(test: &str, first_kept: &str, extra: Option<(&str, &str)>) {
         ref_view,
         want,
         "reference view of our branched file:\n{}",
-        support::read(&branched)
+        crate::support::read(&branched)
     );
     let reopened = SessionManager::open(&branched, None, None).unwrap();
     assert_eq!(
-        support::context_texts(&reopened),
+        crate::support::context_texts(&reopened),
         want,
         "our view of our branched file"
     );
@@ -82,7 +79,11 @@ fn check(test: &str, first_kept: &str, extra: Option<(&str, &str)>) {
     let fork_dir = dir.path().join("fork");
     let fork = SessionManager::fork_from(&src, "/home/dev/project", Some(&fork_dir)).unwrap();
     let fork_file = fork.get_session_file().unwrap().to_path_buf();
-    assert_eq!(support::context_texts(&fork), want, "our fork context");
+    assert_eq!(
+        crate::support::context_texts(&fork),
+        want,
+        "our fork context"
+    );
     let (_, ref_fork) = fresh(&mut r, &fork_file);
     assert_eq!(ref_fork, want, "reference view of our fork");
 }
@@ -179,7 +180,7 @@ fn fork_and_branch_of_a_migrated_v1_file_keep_the_compaction() {
     else {
         return;
     };
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let src = dir.path().join("v1.jsonl");
     let lines = [
         r#"{"type":"session","id":"0195f000-0000-7000-8000-0000000000v1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/dev/project"}"#,
@@ -190,7 +191,7 @@ fn fork_and_branch_of_a_migrated_v1_file_keep_the_compaction() {
         r#"{"type":"compaction","timestamp":"2026-01-01T00:00:05.000Z","summary":"S","firstKeptEntryIndex":3,"tokensBefore":10}"#,
         r#"{"type":"message","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":"q3","timestamp":6}}"#,
     ];
-    support::write(&src, &(lines.join("\n") + "\n"));
+    crate::support::write(&src, &(lines.join("\n") + "\n"));
     let keep = dir.path().join("keep.jsonl");
     std::fs::copy(&src, &keep).unwrap();
     // The reference's view of the source (its open migrates in place: use a copy).
@@ -199,20 +200,20 @@ fn fork_and_branch_of_a_migrated_v1_file_keep_the_compaction() {
 
     let fork_dir = dir.path().join("fork");
     let fork = SessionManager::fork_from(&src, "/home/dev/project", Some(&fork_dir)).unwrap();
-    assert_eq!(support::context_texts(&fork), want);
+    assert_eq!(crate::support::context_texts(&fork), want);
     let fork_file = fork.get_session_file().unwrap().to_path_buf();
     let (_, ref_fork) = fresh(&mut r, &fork_file);
     assert_eq!(
         ref_fork,
         want,
         "reference view of our fork:\n{}",
-        support::read(&fork_file)
+        crate::support::read(&fork_file)
     );
 
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let src2 = dir.path().join("v1b.jsonl");
-    support::write(&src2, &(lines.join("\n") + "\n"));
+    crate::support::write(&src2, &(lines.join("\n") + "\n"));
     let mut sm = SessionManager::open(&src2, Some(&out), None).unwrap();
     let leaf = sm.get_leaf_id().unwrap().to_owned();
     let branched = sm.create_branched_session(&leaf).unwrap().unwrap();
@@ -221,6 +222,6 @@ fn fork_and_branch_of_a_migrated_v1_file_keep_the_compaction() {
         ref_b,
         want,
         "reference view of our branched copy:\n{}",
-        support::read(&branched)
+        crate::support::read(&branched)
     );
 }

@@ -2,8 +2,6 @@
 //! error records, `expectError`, unknown ops, and normalisation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use session_format::json::to_json_string;
 
 /// OPS.md: `$name` bindings, `{op, error}` records (`"error"` with `expectError`),
@@ -20,7 +18,7 @@ fn runner_records_errors_and_unexpected_successes() {
         {"op":"frobnicate"},
         {"op":"snapshot","label":"s"}
     ]}"#;
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let out =
         session_store::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
             .unwrap();
@@ -63,7 +61,7 @@ fn runner_records_errors_and_unexpected_successes() {
 /// (FINDINGS e).
 #[test]
 fn snapshot_getter_failures_use_reference_texts() {
-    let header = support::HEADER.replace('"', "\\\"");
+    let header = crate::support::HEADER.replace('"', "\\\"");
     let script = format!(
         r#"{{"ops":[
         {{"op":"writeFile","file":"n.jsonl","content":"{header}\n{{\"type\":\"message\",\"id\":\"x1\",\"parentId\":null,\"message\":null}}\n"}},
@@ -75,7 +73,7 @@ fn snapshot_getter_failures_use_reference_texts() {
         {{"op":"snapshot"}}
     ]}}"#
     );
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let out = session_store::replay::run_script(
         session_store::FileStorage::shared(),
         script.as_bytes(),

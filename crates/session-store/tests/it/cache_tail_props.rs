@@ -8,13 +8,11 @@
 //! own append after that, and a reopen, must still equal a fresh load.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod snapshot_support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::snapshot_support::{cold_state, foreign_append, plant, serial, state, user};
 use proptest::prelude::*;
 use session_store::SessionManager;
-use snapshot_support::{cold_state, foreign_append, plant, serial, state, user};
 
 const IDS: &[&str] = &["a", "b", "c", "d", "e", "lf1", "o1", "x9"];
 

@@ -3,11 +3,9 @@
 //! differently from pi, the test asserts OpenClaw's behaviour and says so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
+use crate::support::{assistant, context_texts, ids, js, user};
 use session_format::json::{JsValue, to_json_string};
 use session_store::{NewSessionOptions, SessionManager};
-use support::{assistant, context_texts, ids, js, user};
 
 fn mem() -> SessionManager {
     SessionManager::in_memory("/p")
@@ -261,14 +259,14 @@ fn an_unknown_leaf_falls_back_to_the_last_entry() {
 /// pi-format §4.1 #14
 #[test]
 fn an_orphan_with_a_missing_parent_stands_alone() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("o.jsonl");
-    support::write(
+    crate::support::write(
         &path,
         &format!(
             "{}\n{}\n",
-            support::HEADER,
-            support::msg_line("o1", Some("gone"), "user", "orphan", 1)
+            crate::support::HEADER,
+            crate::support::msg_line("o1", Some("gone"), "user", "orphan", 1)
         ),
     );
     let sm = SessionManager::open(&path, None, None).unwrap();
@@ -329,27 +327,30 @@ fn new_session_with_a_parent_still_generates_an_id() {
 #[test]
 fn load_entries_from_file_cases() {
     use session_store::list::load_entries;
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let p = |n: &str| dir.path().join(n);
     assert_eq!(load_entries(&p("missing.jsonl")).unwrap().len(), 0);
-    support::write(&p("empty.jsonl"), "");
+    crate::support::write(&p("empty.jsonl"), "");
     assert_eq!(load_entries(&p("empty.jsonl")).unwrap().len(), 0);
-    support::write(
+    crate::support::write(
         &p("nohdr.jsonl"),
-        &format!("{}\n", support::msg_line("u1", None, "user", "q", 1)),
+        &format!("{}\n", crate::support::msg_line("u1", None, "user", "q", 1)),
     );
     assert_eq!(load_entries(&p("nohdr.jsonl")).unwrap().len(), 0);
-    support::write(&p("bad.jsonl"), "not json\n{also not\n");
+    crate::support::write(&p("bad.jsonl"), "not json\n{also not\n");
     assert_eq!(load_entries(&p("bad.jsonl")).unwrap().len(), 0);
-    let msg = support::msg_line("u1", None, "user", "q", 1);
-    support::write(&p("ok.jsonl"), &format!("{}\n{msg}\n", support::HEADER));
+    let msg = crate::support::msg_line("u1", None, "user", "q", 1);
+    crate::support::write(
+        &p("ok.jsonl"),
+        &format!("{}\n{msg}\n", crate::support::HEADER),
+    );
     let ok = load_entries(&p("ok.jsonl")).unwrap();
     assert_eq!(ok.len(), 2);
     assert_eq!(ok[0].get("type"), Some(&JsValue::from("session")));
     assert_eq!(ok[1].get("type"), Some(&JsValue::from("message")));
-    support::write(
+    crate::support::write(
         &p("mid.jsonl"),
-        &format!("{}\ngarbage\n{msg}\n", support::HEADER),
+        &format!("{}\ngarbage\n{msg}\n", crate::support::HEADER),
     );
     assert_eq!(load_entries(&p("mid.jsonl")).unwrap().len(), 2);
 }
@@ -364,24 +365,24 @@ fn set_mtime(path: &std::path::Path, secs: u64) {
 #[test]
 fn find_most_recent_session_cases() {
     use session_store::list::find_most_recent_session;
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     assert_eq!(find_most_recent_session(dir.path()), None);
     assert_eq!(find_most_recent_session(&dir.path().join("nope")), None);
-    support::write(&dir.path().join("a.txt"), support::HEADER);
+    crate::support::write(&dir.path().join("a.txt"), crate::support::HEADER);
     assert_eq!(find_most_recent_session(dir.path()), None);
-    support::write(&dir.path().join("bad.jsonl"), "{\"type\":\"message\"}\n");
+    crate::support::write(&dir.path().join("bad.jsonl"), "{\"type\":\"message\"}\n");
     assert_eq!(find_most_recent_session(dir.path()), None);
     let old = dir.path().join("old.jsonl");
-    support::write(&old, &format!("{}\n", support::HEADER));
+    crate::support::write(&old, &format!("{}\n", crate::support::HEADER));
     set_mtime(&old, 1_000_000);
     assert_eq!(find_most_recent_session(dir.path()), Some(old));
     let new = dir.path().join("new.jsonl");
-    support::write(&new, &format!("{}\n", support::HEADER));
+    crate::support::write(&new, &format!("{}\n", crate::support::HEADER));
     set_mtime(&new, 2_000_000);
     assert_eq!(find_most_recent_session(dir.path()), Some(new.clone()));
     // An invalid file that is newer is skipped.
     let newest_bad = dir.path().join("zzz.jsonl");
-    support::write(&newest_bad, "garbage\n");
+    crate::support::write(&newest_bad, "garbage\n");
     set_mtime(&newest_bad, 3_000_000);
     assert_eq!(find_most_recent_session(dir.path()), Some(new));
 }
@@ -389,11 +390,11 @@ fn find_most_recent_session_cases() {
 /// pi-format §4.3 #14, #16, #17
 #[test]
 fn an_empty_file_gets_exactly_one_header() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("empty.jsonl");
-    support::write(&path, "");
+    crate::support::write(&path, "");
     let sm = SessionManager::open(&path, None, None).unwrap();
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 1);
     let h = js(&lines[0]);
     assert_eq!(h.get("id"), Some(&JsValue::from(sm.get_session_id())));
@@ -401,7 +402,7 @@ fn an_empty_file_gets_exactly_one_header() {
     assert_eq!(sm.get_session_file(), Some(path.as_path()));
     let again = SessionManager::open(&path, None, None).unwrap();
     assert_eq!(again.get_session_id(), sm.get_session_id());
-    assert_eq!(support::lines(&path).len(), 1);
+    assert_eq!(crate::support::lines(&path).len(), 1);
 }
 
 /// pi-format §4.3 #15. OpenClaw 2026.6.11 differs from pi here: a file whose first line is
@@ -409,12 +410,12 @@ fn an_empty_file_gets_exactly_one_header() {
 /// byte-exact `.corrupt-` backup is kept (openclaw-jsonl.md §1.6).
 #[test]
 fn a_headerless_file_is_recovered_not_truncated() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("nohdr.jsonl");
-    let msg = support::msg_line("u1", None, "user", "q", 1);
-    support::write(&path, &format!("{msg}\n"));
+    let msg = crate::support::msg_line("u1", None, "user", "q", 1);
+    crate::support::write(&path, &format!("{msg}\n"));
     let sm = SessionManager::open(&path, None, None).unwrap();
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 2);
     assert_eq!(
         js(&lines[0]).get("id"),
@@ -520,9 +521,9 @@ fn labelling_an_unknown_id_fails() {
 /// pi-format §4.5 #1
 #[test]
 fn v1_entries_get_ids_and_a_chain() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("v1.jsonl");
-    support::write(
+    crate::support::write(
         &path,
         concat!(
             r#"{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
@@ -542,7 +543,7 @@ fn v1_entries_get_ids_and_a_chain() {
     assert_eq!(entries[1].id().len(), 8);
     assert_eq!(entries[0].parent_id(), None);
     assert_eq!(entries[1].parent_id().as_deref(), Some(entries[0].id()));
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert!(lines[0].ends_with(r#""cwd":"/p","version":3}"#));
     assert!(lines[1].ends_with(&format!(r#""id":"{}","parentId":null}}"#, entries[0].id())));
 }
@@ -550,15 +551,15 @@ fn v1_entries_get_ids_and_a_chain() {
 /// pi-format §4.5 #2
 #[test]
 fn v2_ids_are_kept() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("v2.jsonl");
-    let u = support::msg_line("aaaa0001", None, "user", "q", 1);
-    let a = support::msg_line("aaaa0002", Some("aaaa0001"), "assistant", "r", 2);
-    support::write(
+    let u = crate::support::msg_line("aaaa0001", None, "user", "q", 1);
+    let a = crate::support::msg_line("aaaa0002", Some("aaaa0001"), "assistant", "r", 2);
+    crate::support::write(
         &path,
         &format!(
             "{}\n{u}\n{a}\n",
-            support::HEADER.replace("\"version\":3", "\"version\":2")
+            crate::support::HEADER.replace("\"version\":3", "\"version\":2")
         ),
     );
     let sm = SessionManager::open(&path, None, None).unwrap();
@@ -567,7 +568,7 @@ fn v2_ids_are_kept() {
         sm.get_entry("aaaa0002").unwrap().parent_id().as_deref(),
         Some("aaaa0001")
     );
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines[1], u);
     assert_eq!(lines[2], a);
     assert!(lines[0].contains("\"version\":3"));
@@ -667,7 +668,7 @@ fn get_tree_of_empty_and_linear_sessions() {
     let a = sm.append_message(user("1", 1)).unwrap();
     let b = sm.append_message(assistant("2", 2)).unwrap();
     let c = sm.append_message(user("3", 3)).unwrap();
-    assert_eq!(support::tree_shape(&sm), [(a, 0), (b, 1), (c, 2)]);
+    assert_eq!(crate::support::tree_shape(&sm), [(a, 0), (b, 1), (c, 2)]);
 }
 
 /// pi-format §4.7 #13, #14
@@ -818,7 +819,7 @@ fn create_branched_session_in_memory() {
 /// pi-format §4.7 #29 (#1672)
 #[test]
 fn branched_session_without_assistant_is_written_once_later() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let mut sm = SessionManager::create("/p", Some(dir.path())).unwrap();
     let u = sm.append_message(user("first", 1)).unwrap();
     sm.append_message(assistant("r", 2)).unwrap();
@@ -827,7 +828,7 @@ fn branched_session_without_assistant_is_written_once_later() {
     sm.append_custom_entry("ext", None).unwrap();
     assert!(!path.exists());
     sm.append_message(assistant("again", 3)).unwrap();
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 4);
     let types: Vec<JsValue> = lines
         .iter()
@@ -847,14 +848,14 @@ fn branched_session_without_assistant_is_written_once_later() {
 /// pi-format §4.7 #30
 #[test]
 fn branched_session_with_assistant_is_written_at_once() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let mut sm = SessionManager::create("/p", Some(dir.path())).unwrap();
     sm.append_message(user("first", 1)).unwrap();
     let a = sm.append_message(assistant("r", 2)).unwrap();
     sm.append_message(user("more", 3)).unwrap();
     let prev = sm.get_session_file().unwrap().to_path_buf();
     let path = sm.create_branched_session(&a).unwrap().unwrap();
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 3);
     assert_eq!(
         lines
@@ -876,9 +877,9 @@ fn branched_session_with_assistant_is_written_at_once() {
 /// pi-format §4.8 #1
 #[test]
 fn list_reports_the_message_timestamp_as_modified() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("s.jsonl");
-    support::write(&path, &format!("{}\n", support::HEADER));
+    crate::support::write(&path, &format!("{}\n", crate::support::HEADER));
     let mut sm = SessionManager::open(&path, None, None).unwrap();
     let t = 1_767_225_999_000_i64;
     sm.append_message(assistant("r", t)).unwrap();

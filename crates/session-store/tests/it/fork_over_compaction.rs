@@ -9,14 +9,12 @@
 //!   only the summary and what follows, as pi and OpenClaw build it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{HEADER, msg_line};
 use session_format::json::JsValue;
 use session_store::inspect::DanglingFirstKept;
 use session_store::{SessionContext, SessionManager};
-use support::{HEADER, msg_line};
 
 const COMPACTION: &str = r#"{"type":"compaction","id":"c1","parentId":"a2","timestamp":"2026-01-01T00:00:07.000Z","summary":"earlier talk","firstKeptEntryId":"l1","tokensBefore":900}"#;
 
@@ -25,7 +23,7 @@ const COMPACTION: &str = r#"{"type":"compaction","id":"c1","parentId":"a2","time
 fn source(dir: &Path) -> PathBuf {
     let file = dir.join("src.jsonl");
     let label = r#"{"type":"label","id":"l1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"a1","label":"checkpoint"}"#;
-    support::write(
+    crate::support::write(
         &file,
         &format!(
             "{HEADER}\n{}\n{}\n{label}\n{}\n{}\n{COMPACTION}\n{}\n{}\n",
@@ -56,7 +54,7 @@ fn first_kept(sm: &SessionManager, id: &str) -> JsValue {
 
 #[test]
 fn a_branched_session_keeps_from_the_entry_after_a_dropped_first_kept_label() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = source(dir.path());
     let mut sm = SessionManager::open(&file, None, None).unwrap();
     let before = values(&sm.build_session_context_at("a3").unwrap());
@@ -66,7 +64,7 @@ fn a_branched_session_keeps_from_the_entry_after_a_dropped_first_kept_label() {
         before[0].get("role"),
         Some(&JsValue::from("compactionSummary"))
     );
-    let texts = support::context_texts(&sm);
+    let texts = crate::support::context_texts(&sm);
     assert_eq!(texts, ["earlier talk", "q2", "r2", "q3", "r3"]);
 
     let branched = sm.create_branched_session("a3").unwrap().unwrap();
@@ -77,7 +75,7 @@ fn a_branched_session_keeps_from_the_entry_after_a_dropped_first_kept_label() {
     assert_eq!(after, before);
     assert_eq!(values(&sm.build_session_context().unwrap()), before);
     // On disk: the compaction row serialised afresh, its keys in their order.
-    let lines = support::lines(&branched);
+    let lines = crate::support::lines(&branched);
     let c1 = lines.iter().find(|l| l.contains(r#""id":"c1""#)).unwrap();
     assert_eq!(
         c1,
@@ -97,11 +95,11 @@ fn a_branched_session_keeps_from_the_entry_after_a_dropped_first_kept_label() {
 
 #[test]
 fn a_first_kept_label_right_before_the_compaction_keeps_from_the_compaction_itself() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = dir.path().join("s.jsonl");
     let label = r#"{"type":"label","id":"l1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"a1","label":"x"}"#;
     let compaction = r#"{"type":"compaction","id":"c1","parentId":"l1","timestamp":"2026-01-01T00:00:04.000Z","summary":"s","firstKeptEntryId":"l1","tokensBefore":10}"#;
-    support::write(
+    crate::support::write(
         &file,
         &format!(
             "{HEADER}\n{}\n{}\n{label}\n{compaction}\n{}\n",
@@ -112,7 +110,7 @@ fn a_first_kept_label_right_before_the_compaction_keeps_from_the_compaction_itse
     );
     let mut sm = SessionManager::open(&file, None, None).unwrap();
     let before = values(&sm.build_session_context_at("u2").unwrap());
-    assert_eq!(support::context_texts(&sm), ["s", "q2"]);
+    assert_eq!(crate::support::context_texts(&sm), ["s", "q2"]);
 
     sm.create_branched_session("u2").unwrap().unwrap();
 
@@ -123,10 +121,10 @@ fn a_first_kept_label_right_before_the_compaction_keeps_from_the_compaction_itse
 
 #[test]
 fn a_compaction_keeping_from_a_message_is_copied_verbatim() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = dir.path().join("s.jsonl");
     let compaction = r#"{"type":"compaction","id":"c1","parentId":"a1","timestamp":"2026-01-01T00:00:04.000Z","summary":"s","firstKeptEntryId":"a1","tokensBefore":10}"#;
-    support::write(
+    crate::support::write(
         &file,
         &format!(
             "{HEADER}\n{}\n{}\n{compaction}\n",
@@ -136,13 +134,13 @@ fn a_compaction_keeping_from_a_message_is_copied_verbatim() {
     );
     let mut sm = SessionManager::open(&file, None, None).unwrap();
     let branched = sm.create_branched_session("c1").unwrap().unwrap();
-    assert!(support::lines(&branched).contains(&compaction.to_owned()));
-    assert_eq!(support::context_texts(&sm), ["s", "r1"]);
+    assert!(crate::support::lines(&branched).contains(&compaction.to_owned()));
+    assert_eq!(crate::support::context_texts(&sm), ["s", "r1"]);
 }
 
 #[test]
 fn fork_from_copies_the_label_so_the_compaction_keeps_its_bytes_and_context() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = source(dir.path());
     let src = SessionManager::open(&file, None, None).unwrap();
     let before = values(&src.build_session_context_at("a3").unwrap());
@@ -152,17 +150,17 @@ fn fork_from_copies_the_label_so_the_compaction_keeps_its_bytes_and_context() {
 
     assert_eq!(first_kept(&fork, "c1"), JsValue::from("l1"));
     assert_eq!(values(&fork.build_session_context().unwrap()), before);
-    let lines = support::lines(fork.get_session_file().unwrap());
+    let lines = crate::support::lines(fork.get_session_file().unwrap());
     assert!(lines.contains(&COMPACTION.to_owned()));
 }
 
 #[test]
 fn a_first_kept_entry_naming_no_entry_is_reported_and_the_context_keeps_only_what_follows() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = dir.path().join("s.jsonl");
     let compaction = r#"{"type":"compaction","id":"c1","parentId":"a1","timestamp":"2026-01-01T00:00:04.000Z","summary":"s","firstKeptEntryId":"gone","tokensBefore":10}"#;
     let no_id = r#"{"type":"compaction","id":"c2","parentId":"u2","timestamp":"2026-01-01T00:00:06.000Z","summary":"t","tokensBefore":10}"#;
-    support::write(
+    crate::support::write(
         &file,
         &format!(
             "{HEADER}\n{}\n{}\n{compaction}\n{}\n{no_id}\n",
@@ -189,7 +187,7 @@ fn a_first_kept_entry_naming_no_entry_is_reported_and_the_context_keeps_only_wha
     );
     assert!(!ro.report.is_clean());
     // The context keeps nothing before the last compaction (pi-format.md §3.5).
-    assert_eq!(support::context_texts(&ro.session), ["t"]);
+    assert_eq!(crate::support::context_texts(&ro.session), ["t"]);
     let at_u2 = ro.session.build_session_context_at("u2").unwrap();
     let texts: Vec<JsValue> = values(&at_u2)
         .iter()
@@ -209,7 +207,7 @@ fn a_first_kept_entry_naming_no_entry_is_reported_and_the_context_keeps_only_wha
 
 #[test]
 fn a_first_kept_opaque_row_hanging_off_a_dropped_label_keeps_from_the_next_copied_entry() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = dir.path().join("s.jsonl");
     let label = r#"{"type":"label","id":"l1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"a1","label":"x"}"#;
     // A parent-linked opaque row after the label (another tool's row), and the compaction
@@ -217,7 +215,7 @@ fn a_first_kept_opaque_row_hanging_off_a_dropped_label_keeps_from_the_next_copie
     let opaque =
         r#"{"type":"tool_trace","id":"o1","parentId":"l1","timestamp":"2026-01-01T00:00:04.000Z"}"#;
     let compaction = r#"{"type":"compaction","id":"c1","parentId":"u2","timestamp":"2026-01-01T00:00:06.000Z","summary":"s","firstKeptEntryId":"o1","tokensBefore":10}"#;
-    support::write(
+    crate::support::write(
         &file,
         &format!(
             "{HEADER}\n{}\n{}\n{label}\n{opaque}\n{}\n{compaction}\n{}\n",
@@ -230,13 +228,13 @@ fn a_first_kept_opaque_row_hanging_off_a_dropped_label_keeps_from_the_next_copie
     let mut sm = SessionManager::open(&file, None, None).unwrap();
     assert_eq!(first_kept(&sm, "c1"), JsValue::from("l1"));
     let before = values(&sm.build_session_context_at("u3").unwrap());
-    assert_eq!(support::context_texts(&sm), ["s", "q2", "q3"]);
+    assert_eq!(crate::support::context_texts(&sm), ["s", "q2", "q3"]);
 
     let branched = sm.create_branched_session("u3").unwrap().unwrap();
 
     // The opaque row is copied (onto a1), so keeping from it would now start at a1.
     assert!(
-        support::lines(&branched)
+        crate::support::lines(&branched)
             .iter()
             .any(|l| l.contains(r#""id":"o1","parentId":"a1""#))
     );

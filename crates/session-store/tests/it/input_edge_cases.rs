@@ -5,13 +5,11 @@
 //! checked with `node xtask/conformance/runner.mjs --reference openclaw` where a test says so.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{HEADER, dir_names, msg_line};
 use session_format::json::{JsValue, to_json_string};
 use session_store::{AppendError, SessionManager};
-use support::{HEADER, dir_names, msg_line};
 
 fn canon(dir: &tempfile::TempDir) -> PathBuf {
     std::fs::canonicalize(dir.path()).unwrap()
@@ -30,9 +28,9 @@ fn deep_payload_context_on_a_small_stack() {
     let line = format!(
         r#"{{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{payload}}}"#
     );
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let f = canon(&dir).join("s.jsonl");
-    support::write(&f, &format!("{HEADER}\n{line}\n"));
+    crate::support::write(&f, &format!("{HEADER}\n{line}\n"));
     let out = std::thread::Builder::new()
         .stack_size(512 << 10)
         .spawn(move || {
@@ -70,7 +68,7 @@ fn runner_append_message_values() {
         {"op":"appendMessage","message":false},
         {"op":"appendMessage"}
     ]}"#;
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let out =
         session_store::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
             .unwrap();
@@ -109,7 +107,7 @@ fn runner_resolves_file_paths_like_path_resolve() {
             {{"op":"snapshot","label":"f"}}
         ]}}"#
         );
-        let dir = support::tempdir();
+        let dir = crate::support::tempdir();
         let out = session_store::replay::run_script(
             session_store::FileStorage::shared(),
             script.as_bytes(),
@@ -133,9 +131,9 @@ fn runner_resolves_file_paths_like_path_resolve() {
 /// `open` and `open_read_only` resolve lexically; the manager's file is the normalised path.
 #[test]
 fn open_paths_are_normalised_lexically() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let d = canon(&dir);
-    support::write(
+    crate::support::write(
         &d.join("s.jsonl"),
         &format!("{HEADER}\n{}\n", msg_line("u1", None, "user", "q", 1)),
     );
@@ -170,9 +168,9 @@ fn entries_below_a_long_opaque_chain() {
         text.push_str(&msg_line(&format!("z{i}"), Some(&p), "assistant", "r", 2));
         text.push('\n');
     }
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let f = canon(&dir).join("s.jsonl");
-    support::write(&f, &text);
+    crate::support::write(&f, &text);
     let ro = SessionManager::open_read_only(&f, None).unwrap();
     assert!(ro.report.is_clean(), "{:?}", ro.report);
     let sm = ro.session;
@@ -184,7 +182,7 @@ fn entries_below_a_long_opaque_chain() {
         sm.get_entry("z1234").unwrap().parent_id().as_deref(),
         Some("root")
     );
-    assert_eq!(support::ids(sm.get_branch(None)), ["root", "z2999"]);
+    assert_eq!(crate::support::ids(sm.get_branch(None)), ["root", "z2999"]);
     let tree = sm.get_tree();
     assert_eq!(tree.roots.len(), 1);
     assert_eq!(tree.nodes[tree.roots[0]].children.len(), k);
@@ -210,9 +208,9 @@ fn one_long_parent_cycle_is_reported_once() {
         ));
         text.push('\n');
     }
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let f = canon(&dir).join("s.jsonl");
-    support::write(&f, &text);
+    crate::support::write(&f, &text);
     let ro = SessionManager::open_read_only(&f, None).unwrap();
     assert_eq!(ro.report.cycles.len(), 1);
     let cycle = &ro.report.cycles[0];
@@ -239,16 +237,16 @@ fn listed(dir: &Path) -> Vec<session_store::SessionInfo> {
 /// number as JavaScript prints it.
 #[test]
 fn list_invalid_dates_numeric_ids_and_odd_texts() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let d = dir.path();
-    support::write(
+    crate::support::write(
         &d.join("k.jsonl"),
         &format!(
             "{HEADER}\n{}\n",
             r#"{"type":"message","id":"u1","parentId":null,"timestamp":"x","message":{"role":"user","content":"x","timestamp":1e300}}"#
         ),
     );
-    support::write(
+    crate::support::write(
         &d.join("l.jsonl"),
         &format!(
             "{}\n{}\n",
@@ -259,7 +257,7 @@ fn list_invalid_dates_numeric_ids_and_odd_texts() {
             msg_line("u1", None, "user", "q", 1)
         ),
     );
-    support::write(
+    crate::support::write(
         &d.join("c.jsonl"),
         &format!(
             "{HEADER}\n{}\n",
@@ -296,7 +294,7 @@ fn runner_refuses_loosely_typed_arguments() {
         {"op":"appendCompaction","summary":"s","firstKeptEntryId":"$u","tokensBefore":1},
         {"op":"snapshot"}
     ]}"#;
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let out =
         session_store::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
             .unwrap();
@@ -335,13 +333,13 @@ fn runner_refuses_loosely_typed_arguments() {
 /// final newline), plus where it backed up a corrupt header; a reopen starts afresh.
 #[test]
 fn writable_managers_report_diagnostics() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let d = canon(&dir);
     let f = d.join("s.jsonl");
     let u1 = msg_line("u1", None, "user", "q", 1);
     let a1 = msg_line("a1", Some("u1"), "assistant", "r", 2);
     let text = format!("{HEADER}\n{u1}\nnot json\n{a1}\n{{\"ty");
-    support::write(&f, &text);
+    crate::support::write(&f, &text);
     let ro = SessionManager::open_read_only(&f, None).unwrap().report;
     let mut sm = SessionManager::open(&f, None, None).unwrap();
     let diag = sm.diagnostics();
@@ -369,7 +367,7 @@ fn writable_managers_report_diagnostics() {
         format!("\n{}\n", msg_line("x1", Some("gone"), "user", "x", 3)).as_bytes(),
     )
     .unwrap();
-    match sm.append_message(support::user("n", 4)) {
+    match sm.append_message(crate::support::user("n", 4)) {
         Err(AppendError::Diverged { tips, .. }) => assert_eq!(tips, ["x1"]),
         other => panic!("expected Diverged, got {other:?}"),
     }
@@ -382,12 +380,12 @@ fn writable_managers_report_diagnostics() {
     // A corrupt header: the backup path is reported; a reopen of the repaired file is clean.
     let g = d.join("c.jsonl");
     let corrupt = format!("garbage\n{u1}\n{a1}\n");
-    support::write(&g, &corrupt);
+    crate::support::write(&g, &corrupt);
     let sm = SessionManager::open(&g, None, None).unwrap();
     let diag = sm.diagnostics();
     assert_eq!(diag.corrupt_header.as_ref().unwrap().dropped_lines, [1]);
     let backup = diag.corrupt_header_backup.unwrap();
-    assert_eq!(support::read(&backup), corrupt);
+    assert_eq!(crate::support::read(&backup), corrupt);
     let re = SessionManager::open(&g, None, None).unwrap();
     let diag = re.diagnostics();
     assert!(diag.is_clean(), "{diag:?}");
@@ -399,9 +397,9 @@ fn writable_managers_report_diagnostics() {
 /// the reference's text; nothing is written.
 #[test]
 fn fork_from_reads_the_path_as_given() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let d = canon(&dir);
-    support::write(
+    crate::support::write(
         &d.join("s.jsonl"),
         &format!("{HEADER}\n{}\n", msg_line("u1", None, "user", "q", 1)),
     );

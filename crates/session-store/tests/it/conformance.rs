@@ -6,8 +6,6 @@
 //! only where that list says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
 /// Runs every `*.json` script of `scripts` (except `x*`) and compares with `expected/<name>`.
@@ -30,7 +28,7 @@ fn check_suite(
             failures.push(format!("{name}: no golden in {}", expected.display()));
             continue;
         };
-        let dir = support::tempdir();
+        let dir = crate::support::tempdir();
         let got = session_store::replay::run_script_normalized(
             session_store::FileStorage::shared(),
             &std::fs::read(&script).unwrap(),
@@ -57,7 +55,7 @@ fn check_suite(
 
 #[test]
 fn shared_samples_match_openclaw_exactly() {
-    let Some(shared) = support::shared_dir("shared_samples_match_openclaw_exactly") else {
+    let Some(shared) = crate::support::shared_dir("shared_samples_match_openclaw_exactly") else {
         return;
     };
     let (mut exact, mut failures) = (Vec::new(), Vec::new());
@@ -85,7 +83,7 @@ fn shared_samples_match_openclaw_exactly() {
 
 #[test]
 fn committed_corpus_matches_openclaw_exactly() {
-    let ws = support::workspace_root();
+    let ws = crate::support::workspace_root();
     let (mut exact, mut failures) = (Vec::new(), Vec::new());
     check_suite(
         &ws.join("tests/conformance/scripts"),

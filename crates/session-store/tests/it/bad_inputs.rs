@@ -1,19 +1,17 @@
 //! Small bad inputs that must behave (fixtures under `tests/fixtures/`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{assistant, context_texts, ids, js, user};
 use session_format::json::JsValue;
 use session_store::SessionManager;
-use support::{assistant, context_texts, ids, js, user};
 
 /// Copies a fixture into a fresh directory (opening may write).
 fn planted(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join(name);
-    let bytes = std::fs::read(support::fixture(name)).unwrap();
+    let bytes = std::fs::read(crate::support::fixture(name)).unwrap();
     session_store::io::write_raw(&path, &bytes).unwrap();
     (dir, path)
 }
@@ -55,7 +53,7 @@ fn parent_cycles_terminate_and_appear_once() {
     assert_eq!(ids(sm.get_branch(Some("A".into()))), ["B", "A"]);
     assert_eq!(ids(sm.get_branch(Some("S".into()))), ["S"]);
     assert_eq!(
-        support::tree_shape(&sm),
+        crate::support::tree_shape(&sm),
         [
             ("u1".to_owned(), 0),
             ("A".to_owned(), 0),
@@ -95,7 +93,7 @@ fn duplicate_id_cycle_does_not_hang() {
     assert_eq!(ids(sm.get_branch(None)), ["a1", "u1", "a2"]);
     assert_eq!(context_texts(&sm), ["r1", "second u1", "r2"]);
     assert_eq!(
-        support::tree_shape(&sm),
+        crate::support::tree_shape(&sm),
         [
             ("u1".to_owned(), 0),
             ("a1".to_owned(), 1),
@@ -114,14 +112,14 @@ fn duplicate_id_cycle_does_not_hang() {
 #[test]
 fn header_only_file_then_user_and_assistant_has_one_header() {
     let (_dir, path) = planted("header-only.jsonl");
-    let header = support::read(&path);
+    let header = crate::support::read(&path);
     let mut sm = SessionManager::open(&path, None, None).unwrap();
     assert!(sm.is_flushed());
     let u = sm.append_message(user("q", 1)).unwrap();
     assert!(!sm.is_flushed(), "a non-assistant append is held");
-    assert_eq!(support::read(&path), header, "held: nothing written");
+    assert_eq!(crate::support::read(&path), header, "held: nothing written");
     let a = sm.append_message(assistant("r", 2)).unwrap();
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 3);
     assert_eq!(format!("{}\n", lines[0]), header);
     assert_eq!(
@@ -161,7 +159,7 @@ fn corrupt_first_line_is_recovered_with_one_exact_backup() {
     let name = b[0].file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.starts_with("corrupt-first-line.jsonl.corrupt-"));
     assert!(name.ends_with(".jsonl"));
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 4);
     let h = js(&lines[0]);
     assert_eq!(h.get("cwd"), Some(&JsValue::from("/work")));
@@ -184,13 +182,13 @@ fn corrupt_first_line_is_recovered_with_one_exact_backup() {
 /// `[session, message, message]`.
 #[test]
 fn corrupt_header_only_file_then_messages() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("c.jsonl");
-    support::write(&path, "{\"type\":\"sess\n");
+    crate::support::write(&path, "{\"type\":\"sess\n");
     let mut sm = SessionManager::open(&path, None, None).unwrap();
     sm.append_message(user("q", 1)).unwrap();
     sm.append_message(assistant("r", 2)).unwrap();
-    let types: Vec<JsValue> = support::lines(&path)
+    let types: Vec<JsValue> = crate::support::lines(&path)
         .iter()
         .map(|l| js(l).get("type").unwrap().clone())
         .collect();
@@ -222,7 +220,7 @@ fn fork_with_a_mid_path_label_keeps_the_context() {
     let reopened = SessionManager::open(&new_path, None, None).unwrap();
     assert_eq!(context_texts(&reopened), want);
     assert_eq!(reopened.get_tree().roots.len(), 1);
-    let lines = support::lines(&new_path);
+    let lines = crate::support::lines(&new_path);
     assert_eq!(lines.len(), 7);
     let last = js(&lines[6]);
     assert_eq!(last.get("type"), Some(&JsValue::from("label")));

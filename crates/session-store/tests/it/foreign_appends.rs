@@ -10,17 +10,15 @@
 //! - side appends never diverge, and an explicit `branch` is where the next append lands.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{HEADER, assistant, ids, msg_line, user};
 use session_store::{AppendError, ForeignAppendPolicy, LockOptions, SessionManager};
-use support::{HEADER, assistant, ids, msg_line, user};
 
 /// A file holding the header, `u1` (user) and `a1` (assistant, child of `u1`).
 fn session(dir: &Path) -> PathBuf {
     let file = dir.join("s.jsonl");
-    support::write(
+    crate::support::write(
         &file,
         &format!(
             "{HEADER}\n{}\n{}\n",
@@ -38,11 +36,11 @@ fn open(file: &Path) -> SessionManager {
 /// The raw `parentId` of the file's line holding entry `id`.
 fn parent_in_file(file: &Path, id: &str) -> Option<String> {
     let needle = format!("\"id\":\"{id}\"");
-    let line = support::lines(file)
+    let line = crate::support::lines(file)
         .into_iter()
         .find(|l| l.contains(&needle))
         .unwrap_or_else(|| panic!("no line for {id}"));
-    let v = support::js(&line);
+    let v = crate::support::js(&line);
     v.get("parentId")
         .and_then(|p| p.as_str_lossy())
         .map(|p| p.into_owned())
@@ -56,7 +54,7 @@ fn diverged(e: AppendError) -> (PathBuf, Option<String>, Vec<String>) {
 }
 
 fn fast_forward(lock: bool) {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut ours = open(&file);
     let mut theirs = open(&file);
@@ -87,14 +85,14 @@ fn fast_forward(lock: bool) {
         ids(ours.get_branch(None)),
         ["u1", "a1", u2.as_str(), a2.as_str(), u3.as_str()]
     );
-    assert_eq!(support::lines(&file).len(), 1 + 5);
+    assert_eq!(crate::support::lines(&file).len(), 1 + 5);
     assert_eq!(ours.diagnostics().adopted_lines, 2);
     assert_eq!(ours.get_tree().roots.len(), 1);
 
     // And the other writer, next, fast-forwards over ours.
     let a3 = theirs.append_message(assistant("r3", 6)).unwrap();
     assert_eq!(parent_in_file(&file, &a3).as_deref(), Some(u3.as_str()));
-    assert_eq!(support::lines(&file).len(), 1 + 6);
+    assert_eq!(crate::support::lines(&file).len(), 1 + 6);
     // A fresh load sees one chain whose leaf is the last line.
     let reopened = open(&file);
     assert_eq!(reopened.get_leaf_id(), Some(a3.as_str()));
@@ -113,7 +111,7 @@ fn a_locked_append_after_lines_that_continue_the_leaf_fast_forwards_to_their_tip
 
 #[test]
 fn lines_on_another_branch_make_the_append_fail_with_diverged_and_write_nothing() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut ours = open(&file);
     let mut theirs = open(&file);
@@ -152,12 +150,12 @@ fn lines_on_another_branch_make_the_append_fail_with_diverged_and_write_nothing(
     ours.branch(&b1).unwrap();
     let u2 = ours.append_message(user("q2", 4)).unwrap();
     assert_eq!(parent_in_file(&file, &u2).as_deref(), Some(b1.as_str()));
-    assert_eq!(support::lines(&file).len(), 1 + 4);
+    assert_eq!(crate::support::lines(&file).len(), 1 + 4);
 }
 
 #[test]
 fn two_new_tips_under_the_leaf_are_a_divergence_too() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut ours = open(&file);
     let mut theirs = open(&file);
@@ -181,7 +179,7 @@ fn two_new_tips_under_the_leaf_are_a_divergence_too() {
 
 #[test]
 fn the_reference_policy_appends_on_the_old_leaf() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut ours = open(&file);
     let mut theirs = open(&file);
@@ -207,7 +205,7 @@ fn the_reference_policy_appends_on_the_old_leaf() {
 
 #[test]
 fn the_reference_policy_settles_a_pending_divergence() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut ours = open(&file);
     let mut theirs = open(&file);
@@ -222,7 +220,7 @@ fn the_reference_policy_settles_a_pending_divergence() {
 
 #[test]
 fn side_appends_of_another_writer_never_diverge() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut ours = open(&file);
     // A delivery mirror appended beside the leaf (openclaw-jsonl.md §2.11).
@@ -238,7 +236,7 @@ fn side_appends_of_another_writer_never_diverge() {
 
 #[test]
 fn an_append_after_an_explicit_branch_lands_there_whatever_was_appended() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut ours = open(&file);
     let mut theirs = open(&file);
@@ -254,7 +252,7 @@ fn an_append_after_an_explicit_branch_lands_there_whatever_was_appended() {
 
 #[test]
 fn a_divergence_found_under_the_lock_writes_nothing() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = session(dir.path());
     let mut ours = open(&file);
     ours.set_write_lock(Some(LockOptions::default()));

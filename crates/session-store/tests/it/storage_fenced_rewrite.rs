@@ -4,8 +4,6 @@
 //! manager re-reads, adopts the line and rewrites (the scenario is in `fence_common`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod fence_common;
-
 use std::path::Path;
 use std::sync::Arc;
 
@@ -15,7 +13,7 @@ use session_store::{MemStorage, Storage};
 #[test]
 fn an_append_between_check_and_replace_survives_a_rewrite_on_mem_storage() {
     let mem = Arc::new(MemStorage::new());
-    fence_common::acknowledged_append_survives_a_full_rewrite(
+    crate::fence_common::acknowledged_append_survives_a_full_rewrite(
         mem,
         Path::new("/agents/main/sessions"),
     );
@@ -24,7 +22,7 @@ fn an_append_between_check_and_replace_survives_a_rewrite_on_mem_storage() {
 #[test]
 fn a_rewrite_that_keeps_losing_the_race_on_mem_storage_gives_up_and_loses_nothing() {
     let mem = Arc::new(MemStorage::new());
-    fence_common::a_rewrite_that_keeps_losing_the_race_gives_up_and_loses_nothing(
+    crate::fence_common::a_rewrite_that_keeps_losing_the_race_gives_up_and_loses_nothing(
         mem,
         Path::new("/agents/main/sessions"),
     );

@@ -6,15 +6,13 @@
 //! `AppendOnOwnLeaf` keeps OpenClaw 2026.6.11's adoption.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::support::{HEADER, assistant, msg_line, user};
 use session_store::{
     AppendError, ForeignAppendPolicy, MemStorage, OpenParams, SessionManager, Storage,
 };
-use support::{HEADER, assistant, msg_line, user};
 
 fn write_session(dir: &Path, lines: &[String]) -> PathBuf {
     let file = dir.join("s.jsonl");
@@ -23,7 +21,7 @@ fn write_session(dir: &Path, lines: &[String]) -> PathBuf {
         text.push_str(l);
         text.push('\n');
     }
-    support::write(&file, &text);
+    crate::support::write(&file, &text);
     file
 }
 
@@ -33,14 +31,14 @@ fn parent_in(text: &str, id: &str) -> Option<String> {
         .lines()
         .find(|l| l.contains(&needle))
         .unwrap_or_else(|| panic!("no line for {id} in\n{text}"));
-    support::js(line)
+    crate::support::js(line)
         .get("parentId")
         .and_then(|p| p.as_str_lossy())
         .map(|p| p.into_owned())
 }
 
 fn parent_in_file(file: &Path, id: &str) -> Option<String> {
-    parent_in(&support::read(file), id)
+    parent_in(&crate::support::read(file), id)
 }
 
 fn assert_diverged(
@@ -71,12 +69,12 @@ fn assert_diverged(
 /// fails the same way.
 #[test]
 fn a_held_session_written_after_another_writers_answer_diverges_and_writes_nothing() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = write_session(dir.path(), &[msg_line("u1", None, "user", "q1", 1)]);
     let mut ours = SessionManager::open(&file, None, None).unwrap();
     let mut theirs = SessionManager::open(&file, None, None).unwrap();
     let t1 = theirs.append_message(assistant("their answer", 2)).unwrap();
-    let written = support::read(&file);
+    let written = crate::support::read(&file);
     assert_eq!(parent_in(&written, &t1).as_deref(), Some("u1"));
     let q = ours.append_message(user("our follow-up", 3)).unwrap();
     assert_diverged(
@@ -85,11 +83,11 @@ fn a_held_session_written_after_another_writers_answer_diverges_and_writes_nothi
         &q,
         &[&t1],
     );
-    assert_eq!(support::read(&file), written);
+    assert_eq!(crate::support::read(&file), written);
     assert_eq!(ours.get_leaf_id(), Some(q.as_str()));
     assert!(!ours.is_flushed());
     assert_eq!(
-        support::context_texts(&ours),
+        crate::support::context_texts(&ours),
         ["q1", "our follow-up"],
         "the answer that failed is not kept"
     );
@@ -99,12 +97,12 @@ fn a_held_session_written_after_another_writers_answer_diverges_and_writes_nothi
         &q,
         &[&t1],
     );
-    assert_eq!(support::read(&file), written);
+    assert_eq!(crate::support::read(&file), written);
     // Their answer is known: branching to it is the way on (our follow-up stays a side
     // branch under u1, written with the rest).
     ours.branch(&t1).unwrap();
     let a = ours.append_message(assistant("after theirs", 5)).unwrap();
-    let now = support::read(&file);
+    let now = crate::support::read(&file);
     assert!(now.starts_with(&written), "their bytes are kept:\n{now}");
     assert_eq!(parent_in(&now, &q).as_deref(), Some("u1"));
     assert_eq!(parent_in(&now, &a).as_deref(), Some(t1.as_str()));
@@ -115,7 +113,7 @@ fn a_held_session_written_after_another_writers_answer_diverges_and_writes_nothi
 /// fork (the append right after an explicit move lands where the caller moved it).
 #[test]
 fn a_held_session_that_branches_to_its_own_leaf_writes_the_fork_on_purpose() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = write_session(dir.path(), &[msg_line("u1", None, "user", "q1", 1)]);
     let mut ours = SessionManager::open(&file, None, None).unwrap();
     let mut theirs = SessionManager::open(&file, None, None).unwrap();
@@ -129,18 +127,18 @@ fn a_held_session_that_branches_to_its_own_leaf_writes_the_fork_on_purpose() {
     );
     ours.branch(&q).unwrap();
     let a = ours.append_message(assistant("our answer", 4)).unwrap();
-    let now = support::read(&file);
+    let now = crate::support::read(&file);
     assert_eq!(parent_in(&now, &t1).as_deref(), Some("u1"));
     assert_eq!(parent_in(&now, &q).as_deref(), Some("u1"));
     assert_eq!(parent_in(&now, &a).as_deref(), Some(q.as_str()));
-    assert_eq!(support::lines(&file).len(), 5);
+    assert_eq!(crate::support::lines(&file).len(), 5);
 }
 
 /// `AppendOnOwnLeaf` keeps OpenClaw 2026.6.11's behaviour: their row is adopted and ours are
 /// written beside it, without an error.
 #[test]
 fn the_reference_policy_writes_a_held_session_beside_the_other_writers_lines() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = write_session(dir.path(), &[msg_line("u1", None, "user", "q1", 1)]);
     let mut ours = SessionManager::open(&file, None, None).unwrap();
     ours.set_foreign_append_policy(ForeignAppendPolicy::AppendOnOwnLeaf);
@@ -148,7 +146,7 @@ fn the_reference_policy_writes_a_held_session_beside_the_other_writers_lines() {
     let t1 = theirs.append_message(assistant("their answer", 2)).unwrap();
     let q = ours.append_message(user("our follow-up", 3)).unwrap();
     let a = ours.append_message(assistant("our answer", 4)).unwrap();
-    let now = support::read(&file);
+    let now = crate::support::read(&file);
     let lines: Vec<&str> = now.lines().collect();
     assert_eq!(lines.len(), 5);
     assert_eq!(parent_in(&now, &t1).as_deref(), Some("u1"));
@@ -161,20 +159,20 @@ fn the_reference_policy_writes_a_held_session_beside_the_other_writers_lines() {
 /// nothing written, the rows still held.
 #[test]
 fn a_flush_of_held_rows_after_another_writers_answer_diverges() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = write_session(dir.path(), &[msg_line("u1", None, "user", "q1", 1)]);
     let mut ours = SessionManager::open(&file, None, None).unwrap();
     let mut theirs = SessionManager::open(&file, None, None).unwrap();
     let q = ours.append_message(user("our follow-up", 2)).unwrap();
     let t1 = theirs.append_message(assistant("their answer", 3)).unwrap();
-    let written = support::read(&file);
+    let written = crate::support::read(&file);
     assert_diverged(ours.flush(), &file, &q, &[&t1]);
-    assert_eq!(support::read(&file), written);
+    assert_eq!(crate::support::read(&file), written);
     assert!(!ours.is_flushed());
     assert_eq!(ours.get_leaf_id(), Some(q.as_str()));
     // `rewrite_file` is judged the same way.
     assert_diverged(ours.rewrite_file(), &file, &q, &[&t1]);
-    assert_eq!(support::read(&file), written);
+    assert_eq!(crate::support::read(&file), written);
 }
 
 /// `rewrite_file` after another writer continued our (written) leaf: their lines are adopted
@@ -182,7 +180,7 @@ fn a_flush_of_held_rows_after_another_writers_answer_diverges() {
 /// and the next append hangs under their tip.
 #[test]
 fn a_rewrite_after_lines_that_continue_the_leaf_fast_forwards() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = write_session(
         dir.path(),
         &[
@@ -197,9 +195,9 @@ fn a_rewrite_after_lines_that_continue_the_leaf_fast_forwards() {
         msg_line("t2", Some("t1"), "assistant", "r2", 4)
     );
     session_store::io::append_raw(&file, theirs.as_bytes()).unwrap();
-    let expected = support::read(&file);
+    let expected = crate::support::read(&file);
     ours.rewrite_file().unwrap();
-    assert_eq!(support::read(&file), expected);
+    assert_eq!(crate::support::read(&file), expected);
     assert_eq!(ours.get_leaf_id(), Some("t2"));
     let q3 = ours.append_message(user("q3", 5)).unwrap();
     assert_eq!(parent_in_file(&file, &q3).as_deref(), Some("t2"));
@@ -209,7 +207,7 @@ fn a_rewrite_after_lines_that_continue_the_leaf_fast_forwards() {
 /// byte-identical; after `branch` to our own leaf the rewrite goes through.
 #[test]
 fn a_rewrite_after_another_branch_diverges_until_the_caller_chooses() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let file = write_session(
         dir.path(),
         &[
@@ -223,17 +221,17 @@ fn a_rewrite_after_another_branch_diverges_until_the_caller_chooses() {
         format!("{}\n", msg_line("t1", Some("u1"), "user", "other", 3)).as_bytes(),
     )
     .unwrap();
-    let before = support::read(&file);
+    let before = crate::support::read(&file);
     assert_diverged(ours.rewrite_file(), &file, "a1", &["t1"]);
-    assert_eq!(support::read(&file), before);
+    assert_eq!(crate::support::read(&file), before);
     ours.branch("a1").unwrap();
     ours.rewrite_file().unwrap();
-    let lines = support::lines(&file);
+    let lines = crate::support::lines(&file);
     // Their row kept; the leaf (a1, no longer the last entry) is written as a leaf control.
-    assert!(support::read(&file).starts_with(&before));
+    assert!(crate::support::read(&file).starts_with(&before));
     assert_eq!(lines.len(), 5);
     assert_eq!(
-        support::js(&lines[4])
+        crate::support::js(&lines[4])
             .get("targetId")
             .and_then(|v| v.as_str_lossy())
             .as_deref(),

@@ -6,11 +6,9 @@
 //! repair leaves alone keep their bytes (D1), the backup is kept (D16).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod repair_common;
-
 use std::path::Path;
 
-use repair_common::{
+use crate::repair_common::{
     backups, fixture, golden, messages_json, mode_of, normalise_output, normalised_result, plant,
     restringify, tempdir,
 };

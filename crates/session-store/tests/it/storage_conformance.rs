@@ -5,8 +5,6 @@
 //! both equal the reference's golden. The in-memory runs write nothing to the file system.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::path::Path;
 use std::sync::Arc;
 
@@ -15,12 +13,13 @@ use session_store::{MemStorage, Storage};
 /// Runs every `*.json` script of `scripts` (except `x*`) on the file store and on a fresh
 /// `MemStorage` per script.
 fn check_suite(scripts: &Path, expected: &Path) -> (Vec<String>, Vec<String>) {
-    support::check_suite_on(scripts, expected, "memory", |_| Arc::new(MemStorage::new()))
+    crate::support::check_suite_on(scripts, expected, "memory", |_| Arc::new(MemStorage::new()))
 }
 
 #[test]
 fn shared_samples_run_identically_in_memory() {
-    let Some(shared) = support::shared_dir("shared_samples_run_identically_in_memory") else {
+    let Some(shared) = crate::support::shared_dir("shared_samples_run_identically_in_memory")
+    else {
         return;
     };
     let (same, failures) = check_suite(
@@ -45,13 +44,13 @@ fn shared_samples_run_identically_in_memory() {
 
 #[test]
 fn committed_corpus_runs_identically_in_memory() {
-    let ws = support::workspace_root();
+    let ws = crate::support::workspace_root();
     let (same, failures) = check_suite(
         &ws.join("tests/conformance/scripts"),
         &ws.join("tests/conformance/expected/openclaw-2026.6.11"),
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    let expected = support::conformance_scripts(&ws.join("tests/conformance/scripts")).len();
+    let expected = crate::support::conformance_scripts(&ws.join("tests/conformance/scripts")).len();
     assert_eq!(same.len(), expected);
     assert!(same.len() >= 40, "{} scripts", same.len());
 }
@@ -59,7 +58,7 @@ fn committed_corpus_runs_identically_in_memory() {
 /// The storage a manager uses is visible, and the default is the file store.
 #[test]
 fn managers_default_to_the_file_store() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let sm = session_store::SessionManager::create("/p", Some(dir.path())).unwrap();
     assert_eq!(sm.storage().name(), "file");
     let files = sm.storage();

@@ -3,13 +3,13 @@
 //! invalid timestamps, BOM headers, byte-exact backups and file modes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::{
+    HEADER, assistant, context_texts, dir_names, file_with, ids, js, msg_line, user,
+};
 use session_format::json::{JsValue, to_json_string};
 use session_store::SessionManager;
-use support::{HEADER, assistant, context_texts, dir_names, file_with, ids, js, msg_line, user};
 
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {
@@ -31,7 +31,7 @@ const ODD_U2: &str = r#"{"type":"message","id":"u2","parentId":"o1","timestamp":
 /// the exact bytes of every line read; reads still see JavaScript key order.
 #[test]
 fn d1_rewrites_keep_read_lines_verbatim() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         dir.path(),
         "k.jsonl",
@@ -40,7 +40,7 @@ fn d1_rewrites_keep_read_lines_verbatim() {
     let mut sm = SessionManager::open(&path, None, None).unwrap();
     sm.append_message(user("held", 3)).unwrap();
     let a = sm.append_message(assistant("flush", 4)).unwrap();
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 6);
     assert_eq!(lines[..4], [HEADER, ODD_U1, ODD_O1, ODD_U2]);
     let u1 = sm.get_entry("u1").unwrap().value().unwrap();
@@ -49,14 +49,14 @@ fn d1_rewrites_keep_read_lines_verbatim() {
         r#"{"2":2,"role":"user","content":[{"type":"text","text":"q1"}],"timestamp":1767225600000,"b":1,"n":1,"e":1000}"#
     );
     let branched = sm.create_branched_session(&a).unwrap().unwrap();
-    let b = support::lines(&branched);
+    let b = crate::support::lines(&branched);
     assert_eq!(b[1..4], [ODD_U1, ODD_O1, ODD_U2]);
 }
 
 /// D2: unparseable lines stay in place on a held-append flush, a v1 migration and a fork.
 #[test]
 fn d2_malformed_lines_survive_rewrites() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let u1 = msg_line("u1", None, "user", "q1", 1);
     let u2 = msg_line("u2", Some("u1"), "user", "q2", 2);
     let path = file_with(
@@ -69,7 +69,7 @@ fn d2_malformed_lines_survive_rewrites() {
     let mut sm = SessionManager::open(&path, None, None).unwrap();
     sm.append_message(user("held", 3)).unwrap();
     sm.append_message(assistant("flush", 4)).unwrap();
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 7);
     assert_eq!(lines[2], "garbage line");
     assert_eq!(lines[4], "{\"type\":\"message\",\"id\":\"zz\",\"timest");
@@ -88,13 +88,13 @@ fn d2_malformed_lines_survive_rewrites() {
         ),
     );
     let sm = SessionManager::open(&v1, None, None).unwrap();
-    let lines = support::lines(&v1);
+    let lines = crate::support::lines(&v1);
     assert_eq!(lines.len(), 4);
     assert_eq!(lines[2], "not json");
     assert_eq!(sm.get_branch(None).len(), 2);
 
     let fork = SessionManager::fork_from(&path, "/p", Some(dir.path())).unwrap();
-    let fl = support::lines(fork.get_session_file().unwrap());
+    let fl = crate::support::lines(fork.get_session_file().unwrap());
     assert_eq!(fl[2], "garbage line");
 }
 
@@ -102,7 +102,7 @@ fn d2_malformed_lines_survive_rewrites() {
 /// rows; lookups use the last.
 #[test]
 fn d3_duplicate_ids_once_in_tree() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let body = format!(
         "{HEADER}\n{}\n{}\n{}\n{}\n",
         msg_line("u1", None, "user", "q", 1),
@@ -114,7 +114,7 @@ fn d3_duplicate_ids_once_in_tree() {
     let sm = SessionManager::open(&path, None, None).unwrap();
     assert_eq!(ids(sm.get_entries()), ["u1", "a1", "a1", "u2"]);
     assert_eq!(
-        support::tree_shape(&sm),
+        crate::support::tree_shape(&sm),
         [
             ("u1".to_owned(), 0),
             ("a1".to_owned(), 1),
@@ -129,7 +129,7 @@ fn d3_duplicate_ids_once_in_tree() {
 /// source is untouched; a v2 `hookMessage` becomes `custom`.
 #[test]
 fn d5_fork_migrates_legacy_sources() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let src_text = concat!(
         r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/old"}"#,
         "\n",
@@ -140,7 +140,7 @@ fn d5_fork_migrates_legacy_sources() {
     );
     let src = file_with(dir.path(), "v1.jsonl", src_text);
     let fork = SessionManager::fork_from(&src, "/new", Some(dir.path())).unwrap();
-    assert_eq!(support::read(&src), src_text);
+    assert_eq!(crate::support::read(&src), src_text);
     let branch = fork.get_branch(None);
     assert_eq!(branch.len(), 2);
     assert_eq!(branch[1].parent_id().as_deref(), Some(branch[0].id()));
@@ -152,7 +152,7 @@ fn d5_fork_migrates_legacy_sources() {
         .map(|m| m.role().unwrap().unwrap())
         .collect();
     assert_eq!(roles, ["user", "custom"]);
-    let lines = support::lines(fork.get_session_file().unwrap());
+    let lines = crate::support::lines(fork.get_session_file().unwrap());
     assert_eq!(js(&lines[0]).get("version"), Some(&JsValue::Number(3.0)));
     assert_eq!(js(&lines[0]).get("cwd"), Some(&JsValue::from("/new")));
 }
@@ -160,12 +160,13 @@ fn d5_fork_migrates_legacy_sources() {
 /// D5 on the shared pi fixture (974 KB, v1, 1,018 rows): the fork is one chain 1,018 deep.
 #[test]
 fn d5_fork_of_the_large_v1_fixture_keeps_the_chain() {
-    let Some(shared) = support::shared_dir("d5_fork_of_the_large_v1_fixture_keeps_the_chain")
+    let Some(shared) =
+        crate::support::shared_dir("d5_fork_of_the_large_v1_fixture_keeps_the_chain")
     else {
         return;
     };
     let src = shared.join("fixtures/pi-large-session-v1.jsonl");
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let fork = SessionManager::fork_from(&src, "/p", Some(dir.path())).unwrap();
     assert_eq!(fork.entry_count(), 1018);
     assert_eq!(fork.get_branch(None).len(), 1018);
@@ -177,8 +178,8 @@ fn d5_fork_of_the_large_v1_fixture_keeps_the_chain() {
 /// file behind.
 #[test]
 fn d6_fork_with_null_rows_and_no_partial_files() {
-    let dir = support::tempdir();
-    let src_dir = support::tempdir();
+    let dir = crate::support::tempdir();
+    let src_dir = crate::support::tempdir();
     let u1 = msg_line("u1", None, "user", "q1", 1);
     let src = file_with(
         src_dir.path(),
@@ -186,7 +187,7 @@ fn d6_fork_with_null_rows_and_no_partial_files() {
         &format!("{HEADER}\n{u1}\nnull\n123\n"),
     );
     let fork = SessionManager::fork_from(&src, "/p", Some(dir.path())).unwrap();
-    let lines = support::lines(fork.get_session_file().unwrap());
+    let lines = crate::support::lines(fork.get_session_file().unwrap());
     assert_eq!(lines[1..], [u1.as_str(), "null", "123"]);
     assert_eq!(dir_names(dir.path()).len(), 1);
 
@@ -209,7 +210,7 @@ fn d6_fork_with_null_rows_and_no_partial_files() {
 /// runner), so the flagged message stays.
 #[test]
 fn d7_invalid_timestamps_and_exclude_from_context() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         dir.path(),
         "t.jsonl",
@@ -230,7 +231,7 @@ fn d7_invalid_timestamps_and_exclude_from_context() {
 /// D8: the header sniffer tolerates a BOM.
 #[test]
 fn d8_bom_headers_are_candidates() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(dir.path(), "bom.jsonl", &format!("\u{feff}{HEADER}\n"));
     assert!(session_store::list::is_valid_session_file(&path));
     let sm = SessionManager::continue_recent("/p", Some(dir.path())).unwrap();
@@ -241,7 +242,7 @@ fn d8_bom_headers_are_candidates() {
 /// D9: the corrupt-header backup holds invalid UTF-8 byte for byte.
 #[test]
 fn d9_backup_keeps_invalid_utf8() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("bad.jsonl");
     let mut original = b"\xff\xfe not a header\n".to_vec();
     original.extend_from_slice(msg_line("u1", None, "user", "q", 1).as_bytes());
@@ -263,7 +264,7 @@ fn d9_backup_keeps_invalid_utf8() {
 #[cfg(unix)]
 #[test]
 fn d10_modes() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let mut sm = SessionManager::create("/p", Some(dir.path())).unwrap();
     sm.append_message(user("q", 1)).unwrap();
     sm.append_message(assistant("r", 2)).unwrap();
@@ -277,5 +278,5 @@ fn d10_modes() {
     chmod(&v2, 0o644);
     SessionManager::open(&v2, None, None).unwrap();
     assert_eq!(mode(&v2), 0o644);
-    assert!(support::read(&v2).contains("\"version\":3"));
+    assert!(crate::support::read(&v2).contains("\"version\":3"));
 }

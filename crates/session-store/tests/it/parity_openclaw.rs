@@ -4,13 +4,11 @@
 //! `prepareSessionManagerForRun` itself are not ported here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::path::PathBuf;
 
+use crate::support::{HEADER, assistant, context_texts, ids, js, msg_line, user};
 use session_format::json::JsValue;
 use session_store::SessionManager;
-use support::{HEADER, assistant, context_texts, ids, js, msg_line, user};
 
 fn file_with(dir: &tempfile::TempDir, name: &str, rows: &[String]) -> PathBuf {
     let path = dir.path().join(name);
@@ -19,23 +17,23 @@ fn file_with(dir: &tempfile::TempDir, name: &str, rows: &[String]) -> PathBuf {
         text.push_str(r);
         text.push('\n');
     }
-    support::write(&path, &text);
+    crate::support::write(&path, &text);
     path
 }
 
 fn last_line(path: &std::path::Path) -> JsValue {
-    js(support::lines(path).last().unwrap())
+    js(crate::support::lines(path).last().unwrap())
 }
 
 /// openclaw §7.1 #9: a header longer than 512 bytes still loads and is found by
 /// `findMostRecentSession` / `continueRecent`.
 #[test]
 fn long_headers_are_found() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let long_cwd = format!("/{}", "x".repeat(700));
     let header = HEADER.replace("/home/dev/project", &long_cwd);
     let path = dir.path().join("long.jsonl");
-    support::write(
+    crate::support::write(
         &path,
         &format!("{header}\n{}\n", msg_line("u1", None, "user", "q", 1)),
     );
@@ -54,11 +52,11 @@ fn long_headers_are_found() {
 /// manager takes the requested cwd.
 #[test]
 fn continue_recent_ignores_header_cwd_as_the_reference_does() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let a = dir.path().join("a.jsonl");
-    support::write(&a, &format!("{HEADER}\n"));
+    crate::support::write(&a, &format!("{HEADER}\n"));
     let b = dir.path().join("b.jsonl");
-    support::write(
+    crate::support::write(
         &b,
         &format!("{}\n", HEADER.replace("/home/dev/project", "/other")),
     );
@@ -80,16 +78,16 @@ fn continue_recent_ignores_header_cwd_as_the_reference_does() {
 /// openclaw §7.1 #11: a header over 64 KiB is skipped; an older valid session is returned.
 #[test]
 fn oversized_headers_are_skipped() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let old = dir.path().join("old.jsonl");
-    support::write(&old, &format!("{HEADER}\n"));
+    crate::support::write(&old, &format!("{HEADER}\n"));
     std::fs::File::open(&old)
         .unwrap()
         .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(10))
         .unwrap();
     let big = dir.path().join("big.jsonl");
     let header = HEADER.replace("/home/dev/project", &"y".repeat(70 * 1024));
-    support::write(&big, &format!("{header}\n"));
+    crate::support::write(&big, &format!("{header}\n"));
     assert_eq!(
         session_store::list::find_most_recent_session(dir.path()),
         Some(old)
@@ -100,11 +98,11 @@ fn oversized_headers_are_skipped() {
 /// added — FINDINGS b) and version 3 on open, and the file is rewritten.
 #[test]
 fn v2_hook_message_is_migrated_and_rewritten() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("v2.jsonl");
     let hook = r#"{"type":"message","id":"h1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"hookMessage","content":"hooked","display":true,"timestamp":1}}"#;
     let u1 = msg_line("u1", None, "user", "q", 1);
-    support::write(
+    crate::support::write(
         &path,
         &format!(
             "{}\n{u1}\n{hook}\n",
@@ -112,7 +110,7 @@ fn v2_hook_message_is_migrated_and_rewritten() {
         ),
     );
     let sm = SessionManager::open(&path, None, None).unwrap();
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines[0], HEADER);
     assert_eq!(lines[1], u1);
     assert_eq!(lines[2], hook.replace("hookMessage", "custom"));
@@ -127,15 +125,15 @@ fn v2_hook_message_is_migrated_and_rewritten() {
 /// ends with `\n`); the torn line stays as it was.
 #[test]
 fn append_after_unterminated_line_adds_a_separator() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("t.jsonl");
     let a1 = msg_line("a1", None, "assistant", "r", 1);
-    support::write(&path, &format!("{HEADER}\n{a1}"));
+    crate::support::write(&path, &format!("{HEADER}\n{a1}"));
     let mut sm = SessionManager::open(&path, None, None).unwrap();
     let id = sm.append_message(user("next", 2)).unwrap();
-    let text = support::read(&path);
+    let text = crate::support::read(&path);
     assert!(text.ends_with('\n'));
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[1], a1);
     assert_eq!(js(&lines[2]).get("id"), Some(&JsValue::from(id.as_str())));
@@ -147,7 +145,7 @@ fn append_after_unterminated_line_adds_a_separator() {
 /// `createBranchedSession` keeps the opaque row.
 #[test]
 fn parent_linked_opaque_rows_bridge_entries() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let opaque = r#"{"type":"plugin_event","id":"o1","parentId":"u1","timestamp":"2026-01-01T00:00:01.500Z","payload":{"x":1}}"#;
     let path = file_with(
         &dir,
@@ -165,7 +163,7 @@ fn parent_linked_opaque_rows_bridge_entries() {
     sm.branch("o1").unwrap();
     assert_eq!(sm.get_leaf_id(), Some("u1"));
     let new_path = sm.create_branched_session(&a).unwrap().unwrap();
-    let lines = support::lines(&new_path);
+    let lines = crate::support::lines(&new_path);
     assert_eq!(lines.len(), 4);
     assert_eq!(lines[2], opaque, "the opaque row is kept verbatim");
     assert_eq!(js(&lines[3]).get("parentId"), Some(&JsValue::from("o1")));
@@ -175,7 +173,7 @@ fn parent_linked_opaque_rows_bridge_entries() {
 /// the opaque row's canonical ancestor; context = summary, user, assistant.
 #[test]
 fn compaction_kept_opaque_resolves_to_ancestor() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         &dir,
         "c.jsonl",
@@ -196,7 +194,7 @@ fn compaction_kept_opaque_resolves_to_ancestor() {
 /// canonical descendant on the compaction's branch.
 #[test]
 fn compaction_kept_opaque_root_resolves_to_descendant_on_branch() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         &dir,
         "c.jsonl",
@@ -217,7 +215,7 @@ fn compaction_kept_opaque_root_resolves_to_descendant_on_branch() {
 /// openclaw §7.1 #38: session-typed event rows are never append parents.
 #[test]
 fn session_event_rows_are_not_append_parents() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         &dir,
         "s.jsonl",
@@ -236,7 +234,7 @@ fn session_event_rows_are_not_append_parents() {
 /// target.
 #[test]
 fn descendants_of_leaf_records_resolve_to_the_target() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         &dir,
         "l.jsonl",
@@ -260,7 +258,7 @@ fn descendants_of_leaf_records_resolve_to_the_target() {
 /// onto the new leaf; the replacement follows them; the context has 3 messages.
 #[test]
 fn remove_trailing_entries_reparents_survivors() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let mirror = r#"{"type":"message","id":"m1","parentId":"c1","timestamp":"2026-01-01T00:00:07.000Z","message":{"role":"assistant","content":[{"type":"text","text":"mirror"}],"provider":"openclaw","model":"delivery-mirror","timestamp":7}}"#;
     let path = file_with(
         &dir,
@@ -284,7 +282,7 @@ fn remove_trailing_entries_reparents_survivors() {
     assert_eq!(sm.get_leaf_id(), Some("u2"));
     assert_eq!(sm.get_append_parent_id(), Some("u2"));
     assert_eq!(context_texts(&sm), ["q1", "r1", "q2"]);
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 8);
     assert!(!lines.iter().any(|l| l.contains("\"id\":\"a2\"")));
     assert_eq!(
@@ -310,7 +308,7 @@ fn remove_trailing_entries_reparents_survivors() {
 /// openclaw §7.1 #47: a visible leaf with a distinct opaque append parent round-trips.
 #[test]
 fn distinct_opaque_append_parent_round_trips() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         &dir,
         "d.jsonl",
@@ -339,7 +337,7 @@ fn distinct_opaque_append_parent_round_trips() {
 /// (a): a row without `parentId` chains onto the current leaf).
 #[test]
 fn parentless_rows_and_a_leaf_control_form_one_branch() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         &dir,
         "p.jsonl",
@@ -363,7 +361,7 @@ fn parentless_rows_and_a_leaf_control_form_one_branch() {
 /// leaf stays; the next append parents to the last opaque row.
 #[test]
 fn dangling_leaf_controls_are_ignored() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         &dir,
         "x.jsonl",
@@ -396,7 +394,7 @@ fn dangling_leaf_controls_are_ignored() {
 /// regenerated on the copied path.
 #[test]
 fn branching_drops_leaf_controls_and_regenerates_labels() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = file_with(
         &dir,
         "b.jsonl",
@@ -410,7 +408,7 @@ fn branching_drops_leaf_controls_and_regenerates_labels() {
     let mut sm = SessionManager::open(&path, None, None).unwrap();
     assert_eq!(sm.get_leaf_id(), Some("lb1"));
     let new_path = sm.create_branched_session("lb1").unwrap().unwrap();
-    let lines = support::lines(&new_path);
+    let lines = crate::support::lines(&new_path);
     let types: Vec<JsValue> = lines
         .iter()
         .map(|l| js(l).get("type").unwrap().clone())
@@ -430,7 +428,7 @@ fn branching_drops_leaf_controls_and_regenerates_labels() {
 /// next user turn parents to `plugin-metadata`; the header keeps `parentSession`").
 #[test]
 fn fork_keeps_opaque_metadata_and_its_cursor() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let source = file_with(
         &dir,
         "src.jsonl",
@@ -450,12 +448,12 @@ fn fork_keeps_opaque_metadata_and_its_cursor() {
     );
     let fork_file = sm.get_session_file().unwrap().to_path_buf();
     assert_eq!(
-        support::lines(&fork_file)[2],
+        crate::support::lines(&fork_file)[2],
         r#"{"type":"plugin_metadata","id":"plugin-metadata","parentId":"u1","data":{"k":1}}"#
     );
     sm.append_message(user("next", 2)).unwrap();
     sm.append_message(assistant("r", 3)).unwrap();
-    let lines = support::lines(&fork_file);
+    let lines = crate::support::lines(&fork_file);
     assert_eq!(
         js(&lines[3]).get("parentId"),
         Some(&JsValue::from("plugin-metadata"))
@@ -466,19 +464,19 @@ fn fork_keeps_opaque_metadata_and_its_cursor() {
 /// header becomes `[session(new id, cwd), user]`, then the assistant is appended).
 #[test]
 fn recovered_user_only_transcript_survives() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let path = dir.path().join("r.jsonl");
     let u1 = msg_line("u1", None, "user", "q", 1);
-    support::write(&path, &format!("not a header\n{u1}\n"));
+    crate::support::write(&path, &format!("not a header\n{u1}\n"));
     let mut sm = SessionManager::open(&path, None, Some("/cwd")).unwrap();
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 2);
     let h = js(&lines[0]);
     assert_eq!(h.get("id"), Some(&JsValue::from(sm.get_session_id())));
     assert_eq!(h.get("cwd"), Some(&JsValue::from("/cwd")));
     assert_eq!(lines[1], u1);
     let a = sm.append_message(assistant("r", 2)).unwrap();
-    let lines = support::lines(&path);
+    let lines = crate::support::lines(&path);
     assert_eq!(lines.len(), 3);
     assert_eq!(js(&lines[2]).get("id"), Some(&JsValue::from(a.as_str())));
     assert_eq!(js(&lines[2]).get("parentId"), Some(&JsValue::from("u1")));

@@ -2,17 +2,15 @@
 //! would repair; the shared v1 fixture opened read-only and migrated by a writable open.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
-mod support;
-
+use crate::support::{HEADER, dir_names, file_with, ids, js, msg_line, user};
 use session_format::json::to_json_string;
 use session_store::SessionManager;
-use support::{HEADER, dir_names, file_with, ids, js, msg_line, user};
 
 /// The read-only open never writes, migrates in memory, and reports what a writable open would
 /// repair.
 #[test]
 fn read_only_open_reports_and_never_writes() {
-    let dir = support::tempdir();
+    let dir = crate::support::tempdir();
     let u1 = msg_line("u1", None, "user", "q", 1);
     let body = format!(
         "{}\n{u1}\nbroken {{\n{}\n{{\"type\":\"message\",\"id\":\"t",
@@ -21,7 +19,7 @@ fn read_only_open_reports_and_never_writes() {
     );
     let path = file_with(dir.path(), "ro.jsonl", &body);
     let mut ro = SessionManager::open_read_only(&path, None).unwrap();
-    assert_eq!(support::read(&path), body);
+    assert_eq!(crate::support::read(&path), body);
     assert_eq!(dir_names(dir.path()), ["ro.jsonl"]);
     let r = &ro.report;
     assert_eq!(r.unmigrated_version, Some(2.0));
@@ -50,7 +48,7 @@ fn read_only_open_reports_and_never_writes() {
     assert!(ro.session.is_read_only());
     let err = ro.session.append_message(user("x", 3)).unwrap_err();
     assert!(matches!(err, session_store::AppendError::ReadOnly { .. }));
-    assert_eq!(support::read(&path), body);
+    assert_eq!(crate::support::read(&path), body);
 
     let corrupt = file_with(dir.path(), "c.jsonl", &format!("junk\n{u1}\n"));
     let ro = SessionManager::open_read_only(&corrupt, None).unwrap();
@@ -58,13 +56,13 @@ fn read_only_open_reports_and_never_writes() {
     assert_eq!(ch.recovered_from_line, None);
     assert_eq!(ch.dropped_lines, [1]);
     assert_eq!(ids(ro.session.get_entries()), ["u1"]);
-    assert_eq!(support::read(&corrupt), format!("junk\n{u1}\n"));
+    assert_eq!(crate::support::read(&corrupt), format!("junk\n{u1}\n"));
     assert_eq!(dir_names(dir.path()).len(), 2, "no backup written");
 
     let empty = file_with(dir.path(), "e.jsonl", " \n");
     let ro = SessionManager::open_read_only(&empty, None).unwrap();
     assert!(ro.report.empty);
-    assert_eq!(support::read(&empty), " \n");
+    assert_eq!(crate::support::read(&empty), " \n");
     assert!(matches!(
         SessionManager::open_read_only(&dir.path().join("none.jsonl"), None),
         Err(session_store::OpenError::NotFound { .. })
@@ -74,7 +72,7 @@ fn read_only_open_reports_and_never_writes() {
 /// The read-only open of the shared v1 fixture migrates in memory only.
 #[test]
 fn read_only_open_of_the_large_fixture() {
-    let Some(shared) = support::shared_dir("read_only_open_of_the_large_fixture") else {
+    let Some(shared) = crate::support::shared_dir("read_only_open_of_the_large_fixture") else {
         return;
     };
     let src = shared.join("fixtures/pi-large-session-v1.jsonl");
@@ -92,14 +90,15 @@ fn read_only_open_of_the_large_fixture() {
 /// each row; removing them gives back the original rows (fixtures/README.md).
 #[test]
 fn migration_of_the_large_fixture_appends_ids() {
-    let Some(shared) = support::shared_dir("migration_of_the_large_fixture_appends_ids") else {
+    let Some(shared) = crate::support::shared_dir("migration_of_the_large_fixture_appends_ids")
+    else {
         return;
     };
-    let original = support::read(&shared.join("fixtures/pi-large-session-v1.jsonl"));
-    let dir = support::tempdir();
+    let original = crate::support::read(&shared.join("fixtures/pi-large-session-v1.jsonl"));
+    let dir = crate::support::tempdir();
     let path = file_with(dir.path(), "big.jsonl", &original);
     let sm = SessionManager::open(&path, None, None).unwrap();
-    let migrated = support::lines(&path);
+    let migrated = crate::support::lines(&path);
     let orig: Vec<&str> = original.lines().collect();
     assert_eq!(migrated.len(), orig.len());
     assert_eq!(migrated[0], orig[0].replacen('}', ",\"version\":3}", 1));
