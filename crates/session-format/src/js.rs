@@ -6,11 +6,11 @@
 //! The reference normalises names, ids, keys and prompt text with these rules (spec
 //! `openclaw-jsonl.md`: every place it says a value is "trimmed"). The same set on raw bytes of
 //! a line: [`trim_js_start`] and [`trim_js_end`]; on JavaScript strings with lone surrogates:
-//! [`trim_js_string`]. Also `new Date(value).getTime()` of a row's timestamp ([`date_of`]) and
-//! V8's `Array.prototype.sort` by a numeric key ([`sort_by_key`]), which listing and tree
-//! queries use (pi-format.md §2.1).
+//! [`trim_js_string`]. Also V8's `Array.prototype.sort` by a numeric key ([`sort_by_key`]), which listing and tree
+//! queries use (pi-format.md §2.1); `new Date(value).getTime()` of a row's timestamp is
+//! [`crate::time::date_of`].
 
-use crate::json::{JsString, JsValue};
+use crate::json::JsString;
 
 /// True for the code points JavaScript treats as whitespace: `\s` in a regular expression and
 /// what `String.prototype.trim` removes (U+0009–U+000D, U+0020, U+00A0, U+1680, U+2000–U+200A,
@@ -110,21 +110,6 @@ pub fn trim_js_end(mut b: &[u8]) -> &[u8] {
             return b;
         }
         b = &b[..b.len() - n];
-    }
-}
-
-/// `new Date(value).getTime()` for a row's `timestamp` in milliseconds since the epoch: a
-/// string as `Date` parses it ([`crate::time::parse_js_date`]), a number truncated (`NaN`
-/// beyond ±8.64e15), `null` 0, a boolean 0 or 1, anything else (or nothing) `NaN`.
-pub fn date_of(v: Option<&JsValue>) -> f64 {
-    match v {
-        Some(JsValue::String(s)) => {
-            crate::time::parse_js_date(&s.to_str_lossy()).map_or(f64::NAN, |ms| ms as f64)
-        }
-        Some(JsValue::Number(n)) if n.abs() <= 8.64e15 => n.trunc(),
-        Some(JsValue::Null) => 0.0,
-        Some(JsValue::Bool(b)) => f64::from(u8::from(*b)),
-        _ => f64::NAN,
     }
 }
 

@@ -740,3 +740,18 @@ fn parse_fields(text: &str) -> Option<Fields> {
         utc_offset_seconds,
     })
 }
+
+/// `new Date(value).getTime()` for a row's `timestamp` in milliseconds since the epoch: a
+/// string as `Date` parses it ([`parse_js_date`]), a number truncated (`NaN`
+/// beyond ±8.64e15), `null` 0, a boolean 0 or 1, anything else (or nothing) `NaN`.
+pub fn date_of(v: Option<&crate::json::JsValue>) -> f64 {
+    match v {
+        Some(crate::json::JsValue::String(s)) => {
+            parse_js_date(&s.to_str_lossy()).map_or(f64::NAN, |ms| ms as f64)
+        }
+        Some(crate::json::JsValue::Number(n)) if n.abs() <= 8.64e15 => n.trunc(),
+        Some(crate::json::JsValue::Null) => 0.0,
+        Some(crate::json::JsValue::Bool(b)) => f64::from(u8::from(*b)),
+        _ => f64::NAN,
+    }
+}

@@ -464,7 +464,7 @@ impl Totals {
         let row_time = v
             .get("timestamp")
             .filter(|t| t.as_js_string().is_some())
-            .map(|t| js::date_of(Some(t)));
+            .map(|t| session_format::time::date_of(Some(t)));
         let text = text_of(message);
         self.add(role == "user", message_time, row_time, text.as_deref())
     }
@@ -574,7 +574,7 @@ fn scan(
             }
         }
     }
-    let header_time = js::date_of(
+    let header_time = session_format::time::date_of(
         header
             .timestamp
             .as_ref()
@@ -585,7 +585,7 @@ fn scan(
         _ if !header_time.is_nan() => (header_time, false),
         _ => (mtime_ms().unwrap_or(f64::NAN), true),
     };
-    let created = js::date_of(header.timestamp.as_ref());
+    let created = session_format::time::date_of(header.timestamp.as_ref());
     let id = match &header.id {
         Some(JsValue::String(s)) => s.to_str_lossy().into_owned(),
         Some(v @ (JsValue::Number(_) | JsValue::Bool(_))) => {

@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use session_format::entry::EntryType;
-use session_format::js::{self, date_of as js_date_of};
+use session_format::js;
 use session_format::json::{JsValue, ValueKind};
 use session_format::line::{LineContent, LineReader};
+use session_format::time::date_of as js_date_of;
 
 use super::{SessionInfo, mtime_ms, push_join_element, text_of, time_clip};
 use crate::io;

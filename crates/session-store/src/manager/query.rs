@@ -82,21 +82,23 @@ impl<'a> EntryRef<'a> {
         }
     }
 
-    /// [`js::date_of`] of the row's top-level `timestamp`, read with the envelope scanner (a full
+    /// [`session_format::time::date_of`] of the row's top-level `timestamp`, read with the envelope scanner (a full
     /// parse only when the value is not a string or `null`, or the row is too deep to parse, so
     /// the result is what a full parse gives).
     pub(crate) fn timestamp_key(&self) -> f64 {
         let Some(row) = self.sm.rows.get(self.row) else {
-            return js::date_of(None);
+            return session_format::time::date_of(None);
         };
         let mut scanner = EnvelopeScanner::new();
         match scanner.top_level_field(row.json(&self.sm.buf), b"timestamp") {
-            Ok(Field::Absent) => js::date_of(None),
-            Ok(Field::Null) => js::date_of(Some(&JsValue::Null)),
-            Ok(Field::Str(s)) => js::date_of(Some(&JsValue::String(s.to_js_string()))),
+            Ok(Field::Absent) => session_format::time::date_of(None),
+            Ok(Field::Null) => session_format::time::date_of(Some(&JsValue::Null)),
+            Ok(Field::Str(s)) => {
+                session_format::time::date_of(Some(&JsValue::String(s.to_js_string())))
+            }
             Ok(Field::Other) | Err(_) => {
                 let v = self.raw_value().ok();
-                js::date_of(v.as_ref().and_then(|v| v.get("timestamp")))
+                session_format::time::date_of(v.as_ref().and_then(|v| v.get("timestamp")))
             }
         }
     }

@@ -343,7 +343,8 @@ fn managers_adopt_each_others_appends_on_both_storages() {
             .create("/p", Some(&dir))
             .unwrap();
         one.append_message(crate::support::user("q", 1)).unwrap();
-        one.append_message(crate::support::assistant("a", 2)).unwrap();
+        one.append_message(crate::support::assistant("a", 2))
+            .unwrap();
         let file = one.get_session_file().unwrap().to_path_buf();
         let mut two = SessionManager::on(Arc::clone(&s))
             .open_with(&file, &params(&dir))
@@ -408,7 +409,8 @@ fn replaced_and_deleted_sessions_refuse_appends_on_both_storages() {
             .create("/p", Some(&dir))
             .unwrap();
         sm.append_message(crate::support::user("q", 1)).unwrap();
-        sm.append_message(crate::support::assistant("a", 2)).unwrap();
+        sm.append_message(crate::support::assistant("a", 2))
+            .unwrap();
         let file = sm.get_session_file().unwrap().to_path_buf();
         // Another writer replaces the session with only its header.
         let ours = s.read_all(&file).unwrap();
@@ -461,7 +463,8 @@ fn the_write_lock_goes_through_the_storage() {
             .create("/p", Some(&dir))
             .unwrap();
         sm.append_message(crate::support::user("q", 1)).unwrap();
-        sm.append_message(crate::support::assistant("a", 2)).unwrap();
+        sm.append_message(crate::support::assistant("a", 2))
+            .unwrap();
         let file = sm.get_session_file().unwrap().to_path_buf();
         sm.set_write_lock(Some(LockOptions {
             timeout: Some(Duration::ZERO),
