@@ -9,8 +9,8 @@ use crate::error::{
 };
 use crate::identity::OutsideStore;
 use crate::lock::LockError;
-use crate::names::InvalidName;
 use crate::manager::EntryError;
+use crate::names::InvalidName;
 
 /// Any error of this crate: one variant per operation's error, each converting with `?`, so a
 /// caller that does not tell them apart can write `fn f() -> Result<(), session_store::Error>`.
@@ -19,7 +19,7 @@ use crate::manager::EntryError;
 /// ```
 /// fn names(dir: &std::path::Path) -> Result<Vec<String>, session_store::Error> {
 ///     let mut out = Vec::new();
-///     for info in session_store::list::list(dir)? {
+///     for info in session_store::list(dir)? {
 ///         let sm = session_store::SessionManager::open(&info.path, None, None)?;
 ///         out.push(sm.get_session_name()?.unwrap_or_default());
 ///     }

@@ -34,15 +34,14 @@
 //!   the replaced file put back), so an error means the path holds what it held before.
 //!
 //! Every write function has an `*_in(fs: &dyn Fs, …)` variant that makes its system calls
-//! through an [`Fs`] (the plain function uses [`RealFs`]); `fault::FaultFs` (feature
-//! `test-util`) injects failures there for tests.
+//! through an [`Fs`] (the plain function uses [`RealFs`]); the test tools (feature
+//! `test-util`) inject failures there.
 //!
 //! `clippy.toml` forbids `std::fs::write`, `File::create` and `OpenOptions::new` everywhere else.
 #![allow(clippy::disallowed_methods)] // This module is the sanctioned home of raw file writes.
 
 #[cfg(any(test, feature = "test-util"))]
-#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
-pub mod fault;
+pub(crate) mod fault;
 mod seam;
 
 use std::fs::{self, File};

@@ -785,7 +785,10 @@ pub fn list_all(sessions_root: &Path) -> Result<Vec<SessionInfo>, ListError> {
 ///
 /// # Errors
 /// [`ListError::ReadDir`] when `dir` cannot be listed.
-pub fn session_infos(storage: &dyn Storage, dir: &Path) -> Result<Vec<SessionInfo>, ListError> {
+pub(crate) fn session_infos(
+    storage: &dyn Storage,
+    dir: &Path,
+) -> Result<Vec<SessionInfo>, ListError> {
     if storage.local_files() {
         return list(dir);
     }
@@ -803,7 +806,7 @@ pub fn session_infos(storage: &dyn Storage, dir: &Path) -> Result<Vec<SessionInf
 ///
 /// # Errors
 /// [`ListError::ReadDir`] when `root` cannot be listed.
-pub fn all_session_infos(
+pub(crate) fn all_session_infos(
     storage: &dyn Storage,
     root: &Path,
 ) -> Result<Vec<SessionInfo>, ListError> {
@@ -827,7 +830,7 @@ pub fn all_session_infos(
 /// header line is readable with the newest modification time (ties: the first by name). On
 /// local files [`find_most_recent_session`]; otherwise each header is read with
 /// [`Storage::read_head`] and the time with [`Storage::stat`].
-pub fn most_recent_session(storage: &dyn Storage, dir: &Path) -> Option<PathBuf> {
+pub(crate) fn most_recent_session(storage: &dyn Storage, dir: &Path) -> Option<PathBuf> {
     if storage.local_files() {
         return find_most_recent_session(dir);
     }

@@ -14,7 +14,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use session_format::json::JsValue;
-use session_store::inspect::DanglingFirstKept;
+use session_store::DanglingFirstKept;
 use session_store::{SessionContext, SessionManager};
 use support::{HEADER, msg_line};
 

@@ -12,8 +12,8 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use session_format::json::JsValue;
-use session_store::names::{MAX_NAME_BYTES, NameRules, broken_rule};
 use session_store::{InvalidName, NameKind, NameRule, NewSessionOptions, SessionManager};
+use session_store::{MAX_NAME_BYTES, NameRules, broken_rule};
 use session_test_support::listing;
 use support::{HEADER, assistant, msg_line, user};
 
@@ -371,7 +371,7 @@ fn op_script_files_stay_in_the_script_directory() {
         {"op":"open","file":"../../canary"},
         {"op":"writeFile","file":"sub/../inside.jsonl","content":"x\n"}
     ]}"#;
-    let out = session_store::replay::run_script(script, &dir).unwrap();
+    let out = session_store::test_util::replay::run_script(script, &dir).unwrap();
     let errors: Vec<String> = out
         .results
         .as_array()

@@ -71,7 +71,7 @@ fn runner_append_message_values() {
         {"op":"appendMessage"}
     ]}"#;
     let dir = support::tempdir();
-    let out = session_store::replay::run_script(script, dir.path()).unwrap();
+    let out = session_store::test_util::replay::run_script(script, dir.path()).unwrap();
     assert_eq!(
         to_json_string(&out.results),
         r#"[{"op":1,"error":"Cannot read properties of null (reading 'role')"},{"op":6,"error":"op 6 appendMessage: message is required"}]"#
@@ -108,7 +108,8 @@ fn runner_resolves_file_paths_like_path_resolve() {
         ]}}"#
         );
         let dir = support::tempdir();
-        let out = session_store::replay::run_script(script.as_bytes(), dir.path()).unwrap();
+        let out =
+            session_store::test_util::replay::run_script(script.as_bytes(), dir.path()).unwrap();
         let d = out.dir.to_string_lossy().into_owned();
         let results = out.results.as_array().unwrap();
         assert_eq!(results.len(), 2, "{file}: {}", to_json_string(&out.results));
@@ -290,7 +291,7 @@ fn runner_refuses_loosely_typed_arguments() {
         {"op":"snapshot"}
     ]}"#;
     let dir = support::tempdir();
-    let out = session_store::replay::run_script(script, dir.path()).unwrap();
+    let out = session_store::test_util::replay::run_script(script, dir.path()).unwrap();
     let results = out.results.as_array().unwrap();
     let errors: Vec<String> = results[..results.len() - 1]
         .iter()

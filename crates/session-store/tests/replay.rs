@@ -21,7 +21,7 @@ fn runner_records_errors_and_unexpected_successes() {
         {"op":"snapshot","label":"s"}
     ]}"#;
     let dir = support::tempdir();
-    let out = session_store::replay::run_script(script, dir.path()).unwrap();
+    let out = session_store::test_util::replay::run_script(script, dir.path()).unwrap();
     let text = to_json_string(&out.results);
     let id = out.results.as_array().unwrap()[5]
         .get("snapshot")
@@ -46,7 +46,8 @@ fn runner_records_errors_and_unexpected_successes() {
     assert!(text.ends_with(&format!(
         r#""context":{{"messages":[{{"role":"user","content":"q","timestamp":1}}],"thinkingLevel":"off","model":null}},"sessionName":null,"branch":["{id}"]}}}}]"#
     )), "{text}");
-    let normalized = session_store::replay::run_script_normalized(script, dir.path()).unwrap();
+    let normalized =
+        session_store::test_util::replay::run_script_normalized(script, dir.path()).unwrap();
     assert!(normalized.starts_with("[\n {\n  \"op\": 0,"));
     assert!(normalized.contains("\"leafId\": \"#1\""));
     assert!(normalized.ends_with("]\n"));
@@ -69,7 +70,7 @@ fn snapshot_getter_failures_use_reference_texts() {
     ]}}"#
     );
     let dir = support::tempdir();
-    let out = session_store::replay::run_script(script.as_bytes(), dir.path()).unwrap();
+    let out = session_store::test_util::replay::run_script(script.as_bytes(), dir.path()).unwrap();
     assert_eq!(
         to_json_string(&out.results),
         r#"[{"op":2,"error":"Cannot read properties of null (reading 'role')"},{"op":5,"error":"error"},{"op":6,"error":"entry.name?.trim is not a function"}]"#
