@@ -31,6 +31,15 @@
 //!   there); `keys parse` (which reads no store) ignores it, every other subcommand refuses
 //!   it. `migrate` copies sessions between files and Redis, byte for byte,
 //!   never replacing a destination session.
+//!
+//! Layout (`cargo xtask modules session-cli` prints the graph): one module per subcommand, over
+//! shared modules each using only those listed after it: `model` (the read-only open and the
+//! tree walk; it also uses the `check` subcommand's findings), `address` (the session a command
+//! line names), `ctx` (the backend and output a run uses, passed down as `&Ctx`), `backend`
+//! (files or Redis), `fsx` (what is at a path), `output`, `render` and `report`, then `text` and
+//! `outcome` (exit codes, `UsageError`). Among the subcommands, `demo` reuses `context`, `list`
+//! and `tree`, and `archive` reuses `clear`. session-store is built with `redis` (`--backend`,
+//! `migrate`) and `test-util` (the hidden `sessions replay`).
 
 mod address;
 mod archive;

@@ -3,7 +3,7 @@
 //!
 //! - [`plan_archive`] looks at every `*.jsonl` directly in `<root>/agents/<agent>/sessions/`
 //!   and plans to move into `<sessions>/archive/`: sessions whose last activity (the newest
-//!   user/assistant message time inside the file, as `session_store::list` reports it, else
+//!   user/assistant message time inside the file, as `session_store::session_info` reports it, else
 //!   the header timestamp; never the file's mtime) is older than `maxAge`; then, while the live
 //!   sessions take more than `maxSize`, the oldest remaining ones. [`ArchivePlan::execute`]
 //!   performs the plan, re-checking each file first.

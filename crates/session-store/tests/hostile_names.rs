@@ -1,5 +1,5 @@
 //! Caller-chosen names never address anything but a direct child of the store: the one name
-//! validator (`session_store::names`) refuses each rule with a typed error naming the value and
+//! validator (`session_store::validate_name`) refuses each rule with a typed error naming the value and
 //! the rule; `new_session` refuses a hostile id before anything changes; ids read from files
 //! (a header id `../../evil`) are listed, opened, forked and branched without ever becoming a
 //! path; Redis key paths refuse names that would leave their namespace. Every test compares
