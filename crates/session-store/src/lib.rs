@@ -15,8 +15,8 @@
 //!
 //! Features: `redis` adds `redis_store` (`RedisStorage`, a [`Storage`] on a Redis server);
 //! `test-util` adds `test_util`, the tools of tests and the conformance harness (fault
-//! injection, the op-script runner, a load hook, a throwaway Redis server) and
-//! `WarmCache::set_limits`. Neither is on by default.
+//! injection, the op-script runner, a load hook, a throwaway Redis server) and the setter of
+//! the warm cache's bounds. Neither is on by default.
 //!
 //! Inside, each module uses only those on its own line or below (`cargo xtask modules
 //! session-store` prints the graph and fails on a cycle):
