@@ -243,7 +243,7 @@ static OURS_TIMEOUT: OnceLock<Duration> = OnceLock::new();
 
 /// Runs OUR runner on one script and returns its normalised output.
 ///
-/// Runs one op-script through our `SessionManager` (`session_store::replay`) in a fresh,
+/// Runs one op-script through our `SessionManager` (`session_store::test_util::replay`) in a fresh,
 /// canonicalised temporary directory and returns the normalised output.
 ///
 /// For debugging the harness itself, `CONFORMANCE_OURS_CMD` replaces our runner by a command
@@ -269,12 +269,12 @@ fn run_ours(script: &Path) -> Result<String> {
         .tempdir()
         .context("creating a temporary directory")?;
     let canonical = std::fs::canonicalize(dir.path())?;
-    session_store::replay::run_script_normalized(
+    session_store::test_util::replay::run_script_normalized(
         session_store::FileStorage::shared(),
         &bytes,
         &canonical,
     )
-    .with_context(|| format!("running {} through session_store::replay", script.display()))
+    .with_context(|| format!("running {} through session_store::test_util::replay", script.display()))
 }
 
 /// Spawns `cmd` in its own process group, collects stdout, and kills the whole group after

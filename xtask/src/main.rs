@@ -1,4 +1,14 @@
-//! Project automation: `cargo xtask <command>`.
+//! Project automation: `cargo xtask <command>`, one module per command: `gen` (`generate`:
+//! deterministic transcripts), `bench-data` and `bench-compare` (`bench`: data sets and the
+//! comparison with the reference implementations, timed through `src/bin/bench-runner.rs`),
+//! `profile-open` (`profile`), `conformance` (op-scripts against the reference goldens),
+//! `reliability` (the reliability suites), `modules` (the `crate::` graph of a crate's modules
+//! and its cycles) and `scan` (envelope-scan throughput, here in `main`).
+//!
+//! Layout (`cargo xtask modules xtask`): `bench` uses `generate`, `markers` (generated sections
+//! of the docs) and `proc` (measured child processes); `reliability` uses `bench` and
+//! `markers`; `modules` uses `bench` (the workspace root); the others use no other module.
+//! session-store is built with `test-util` (the op-script runner, the warm cache's bounds).
 
 mod bench;
 mod conformance;

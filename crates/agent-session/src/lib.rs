@@ -25,7 +25,8 @@
 //! `compaction` uses `convert` and `tokens`, and `history` uses `tokens`; `prompt`, `convert`,
 //! `pairing`, `tokens` and `prepare` use no other module of the crate (JavaScript string
 //! helpers come from `session_format::js`). `cargo xtask modules agent-session` prints this
-//! graph and fails on a cycle.
+//! graph and fails on a cycle. Every module is public except `session`, whose types are
+//! re-exported at the root; no features.
 //!
 //! # Deviations
 //!

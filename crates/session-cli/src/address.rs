@@ -33,7 +33,7 @@ pub(crate) const PI_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
 pub(crate) const MIN_ID_PREFIX: usize = 8;
 
 /// Refuses a `--session NAME` that is not a valid path component (session-store's one name
-/// validator, [`session_store::names::validate_name`]): a usage error naming the value and the
+/// validator, [`session_store::validate_name`]): a usage error naming the value and the
 /// rule, e.g. `invalid session name "../../../x": contains '/'`. Checked before anything is
 /// read, in every subcommand.
 pub(crate) fn check_session_name(name: &str) -> Result<(), UsageError> {

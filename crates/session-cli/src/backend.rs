@@ -1,6 +1,6 @@
 //! Where the inspection subcommands read sessions: the local files (the default) or a Redis
 //! store (`--backend redis://HOST:PORT/[DB][?prefix=NAME]`), through
-//! [`session_store::storage::Storage`] ([`session_store::redis_store::RedisStorage`]).
+//! [`session_store::Storage`] ([`session_store::redis_store::RedisStorage`]).
 //!
 //! With a Redis backend a path names keys exactly as the store maps them
 //! ([`session_store::redis_store::keys`]): the directory is the namespace (the hash tag
@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context as _, bail};
+use session_store::Storage;
 use session_store::redis_store::{DEFAULT_PREFIX, RedisStorage};
-use session_store::storage::Storage;
 use session_store::{ReadOnlyOpen, SessionInfo, SessionManager};
 
 use crate::outcome::UsageError;

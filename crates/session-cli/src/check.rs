@@ -445,7 +445,7 @@ fn version_problem(
 }
 
 /// A readable header whose session id could not be a file name
-/// ([`session_store::names::validate_name`]).
+/// ([`session_store::validate_name`]).
 fn header_id_problem(
     report: &OpenReport,
     sm: &SessionManager,
@@ -455,7 +455,7 @@ fn header_id_problem(
         return None;
     }
     let id = sm.get_session_id();
-    use session_store::names::NameRule;
+    use session_store::NameRule;
     let why = match session_store::validate_name(session_store::NameKind::SessionId, id) {
         Err(err) => {
             let consequence = match err.rule {
@@ -476,7 +476,7 @@ fn header_id_problem(
         }
         Ok(()) => {
             let file_len = id.len() + ".jsonl".len();
-            if file_len <= session_store::names::MAX_NAME_BYTES {
+            if file_len <= session_store::MAX_NAME_BYTES {
                 return None;
             }
             format!(
@@ -484,7 +484,7 @@ fn header_id_problem(
                  name limit; a tool that names transcripts after their id (OpenClaw's \
                  <id>.jsonl, pi's <timestamp>_<id>.jsonl) would fail to create the file",
                 id_len = id.len(),
-                max = session_store::names::MAX_NAME_BYTES
+                max = session_store::MAX_NAME_BYTES
             )
         }
     };

@@ -165,7 +165,7 @@ fn skip_reason(path: &Path) -> String {
     match session_store::io::read_file(path) {
         Err(e) => format!("cannot read: {e}"),
         Ok(b) if b.iter().all(u8::is_ascii_whitespace) => "empty file".to_owned(),
-        Ok(_) if !session_store::list::is_valid_session_file(path) => {
+        Ok(_) if !session_store::is_valid_session_file(path) => {
             "not a session file: the first line is not a session header".to_owned()
         }
         Ok(_) => {
@@ -211,7 +211,7 @@ fn scan_one(c: &Candidate) -> Scan {
             });
         }
     };
-    match session_store::list::session_info(&c.path) {
+    match session_store::session_info(&c.path) {
         Some(info) => Scan::Listed(Box::new(Listed {
             info,
             agent: c.agent.clone(),

@@ -6,7 +6,7 @@
 //! Invariants:
 //! - every inspection subcommand (`list`, `tree`, `context`, `show`, `stats`, `check`, `export`)
 //!   and `keys parse` opens files with [`session_store::SessionManager::open_read_only`] or reads
-//!   them with `session_store::io::read_file` / `session_store::list::session_info` (or reads
+//!   them with `session_store::io::read_file` / `session_store::session_info` (or reads
 //!   nothing): no writable open, so a file's bytes and mtime are unchanged afterwards (even a v1
 //!   file, which a writable open would migrate);
 //! - a session file is read only after `stat` (following symlinks) found a regular file
@@ -27,10 +27,19 @@
 //!   write actions;
 //! - `--backend redis://…` ([`backend`]) makes `list`, `tree`, `context`, `show`,
 //!   `stats`, `check` and `export` read the sessions from a Redis store through
-//!   `session_store::storage::Storage` (the same output, paths shown absolute; nothing written
+//!   `session_store::Storage` (the same output, paths shown absolute; nothing written
 //!   there); `keys parse` (which reads no store) ignores it, every other subcommand refuses
 //!   it. `migrate` copies sessions between files and Redis, byte for byte,
 //!   never replacing a destination session.
+//!
+//! Layout (`cargo xtask modules session-cli` prints the graph): one module per subcommand, over
+//! shared modules each using only those listed after it: `model` (the read-only open and the
+//! tree walk; it also uses the `check` subcommand's findings), `address` (the session a command
+//! line names), `ctx` (the backend and output a run uses, passed down as `&Ctx`), `backend`
+//! (files or Redis), `fsx` (what is at a path), `output`, `render` and `report`, then `text` and
+//! `outcome` (exit codes, `UsageError`). Among the subcommands, `demo` reuses `context`, `list`
+//! and `tree`, and `archive` reuses `clear`. session-store is built with `redis` (`--backend`,
+//! `migrate`) and `test-util` (the hidden `sessions replay`).
 
 mod address;
 mod archive;

@@ -1,6 +1,6 @@
 //! `sessions migrate --from SRC --to DST`: copies every session between a directory of JSONL
 //! files and a Redis store, in either direction, byte for byte, through
-//! [`session_store::storage::Storage`] on both sides ([`FileStorage`]: `session_store::io`,
+//! [`session_store::Storage`] on both sides ([`FileStorage`]: `session_store::io`,
 //! new files 0600; [`RedisStorage`]: create-if-absent scripts).
 //!
 //! A copy keeps the source's last change: a file copied to Redis gets the file's modification
@@ -21,9 +21,9 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::bail;
 use serde_json::{Value, json};
+use session_store::SessionFileSnapshot;
 use session_store::redis_store::{Fence, RedisStorage, RedisStoreError, RedisVersion};
-use session_store::snapshot::SessionFileSnapshot;
-use session_store::storage::{FileStorage, Storage};
+use session_store::{FileStorage, Storage};
 
 use crate::address;
 use crate::backend::{self, RedisSpec};
@@ -851,7 +851,7 @@ mod tests {
 
     #[test]
     fn a_redis_copy_written_to_meanwhile_is_not_removed() {
-        let Some(server) = session_store::redis_store::LocalRedisServer::start_or_skip(
+        let Some(server) = session_store::test_util::redis_server::LocalRedisServer::start_or_skip(
             "a_redis_copy_written_to_meanwhile_is_not_removed",
         ) else {
             return;

@@ -1,6 +1,6 @@
-//! `sessions replay SCRIPT`: runs a conformance op-script through `session_store::replay` in a
-//! fresh temporary directory and prints the normalized output (for debugging the conformance
-//! harness).
+//! `sessions replay SCRIPT`: runs a conformance op-script through
+//! `session_store::test_util::replay` in a fresh temporary directory and prints the normalized
+//! output (for debugging the conformance harness).
 
 use std::path::Path;
 
@@ -27,7 +27,7 @@ pub(crate) fn run(script: &Path, out: &mut Output) -> anyhow::Result<()> {
         .prefix("sessions-replay-")
         .tempdir()
         .context("cannot create a temporary directory")?;
-    let text = session_store::replay::run_script_normalized(
+    let text = session_store::test_util::replay::run_script_normalized(
         session_store::FileStorage::shared(),
         &bytes,
         dir.path(),

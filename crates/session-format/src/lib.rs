@@ -2,6 +2,15 @@
 //! and every entry kind, message payloads, opaque rows and leaf controls, line framing,
 //! migrations, id and timestamp generation, and JavaScript-compatible JSON text. No I/O.
 //!
+//! Layout (every module is public; `cargo xtask modules session-format` prints the graph):
+//! [`json`] (JavaScript values, `JSON.parse`/`JSON.stringify` text) is the base; [`row`]
+//! ([`classify`]: entries, leaf controls, opaque rows) uses [`entry`] (header, entry kinds),
+//! which uses [`message`] (payloads) and [`migrate`] (v1→v3); `migrate` uses [`ids`] (new ids,
+//! timestamps, file names), which uses [`time`] (`toISOString`, `Date.parse`);
+//! [`line`](mod@line) (framing, [`LineReader`]) uses [`js`] (JavaScript whitespace and `trim`, a
+//! value's date, the stable sort); `js` and `time` call each other. [`build`] makes new rows;
+//! [`normalize`] is the conformance output's placeholder pass. No features.
+//!
 //! Specs: `openclaw-jsonl.md` (Decisions box, §1) and `pi-format.md` (§1, §2.1).
 #![warn(missing_docs)]
 

@@ -33,14 +33,14 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use session_store::names::{self, NameRule, NameRules};
+use session_store::{MAX_NAME_BYTES, NameRule, NameRules, broken_rule};
 
 use crate::key::{SessionKey, is_valid_agent_id, normalize_agent_id};
 
 /// The environment variable naming the state directory (the store root).
 pub const STATE_DIR_ENV: &str = "OPENCLAW_STATE_DIR";
 /// Longest file name accepted, in bytes (the usual `NAME_MAX`).
-pub const MAX_FILE_NAME_BYTES: usize = names::MAX_NAME_BYTES;
+pub const MAX_FILE_NAME_BYTES: usize = MAX_NAME_BYTES;
 /// The extension of session files.
 pub const SESSION_SUFFIX: &str = ".jsonl";
 /// The archive directory's name inside a sessions directory.
@@ -418,14 +418,14 @@ pub fn check_agent_id(agent_id: &str) -> Result<(), PathError> {
 /// Checks that `name` can only ever address a direct child of a directory: non-empty, at most
 /// 255 bytes, no `/`, `\`, `:`, NUL or control character, not starting with `.` (which also
 /// refuses `.` and `..`). The rules are session-store's one name validator
-/// ([`session_store::names::broken_rule`] with [`NameRules::StoreFile`]: the path-component
+/// ([`session_store::broken_rule`] with [`NameRules::StoreFile`]: the path-component
 /// rules plus `:` and a leading `.`), reported as [`PathError`].
 ///
 /// # Errors
 /// [`PathError::EmptyName`], [`PathError::NameTooLong`], [`PathError::BadCharacter`],
 /// [`PathError::DotName`].
 pub fn validate_name(name: &str) -> Result<(), PathError> {
-    let Some(rule) = names::broken_rule(name, NameRules::StoreFile) else {
+    let Some(rule) = broken_rule(name, NameRules::StoreFile) else {
         return Ok(());
     };
     let bad = |what: &'static str| PathError::BadCharacter {

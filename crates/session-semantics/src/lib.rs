@@ -21,6 +21,13 @@
 //! | [`retention`] | archive plans and execution, clear, their reports |
 //! | [`audit`] | the retention audit log (`<sessions>/sessions-audit.log`), one JSON line per move or delete |
 //! | [`fsops`] | the crate's file moves and deletes, the lock-file check |
+//!
+//! Dependencies point down from [`retention`] and [`session`] (`cargo xtask modules
+//! session-semantics`): `retention` uses `audit` (which uses `policy`), `fsops`, `events`,
+//! `key`, `layout` and `policy`; `session` uses `events`, `fsops`, `key` and `layout`; `fsops`
+//! and `inspect` use `layout`, which uses `key`; `policy` and `inspect` use `kind`, which uses
+//! `key`; `key`, `kind` and `policy` share the private `js` helpers; `events` uses none. Every
+//! write goes through `session_store::io` (and its lock). No features.
 #![warn(missing_docs)]
 
 pub mod audit;

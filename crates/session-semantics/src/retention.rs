@@ -3,7 +3,7 @@
 //!
 //! - [`plan_archive`] looks at every `*.jsonl` directly in `<root>/agents/<agent>/sessions/`
 //!   and plans to move into `<sessions>/archive/`: sessions whose last activity (the newest
-//!   user/assistant message time inside the file, as `session_store::list` reports it, else
+//!   user/assistant message time inside the file, as `session_store::session_info` reports it, else
 //!   the header timestamp; never the file's mtime) is older than `maxAge`; then, while the live
 //!   sessions take more than `maxSize`, the oldest remaining ones. [`ArchivePlan::execute`]
 //!   performs the plan, re-checking each file first.
@@ -521,10 +521,10 @@ fn inspect(agent_id: &str, dir: &Path, name: &str) -> Scan {
             error: e.to_string(),
         });
     }
-    if !session_store::list::is_valid_session_file(&path) {
+    if !session_store::is_valid_session_file(&path) {
         return skip(SkipReason::NotASession);
     }
-    let Some(info) = session_store::list::session_info(&path) else {
+    let Some(info) = session_store::session_info(&path) else {
         return skip(SkipReason::Malformed);
     };
     let stamp = stamp_of(&meta);
@@ -1615,7 +1615,7 @@ impl ClearPlan {
 fn session_info_candidate(agent_id: &str, dir: &Path, name: &str) -> Option<Candidate> {
     let path = dir.join(name);
     let meta = std::fs::symlink_metadata(&path).ok()?;
-    let info = session_store::list::session_info(&path)?;
+    let info = session_store::session_info(&path)?;
     Some(Candidate {
         name: name.to_owned(),
         key: layout::key_for_file_name(agent_id, name),

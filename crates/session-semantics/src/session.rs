@@ -23,8 +23,8 @@
 use std::path::{Path, PathBuf};
 
 use session_format::json::JsValue;
-use session_store::manager::{NewSessionOptions, OpenParams, Payload};
 use session_store::{AppendError, ForkError, OpenError, SessionManager};
+use session_store::{NewSessionOptions, OpenParams, Payload};
 
 use crate::events::{
     EventBus, Lifecycle, LifecycleEvent, ResetReason, SessionTarget, TranscriptEvent,

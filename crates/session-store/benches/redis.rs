@@ -27,11 +27,12 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use session_format::json::{JsValue, parse_value};
 use session_store::lock::LockOptions;
-use session_store::redis_store::{LocalRedisServer, RedisStorage};
+use session_store::redis_store::RedisStorage;
+use session_store::test_util::redis_server::LocalRedisServer;
 use session_store::{Durability, FileStorage, MemStorage, OpenParams, SessionManager, Storage};
 
 /// The warm cache of the process-wide file store (the one the default managers use).
-fn warm_cache() -> &'static session_store::cache::WarmCache {
+fn warm_cache() -> &'static session_store::WarmCache {
     session_store::FileStorage::process_wide().warm_cache()
 }
 

@@ -31,11 +31,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use session_format::json::parse_value;
-use session_store::cache::CacheLimits;
+use session_store::CacheLimits;
 use session_store::{Durability, SessionManager};
 
 /// The warm cache of the process-wide file store (the one the default managers use).
-fn warm_cache() -> &'static session_store::cache::WarmCache {
+fn warm_cache() -> &'static session_store::WarmCache {
     session_store::FileStorage::process_wide().warm_cache()
 }
 

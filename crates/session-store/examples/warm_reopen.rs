@@ -16,11 +16,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use session_store::CacheLimits;
 use session_store::SessionManager;
-use session_store::cache::CacheLimits;
 
 /// The warm cache of the process-wide file store (the one the default managers use).
-fn warm_cache() -> &'static session_store::cache::WarmCache {
+fn warm_cache() -> &'static session_store::WarmCache {
     session_store::FileStorage::process_wide().warm_cache()
 }
 

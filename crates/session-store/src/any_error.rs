@@ -19,7 +19,7 @@ use crate::names::InvalidName;
 /// ```
 /// fn names(dir: &std::path::Path) -> Result<Vec<String>, session_store::Error> {
 ///     let mut out = Vec::new();
-///     for info in session_store::list::list(dir)? {
+///     for info in session_store::list(dir)? {
 ///         let sm = session_store::SessionManager::open(&info.path, None, None)?;
 ///         out.push(sm.get_session_name()?.unwrap_or_default());
 ///     }

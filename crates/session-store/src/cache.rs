@@ -4,29 +4,6 @@
 //! cache ([`RepairCache`], [`crate::repair`]), plus the one loader that turns a file's bytes into
 //! rows, index, header and report and extends a cached state by the lines another
 //! writer appended. The stat-read-stat loads through a storage are `manager/load.rs`.
-//!
-//! Each entry holds, per canonical file ([`crate::identity::FileIdentity`]: every name of one
-//! file, through a symlinked directory or a symlink to it, shares the entry), the file's
-//! [`SessionFileSnapshot`], its bytes and the parsed rows and navigation index, all shared
-//! (`Arc`) with the managers opened from it. A manager never changes what it shares: its first
-//! change copies the rows or the index (copy-on-write), so the cache and every other manager
-//! keep what they had.
-//!
-//! Invariants:
-//! - an entry equals a fresh load of the file as its snapshot describes it (rows, positions,
-//!   index, diagnostics); a load whose snapshot equals the entry's parses nothing;
-//! - only files whose first line is a readable header with version 3 or 4 are cached (files a
-//!   writable open migrates or recovers are not); a file over the byte cap is never cached;
-//! - the cache holds at most [`CacheLimits::max_files`] files and
-//!   [`CacheLimits::max_bytes`] bytes of files (sum of sizes); the least recently used entry
-//!   is evicted first;
-//! - an entry advances past an append only when the append is verified (the appending
-//!   manager's snapshot and the entry's both equal the `fstat` before the write, and the file
-//!   after it is the same file, exactly that many bytes longer); any other change to a file
-//!   makes its entry stale: never returned as it is, only used as the base of a tail reindex;
-//! - a tail reindex happens only when the file is the same file (dev/ino), longer than the
-//!   entry's snapshot, and both its first and its last 4 KiB before the old end are still the
-//!   entry's bytes; the new lines are read exactly as a full load would read them.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -45,14 +22,14 @@ use crate::rows::{self, Row};
 use crate::snapshot::{self, RepairSnapshot, SessionFileSnapshot};
 
 /// Files the cache holds by default (the reference's limit).
-pub const DEFAULT_MAX_FILES: usize = 8;
+pub(crate) const DEFAULT_MAX_FILES: usize = 8;
 
 /// Total file bytes the cache holds by default, and the size over which a file is never cached
 /// (the reference's limit: 32 MiB).
-pub const DEFAULT_MAX_BYTES: u64 = 32 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Attempts of a stat-read-stat load before it gives up.
-pub const LOAD_ATTEMPTS: u32 = 3;
+pub(crate) const LOAD_ATTEMPTS: u32 = 3;
 
 /// Bytes compared at the start of the file and just before its old end before a tail reindex.
 const PROBE_BYTES: usize = 4096;
@@ -409,9 +386,32 @@ impl Cache {
 }
 
 /// The warm cache of one file store ([`crate::FileStorage::warm_cache`]): parsed session files
-/// keyed by canonical path, least recently used evicted first (see the [module
-/// documentation](self) for its invariants). The process-wide file store
-/// ([`crate::FileStorage::shared`]) holds the one every default manager uses.
+/// keyed by canonical path, least recently used evicted first (invariants below). The
+/// process-wide file store ([`crate::FileStorage::shared`]) holds the one every default
+/// manager uses.
+///
+/// Each entry holds, per canonical file ([`crate::identity::FileIdentity`]: every name of one
+/// file, through a symlinked directory or a symlink to it, shares the entry), the file's
+/// [`SessionFileSnapshot`], its bytes and the parsed rows and navigation index, all shared
+/// (`Arc`) with the managers opened from it. A manager never changes what it shares: its first
+/// change copies the rows or the index (copy-on-write), so the cache and every other manager
+/// keep what they had.
+///
+/// Invariants:
+/// - an entry equals a fresh load of the file as its snapshot describes it (rows, positions,
+///   index, diagnostics); a load whose snapshot equals the entry's parses nothing;
+/// - only files whose first line is a readable header with version 3 or 4 are cached (files a
+///   writable open migrates or recovers are not); a file over the byte cap is never cached;
+/// - the cache holds at most [`CacheLimits::max_files`] files and
+///   [`CacheLimits::max_bytes`] bytes of files (sum of sizes); the least recently used entry
+///   is evicted first;
+/// - an entry advances past an append only when the append is verified (the appending
+///   manager's snapshot and the entry's both equal the `fstat` before the write, and the file
+///   after it is the same file, exactly that many bytes longer); any other change to a file
+///   makes its entry stale: never returned as it is, only used as the base of a tail reindex;
+/// - a tail reindex happens only when the file is the same file (dev/ino), longer than the
+///   entry's snapshot, and both its first and its last 4 KiB before the old end are still the
+///   entry's bytes; the new lines are read exactly as a full load would read them.
 #[derive(Debug, Default)]
 pub struct WarmCache {
     inner: Mutex<Cache>,
@@ -565,12 +565,12 @@ impl WarmCache {
 // The incremental repair cache
 
 /// Files the incremental repair cache remembers (least recently repaired evicted first).
-pub const MAX_CACHED_SESSION_REPAIRS: usize = 8;
+pub(crate) const MAX_CACHED_SESSION_REPAIRS: usize = 8;
 /// Most tool-result ids a repair cache entry holds; a file with more is not cached.
-pub const MAX_CACHED_REPAIR_TOOL_RESULT_IDS: usize = 4096;
+pub(crate) const MAX_CACHED_REPAIR_TOOL_RESULT_IDS: usize = 4096;
 /// Most UTF-8 bytes of tool-result ids a repair cache entry holds; a file with more is not
 /// cached.
-pub const MAX_CACHED_REPAIR_TOOL_RESULT_ID_BYTES: usize = 512 * 1024;
+pub(crate) const MAX_CACHED_REPAIR_TOOL_RESULT_ID_BYTES: usize = 512 * 1024;
 
 /// What the incremental repair remembers of a file it found clean ([`crate::repair`]).
 #[derive(Clone, Debug)]
@@ -583,7 +583,7 @@ pub(crate) struct CachedRepair {
 }
 
 /// The incremental repair cache of one file store ([`crate::FileStorage::repair_cache`]): at
-/// most [`MAX_CACHED_SESSION_REPAIRS`] canonical files, least recently remembered first.
+/// most 8 canonical files (`MAX_CACHED_SESSION_REPAIRS`), least recently remembered first.
 #[derive(Debug, Default)]
 pub struct RepairCache {
     entries: Mutex<Vec<(PathBuf, CachedRepair)>>,

@@ -381,11 +381,11 @@ pub enum AppendError {
     },
     /// Another writer appended entries since this manager last read or wrote the file, and
     /// they start another branch: they do not descend from this manager's leaf, or they end
-    /// in more than one tip (docs/DEVIATIONS.md D30; [`crate::foreign`]). Nothing was written;
-    /// the other writer's lines are adopted (they show in `get_entries` and `get_tree`), the
-    /// leaf and append cursor are unchanged, and every further append fails the same way until
-    /// the leaf is moved ([`crate::SessionManager::branch`] to one of `tips`, or back to
-    /// `leaf` to add a branch there deliberately) or
+    /// in more than one tip (docs/DEVIATIONS.md D30; [`crate::ForeignAppendPolicy`]). Nothing
+    /// was written; the other writer's lines are adopted (they show in `get_entries` and
+    /// `get_tree`), the leaf and append cursor are unchanged, and every further append fails
+    /// the same way until the leaf is moved ([`crate::SessionManager::branch`] to one of
+    /// `tips`, or back to `leaf` to add a branch there deliberately) or
     /// [`crate::ForeignAppendPolicy::AppendOnOwnLeaf`] is chosen
     /// ([`crate::SessionManager::set_foreign_append_policy`]).
     #[error(

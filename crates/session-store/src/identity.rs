@@ -16,9 +16,9 @@
 //! The canonical path ([`FileIdentity::canonical`]) is the key of everything that must see one
 //! file once: the session write lock (its lock file is `<canonical>.lock`, which for a plain
 //! path is OpenClaw's `realpath(dirname F)/<basename F>.lock`), the warm cache
-//! ([`crate::cache`]), the incremental repair cache ([`crate::repair`]), listings
-//! ([`crate::list`]) and the CLI's archive and clear. Device and inode tell two names of one
-//! file apart from two files (hard links, [`FileIdentity::same_file`]).
+//! ([`crate::WarmCache`]), the incremental repair cache ([`crate::RepairCache`]), listings
+//! ([`crate::SessionManager::list`]) and the CLI's archive and clear. Device and inode tell two
+//! names of one file apart from two files (hard links, [`FileIdentity::same_file`]).
 //!
 //! # The store root
 //!

@@ -1,13 +1,5 @@
-//! The read-only open, and the diagnostics every manager keeps: loads a file exactly as a
-//! writable open would (migration and corrupt-header recovery happen in memory only), never
-//! writes, and reports what a writable open would repair or what it would keep tolerating: a
-//! torn tail, malformed lines (line and byte offset), a corrupt header, an empty file, an
-//! unmigrated version, parent cycles, dangling parents, duplicate ids, invalid leaf controls and
-//! session rows after the header.
-//! Writable managers give the same report through [`SessionManager::diagnostics`](crate::SessionManager::diagnostics), plus the
-//! backups they wrote (corrupt header, conflicts with another writer) and the foreign lines they
-//! adopted. The structural analysis is near-linear (walks bounded by a `done` set, positions
-//! from a map).
+//! The read-only open's and every manager's diagnostics ([`OpenReport`]) and the file-level
+//! and structural analysis behind them.
 
 use std::path::{Path, PathBuf};
 
@@ -93,6 +85,17 @@ pub struct DanglingFirstKept {
 }
 
 /// What [`SessionManager::open_read_only`](crate::SessionManager::open_read_only) found.
+///
+/// The read-only open loads a file exactly as a writable open would (migration and
+/// corrupt-header recovery happen in memory only), never writes, and reports what a writable
+/// open would repair or what it would keep tolerating: a
+/// torn tail, malformed lines (line and byte offset), a corrupt header, an empty file, an
+/// unmigrated version, parent cycles, dangling parents, duplicate ids, invalid leaf controls and
+/// session rows after the header.
+/// Writable managers give the same report through [`SessionManager::diagnostics`](crate::SessionManager::diagnostics), plus the
+/// backups they wrote (corrupt header, conflicts with another writer) and the foreign lines they
+/// adopted. The structural analysis is near-linear (walks bounded by a `done` set, positions
+/// from a map).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpenReport {
     /// The file.

@@ -37,14 +37,13 @@
 //! makes its system calls through it; [`REAL`] is the handle over the real file system
 //! ([`RealFs`]), and the functions with many callers have a plain shorthand for it
 //! (`io::atomic_rewrite(path, bytes)` is `io::REAL.atomic_rewrite(path, bytes)`);
-//! `fault::FaultFs` (feature `test-util`) injects failures through the seam for tests.
+//! `test_util::fault::FaultFs` (feature `test-util`) injects failures through the seam for tests.
 //!
 //! `clippy.toml` forbids `std::fs::write`, `File::create` and `OpenOptions::new` everywhere else.
 #![allow(clippy::disallowed_methods)] // This module is the sanctioned home of raw file writes.
 
 #[cfg(any(test, feature = "test-util"))]
-#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
-pub mod fault;
+pub(crate) mod fault;
 mod seam;
 
 use std::fs::{self, File};

@@ -1,10 +1,33 @@
 //! Persistence for session transcripts: OpenClaw 2026.6.11's `SessionManager` over JSONL files —
 //! factories, the navigation indexes and their replay, tree queries, context building, the
-//! flushed gate and full rewrites — plus the read-only open, session listing, the one I/O module
-//! every file write goes through, and the [`Storage`] trait the manager persists through (files by
-//! default, memory, or another backend). The `test-util` feature adds the tools of tests and the
-//! conformance harness: the op-script runner (`replay`), fault injection (`io::fault`), a
-//! throwaway Redis server and the cache's bounds.
+//! flushed gate and full rewrites — plus the read-only open, session listing, repair, the write
+//! lock and the one I/O module every file write goes through, all behind the [`Storage`] seam
+//! (files by default, memory, Redis or another backend).
+//!
+//! Public modules: [`io`] (the write gate: atomic rewrites, one-`write` `O_APPEND` appends, 0600
+//! files), [`lock`] (the cross-process session write lock), [`identity`] (the file a path names,
+//! its aliases, the store root) and [`paths`] (session directories, lexical resolution). The rest
+//! is at the crate root: [`SessionManager`] and the types it takes and returns, [`Storage`] with
+//! [`FileStorage`] (which owns a [`WarmCache`] and a [`RepairCache`]) and [`MemStorage`],
+//! listing ([`SessionManager::list`], [`session_info`]), [`OpenReport`], the repair
+//! ([`repair_session_file_with`]), [`validate_name`], one error enum per operation and the
+//! umbrella [`Error`].
+//!
+//! Features: `redis` adds `redis_store` (`RedisStorage`, a [`Storage`] on a Redis server);
+//! `test-util` adds `test_util`, the tools of tests and the conformance harness (fault
+//! injection, the op-script runner, a load hook, a throwaway Redis server) and the setter of
+//! the warm cache's bounds. Neither is on by default.
+//!
+//! Inside, each module uses only those on its own line or below (`cargo xtask modules
+//! session-store` prints the graph and fails on a cycle):
+//! - `any_error`, `replay`, `test_util`;
+//! - `manager` (one file per concern: `open`, `append`, `branch`, `rewrite`, `list`, …);
+//! - `repair`, `list`, `redis_store`;
+//! - `storage` (the seam, the file and memory stores);
+//! - `cache` (the warm and repair caches, the one loader), `inspect` (diagnostics);
+//! - `index`, `rows`, `disk`, `deep`, `id`, `foreign` (rows over one byte buffer, the index);
+//! - `error`, `lock`, `bulk`, `io`;
+//! - `snapshot`, `identity`, `paths`, `names`.
 //!
 //! Specs: `openclaw-jsonl.md` (Decisions box, §1, §2), `pi-format.md` (§2–§4, §7.3),
 //! `rust-style.md`; observed reference behaviour: `xtask/conformance/FINDINGS.md`; differences
@@ -67,32 +90,36 @@
 
 mod any_error;
 mod bulk;
-pub mod cache;
+mod cache;
 mod deep;
 mod disk;
-pub mod error;
-pub mod foreign;
+mod error;
+mod foreign;
 mod id;
 pub mod identity;
 mod index;
-pub mod inspect;
+mod inspect;
 pub mod io;
-pub mod list;
+mod list;
 pub mod lock;
-pub mod manager;
-pub mod names;
+mod manager;
+mod names;
 pub mod paths;
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis_store;
-pub mod repair;
+mod repair;
+#[cfg(any(test, feature = "test-util"))]
+mod replay;
+mod rows;
+mod snapshot;
+mod storage;
 #[cfg(any(test, feature = "test-util"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
-pub mod replay;
-mod rows;
-pub mod snapshot;
-pub mod storage;
+pub mod test_util;
 
 pub use any_error::Error;
+pub use cache::{CacheLimits, CacheStats, FileCaches, RepairCache, WarmCache};
 pub use error::{
     AppendError, BranchError, ContextError, ForkError, ListError, LockFailure, MessagesTextError,
     NameError, OpenError, ReadError, RemoveError, RowLocation, WriteFailure,
@@ -100,20 +127,31 @@ pub use error::{
 pub use foreign::ForeignAppendPolicy;
 pub use id::EntryId;
 pub use identity::{FileIdentity, OutsideStore};
-pub use inspect::OpenReport;
+pub use inspect::{
+    CorruptHeader, DanglingFirstKept, DanglingParent, DuplicateId, InvalidLeafControl,
+    MalformedLine, OpenReport,
+};
 pub use io::Durability;
-pub use list::SessionInfo;
+pub use list::{
+    SessionInfo, find_most_recent_session, is_valid_session_file, list, list_all, load_entries,
+    session_info,
+};
 pub use lock::{LockError, LockOptions, SessionWriteLock, WriteLockGuard};
 pub use manager::Sessions;
 pub use manager::{
-    ContextGap, ContextKind, ContextMessage, ContextModel, EntryError, EntryRef, NewSessionOptions,
-    OpenParams, Payload, ReadOnlyOpen, SessionContext, SessionManager, SessionTree, TreeNode,
-    remember_written_entries,
+    ContextGap, ContextKind, ContextMessage, ContextModel, EntryError, EntryRef,
+    FENCED_REWRITE_ATTEMPTS, NewSessionOptions, OpenParams, Payload, ReadOnlyOpen, SessionContext,
+    SessionManager, SessionTree, TreeNode, remember_written_entries,
 };
-pub use names::{InvalidName, NameKind, NameRule, validate_name};
+pub use names::{
+    InvalidName, MAX_NAME_BYTES, NameKind, NameRule, NameRules, broken_rule, validate_name,
+};
 pub use repair::{
     RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RepairSnapshot,
-    invalidate_repair_cache, repair_session_file_if_needed, repair_session_file_with,
+    invalidate_repair_cache, is_repair_cached, parsed_lines_on_this_thread,
+    repair_session_file_if_needed, repair_session_file_with,
 };
 pub use snapshot::{SessionFileSnapshot, SnapshotSync, WriteOwner};
-pub use storage::{FileStorage, MemStorage, Storage};
+pub use storage::{
+    FileStorage, MEM_STORAGE_DEV, MemStorage, Replace, SnapshotRead, Storage, with_write_lock,
+};

@@ -1,13 +1,4 @@
-//! Listing sessions (openclaw-jsonl.md §2.1 `list`/`listAll`, pi-format.md §3.7) and finding the
-//! most recent one (`findMostRecentSession`). Files that cannot be read or whose first parsed
-//! line is not a `type:"session"` row are skipped, as are files on which the reference's
-//! `buildSessionInfo` throws (a `null` line, a non-string `session_info.name`, a `null` or
-//! missing message, content that is neither a string nor an array, a `null` content block).
-//! Text blocks whose `text` is not a string are converted with JavaScript's `String()` (and
-//! `Array.prototype.join` rules: `null`/missing → empty); dates follow `new Date(…)` (time clip:
-//! beyond ±8.64e15 ms a date is invalid, which this crate reports as NaN), and file times are
-//! node's `stats.mtime` (`Math.round(mtimeMs)`). All checked against OpenClaw 2026.6.11's
-//! `SessionManager.list`.
+//! Listing sessions and finding the most recent one (the rules: [`SessionInfo`]).
 //!
 //! How: each file is read into a reused buffer and framed by [`LineReader`] (whose envelope
 //! scan validates every line); `message` rows are then read by the targeted scan of the
@@ -39,6 +30,17 @@ use crate::io;
 use crate::storage::{Storage, jsonl_entries, jsonl_files, sorted_sub_dirs};
 
 /// What `list` reports for one session file.
+///
+/// The listing (openclaw-jsonl.md §2.1 `list`/`listAll`, pi-format.md §3.7) and the search for
+/// the most recent session (`findMostRecentSession`) skip files that cannot be read or whose
+/// first parsed line is not a `type:"session"` row, and files on which the reference's
+/// `buildSessionInfo` throws (a `null` line, a non-string `session_info.name`, a `null` or
+/// missing message, content that is neither a string nor an array, a `null` content block).
+/// Text blocks whose `text` is not a string are converted with JavaScript's `String()` (and
+/// `Array.prototype.join` rules: `null`/missing → empty); dates follow `new Date(…)` (time clip:
+/// beyond ±8.64e15 ms a date is invalid, which this crate reports as NaN), and file times are
+/// node's `stats.mtime` (`Math.round(mtimeMs)`). All checked against OpenClaw 2026.6.11's
+/// `SessionManager.list`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionInfo {
     /// The file.
@@ -777,7 +779,10 @@ pub fn list_all(sessions_root: &Path) -> Result<Vec<SessionInfo>, ListError> {
 ///
 /// # Errors
 /// [`ListError::ReadDir`] when `dir` cannot be listed.
-pub fn session_infos(storage: &dyn Storage, dir: &Path) -> Result<Vec<SessionInfo>, ListError> {
+pub(crate) fn session_infos(
+    storage: &dyn Storage,
+    dir: &Path,
+) -> Result<Vec<SessionInfo>, ListError> {
     if storage.local_files() {
         return list(dir);
     }
@@ -795,7 +800,7 @@ pub fn session_infos(storage: &dyn Storage, dir: &Path) -> Result<Vec<SessionInf
 ///
 /// # Errors
 /// [`ListError::ReadDir`] when `root` cannot be listed.
-pub fn all_session_infos(
+pub(crate) fn all_session_infos(
     storage: &dyn Storage,
     root: &Path,
 ) -> Result<Vec<SessionInfo>, ListError> {
@@ -819,7 +824,7 @@ pub fn all_session_infos(
 /// header line is readable with the newest modification time (ties: the first by name). On
 /// local files [`find_most_recent_session`]; otherwise each header is read with
 /// [`Storage::read_head`] and the time with [`Storage::stat`].
-pub fn most_recent_session(storage: &dyn Storage, dir: &Path) -> Option<PathBuf> {
+pub(crate) fn most_recent_session(storage: &dyn Storage, dir: &Path) -> Option<PathBuf> {
     if storage.local_files() {
         return find_most_recent_session(dir);
     }

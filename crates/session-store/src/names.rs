@@ -2,23 +2,6 @@
 //! [`crate::SessionManager::new_session`], session names and agent ids from the command line,
 //! the file-name part of a Redis key path, and (through `session-semantics`' layout, with its
 //! stricter [`NameRules::StoreFile`]) the file names of a session store.
-//!
-//! A value that passes can only ever address a direct child of the directory it is joined onto:
-//! it is not empty, `.` or `..`, not an absolute path, holds no `/`, `\`, NUL or other control
-//! character, and is at most [`MAX_NAME_BYTES`] bytes long (the usual `NAME_MAX`). pi's
-//! `newSession({id})` takes any id verbatim, so an id holding `/` breaks its path (pi-format.md
-//! §1.1, "File name"); OpenClaw's own transcript ids are checked before they become
-//! `<id>.jsonl` (openclaw-store.md R1.8, R2.10). Ids read from files are never turned into
-//! paths: new sessions, forks and branched sessions get fresh ids.
-//!
-//! ```
-//! use session_store::names::{NameKind, NameRule, validate_name};
-//!
-//! let err = validate_name(NameKind::SessionName, "../../../x").unwrap_err();
-//! assert_eq!(err.rule, NameRule::Slash);
-//! assert_eq!(err.to_string(), r#"invalid session name "../../../x": contains '/'"#);
-//! assert!(validate_name(NameKind::SessionId, "0195f3a0-7c1e-7000-8000-0000000000b1").is_ok());
-//! ```
 
 /// Longest name accepted, in bytes (the usual `NAME_MAX`).
 pub const MAX_NAME_BYTES: usize = 255;
@@ -173,6 +156,23 @@ pub fn broken_rule(value: &str, rules: NameRules) -> Option<NameRule> {
 ///
 /// # Errors
 /// [`InvalidName`] naming `kind`, the value and the first rule it breaks ([`broken_rule`]).
+///
+/// A value that passes can only ever address a direct child of the directory it is joined onto:
+/// it is not empty, `.` or `..`, not an absolute path, holds no `/`, `\`, NUL or other control
+/// character, and is at most [`MAX_NAME_BYTES`] bytes long (the usual `NAME_MAX`). pi's
+/// `newSession({id})` takes any id verbatim, so an id holding `/` breaks its path (pi-format.md
+/// §1.1, "File name"); OpenClaw's own transcript ids are checked before they become
+/// `<id>.jsonl` (openclaw-store.md R1.8, R2.10). Ids read from files are never turned into
+/// paths: new sessions, forks and branched sessions get fresh ids.
+///
+/// ```
+/// use session_store::{NameKind, NameRule, validate_name};
+///
+/// let err = validate_name(NameKind::SessionName, "../../../x").unwrap_err();
+/// assert_eq!(err.rule, NameRule::Slash);
+/// assert_eq!(err.to_string(), r#"invalid session name "../../../x": contains '/'"#);
+/// assert!(validate_name(NameKind::SessionId, "0195f3a0-7c1e-7000-8000-0000000000b1").is_ok());
+/// ```
 pub fn validate_name(kind: NameKind, value: &str) -> Result<(), InvalidName> {
     match broken_rule(value, NameRules::Component) {
         None => Ok(()),

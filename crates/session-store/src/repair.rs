@@ -1,52 +1,5 @@
 //! Repair of a session file before replay: OpenClaw 2026.6.11's `repairSessionFileIfNeeded`
 //! (openclaw-jsonl.md §1.8, §7.5), with the workspace's byte rule and a kept backup.
-//!
-//! [`repair_session_file_if_needed`] reads the file, applies the reference's rules in order —
-//! unparseable lines dropped; `message` rows without an object `message` or with a missing,
-//! `null` or blank `role` dropped (#77228); an `error` assistant turn with empty content given
-//! the placeholder text (a silent `stop` turn is kept); corrupted inline images replaced by a text
-//! block (the `image` submodule); blank user text turned into `"(continue)"`; missing code-mode
-//! and Responses `message`-tool results inserted — and rewrites the file only when something must
-//! change.
-//! Every other row (non-message rows, trailing assistants, rows of any other shape) is kept.
-//!
-//! Invariants:
-//! - rows the repair does not change keep their exact bytes (a CR before the LF included);
-//!   changed and inserted rows are serialised with `JSON.stringify` semantics; blank lines
-//!   disappear from a rewritten file, as in the reference;
-//! - a rewrite first writes a byte-exact, mode-preserving backup `<file>.bak-<pid>-<ms>`, then
-//!   replaces the file atomically ([`crate::io::atomic_rewrite`], owner and mode kept), then
-//!   re-reads it to verify; the backup is kept and reported unless
-//!   [`RepairOptions::keep_backup`] is false (docs/DEVIATIONS.md D16); a
-//!   [`RepairOptions::dry_run`] reports the counts a rewrite would have and writes nothing;
-//! - a repaired file needs no further repair, so a second call writes nothing and leaves no
-//!   second backup (no pile-up, reference issue #80960); a file that cannot be replaced (not
-//!   writable by this process, or in a directory where it cannot create files:
-//!   [`crate::io::check_replaceable`]) fails with `repair failed: …` before any backup is
-//!   written, and a rewrite that fails anyway removes its backup again when the file still holds
-//!   the original bytes, so failed attempts leave nothing behind either;
-//! - every name of one file (a path through a symlinked directory, a symlink to the file) is
-//!   repaired as its canonical file ([`crate::identity::FileIdentity`]): one cache entry, the
-//!   backup next to the real file; a symlink to a file outside its own directory is refused
-//!   ([`RepairSkip::OutsideStore`]), nothing read for a rewrite, backed up or written;
-//! - nothing is written for a missing, unreadable, empty or header-less file. A legacy
-//!   `sqlite:<agent>:<session>:<store>` marker is no special case: like the reference, the
-//!   repair resolves it as a relative path (normally: `missing session file`).
-//!
-//! Incremental mode: a process-wide cache of at most [`MAX_CACHED_SESSION_REPAIRS`] files
-//! remembers, for each file last seen clean (keyed by its canonical file), its
-//! [`RepairSnapshot`], the ids its tool results answer (at most [`MAX_CACHED_REPAIR_TOOL_RESULT_IDS`] ids and
-//! [`MAX_CACHED_REPAIR_TOOL_RESULT_ID_BYTES`] bytes, else nothing is cached) and whether it ended
-//! in `\n`. A file whose stat equals the cached snapshot is clean without being read. A file that
-//! grew on the same device and inode from a cached prefix ending in `\n`, when the caller passes a
-//! trusted snapshot equal to the current stat, has only its appended suffix (at most
-//! [`MAX_INCREMENTAL_REPAIR_BYTES`], ending in `\n`) parsed; any repair the suffix needs, or any
-//! doubt, falls back to a full pass. The SessionManager drops a file's entry with
-//! [`invalidate_repair_cache`] whenever it rewrites the file.
-//!
-//! Warnings and debug texts are returned in [`RepairOutcome::messages`] and also emitted through
-//! `tracing` (target `session_store::repair`). Callers hold the session write lock, as the
-//! reference's callers do.
 
 mod image;
 mod rules;
@@ -66,17 +19,10 @@ use crate::io::read_exact_at;
 use crate::paths;
 use crate::storage::FileStorage;
 
-pub use rules::{
-    ASSISTANT_ERROR_FALLBACK_TEXT, BLANK_USER_FALLBACK_TEXT, CORRUPTED_IMAGE_FALLBACK_TEXT,
-    SYNTHETIC_TOOL_RESULT_DETAIL_KEY, SYNTHETIC_TOOL_RESULT_TEXT, parsed_lines_on_this_thread,
-};
+pub use rules::parsed_lines_on_this_thread;
 
 /// Largest appended suffix an incremental pass reads.
-pub const MAX_INCREMENTAL_REPAIR_BYTES: u64 = 8 * 1024 * 1024;
-pub use crate::cache::{
-    MAX_CACHED_REPAIR_TOOL_RESULT_ID_BYTES, MAX_CACHED_REPAIR_TOOL_RESULT_IDS,
-    MAX_CACHED_SESSION_REPAIRS,
-};
+pub(crate) const MAX_INCREMENTAL_REPAIR_BYTES: u64 = 8 * 1024 * 1024;
 pub use crate::snapshot::RepairSnapshot;
 
 const TRACE_TARGET: &str = "session_store::repair";
@@ -358,9 +304,56 @@ fn cache_key(abs: &Path) -> PathBuf {
 // ---------------------------------------------------------------------------------------------
 // The entry points.
 
-/// Repairs `session_file` when it holds rows that would break a replay (see the module docs),
+/// Repairs `session_file` when it holds rows that would break a replay (the rules below),
 /// keeping the backup. `trusted_snapshot` is the caller's own record of the file's stat (e.g. the
 /// snapshot its last verified write produced); it enables the incremental path.
+///
+/// [`repair_session_file_if_needed`] reads the file, applies the reference's rules in order —
+/// unparseable lines dropped; `message` rows without an object `message` or with a missing,
+/// `null` or blank `role` dropped (#77228); an `error` assistant turn with empty content given
+/// the placeholder text (a silent `stop` turn is kept); corrupted inline images replaced by a text
+/// block (the `image` submodule); blank user text turned into `"(continue)"`; missing code-mode
+/// and Responses `message`-tool results inserted — and rewrites the file only when something must
+/// change.
+/// Every other row (non-message rows, trailing assistants, rows of any other shape) is kept.
+///
+/// Invariants:
+/// - rows the repair does not change keep their exact bytes (a CR before the LF included);
+///   changed and inserted rows are serialised with `JSON.stringify` semantics; blank lines
+///   disappear from a rewritten file, as in the reference;
+/// - a rewrite first writes a byte-exact, mode-preserving backup `<file>.bak-<pid>-<ms>`, then
+///   replaces the file atomically ([`crate::io::atomic_rewrite`], owner and mode kept), then
+///   re-reads it to verify; the backup is kept and reported unless
+///   [`RepairOptions::keep_backup`] is false (docs/DEVIATIONS.md D16); a
+///   [`RepairOptions::dry_run`] reports the counts a rewrite would have and writes nothing;
+/// - a repaired file needs no further repair, so a second call writes nothing and leaves no
+///   second backup (no pile-up, reference issue #80960); a file that cannot be replaced (not
+///   writable by this process, or in a directory where it cannot create files:
+///   [`crate::io::check_replaceable`]) fails with `repair failed: …` before any backup is
+///   written, and a rewrite that fails anyway removes its backup again when the file still holds
+///   the original bytes, so failed attempts leave nothing behind either;
+/// - every name of one file (a path through a symlinked directory, a symlink to the file) is
+///   repaired as its canonical file ([`crate::identity::FileIdentity`]): one cache entry, the
+///   backup next to the real file; a symlink to a file outside its own directory is refused
+///   ([`RepairSkip::OutsideStore`]), nothing read for a rewrite, backed up or written;
+/// - nothing is written for a missing, unreadable, empty or header-less file. A legacy
+///   `sqlite:<agent>:<session>:<store>` marker is no special case: like the reference, the
+///   repair resolves it as a relative path (normally: `missing session file`).
+///
+/// Incremental mode: a process-wide cache of at most 8 files (`MAX_CACHED_SESSION_REPAIRS`)
+/// remembers, for each file last seen clean (keyed by its canonical file), its
+/// [`RepairSnapshot`], the ids its tool results answer (at most 4096 ids and 512 KiB,
+/// `MAX_CACHED_REPAIR_TOOL_RESULT_IDS` and `_ID_BYTES`, else nothing is cached) and whether it ended
+/// in `\n`. A file whose stat equals the cached snapshot is clean without being read. A file that
+/// grew on the same device and inode from a cached prefix ending in `\n`, when the caller passes a
+/// trusted snapshot equal to the current stat, has only its appended suffix (at most
+/// 8 MiB, `MAX_INCREMENTAL_REPAIR_BYTES`, ending in `\n`) parsed; any repair the suffix needs, or any
+/// doubt, falls back to a full pass. The SessionManager drops a file's entry with
+/// [`invalidate_repair_cache`] whenever it rewrites the file.
+///
+/// Warnings and debug texts are returned in [`RepairOutcome::messages`] and also emitted through
+/// `tracing` (target `session_store::repair`). Callers hold the session write lock, as the
+/// reference's callers do.
 pub fn repair_session_file_if_needed(
     session_file: &Path,
     trusted_snapshot: Option<&RepairSnapshot>,

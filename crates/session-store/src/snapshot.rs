@@ -3,13 +3,6 @@
 //! content hash, two snapshots are equal when all five fields are), the result of re-reading a
 //! file after a write ([`SnapshotSync`], §3.3), and the owned write context a caller may attach to
 //! a manager ([`WriteOwner`], §3.4).
-//!
-//! Invariants:
-//! - a snapshot is taken with `stat` (by path) or `fstat` (of a descriptor); both give the same
-//!   fields for the same inode;
-//! - "the same file" means the same `dev` and `ino`, and the same birth time where the file
-//!   system reports one: a file replaced by a rename, or deleted and created again (even on a
-//!   reused inode number), is another file even when its bytes are equal.
 
 use std::fmt;
 use std::fs;
@@ -23,6 +16,13 @@ use session_format::json::{JsObject, JsValue};
 /// birth time where the file system reports one, so that a file deleted and created again on a
 /// reused inode number is not taken for the old one. Equal snapshots mean "nothing happened to
 /// the file" as far as the file system reports it.
+///
+/// Invariants:
+/// - a snapshot is taken with `stat` (by path) or `fstat` (of a descriptor); both give the same
+///   fields for the same inode;
+/// - "the same file" means the same `dev` and `ino`, and the same birth time where the file
+///   system reports one: a file replaced by a rename, or deleted and created again (even on a
+///   reused inode number), is another file even when its bytes are equal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SessionFileSnapshot {
     /// Device id (`st_dev`).
@@ -163,9 +163,9 @@ pub(crate) fn canonical(path: &Path) -> Option<PathBuf> {
 /// second `stat` of the file store's stat-read-stat loads (the warm cache's loads,
 /// [`crate::remember_written_entries`]), and right after
 /// [`crate::Storage::read_snapshot`] on other storages — so a test can play a writer that
-/// changes the session while it is being loaded. Not part of the stable API.
-#[doc(hidden)]
-pub mod hooks {
+/// changes the session while it is being loaded (feature `test-util`:
+/// [`crate::test_util::hooks`]).
+pub(crate) mod hooks {
     use std::path::{Path, PathBuf};
 
     use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,72 +2,6 @@
 //! reads and writes through, the JSONL file store [`FileStorage`] (the default: the same code
 //! and the same speed as before the trait existed), and the in-memory [`MemStorage`] (tests,
 //! embedding).
-//!
-//! # Model
-//!
-//! A session is addressed by a path (`&Path`) and is a sequence of bytes: JSONL lines, the
-//! header first (openclaw-jsonl.md §1.1, §1.2). For [`FileStorage`] the path is the file; any
-//! other backend treats it as a key: the directory is a namespace (an agent's session
-//! directory, [`Storage::list_sessions`]) and the file name names the session. Whatever the
-//! backend, its bytes are exactly the bytes the file store would hold, so a session moves
-//! between backends byte for byte.
-//!
-//! A session's version and identity is a [`SessionFileSnapshot`] ([`Storage::stat`],
-//! openclaw-jsonl.md §3.1): two equal snapshots mean "nothing happened to the session";
-//! [`SessionFileSnapshot::same_file`] means "the same session, whatever happened to its bytes".
-//! A backend without files fills it as follows (see [`MemStorage`]):
-//! - `dev`: a constant tag of the backend (so its snapshots never equal a file's);
-//! - `ino`: a generation that changes whenever the session is replaced
-//!   ([`Storage::replace`]) or deleted and created again — never on an append;
-//! - `size`: the length of the stored bytes (the offset the next append lands at);
-//! - `mtime_ns`, `ctime_ns`: a counter bumped on every change (appends included), strictly
-//!   increasing; it should read as nanoseconds since the epoch (wall clock, made strictly
-//!   increasing), because listings fall back to it as the session's modification time;
-//! - `birth_ns`: `None`.
-//!
-//! # Operations and where the manager uses them
-//!
-//! | operation | manager use | spec |
-//! |---|---|---|
-//! | [`Storage::stat`] | stat-read-stat loads, the catch-up under the write lock, after writes | §3.1, §3.3 |
-//! | [`Storage::read_all`] | loads, the check before a full rewrite, adopting foreign lines | §2.1, §2.12, D11 |
-//! | [`Storage::read_ranges`] | tail reindex (warm cache) and tail catch-up: first and last 4 KiB and the new bytes | §3.1, §3.2 |
-//! | [`Storage::read_head`] | `continueRecent` candidates (header sniff) | §2.1 |
-//! | [`Storage::append_line`] | every plain append, fenced on the expected session | §2.12, §3.2 |
-//! | [`Storage::read_snapshot`] | loads and the check before a full rewrite on storages other than files (one consistent read) | §2.1, §3.1, §2.12 |
-//! | [`Storage::replace`] | full rewrites on files (first flush, migration, recovery, removals) | §2.12, §1.6, §1.9 |
-//! | [`Storage::replace_if`] | full rewrites on other storages, fenced on the session last read | §2.12, D11 |
-//! | [`Storage::create_new`] | `forkFrom` | §2.1 |
-//! | [`Storage::backup_copy`] | corrupt-header and conflict backups | §1.6, D11 |
-//! | [`Storage::with_write_lock`] | [`crate::SessionManager::set_write_lock`] | §3.4, §3.5 |
-//! | [`Storage::list_sessions`], [`Storage::list_dirs`] | `list`, `listAll`, `continueRecent` ([`crate::list::session_infos`], [`crate::list::most_recent_session`]) | §2.1 |
-//!
-//! # The warm cache
-//!
-//! The warm cache and the incremental repair cache ([`crate::cache`]) are keyed by canonical
-//! file paths and trust file-system snapshots; a [`FileStorage`] owns them ([`Storage::caches`];
-//! the process-wide [`FileStorage::shared`] holds the ones every default manager uses). A
-//! manager on any other storage loads with [`Storage::read_snapshot`] every time (one
-//! consistent read where the backend offers one, else stat-read-stat) and keeps no cache.
-//!
-//! ```
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::sync::Arc;
-//! use session_format::json::parse_value;
-//! use session_store::SessionManager;
-//! use session_store::storage::{MemStorage, Storage};
-//!
-//! let mem = Arc::new(MemStorage::new());
-//! let dir = std::path::Path::new("/agents/main/sessions");
-//! let mut sm = SessionManager::on(mem.clone()).create("/home/dev/project", Some(dir))?;
-//! sm.append_message(parse_value(br#"{"role":"user","content":"hi","timestamp":1}"#)?)?;
-//! sm.append_message(parse_value(br#"{"role":"assistant","content":[],"timestamp":2}"#)?)?;
-//! let file = sm.get_session_file().unwrap().to_path_buf();
-//! let bytes = mem.read_all(&file)?; // header, user, assistant: three JSONL lines
-//! assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 3);
-//! assert_eq!(mem.list_sessions(dir)?, vec![file]);
-//! # Ok(()) }
-//! ```
 
 use std::fmt;
 use std::io;
@@ -86,8 +20,8 @@ pub(crate) use file::{jsonl_entries, jsonl_files, sorted_sub_dirs};
 pub use mem::{MEM_STORAGE_DEV, MemStorage};
 
 /// The operations [`crate::SessionManager`] performs on a session's bytes. Every method takes
-/// the session's path (see the [module documentation](self) for what a path means to a
-/// backend that has no files, and for what its snapshots hold).
+/// the session's path (see "Model" below for what a path means to a backend that has no
+/// files, and for what its snapshots hold).
 ///
 /// Errors are [`io::Error`]s (appends: [`AppendToExistingError`]; the lock: [`LockError`]). A
 /// backend that is not a file system reports its own failures as
@@ -100,6 +34,72 @@ pub use mem::{MEM_STORAGE_DEV, MemStorage};
 /// Implementations must be safe to share between threads and between managers
 /// (`Arc<dyn Storage>`); each method is one step as far as other callers of the same storage
 /// can tell (an append never interleaves with another append or a replace).
+///
+/// # Model
+///
+/// A session is addressed by a path (`&Path`) and is a sequence of bytes: JSONL lines, the
+/// header first (openclaw-jsonl.md §1.1, §1.2). For [`FileStorage`] the path is the file; any
+/// other backend treats it as a key: the directory is a namespace (an agent's session
+/// directory, [`Storage::list_sessions`]) and the file name names the session. Whatever the
+/// backend, its bytes are exactly the bytes the file store would hold, so a session moves
+/// between backends byte for byte.
+///
+/// A session's version and identity is a [`SessionFileSnapshot`] ([`Storage::stat`],
+/// openclaw-jsonl.md §3.1): two equal snapshots mean "nothing happened to the session";
+/// [`SessionFileSnapshot::same_file`] means "the same session, whatever happened to its bytes".
+/// A backend without files fills it as follows (see [`MemStorage`]):
+/// - `dev`: a constant tag of the backend (so its snapshots never equal a file's);
+/// - `ino`: a generation that changes whenever the session is replaced
+///   ([`Storage::replace`]) or deleted and created again — never on an append;
+/// - `size`: the length of the stored bytes (the offset the next append lands at);
+/// - `mtime_ns`, `ctime_ns`: a counter bumped on every change (appends included), strictly
+///   increasing; it should read as nanoseconds since the epoch (wall clock, made strictly
+///   increasing), because listings fall back to it as the session's modification time;
+/// - `birth_ns`: `None`.
+///
+/// # Operations and where the manager uses them
+///
+/// | operation | manager use | spec |
+/// |---|---|---|
+/// | [`Storage::stat`] | stat-read-stat loads, the catch-up under the write lock, after writes | §3.1, §3.3 |
+/// | [`Storage::read_all`] | loads, the check before a full rewrite, adopting foreign lines | §2.1, §2.12, D11 |
+/// | [`Storage::read_ranges`] | tail reindex (warm cache) and tail catch-up: first and last 4 KiB and the new bytes | §3.1, §3.2 |
+/// | [`Storage::read_head`] | `continueRecent` candidates (header sniff) | §2.1 |
+/// | [`Storage::append_line`] | every plain append, fenced on the expected session | §2.12, §3.2 |
+/// | [`Storage::read_snapshot`] | loads and the check before a full rewrite on storages other than files (one consistent read) | §2.1, §3.1, §2.12 |
+/// | [`Storage::replace`] | full rewrites on files (first flush, migration, recovery, removals) | §2.12, §1.6, §1.9 |
+/// | [`Storage::replace_if`] | full rewrites on other storages, fenced on the session last read | §2.12, D11 |
+/// | [`Storage::create_new`] | `forkFrom` | §2.1 |
+/// | [`Storage::backup_copy`] | corrupt-header and conflict backups | §1.6, D11 |
+/// | [`Storage::with_write_lock`] | [`crate::SessionManager::set_write_lock`] | §3.4, §3.5 |
+/// | [`Storage::list_sessions`], [`Storage::list_dirs`] | `list`, `listAll`, `continueRecent` ([`crate::SessionManager::list_in`], [`crate::SessionManager::list_all_in`], [`crate::SessionManager::continue_recent_in`]) | §2.1 |
+///
+/// # The warm cache
+///
+/// The warm cache and the incremental repair cache ([`crate::FileCaches`]) are keyed by
+/// canonical file paths and trust file-system snapshots; a [`FileStorage`] owns them ([`Storage::caches`];
+/// the process-wide [`FileStorage::shared`] holds the ones every default manager uses). A
+/// manager on any other storage loads with [`Storage::read_snapshot`] every time (one
+/// consistent read where the backend offers one, else stat-read-stat) and keeps no cache.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use session_format::json::parse_value;
+/// use session_store::SessionManager;
+/// use session_store::{MemStorage, Storage};
+///
+/// let mem = Arc::new(MemStorage::new());
+/// let dir = std::path::Path::new("/agents/main/sessions");
+/// let mut sm = SessionManager::on(mem.clone()).create("/home/dev/project", Some(dir))?;
+/// sm.append_message(parse_value(br#"{"role":"user","content":"hi","timestamp":1}"#)?)?;
+/// sm.append_message(parse_value(br#"{"role":"assistant","content":[],"timestamp":2}"#)?)?;
+/// let file = sm.get_session_file().unwrap().to_path_buf();
+/// let bytes = mem.read_all(&file)?; // header, user, assistant: three JSONL lines
+/// assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 3);
+/// assert_eq!(mem.list_sessions(dir)?, vec![file]);
+/// # Ok(()) }
+/// ```
 pub trait Storage: Send + Sync + fmt::Debug {
     /// A short name of the backend, for messages: `"file"`, `"memory"`, `"redis"`, ….
     fn name(&self) -> &str;
@@ -115,7 +115,7 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// True when the paths of this storage are paths of the local file system, read and
     /// written in place ([`FileStorage`]): a directory may then be canonicalised and scanned
-    /// directly (the listing's parallel scan, [`crate::list::session_infos`]). Default `false`.
+    /// directly (the listing's parallel scan, [`crate::SessionManager::list_in`]). Default `false`.
     fn local_files(&self) -> bool {
         false
     }
@@ -154,7 +154,7 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// [`SnapshotRead::Changed`] when the two `stat`s differ or the bytes are not as long as the
     /// first one says (the caller tries again). [`crate::SessionManager`] does not use it on
     /// [`FileStorage`]: the file store's loads keep their own stat-read-stat through the warm
-    /// cache ([`crate::cache`]).
+    /// cache ([`crate::WarmCache`]).
     ///
     /// # Errors
     /// As [`Storage::stat`] and [`Storage::read_all`] ("not found" is

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use session_format::json::{JsString, JsValue, to_json_string};
 use session_store::ContextGap;
-use session_store::inspect::{DanglingParent, DuplicateId, MalformedLine};
+use session_store::{DanglingParent, DuplicateId, MalformedLine};
 use session_store::{
     OpenReport, RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RowLocation,
     SessionManager,
@@ -512,7 +512,7 @@ fn line_of_16_mib() {
     assert_eq!(t.len(), 2);
     assert_eq!(t[0], text);
     assert_eq!(t[1], "r1");
-    let info = session_store::list::session_info(&path).unwrap();
+    let info = session_store::session_info(&path).unwrap();
     assert_eq!(
         (info.message_count, info.first_message.len()),
         (2, text.len())

@@ -16,7 +16,7 @@ use std::path::Path;
 use session_store::SessionManager;
 
 /// The warm cache of the process-wide file store (the one the default managers use).
-fn warm_cache() -> &'static session_store::cache::WarmCache {
+fn warm_cache() -> &'static session_store::WarmCache {
     session_store::FileStorage::process_wide().warm_cache()
 }
 

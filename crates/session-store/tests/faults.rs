@@ -22,9 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use reliability_common::{assistant, emit, full_scale, user};
-use session_store::io::fault::{AfterShort, Errno, Fault, FaultFs, Op};
+use session_store::SessionFileSnapshot;
 use session_store::io::{self as sio, Durability, Fs, KnownFile};
-use session_store::snapshot::SessionFileSnapshot;
+use session_store::test_util::fault::{AfterShort, Errno, Fault, FaultFs, Op};
 use session_store::{FileStorage, LockOptions, OpenParams, SessionManager, Storage};
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"019a0000-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work"}"#;
@@ -983,7 +983,7 @@ fn faults_suite() {
 /// injections exactly.
 #[test]
 fn short_append_then_enospc_is_taken_back() {
-    use session_store::io::fault::{Effect, Injection};
+    use session_store::test_util::fault::{Effect, Injection};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
     let before = lines(&[HEADER, E1]);

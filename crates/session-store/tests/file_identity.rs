@@ -15,14 +15,14 @@ use std::time::{Duration, Instant, SystemTime};
 use lock_common::{Sleeper, now_ms, starttime};
 use session_format::json::parse_value;
 use session_store::lock::{self, LockError, LockOptions, SessionWriteLock};
-use session_store::repair::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{
     AppendError, FileIdentity, OutsideStore, RemoveError, RepairSkip, SessionManager,
 };
+use session_store::{is_repair_cached, parsed_lines_on_this_thread};
 use snapshot_support::{file_text, msg, plant, serial};
 
 /// The warm cache of the process-wide file store (the one the default managers use).
-fn warm_cache() -> &'static session_store::cache::WarmCache {
+fn warm_cache() -> &'static session_store::WarmCache {
     session_store::FileStorage::process_wide().warm_cache()
 }
 
@@ -369,7 +369,7 @@ fn a_listing_shows_an_aliased_session_once_with_its_other_names() {
     );
     std::os::unix::fs::symlink(outside.join("t.jsonl"), s.sessions.join("out.jsonl")).unwrap();
 
-    let mut rows = session_store::list::list(&s.sessions).unwrap();
+    let mut rows = session_store::list(&s.sessions).unwrap();
     rows.sort_by(|a, b| a.path.cmp(&b.path));
     let shape: Vec<(PathBuf, Vec<PathBuf>, Option<PathBuf>, String)> = rows
         .iter()
@@ -406,7 +406,7 @@ fn a_listing_shows_an_aliased_session_once_with_its_other_names() {
         ]
     );
     // Through the directory alias: the same rows under the alias's paths.
-    let via_alias = session_store::list::list(&s.root.join("alias")).unwrap();
+    let via_alias = session_store::list(&s.root.join("alias")).unwrap();
     assert_eq!(via_alias.len(), 3);
     let aliased = via_alias
         .iter()
@@ -421,7 +421,7 @@ fn a_listing_shows_an_aliased_session_once_with_its_other_names() {
     );
     // listAll over the root of both directories: outside/t.jsonl is listed itself, and the
     // link to it is its alias (no longer outside the listed root).
-    let all = session_store::list::list_all(&s.root).unwrap();
+    let all = session_store::list_all(&s.root).unwrap();
     let mut names: Vec<(PathBuf, Vec<PathBuf>, Option<PathBuf>)> = all
         .iter()
         .map(|r| (r.path.clone(), r.aliases.clone(), r.outside_target.clone()))

@@ -58,7 +58,7 @@ fn listing_memory_is_bounded_by_the_largest_session_not_the_sum_of_texts() {
     let all_texts = SESSIONS * (MESSAGES * TEXT + (MESSAGES - 1));
 
     let before = ALLOC.allocated();
-    let infos = session_store::list::list(dir.path()).unwrap();
+    let infos = session_store::list(dir.path()).unwrap();
     // The high-water mark since the start bounds what `list` held at its peak.
     let list_peak = ALLOC.max_allocated() - before;
     let retained = ALLOC.allocated() - before;

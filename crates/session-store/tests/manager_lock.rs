@@ -30,10 +30,10 @@ use lock_common::{
 use session_format::entry::EntryType;
 use session_format::json::{JsValue, parse_value};
 use session_store::lock::{self, Backoff, LockError, LockOptions, SessionWriteLock};
-use session_store::snapshot::{SessionFileSnapshot, WriteOwner};
 use session_store::{
     AppendError, BranchError, Durability, OpenError, OpenParams, RemoveError, SessionManager,
 };
+use session_store::{SessionFileSnapshot, WriteOwner};
 
 const WRITERS: usize = 4;
 const APPENDS: usize = 250;
@@ -557,7 +557,7 @@ fn open_locked_migrates_under_the_lock() {
     let probe_file = file.clone();
     // The re-read after the rewrite runs inside the write; the hook sees whether the lock is
     // held by this thread then.
-    session_store::snapshot::hooks::set_after_read(
+    session_store::test_util::hooks::set_after_read(
         &file,
         Some(Box::new(move |_| {
             let held = SessionWriteLock::for_file(&probe_file)
@@ -568,7 +568,7 @@ fn open_locked_migrates_under_the_lock() {
     );
     let sm =
         SessionManager::open_locked(&file, &OpenParams::default(), LockOptions::default()).unwrap();
-    session_store::snapshot::hooks::set_after_read(&file, None);
+    session_store::test_util::hooks::set_after_read(&file, None);
     let seen = seen.lock().unwrap().clone();
     assert!(!seen.is_empty());
     assert!(seen.iter().all(|h| *h), "{seen:?}");

@@ -28,7 +28,9 @@ use session_format::json::{parse_value, to_json_string};
 use session_format::line::{LineContent, LineReader, lines, trim_js_end, trim_js_start};
 use session_format::migrate::{MigrationRow, migrate};
 use session_format::{Entry, LeafControl, classify, is_readable_header};
-use session_store::{RepairOptions, SessionManager, list, repair_session_file_with};
+use session_store::{
+    RepairOptions, SessionManager, find_most_recent_session, load_entries, repair_session_file_with,
+};
 
 /// A version-3 transcript touching every row kind, navigation (leaf control, parent-linked
 /// opaque row, branch) and the repair rules (error turn, blank user text, image, tool call).
@@ -280,10 +282,10 @@ fn exercise(bytes: &[u8], dir: &Path) -> (Vec<&'static str>, usize) {
         }
     });
     guard("store::list readers", &mut || {
-        let _ = list::session_info(&path);
-        let _ = list::load_entries(&path);
-        let _ = list::is_valid_session_file(&path);
-        let _ = list::find_most_recent_session(dir);
+        let _ = session_store::session_info(&path);
+        let _ = load_entries(&path);
+        let _ = session_store::is_valid_session_file(&path);
+        let _ = find_most_recent_session(dir);
     });
     guard("store::repair dry run", &mut || {
         let outcome = repair_session_file_with(

@@ -13,7 +13,8 @@ mod support;
 use std::path::Path;
 use std::sync::Arc;
 
-use session_store::redis_store::{LocalRedisServer, RedisStorage};
+use session_store::redis_store::RedisStorage;
+use session_store::test_util::redis_server::LocalRedisServer;
 
 /// Runs every `*.json` script of `scripts` (except `x*`) on the file store and on Redis (a key
 /// prefix of its own per script).

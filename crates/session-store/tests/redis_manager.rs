@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use session_format::json::{JsValue, parse_value};
-use session_store::redis_store::{LocalRedisServer, RedisStorage};
-use session_store::storage::{Replace, SnapshotRead};
+use session_store::redis_store::RedisStorage;
+use session_store::test_util::redis_server::LocalRedisServer;
 use session_store::{FileStorage, OpenError, OpenParams, SessionManager, Storage};
+use session_store::{Replace, SnapshotRead};
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"abc","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}"#;
 const USER: &str = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#;
@@ -54,7 +55,7 @@ fn a_writable_open_on_redis_survives_an_append_right_after_its_read() {
     // does while a large session is being transferred).
     let other = gateway.clone();
     let mut n = 0;
-    session_store::snapshot::hooks::set_after_read(
+    session_store::test_util::hooks::set_after_read(
         &path,
         Some(Box::new(move |_| {
             n += 1;
@@ -73,7 +74,7 @@ fn a_writable_open_on_redis_survives_an_append_right_after_its_read() {
     );
     let storage: Arc<dyn Storage> = Arc::new(gateway);
     let opened = SessionManager::on(storage).open_with(&path, &OpenParams::default());
-    session_store::snapshot::hooks::set_after_read(&path, None);
+    session_store::test_util::hooks::set_after_read(&path, None);
     // The bytes and their version come from one MULTI: the open has a consistent snapshot
     // and adopts the later lines on its first append, as it does for any foreign append.
     let sm = match opened {

@@ -32,7 +32,8 @@ use std::time::Duration;
 use lock_common::{CHILD_MODE_ENV, MARK, Marked, child_command};
 use session_format::json::{JsValue, parse_value};
 use session_store::lock::{Backoff, LockOptions};
-use session_store::redis_store::{LocalRedisServer, RedisStorage};
+use session_store::redis_store::RedisStorage;
+use session_store::test_util::redis_server::LocalRedisServer;
 use session_store::{AppendError, Durability, OpenParams, SessionManager, Storage};
 
 const WRITERS: usize = 2;

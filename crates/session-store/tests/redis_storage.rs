@@ -17,8 +17,9 @@ use std::time::Duration;
 use proptest::prelude::*;
 use session_store::io::{AppendToExistingError, KnownFile};
 use session_store::lock::{Backoff, LockError, LockOptions};
-use session_store::redis_store::{LocalRedisServer, REDIS_DEV, RedisStorage};
-use session_store::storage::with_write_lock;
+use session_store::redis_store::{REDIS_DEV, RedisStorage};
+use session_store::test_util::redis_server::LocalRedisServer;
+use session_store::with_write_lock;
 use session_store::{Durability, FileStorage, SessionFileSnapshot, Storage};
 
 #[derive(Clone, Debug)]

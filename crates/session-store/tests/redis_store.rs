@@ -21,9 +21,9 @@ use std::time::Duration;
 use proptest::prelude::*;
 use session_store::Durability;
 use session_store::redis_store::{
-    AppendMode, Fence, LocalRedisServer, RedisLockOptions, RedisStorage, RedisStoreError,
-    RedisVersion,
+    AppendMode, Fence, RedisLockOptions, RedisStorage, RedisStoreError, RedisVersion,
 };
+use session_store::test_util::redis_server::LocalRedisServer;
 
 /// A storage on `server` with a prefix of its own.
 fn storage(server: &LocalRedisServer, prefix: &str) -> RedisStorage {

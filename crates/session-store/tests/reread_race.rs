@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use session_store::snapshot::hooks;
+use session_store::test_util::hooks;
 use session_store::{FileStorage, MemStorage, SessionManager, Storage};
 
 const FOREIGN: &str = r#"{"type":"message","id":"f1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"from the other gateway","timestamp":1}}"#;

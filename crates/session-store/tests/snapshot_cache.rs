@@ -23,16 +23,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use session_format::json::{JsValue, parse_value, to_json_string};
-use session_store::cache::{self, CacheLimits};
-use session_store::snapshot::hooks;
+use session_store::test_util::hooks;
 use session_store::{AppendError, Durability, OpenError, Payload, SessionManager};
+use session_store::{CacheLimits, CacheStats};
 use snapshot_support::{
     CountingOwner, HEADER, assistant, cold_state, dir, file_text, foreign_append, msg, plant, read,
     rewrite_in_place, serial, state, user,
 };
 
 /// The warm cache of the process-wide file store (the one the default managers use).
-fn warm_cache() -> &'static session_store::cache::WarmCache {
+fn warm_cache() -> &'static session_store::WarmCache {
     session_store::FileStorage::process_wide().warm_cache()
 }
 
@@ -446,7 +446,7 @@ fn eviction_by_files_and_bytes() {
     assert_eq!(open(&files[1]), 3);
     assert_eq!(
         warm_cache().stats(),
-        cache::CacheStats {
+        CacheStats {
             files: 1,
             bytes: size
         }

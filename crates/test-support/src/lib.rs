@@ -1,5 +1,6 @@
 //! Dev-only helpers shared by the workspace's tests (never a dependency of a library's normal
-//! build).
+//! build): one module of free functions, no workspace dependency and no features; the tests of
+//! session-format, session-store, agent-session and session-cli use it as a dev-dependency.
 //!
 //! - [`skip`]: how a test that cannot run here says so. It prints `SKIP <test>: <reason>` to
 //!   stderr and, when `$SESSION_SKIP_LOG` names a file, appends the same line to it. libtest

@@ -11,7 +11,7 @@
 //! - `context`: open PATH (untimed), then `build_session_context()`; count = messages;
 //! - `branch`: open PATH (untimed), then `get_branch(None)`; count = entries on the path;
 //! - `tail`: the warm cache's byte cap raised above PATH's size (the knob
-//!   `session_store::cache::WarmCache::set_limits`), open PATH (untimed, fills the cache), append a ~1 KB user
+//!   `session_store::WarmCache::set_limits`), open PATH (untimed, fills the cache), append a ~1 KB user
 //!   message line as another writer would, then open PATH again (a tail reindex); count = entries;
 //! - `tree`: open PATH (untimed), then `get_tree()`; count = nodes;
 //! - `list`: `SessionManager::list` over the directory PATH; count = sessions.
@@ -24,11 +24,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use session_store::CacheLimits;
 use session_store::SessionManager;
-use session_store::cache::{self, CacheLimits};
 
 /// The warm cache of the process-wide file store (the one the default managers use).
-fn warm_cache() -> &'static session_store::cache::WarmCache {
+fn warm_cache() -> &'static session_store::WarmCache {
     session_store::FileStorage::process_wide().warm_cache()
 }
 
@@ -124,9 +124,10 @@ fn main() -> Result<()> {
         }
         "tail" => {
             let size = std::fs::metadata(&path)?.len();
+            let defaults = CacheLimits::default();
             warm_cache().set_limits(CacheLimits {
-                max_files: cache::DEFAULT_MAX_FILES,
-                max_bytes: size.saturating_mul(4).max(cache::DEFAULT_MAX_BYTES),
+                max_files: defaults.max_files,
+                max_bytes: size.saturating_mul(4).max(defaults.max_bytes),
             });
             let mut sm = open(&path)?;
             for k in 0..=warm {

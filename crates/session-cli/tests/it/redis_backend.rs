@@ -26,8 +26,9 @@ use std::time::{Duration, UNIX_EPOCH};
 use crate::support::*;
 use serde_json::Value;
 use session_store::SessionManager;
-use session_store::redis_store::{LocalRedisServer, RedisStorage};
-use session_store::storage::{FileStorage, Storage};
+use session_store::redis_store::RedisStorage;
+use session_store::test_util::redis_server::LocalRedisServer;
+use session_store::{FileStorage, Storage};
 
 /// The demo store plus the fixtures, under `<tmp>/state`.
 struct Store {

@@ -1,5 +1,5 @@
 //! The store layout's name rules are session-store's one name validator
-//! (`session_store::names::broken_rule` with `NameRules::StoreFile`) reported as `PathError`:
+//! (`session_store::broken_rule` with `NameRules::StoreFile`) reported as `PathError`:
 //! every rule of the validator is refused by `layout::validate_name` with the matching variant,
 //! and the layout's entry points that build paths from names and agent ids (`resolve_file`,
 //! `resolve_existing`, `sessions_dir`, `SemanticSession::open_file`, `create_unnamed`) refuse
@@ -11,7 +11,7 @@ use session_semantics::events::EventBus;
 use session_semantics::layout::validate_name;
 use session_semantics::session::{CreateSessionError, OpenSessionError};
 use session_semantics::{PathError, SemanticSession, StoreLayout};
-use session_store::names::{NameRules, broken_rule};
+use session_store::{NameRules, broken_rule};
 
 /// A `PathError` as comparable text: its variant and fields.
 fn shape(e: &PathError) -> String {

@@ -15,8 +15,8 @@ use session_semantics::retention::{
     self, ClearMode, ClearTarget, Outcome, RetentionPolicy, SessionRef, SkipReason,
 };
 use session_semantics::{RetentionError, StoreLayout};
+use session_store::OpenParams;
 use session_store::SessionManager;
-use session_store::manager::OpenParams;
 
 /// 2026-03-01T00:00:00.000Z.
 const NOW: i64 = 1_772_323_200_000;
@@ -311,7 +311,7 @@ fn archive_dry_run_then_execute() {
         std::fs::read(store.dir.join("archive/telegram_alice.jsonl")).unwrap(),
         b"older archived copy\n"
     );
-    assert!(session_store::list::is_valid_session_file(
+    assert!(session_store::is_valid_session_file(
         &store.dir.join("archive/telegram_alice~1.jsonl")
     ));
     // A second run finds nothing more to do.

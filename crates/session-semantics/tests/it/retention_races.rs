@@ -61,10 +61,10 @@ fn activity_comes_from_inside_the_file_even_when_it_equals_the_mtime() {
     .unwrap();
     set_mtime(&no_time, Duration::new(1_700_000_000, 123_499_878));
 
-    let info = session_store::list::session_info(&no_time).unwrap();
+    let info = session_store::session_info(&no_time).unwrap();
     assert!(info.modified_from_mtime);
     assert_eq!(info.modified, 1_700_000_000_124.0);
-    let info = session_store::list::session_info(&at_mtime).unwrap();
+    let info = session_store::session_info(&at_mtime).unwrap();
     assert!(!info.modified_from_mtime);
     assert_eq!(info.modified, T as f64);
 

@@ -7,7 +7,7 @@
 //! built on them):
 //!
 //! ```
-//! use session_store::io::fault::{Errno, Fault, FaultFs, Op};
+//! use session_store::test_util::fault::{Errno, Fault, FaultFs, Op};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("s.jsonl");

@@ -14,7 +14,8 @@ use std::path::Path;
 use tempfile::NamedTempFile;
 
 /// The file-system calls the write paths of [`crate::io`] make, so that a test can make any one
-/// of them fail (`io::fault::FaultFs`, feature `test-util`). [`RealFs`] makes the real calls.
+/// of them fail (the fault injection of the test tools, feature `test-util`). [`RealFs`] makes
+/// the real calls.
 ///
 /// An implementation must behave like the real calls it stands for, or fail like them: a
 /// `write` returns how many bytes it wrote (fewer than asked is a short write, which callers

@@ -95,7 +95,7 @@ pub(crate) struct Inspection {
 
 impl Inspection {
     /// The pid as an integer, when it is one that fits.
-    pub fn pid_u64(&self) -> Option<u64> {
+    pub(crate) fn pid_u64(&self) -> Option<u64> {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         self.pid
             .filter(|p| *p <= 9_007_199_254_740_991.0)
@@ -103,7 +103,7 @@ impl Inspection {
     }
 
     /// The reference's `describeLockOwnerForError`.
-    pub fn owner(&self) -> String {
+    pub(crate) fn owner(&self) -> String {
         let mut out = match self.pid {
             Some(pid) => format!("pid={} alive={}", number_to_string(pid), self.pid_alive),
             None => "owner=unknown".to_owned(),
@@ -115,7 +115,7 @@ impl Inspection {
     }
 
     /// Stale only for reasons that the file's mtime decides instead (a malformed payload).
-    pub fn needs_mtime_fallback(&self) -> bool {
+    pub(crate) fn needs_mtime_fallback(&self) -> bool {
         !self.reasons.is_empty()
             && self
                 .reasons
@@ -124,7 +124,7 @@ impl Inspection {
     }
 
     /// Stale only for reasons that are reported but never reclaimed (the holder is alive).
-    pub fn report_only(&self) -> bool {
+    pub(crate) fn report_only(&self) -> bool {
         !self.reasons.is_empty()
             && self
                 .reasons
@@ -322,7 +322,7 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     /// The payload: `None` for anything but a readable, parseable JSON object.
-    pub fn payload(&self) -> Option<Payload> {
+    pub(crate) fn payload(&self) -> Option<Payload> {
         match &self.content {
             Content::Bytes(raw) => parse(raw),
             _ => None,
@@ -330,7 +330,7 @@ impl Snapshot {
     }
 
     /// What is at the path when it is not a lock file at all.
-    pub fn not_regular(&self) -> Option<NonRegularLock> {
+    pub(crate) fn not_regular(&self) -> Option<NonRegularLock> {
         match self.content {
             Content::NotRegular(found) => Some(found),
             _ => None,
@@ -339,7 +339,7 @@ impl Snapshot {
 
     /// Whether `other` is the same file with the same bytes (for content that was not read:
     /// the same length or kind and the same mtime).
-    pub fn same_as(&self, other: &Snapshot) -> bool {
+    pub(crate) fn same_as(&self, other: &Snapshot) -> bool {
         self.identity == other.identity
             && self.content == other.content
             && (matches!(self.content, Content::Bytes(_)) || self.mtime == other.mtime)
@@ -352,7 +352,7 @@ pub(crate) struct Identity(Option<(u64, u64)>);
 
 impl Identity {
     #[cfg(unix)]
-    pub fn of(meta: &fs::Metadata) -> Self {
+    pub(crate) fn of(meta: &fs::Metadata) -> Self {
         use std::os::unix::fs::MetadataExt;
         Identity(Some((meta.dev(), meta.ino())))
     }

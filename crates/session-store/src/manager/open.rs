@@ -76,7 +76,7 @@ impl SessionManager {
     /// Unparseable lines elsewhere are kept in place and re-emitted verbatim on rewrites.
     ///
     /// The file is loaded with stat-read-stat (up to three attempts) through the storage's
-    /// warm cache ([`crate::cache`]): a file the cache holds unchanged is not read or parsed
+    /// warm cache ([`crate::WarmCache`]): a file the cache holds unchanged is not read or parsed
     /// again, and a file that only grew since (another writer appended) has only its new
     /// lines read ([`SessionManager::parsed_lines`] counts what was parsed).
     ///

@@ -29,8 +29,8 @@
 //! Durability is Redis's own (its `appendonly`/`save` configuration): an acknowledged write is
 //! in the server's memory. Every operation fails with a timeout error when the server has not
 //! answered within the command timeout ([`COMMAND_TIMEOUT`], 30 s), connecting included. TLS
-//! (`rediss://`) is not built in ([`RedisStoreError::TlsUnsupported`]). `server::LocalRedisServer` (feature `test-util`) starts a
-//! throwaway server for tests.
+//! (`rediss://`) is not built in ([`RedisStoreError::TlsUnsupported`]). The throwaway server
+//! of tests is `test_util::redis_server::LocalRedisServer` (feature `test-util`).
 
 mod client;
 mod deadline;
@@ -40,8 +40,7 @@ mod lock;
 mod replies;
 mod scripts;
 #[cfg(any(test, feature = "test-util"))]
-#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
-pub mod server;
+pub(crate) mod server;
 mod storage_impl;
 mod types;
 
@@ -56,9 +55,6 @@ use crate::lock::Backoff;
 use crate::snapshot::SessionFileSnapshot;
 pub use keys::{SessionKeys, session_keys};
 use scripts::Scripts;
-#[cfg(any(test, feature = "test-util"))]
-#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
-pub use server::LocalRedisServer;
 
 pub use client::RedisStorage;
 pub use error::RedisStoreError;
@@ -624,6 +620,7 @@ fn glob_escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::server::LocalRedisServer;
     use super::*;
 
     #[test]

@@ -18,15 +18,16 @@ use session_format::message::{TOOL_CALL_BLOCK_TYPES, TOOL_RESULT_ID_KEYS};
 use super::image::is_corrupted_image_block;
 
 /// Content of a blank user turn after repair (string form, or the text of the single block).
-pub const BLANK_USER_FALLBACK_TEXT: &str = "(continue)";
+pub(crate) const BLANK_USER_FALLBACK_TEXT: &str = "(continue)";
 /// Text block that replaces a corrupted inline image.
-pub const CORRUPTED_IMAGE_FALLBACK_TEXT: &str = "[image omitted: corrupted base64 payload]";
+pub(crate) const CORRUPTED_IMAGE_FALLBACK_TEXT: &str = "[image omitted: corrupted base64 payload]";
 /// Text block given to an assistant turn that failed (`stopReason: "error"`) with empty content.
-pub const ASSISTANT_ERROR_FALLBACK_TEXT: &str = "[assistant turn failed before producing content]";
+pub(crate) const ASSISTANT_ERROR_FALLBACK_TEXT: &str =
+    "[assistant turn failed before producing content]";
 /// Text of an inserted tool result.
-pub const SYNTHETIC_TOOL_RESULT_TEXT: &str = "aborted";
+pub(crate) const SYNTHETIC_TOOL_RESULT_TEXT: &str = "aborted";
 /// The `details` key that marks an inserted tool result.
-pub const SYNTHETIC_TOOL_RESULT_DETAIL_KEY: &str = "openclawSyntheticMissingToolResult";
+pub(crate) const SYNTHETIC_TOOL_RESULT_DETAIL_KEY: &str = "openclawSyntheticMissingToolResult";
 
 thread_local! {
     static PARSED_LINES: Cell<u64> = const { Cell::new(0) };
@@ -56,7 +57,7 @@ pub(crate) struct Counts {
 
 impl Counts {
     /// `hasEntryRepairs`.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.dropped_lines > 0
             || self.rewritten_assistant_messages > 0
             || self.dropped_blank_user_messages > 0

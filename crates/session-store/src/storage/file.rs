@@ -23,11 +23,11 @@ use super::{Replace, Storage};
 ///
 /// A file store owns the caches it keeps of the files it reads ([`FileCaches`]: the warm cache
 /// of parsed sessions and the incremental repair cache). The process-wide instance
-/// [`FileStorage::shared`] holds the ones every default manager, [`crate::repair`] and the
-/// read-only opens use; [`FileStorage::new`] makes a store with caches of its own, and
-/// [`FileStorage::with_fs`] one whose writes go through another [`Fs`] (a test's
-/// `io::fault::FaultFs`, feature `test-util`) sharing the process-wide caches (it writes the same files).
-/// Clones share their caches.
+/// [`FileStorage::shared`] holds the ones every default manager, the repair
+/// ([`crate::repair_session_file_with`]) and the read-only opens use; [`FileStorage::new`]
+/// makes a store with caches of its own, and [`FileStorage::with_fs`] one whose writes go
+/// through another [`Fs`] (a test's fault injection, feature `test-util`) sharing the
+/// process-wide caches (it writes the same files). Clones share their caches.
 #[derive(Clone, Debug)]
 pub struct FileStorage {
     /// The system calls the writes make (`None`: [`RealFs`]).
@@ -73,7 +73,7 @@ impl FileStorage {
 
     /// The process-wide instance itself ([`FileStorage::shared`]): its caches
     /// ([`FileStorage::warm_cache`], [`FileStorage::repair_cache`]) are the ones the default
-    /// managers and [`crate::repair`] use.
+    /// managers and the repair ([`crate::repair_session_file_with`]) use.
     pub fn process_wide() -> &'static FileStorage {
         &SHARED_FILES
     }

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 use session_format::json::parse_value;
 use session_store::io::{AppendToExistingError, Durability, KnownFile, VerifiedAppend};
 use session_store::lock::{LockError, LockOptions};
-use session_store::storage::{Replace, SnapshotRead};
 use session_store::{OpenParams, SessionFileSnapshot, SessionManager, Storage};
+use session_store::{Replace, SnapshotRead};
 
 /// What runs just before a replace.
 type Hook = Box<dyn FnMut() + Send>;
@@ -250,7 +250,7 @@ pub fn acknowledged_append_survives_a_full_rewrite(inner: Arc<dyn Storage>, dir:
 }
 
 /// As [`acknowledged_append_survives_a_full_rewrite`], but B appends before every replace A
-/// tries: after [`session_store::manager::FENCED_REWRITE_ATTEMPTS`] refused replaces A gives
+/// tries: after [`session_store::FENCED_REWRITE_ATTEMPTS`] refused replaces A gives
 /// up with an error saying so, its session in memory as before the call (`a4` still there),
 /// and the stored session holds every line B appended.
 pub fn a_rewrite_that_keeps_losing_the_race_gives_up_and_loses_nothing(
@@ -286,7 +286,7 @@ pub fn a_rewrite_that_keeps_losing_the_race_gives_up_and_loses_nothing(
     let err = a
         .remove_trailing_entries(|e| e.id() == a4, None)
         .unwrap_err();
-    let attempts = session_store::manager::FENCED_REWRITE_ATTEMPTS;
+    let attempts = session_store::FENCED_REWRITE_ATTEMPTS;
     assert_eq!(
         err.to_string(),
         format!("cannot rewrite session file {}", path.display())

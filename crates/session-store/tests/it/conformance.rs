@@ -1,6 +1,6 @@
 //! Conformance with OpenClaw 2026.6.11: every op-script
 //! of the shared samples (`shared/conformance/scripts/`) and of the committed corpus
-//! (`tests/conformance/scripts/`), run through `session_store::replay`, gives the reference's
+//! (`tests/conformance/scripts/`), run through `session_store::test_util::replay`, gives the reference's
 //! normalised output byte for byte. The corpus's `x*` scripts are left out here: they show the
 //! listed fixes of `docs/DEVIATIONS.md`, and `cargo test -p xtask` checks that each of them differs
 //! only where that list says.
@@ -29,7 +29,7 @@ fn check_suite(
             continue;
         };
         let dir = crate::support::tempdir();
-        let got = session_store::replay::run_script_normalized(
+        let got = session_store::test_util::replay::run_script_normalized(
             session_store::FileStorage::shared(),
             &std::fs::read(&script).unwrap(),
             dir.path(),

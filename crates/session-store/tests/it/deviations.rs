@@ -233,7 +233,7 @@ fn d7_invalid_timestamps_and_exclude_from_context() {
 fn d8_bom_headers_are_candidates() {
     let dir = crate::support::tempdir();
     let path = file_with(dir.path(), "bom.jsonl", &format!("\u{feff}{HEADER}\n"));
-    assert!(session_store::list::is_valid_session_file(&path));
+    assert!(session_store::is_valid_session_file(&path));
     let sm = SessionManager::continue_recent("/p", Some(dir.path())).unwrap();
     assert_eq!(sm.get_session_file(), Some(path.as_path()));
     assert_eq!(sm.get_session_id(), "0195f000-0000-7000-8000-000000000001");

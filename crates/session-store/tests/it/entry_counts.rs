@@ -68,7 +68,7 @@ fn entries_are_counted_once_per_id_and_rows_stay_countable() {
             assert_eq!(sm.get_entry(e.id()).unwrap().location(), e.location());
         }
     }
-    let info = session_store::list::session_info(&path).unwrap();
+    let info = session_store::session_info(&path).unwrap();
     assert_eq!(
         (
             info.message_count,
@@ -88,7 +88,7 @@ fn a_version_1_file_counts_every_message_row() {
     let path = plant(dir.path(), "v1.jsonl", V1);
     let sm = SessionManager::open_read_only(&path, None).unwrap().session;
     assert_eq!((sm.entry_count(), sm.entry_row_count()), (2, 2));
-    let info = session_store::list::session_info(&path).unwrap();
+    let info = session_store::session_info(&path).unwrap();
     assert_eq!((info.message_count, info.unique_message_count), (2, 2));
     assert_eq!(info.all_messages_text().unwrap(), "one two");
 }
@@ -99,7 +99,7 @@ fn a_version_1_file_counts_every_message_row() {
 fn the_full_text_is_read_on_demand() {
     let dir = tempfile::tempdir().unwrap();
     let path = plant(dir.path(), "dup.jsonl", DUPLICATES);
-    let info = session_store::list::session_info(&path).unwrap();
+    let info = session_store::session_info(&path).unwrap();
     session_store::io::append_raw(
         &path,
         concat!(

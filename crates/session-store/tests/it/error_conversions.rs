@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use session_store::io::fault::{Errno, Fault, FaultFs, Op};
+use session_store::test_util::fault::{Errno, Fault, FaultFs, Op};
 use session_store::{
     AppendError, BranchError, ContextError, Error, FileStorage, ForkError, ListError, LockError,
     LockOptions, NameError, NameKind, OpenError, OpenParams, ReadError, RemoveError, RowLocation,
@@ -121,7 +121,7 @@ fn question_mark_lifts_every_operation_error_into_the_umbrella() {
     );
 
     let not_a_dir = session(dir.path(), "plain.txt", &["x"]);
-    let e = lifted(session_store::list::list_all(&not_a_dir).map(|_| ()));
+    let e = lifted(session_store::list_all(&not_a_dir).map(|_| ()));
     assert!(
         matches!(&e, Error::List(ListError::ReadDir { path, .. }) if *path == not_a_dir),
         "{e:?}"

@@ -250,7 +250,7 @@ fn a_held_session_on_a_fenced_storage_diverges_the_same_way() {
     let text = format!("{HEADER}\n{}\n", msg_line("u1", None, "user", "q1", 1));
     assert_eq!(
         mem.replace_if(&file, text.as_bytes(), None).unwrap(),
-        session_store::storage::Replace::Done
+        session_store::Replace::Done
     );
     let storage: Arc<dyn Storage> = mem.clone();
     let params = OpenParams::default();

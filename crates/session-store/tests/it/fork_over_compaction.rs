@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{HEADER, msg_line};
 use session_format::json::JsValue;
-use session_store::inspect::DanglingFirstKept;
+use session_store::DanglingFirstKept;
 use session_store::{SessionContext, SessionManager};
 
 const COMPACTION: &str = r#"{"type":"compaction","id":"c1","parentId":"a2","timestamp":"2026-01-01T00:00:07.000Z","summary":"earlier talk","firstKeptEntryId":"l1","tokensBefore":900}"#;

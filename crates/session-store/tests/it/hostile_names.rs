@@ -1,5 +1,5 @@
 //! Caller-chosen names never address anything but a direct child of the store: the one name
-//! validator (`session_store::names`) refuses each rule with a typed error naming the value and
+//! validator (`session_store::validate_name`) refuses each rule with a typed error naming the value and
 //! the rule; `new_session` refuses a hostile id before anything changes; ids read from files
 //! (a header id `../../evil`) are listed, opened, forked and branched without ever becoming a
 //! path; Redis key paths refuse names that would leave their namespace. Every test compares
@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{HEADER, assistant, msg_line, user};
 use session_format::json::JsValue;
-use session_store::names::{MAX_NAME_BYTES, NameRules, broken_rule};
 use session_store::{InvalidName, NameKind, NameRule, NewSessionOptions, SessionManager};
+use session_store::{MAX_NAME_BYTES, NameRules, broken_rule};
 use session_test_support::listing;
 
 /// Each hostile value, the rule it breaks and the reason text.
@@ -369,7 +369,7 @@ fn op_script_files_stay_in_the_script_directory() {
         {"op":"open","file":"../../canary"},
         {"op":"writeFile","file":"sub/../inside.jsonl","content":"x\n"}
     ]}"#;
-    let out = session_store::replay::run_script(session_store::FileStorage::shared(), script, &dir)
+    let out = session_store::test_util::replay::run_script(session_store::FileStorage::shared(), script, &dir)
         .unwrap();
     let errors: Vec<String> = out
         .results

@@ -70,7 +70,7 @@ fn runner_append_message_values() {
     ]}"#;
     let dir = crate::support::tempdir();
     let out =
-        session_store::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
+        session_store::test_util::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
             .unwrap();
     assert_eq!(
         to_json_string(&out.results),
@@ -108,7 +108,7 @@ fn runner_resolves_file_paths_like_path_resolve() {
         ]}}"#
         );
         let dir = crate::support::tempdir();
-        let out = session_store::replay::run_script(
+        let out = session_store::test_util::replay::run_script(
             session_store::FileStorage::shared(),
             script.as_bytes(),
             dir.path(),
@@ -296,7 +296,7 @@ fn runner_refuses_loosely_typed_arguments() {
     ]}"#;
     let dir = crate::support::tempdir();
     let out =
-        session_store::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
+        session_store::test_util::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
             .unwrap();
     let results = out.results.as_array().unwrap();
     let errors: Vec<String> = results[..results.len() - 1]

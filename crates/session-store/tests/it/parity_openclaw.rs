@@ -37,9 +37,9 @@ fn long_headers_are_found() {
         &path,
         &format!("{header}\n{}\n", msg_line("u1", None, "user", "q", 1)),
     );
-    assert_eq!(session_store::list::load_entries(&path).unwrap().len(), 2);
+    assert_eq!(session_store::load_entries(&path).unwrap().len(), 2);
     assert_eq!(
-        session_store::list::find_most_recent_session(dir.path()),
+        session_store::find_most_recent_session(dir.path()),
         Some(path.clone())
     );
     let sm = SessionManager::continue_recent("/any", Some(dir.path())).unwrap();
@@ -89,7 +89,7 @@ fn oversized_headers_are_skipped() {
     let header = HEADER.replace("/home/dev/project", &"y".repeat(70 * 1024));
     crate::support::write(&big, &format!("{header}\n"));
     assert_eq!(
-        session_store::list::find_most_recent_session(dir.path()),
+        session_store::find_most_recent_session(dir.path()),
         Some(old)
     );
 }

@@ -326,7 +326,7 @@ fn new_session_with_a_parent_still_generates_an_id() {
 /// pi-format §4.3 #1–#6 (`loadEntriesFromFile`)
 #[test]
 fn load_entries_from_file_cases() {
-    use session_store::list::load_entries;
+    use session_store::load_entries;
     let dir = crate::support::tempdir();
     let p = |n: &str| dir.path().join(n);
     assert_eq!(load_entries(&p("missing.jsonl")).unwrap().len(), 0);
@@ -364,7 +364,7 @@ fn set_mtime(path: &std::path::Path, secs: u64) {
 /// pi-format §4.3 #7–#13 (`findMostRecentSession`)
 #[test]
 fn find_most_recent_session_cases() {
-    use session_store::list::find_most_recent_session;
+    use session_store::find_most_recent_session;
     let dir = crate::support::tempdir();
     assert_eq!(find_most_recent_session(dir.path()), None);
     assert_eq!(find_most_recent_session(&dir.path().join("nope")), None);

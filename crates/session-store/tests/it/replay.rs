@@ -20,7 +20,7 @@ fn runner_records_errors_and_unexpected_successes() {
     ]}"#;
     let dir = crate::support::tempdir();
     let out =
-        session_store::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
+        session_store::test_util::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
             .unwrap();
     let text = to_json_string(&out.results);
     let id = out.results.as_array().unwrap()[5]
@@ -46,7 +46,7 @@ fn runner_records_errors_and_unexpected_successes() {
     assert!(text.ends_with(&format!(
         r#""context":{{"messages":[{{"role":"user","content":"q","timestamp":1}}],"thinkingLevel":"off","model":null}},"sessionName":null,"branch":["{id}"]}}}}]"#
     )), "{text}");
-    let normalized = session_store::replay::run_script_normalized(
+    let normalized = session_store::test_util::replay::run_script_normalized(
         session_store::FileStorage::shared(),
         script,
         dir.path(),
@@ -74,7 +74,7 @@ fn snapshot_getter_failures_use_reference_texts() {
     ]}}"#
     );
     let dir = crate::support::tempdir();
-    let out = session_store::replay::run_script(
+    let out = session_store::test_util::replay::run_script(
         session_store::FileStorage::shared(),
         script.as_bytes(),
         dir.path(),

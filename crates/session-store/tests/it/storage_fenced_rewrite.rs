@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use session_store::storage::{Replace, SnapshotRead};
 use session_store::{MemStorage, Storage};
+use session_store::{Replace, SnapshotRead};
 
 #[test]
 fn an_append_between_check_and_replace_survives_a_rewrite_on_mem_storage() {

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use session_format::json::JsValue;
 use session_store::io::{AppendToExistingError, Durability, KnownFile};
-use session_store::storage::{MEM_STORAGE_DEV, with_write_lock};
 use session_store::{
     AppendError, FileStorage, LockError, LockOptions, MemStorage, OpenParams, SessionManager,
     Storage,
 };
+use session_store::{MEM_STORAGE_DEV, with_write_lock};
 
 /// Both storages with the directory their sessions go to (`<tmp>/sessions`): the file store
 /// in one temporary directory, the memory store under the path of another, which must stay

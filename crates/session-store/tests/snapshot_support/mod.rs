@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use session_format::json::to_json_string;
-use session_store::cache::CacheLimits;
+use session_store::CacheLimits;
 use session_store::{SessionFileSnapshot, SessionManager, WriteOwner};
 
 /// The warm cache of the process-wide file store (the one the default managers use).
-fn warm_cache() -> &'static session_store::cache::WarmCache {
+fn warm_cache() -> &'static session_store::WarmCache {
     session_store::FileStorage::process_wide().warm_cache()
 }
 

@@ -154,7 +154,7 @@ pub fn check_suite_on(
     label: &str,
     mut storage_for: impl FnMut(&str) -> std::sync::Arc<dyn session_store::Storage>,
 ) -> (Vec<String>, Vec<String>) {
-    use session_store::replay::run_script_normalized;
+    use session_store::test_util::replay::run_script_normalized;
     let (mut same, mut failures) = (Vec::new(), Vec::new());
     for script in conformance_scripts(scripts) {
         let name = script.file_name().unwrap().to_string_lossy().into_owned();
