@@ -274,7 +274,12 @@ fn run_ours(script: &Path) -> Result<String> {
         &bytes,
         &canonical,
     )
-    .with_context(|| format!("running {} through session_store::test_util::replay", script.display()))
+    .with_context(|| {
+        format!(
+            "running {} through session_store::test_util::replay",
+            script.display()
+        )
+    })
 }
 
 /// Spawns `cmd` in its own process group, collects stdout, and kills the whole group after

@@ -369,8 +369,12 @@ fn op_script_files_stay_in_the_script_directory() {
         {"op":"open","file":"../../canary"},
         {"op":"writeFile","file":"sub/../inside.jsonl","content":"x\n"}
     ]}"#;
-    let out = session_store::test_util::replay::run_script(session_store::FileStorage::shared(), script, &dir)
-        .unwrap();
+    let out = session_store::test_util::replay::run_script(
+        session_store::FileStorage::shared(),
+        script,
+        &dir,
+    )
+    .unwrap();
     let errors: Vec<String> = out
         .results
         .as_array()

@@ -69,9 +69,12 @@ fn runner_append_message_values() {
         {"op":"appendMessage"}
     ]}"#;
     let dir = crate::support::tempdir();
-    let out =
-        session_store::test_util::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
-            .unwrap();
+    let out = session_store::test_util::replay::run_script(
+        session_store::FileStorage::shared(),
+        script,
+        dir.path(),
+    )
+    .unwrap();
     assert_eq!(
         to_json_string(&out.results),
         r#"[{"op":1,"error":"Cannot read properties of null (reading 'role')"},{"op":6,"error":"op 6 appendMessage: message is required"}]"#
@@ -295,9 +298,12 @@ fn runner_refuses_loosely_typed_arguments() {
         {"op":"snapshot"}
     ]}"#;
     let dir = crate::support::tempdir();
-    let out =
-        session_store::test_util::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
-            .unwrap();
+    let out = session_store::test_util::replay::run_script(
+        session_store::FileStorage::shared(),
+        script,
+        dir.path(),
+    )
+    .unwrap();
     let results = out.results.as_array().unwrap();
     let errors: Vec<String> = results[..results.len() - 1]
         .iter()

@@ -19,9 +19,12 @@ fn runner_records_errors_and_unexpected_successes() {
         {"op":"snapshot","label":"s"}
     ]}"#;
     let dir = crate::support::tempdir();
-    let out =
-        session_store::test_util::replay::run_script(session_store::FileStorage::shared(), script, dir.path())
-            .unwrap();
+    let out = session_store::test_util::replay::run_script(
+        session_store::FileStorage::shared(),
+        script,
+        dir.path(),
+    )
+    .unwrap();
     let text = to_json_string(&out.results);
     let id = out.results.as_array().unwrap()[5]
         .get("snapshot")
