@@ -6,9 +6,9 @@
 //! [`json`] (JavaScript values, `JSON.parse`/`JSON.stringify` text) is the base; [`row`]
 //! ([`classify`]: entries, leaf controls, opaque rows) uses [`entry`] (header, entry kinds),
 //! which uses [`message`] (payloads) and [`migrate`] (v1→v3); `migrate` uses [`ids`] (new ids,
-//! timestamps, file names), which uses [`time`] (`toISOString`, `Date.parse`);
-//! [`line`](mod@line) (framing, [`LineReader`]) uses [`js`] (JavaScript whitespace and `trim`, a
-//! value's date, the stable sort); `js` and `time` call each other. [`build`] makes new rows;
+//! timestamps, file names), which uses [`time`] (`toISOString`, `Date.parse`, a value's date);
+//! `time` and [`line`](mod@line) (framing, [`LineReader`]) use [`js`] (JavaScript whitespace and
+//! `trim`, the stable sort), which uses only `json`. [`build`] makes new rows;
 //! [`normalize`] is the conformance output's placeholder pass. No features.
 //!
 //! Specs: `openclaw-jsonl.md` (Decisions box, §1) and `pi-format.md` (§1, §2.1).
