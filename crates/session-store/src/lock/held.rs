@@ -622,6 +622,17 @@ fn watchdog_pass(now: Instant) -> (usize, Option<Instant>) {
             .map(|(k, _)| k.clone())
             .collect();
         let expired: Vec<Held> = due.iter().filter_map(|k| reg.held.remove(k)).collect();
+        // The warning is logged before the registry is unlocked, so no holder sees its guard
+        // inactive ([`WriteLockGuard::is_active`]) before the release has been announced, as
+        // the reference logs before it releases.
+        for held in &expired {
+            tracing::warn!(
+                "[session-write-lock] releasing lock held for {}ms (max={}ms): {}",
+                now.saturating_duration_since(held.acquired_at).as_millis(),
+                held.max_hold.as_millis(),
+                held.lock_path.display()
+            );
+        }
         let next = reg
             .held
             .values()
@@ -630,12 +641,6 @@ fn watchdog_pass(now: Instant) -> (usize, Option<Instant>) {
         (expired, next)
     };
     for held in &expired {
-        tracing::warn!(
-            "[session-write-lock] releasing lock held for {}ms (max={}ms): {}",
-            now.saturating_duration_since(held.acquired_at).as_millis(),
-            held.max_hold.as_millis(),
-            held.lock_path.display()
-        );
         if let Err(e) = remove_held_file(held) {
             tracing::warn!("[session-write-lock] release failed: {e}");
         }
