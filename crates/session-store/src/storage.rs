@@ -72,7 +72,7 @@ pub use mem::{MEM_STORAGE_DEV, MemStorage};
 /// | [`Storage::create_new`] | `forkFrom` | §2.1 |
 /// | [`Storage::backup_copy`] | corrupt-header and conflict backups | §1.6, D11 |
 /// | [`Storage::with_write_lock`] | [`crate::SessionManager::set_write_lock`] | §3.4, §3.5 |
-/// | [`Storage::list_sessions`], [`Storage::list_dirs`] | `list`, `listAll`, `continueRecent` ([`crate::SessionManager::list_in`], [`crate::SessionManager::list_all_in`], [`crate::SessionManager::continue_recent_in`]) | §2.1 |
+/// | [`Storage::list_sessions`], [`Storage::list_dirs`] | `list`, `listAll`, `continueRecent` ([`crate::Sessions::list`], [`crate::Sessions::list_all`], [`crate::Sessions::continue_recent`]) | §2.1 |
 ///
 /// # The warm cache
 ///
@@ -115,7 +115,7 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// True when the paths of this storage are paths of the local file system, read and
     /// written in place ([`FileStorage`]): a directory may then be canonicalised and scanned
-    /// directly (the listing's parallel scan, [`crate::SessionManager::list_in`]). Default `false`.
+    /// directly (the listing's parallel scan, [`crate::Sessions::list`]). Default `false`.
     fn local_files(&self) -> bool {
         false
     }
