@@ -12,7 +12,7 @@ use super::{SessionManager, Sessions};
 
 impl SessionManager {
     /// The sessions of `session_dir` (default: the per-cwd directory of `cwd`), newest first
-    /// (`SessionManager.list`). See [`list::list`].
+    /// (`SessionManager.list`). See [`crate::list`].
     ///
     /// # Errors
     /// [`ListError::ReadDir`].
@@ -21,7 +21,7 @@ impl SessionManager {
     }
 
     /// The sessions of every per-cwd directory under `sessions_root` (default:
-    /// [`paths::sessions_dir`]), newest first (`SessionManager.listAll`). See [`list::list_all`].
+    /// [`paths::sessions_dir`]), newest first (`SessionManager.listAll`). See [`crate::list_all`].
     ///
     /// # Errors
     /// [`ListError::ReadDir`].
@@ -33,7 +33,7 @@ impl SessionManager {
 impl Sessions {
     /// [`SessionManager::list`] over the sessions of this storage ([`Storage::list_sessions`],
     /// each read with [`Storage::read_all`]; the modification time fallback is the snapshot's
-    /// `mtime_ns`). On [`FileStorage`] exactly [`list::list`].
+    /// `mtime_ns`). On [`FileStorage`] exactly [`crate::list`].
     ///
     /// # Errors
     /// [`ListError::ReadDir`] when the storage cannot list the directory.
@@ -52,7 +52,7 @@ impl Sessions {
 
     /// [`SessionManager::list_all`] over the namespaces of this storage
     /// ([`Storage::list_dirs`] under `sessions_root`, default [`paths::sessions_dir`]). On
-    /// [`FileStorage`] exactly [`list::list_all`].
+    /// [`FileStorage`] exactly [`crate::list_all`].
     ///
     /// # Errors
     /// [`ListError::ReadDir`] when the storage cannot list the root.

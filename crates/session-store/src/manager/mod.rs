@@ -163,7 +163,7 @@ pub struct OpenParams {
 pub struct NewSessionOptions {
     /// The session id (default: a new UUIDv7). It becomes part of the file name, so
     /// [`SessionManager::new_session`] refuses one that is not a valid path component
-    /// ([`crate::names::validate_name`]).
+    /// ([`crate::validate_name`]).
     pub id: Option<String>,
     /// The header's `parentSession`.
     pub parent_session: Option<String>,

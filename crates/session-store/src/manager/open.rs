@@ -284,7 +284,7 @@ impl SessionManager {
     /// (`None` in memory).
     ///
     /// A caller-chosen [`NewSessionOptions::id`] must be a valid path component
-    /// ([`names::validate_name`]: not empty, `.`, `..` or absolute, no `/`, `\`, NUL or
+    /// ([`crate::validate_name`]: not empty, `.`, `..` or absolute, no `/`, `\`, NUL or
     /// control character, at most 255 bytes), and for a persisting manager the file name it
     /// makes must fit in 255 bytes too; pi takes any id verbatim, so an id holding `/` breaks
     /// its path (pi-format.md §1.1). A refused id changes nothing: the manager stays on the

@@ -18,9 +18,9 @@ pub(super) struct Inner {
     pub(super) prefix: String,
     pub(super) scripts: Scripts,
     pub(super) pool: Mutex<Vec<deadline::Conn>>,
-    /// Time to live of the write locks taken through [`crate::storage::Storage`], ms.
+    /// Time to live of the write locks taken through [`crate::Storage`], ms.
     pub(super) lock_ttl_ms: std::sync::atomic::AtomicU64,
-    /// Write locks held through [`crate::storage::Storage::with_write_lock`]: path → holding
+    /// Write locks held through [`crate::Storage::with_write_lock`]: path → holding
     /// thread and depth (re-entry).
     pub(super) held: Mutex<std::collections::HashMap<PathBuf, (std::thread::ThreadId, usize)>>,
     /// The leases held through [`RedisStorage::lock`], renewed by one background thread.
@@ -108,7 +108,7 @@ impl RedisStorage {
         self.inner.timeout
     }
 
-    /// Sets the time to live of the write locks [`crate::storage::Storage::with_write_lock`]
+    /// Sets the time to live of the write locks [`crate::Storage::with_write_lock`]
     /// takes (default [`DEFAULT_LOCK_TTL`]; renewed while held, so it bounds how long a crashed
     /// holder blocks others).
     pub fn set_lock_ttl(&self, ttl: Duration) {

@@ -58,7 +58,7 @@ pub enum RedisStoreError {
     /// The path cannot be mapped to keys (no file name, or not UTF-8).
     #[error("{0} cannot name a redis session: it needs a UTF-8 directory and file name")]
     BadPath(PathBuf),
-    /// The path's file name is not a valid path component ([`crate::names::validate_name`]).
+    /// The path's file name is not a valid path component ([`crate::validate_name`]).
     #[error("{} cannot name a redis session: {source}", .path.display())]
     InvalidName {
         /// The path.

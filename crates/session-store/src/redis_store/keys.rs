@@ -90,7 +90,7 @@ pub(crate) fn index_key(prefix: &str, dir: &str) -> String {
 
 /// The keys of the session at `path` (lexical: the caller normalises it first, as
 /// [`super::RedisStorage::keys`] does). The file name must be a valid path component
-/// ([`crate::names::validate_name`]: not `.`, `..` or empty, no `\`, NUL or control character,
+/// ([`crate::validate_name`]: not `.`, `..` or empty, no `\`, NUL or control character,
 /// at most 255 bytes) and the directory must not climb out of its namespace with a `..`
 /// component, so that no name can address keys of another directory or make a path that the
 /// file store would resolve elsewhere.

@@ -510,7 +510,7 @@ impl RedisStorage {
     }
 
     /// The sessions of directory `dir`, most recently active first (ties: by file name). An
-    /// index member that is not a valid file name ([`crate::names::validate_name`]) names no
+    /// index member that is not a valid file name ([`crate::validate_name`]) names no
     /// session and is left out.
     ///
     /// # Errors

@@ -141,7 +141,7 @@ pub(super) enum AppendCheck<'a> {
     /// Refuse unless the session matches the fence exactly (`None`: any existing session).
     Exact(Option<Fence>),
     /// Refuse when the generation differs, or when version or length differ and the bytes no
-    /// longer start with `first_line` (the [`crate::storage::Storage::append_line`] contract).
+    /// longer start with `first_line` (the [`crate::Storage::append_line`] contract).
     Head {
         /// The generation, version and length last seen.
         fence: Fence,
