@@ -14,7 +14,9 @@ use crate::names::InvalidName;
 
 /// Any error of this crate: one variant per operation's error, each converting with `?`, so a
 /// caller that does not tell them apart can write `fn f() -> Result<(), session_store::Error>`.
-/// Its text and its [`source`](std::error::Error::source) are the wrapped error's.
+/// Its text and its [`source`](std::error::Error::source) are the wrapped error's. JSON text
+/// that does not parse (`session_format::json::JsonError`) and plain `std::io::Error`s convert
+/// too, so a first program's `main` can return it.
 ///
 /// ```
 /// fn names(dir: &std::path::Path) -> Result<Vec<String>, session_store::Error> {
@@ -72,6 +74,14 @@ pub enum Error {
     /// A path that leads out of its store ([`crate::identity`]).
     #[error(transparent)]
     OutsideStore(#[from] OutsideStore),
+    /// JSON text that does not parse (`session_format::json::parse_value`, a payload the caller
+    /// builds).
+    #[error(transparent)]
+    Json(#[from] session_format::json::JsonError),
+    /// Any other I/O the caller does around this crate (reading a file, [`crate::io`] calls,
+    /// [`crate::Storage`] methods called directly).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
     /// The Redis backend.
     #[cfg(feature = "redis")]
     #[error(transparent)]

@@ -40,7 +40,7 @@
 //! every rewrite.
 //!
 //! ```no_run
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # fn main() -> Result<(), session_store::Error> {
 //! use session_store::SessionManager;
 //! use session_format::json::parse_value;
 //!
@@ -61,7 +61,16 @@
 //! `open_read_only`, `list`, `list_all`. [`SessionManager::on`]`(storage)` gives a
 //! [`Sessions`] handle with the same methods over any [`Storage`] (memory, Redis, a
 //! fault-injecting store); every manager it makes keeps that storage for all its reads,
-//! writes and write locks.
+//! writes and write locks. `SessionManager::on(FileStorage::shared())` is the handle the plain
+//! factories use ([`FileStorage::shared`] is the process-wide file store as an
+//! `Arc<dyn Storage>`; [`FileStorage::process_wide`] the same store as `&'static FileStorage`,
+//! for its caches). The root functions [`list`] and [`list_all`] list a directory (a root) of
+//! the file store without a `cwd`. An optional id (`get_branch`, `branch_with_summary`) is an
+//! `Option<EntryId>`: `Some("id".into())` or `Some((&js).into())`.
+//!
+//! Errors: every operation has its own error enum; all convert with `?` into [`Error`], as do
+//! `session_format::json::JsonError` and `std::io::Error`, so a program's `main` can return
+//! `Result<(), session_store::Error>`. A first program: `examples/first_steps.rs`.
 //!
 //! A method that takes an entry id (`branch`, `get_entry`, `get_branch`,
 //! `create_branched_session`, `append_label_change`, `append_compaction`'s
@@ -71,7 +80,7 @@
 //! `get_leaf_id_js`).
 //!
 //! ```
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # fn main() -> Result<(), session_store::Error> {
 //! use std::sync::Arc;
 //! use session_format::json::{JsString, parse_value};
 //! use session_store::{MemStorage, SessionManager};
@@ -148,8 +157,7 @@ pub use names::{
 };
 pub use repair::{
     RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RepairSnapshot,
-    invalidate_repair_cache, is_repair_cached, parsed_lines_on_this_thread,
-    repair_session_file_if_needed, repair_session_file_with,
+    invalidate_repair_cache, repair_session_file_if_needed, repair_session_file_with,
 };
 pub use snapshot::{SessionFileSnapshot, SnapshotSync, WriteOwner};
 pub use storage::{

@@ -19,6 +19,7 @@ use crate::io::read_exact_at;
 use crate::paths;
 use crate::storage::FileStorage;
 
+#[cfg(any(test, feature = "test-util"))]
 pub use rules::parsed_lines_on_this_thread;
 
 /// Largest appended suffix an incremental pass reads.
@@ -285,7 +286,9 @@ impl RepairCache {
 }
 
 /// True when the incremental cache holds `session_file` (resolved as
-/// [`invalidate_repair_cache`] resolves it: every name of one file has one entry).
+/// [`invalidate_repair_cache`] resolves it: every name of one file has one entry). Feature
+/// `test-util` (`test_util::repair_probes`).
+#[cfg(any(test, feature = "test-util"))]
 pub fn is_repair_cached(session_file: &Path) -> bool {
     trimmed_input(session_file)
         .is_some_and(|input| cached(&cache_key(&paths::resolve(&input))).is_some())

@@ -1,7 +1,7 @@
 //! Tools of tests, benchmarks and the conformance harness (feature `test-util`; this crate's own
 //! tests get it through its dev-dependency on itself): fault injection under the write path
 //! ([`fault::FaultFs`]), the conformance op-script runner ([`replay`]), a hook run during a
-//! load ([`hooks::set_after_read`]) and, with `redis`, a throwaway `redis-server`
+//! load ([`hooks::set_after_read`]), the repair's probes ([`repair_probes`]) and, with `redis`, a throwaway `redis-server`
 //! ([`redis_server::LocalRedisServer`]). The warm cache's bounds are set with
 //! [`crate::WarmCache::set_limits`] (same feature). Not part of the stable API.
 
@@ -22,6 +22,12 @@ pub mod replay {
 /// changes the session while it is being loaded.
 pub mod hooks {
     pub use crate::snapshot::hooks::{AfterRead, set_after_read};
+}
+
+/// What the incremental repair did, for tests that pin its work: whether a file is in the
+/// repair cache, and how many lines the repair has parsed on the calling thread.
+pub mod repair_probes {
+    pub use crate::repair::{is_repair_cached, parsed_lines_on_this_thread};
 }
 
 /// A throwaway `redis-server` for tests and benchmarks (feature `redis` too).

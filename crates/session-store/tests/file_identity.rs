@@ -15,10 +15,10 @@ use std::time::{Duration, Instant, SystemTime};
 use lock_common::{Sleeper, now_ms, starttime};
 use session_format::json::parse_value;
 use session_store::lock::{self, LockError, LockOptions, SessionWriteLock};
+use session_store::test_util::repair_probes::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{
     AppendError, FileIdentity, OutsideStore, RemoveError, RepairSkip, SessionManager,
 };
-use session_store::{is_repair_cached, parsed_lines_on_this_thread};
 use snapshot_support::{file_text, msg, plant, serial};
 
 /// The warm cache of the process-wide file store (the one the default managers use).

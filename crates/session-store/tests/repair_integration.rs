@@ -19,11 +19,11 @@ use std::time::Duration;
 
 use lock_common::{CHILD_MODE_ENV, MARK, Marked, child_command};
 use session_format::json::parse_value;
+use session_store::test_util::repair_probes::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{
     ForeignAppendPolicy, RepairOutcome, RepairSkip, RepairSnapshot, SessionManager,
     repair_session_file_if_needed,
 };
-use session_store::{is_repair_cached, parsed_lines_on_this_thread};
 
 const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"rc\",\"timestamp\":\"2026-06-01T10:00:00.000Z\",\"cwd\":\"/w\"}\n";
 const ASSISTANT: &str = "{\"type\":\"message\",\"id\":\"a0000001\",\"parentId\":null,\"timestamp\":\"2026-06-01T10:00:01.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"stopReason\":\"stop\",\"timestamp\":1}}\n";

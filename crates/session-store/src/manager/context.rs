@@ -214,8 +214,22 @@ impl SessionContext<'_> {
 }
 
 impl SessionManager {
-    /// The model context over [`SessionManager::get_branch`] (see the module documentation).
-    /// A null leaf gives no messages, `"off"`, and no model.
+    /// The model context (`buildSessionContext`, openclaw-jsonl.md §2.7) over
+    /// [`SessionManager::get_branch`], as OpenClaw 2026.6.11 builds it:
+    /// - `thinkingLevel`: the last `thinking_level_change` on the path (default `"off"`);
+    /// - `model`: the last `model_change` `{provider, modelId}` or assistant message
+    ///   `{provider, modelId: model}` anywhere on the path;
+    /// - the **last** `compaction` is the boundary: its summary first, then the entries from its
+    ///   `firstKeptEntryId` up to it (only when that id lies before it), then everything after it;
+    /// - `message` rows give their message (`excludeFromContext` is not honoured in 2026.6.11 —
+    ///   checked with the reference), `custom_message` rows give
+    ///   `{role:"custom", customType, content, display, details, timestamp}`, `branch_summary`
+    ///   rows with a truthy summary give `{role:"branchSummary", summary, fromId, timestamp}`;
+    /// - derived timestamps are `Date.parse(entry.timestamp)`, `null` when invalid (the reference
+    ///   throws instead; docs/DEVIATIONS.md D7).
+    ///
+    /// A null leaf gives no messages, `"off"`, and no model. A branch whose first entry names a
+    /// parent the session does not hold starts at that entry ([`SessionContext::gap`] says so).
     ///
     /// # Errors
     /// [`ContextError::InvalidMessage`] when a `message` row on the path has a `null` or missing

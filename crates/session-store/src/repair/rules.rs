@@ -36,7 +36,8 @@ thread_local! {
 /// Lines the repair has parsed on the calling thread since it started (a diagnostic counter:
 /// each non-blank line read by a full or incremental pass counts once; a pass that returns from
 /// the cache parses nothing). The repair is synchronous, so the difference between two readings
-/// around a call is exactly that call's work.
+/// around a call is exactly that call's work. Feature `test-util` (`test_util::repair_probes`).
+#[cfg(any(test, feature = "test-util"))]
 pub fn parsed_lines_on_this_thread() -> u64 {
     PARSED_LINES.with(Cell::get)
 }

@@ -1,6 +1,7 @@
 //! The error types' conversions: `?` lifts every operation's error into the umbrella
 //! `session_store::Error` (the same variant, the same text); a failed write carries its file and
-//! its source chain ends in the I/O error; and the texts of representative errors byte for byte.
+//! its source chain ends in the I/O error; JSON text and plain I/O errors lift too; and the texts
+//! of representative errors byte for byte.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use std::error::Error as _;
@@ -227,4 +228,31 @@ fn representative_texts_are_byte_exact() {
             .to_string(),
         r#"invalid session id "a/b": contains '/'"#
     );
+}
+
+#[test]
+fn json_text_and_plain_io_errors_lift_into_the_umbrella_too() {
+    fn payload(text: &[u8]) -> Result<session_format::json::JsValue, Error> {
+        Ok(session_format::json::parse_value(text)?)
+    }
+    fn read(path: &Path) -> Result<Vec<u8>, Error> {
+        Ok(std::fs::read(path)?)
+    }
+    let e = payload(br#"{"role":"user","#).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::Json(session_format::json::JsonError {
+                offset: 15,
+                kind: session_format::json::JsonErrorKind::UnexpectedEnd
+            })
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), "unexpected end of input at byte 15");
+    let dir = tempfile::tempdir().unwrap();
+    let e = read(&dir.path().join("missing.jsonl")).unwrap_err();
+    let Error::Io(io) = &e else { panic!("{e:?}") };
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(e.to_string(), "No such file or directory (os error 2)");
 }

@@ -13,11 +13,11 @@ use crate::repair_common::{
     restringify, tempdir,
 };
 use session_format::json::{JsValue, to_json_string};
+use session_store::test_util::repair_probes::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{
     RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RepairSnapshot,
     repair_session_file_if_needed, repair_session_file_with,
 };
-use session_store::{is_repair_cached, parsed_lines_on_this_thread};
 use session_test_support::dir_names;
 
 /// Cases whose untouched rows are not in `JSON.stringify` form, so the reference re-stringifies

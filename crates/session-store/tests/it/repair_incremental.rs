@@ -11,10 +11,10 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::repair_common::{golden, normalise_output, normalised_result, tempdir};
 use session_format::json::{JsValue, to_json_string};
+use session_store::test_util::repair_probes::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{
     RepairOutcome, RepairSnapshot, invalidate_repair_cache, repair_session_file_if_needed,
 };
-use session_store::{is_repair_cached, parsed_lines_on_this_thread};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
