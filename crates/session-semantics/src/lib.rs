@@ -38,6 +38,7 @@ mod js;
 pub mod key;
 pub mod kind;
 pub mod layout;
+pub mod openclaw_store;
 pub mod policy;
 pub mod retention;
 pub mod session;

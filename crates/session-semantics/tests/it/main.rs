@@ -13,6 +13,7 @@ mod fsops_move;
 mod hostile_names;
 mod inspect;
 mod keys;
+mod openclaw_session_store;
 mod peer_case;
 mod policy;
 mod retention;

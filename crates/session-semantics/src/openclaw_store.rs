@@ -1,0 +1,668 @@
+//! OpenClaw's session store: the `sessions.json` file beside an agent's transcripts, mapping
+//! session key → entry (current `sessionId`, `updatedAt`, `sessionFile`, model, counters, …).
+//! Read as the reference reads it (openclaw-store.md §2.3–§2.6), resolved to transcript paths
+//! (§1.2–§1.3), written as the reference writes it (§2.7–§2.8) through `session_store::io`.
+//!
+//! Differences from the reference on purpose (docs/DEVIATIONS.md D36): a `sessions.json` that
+//! is not a JSON object (invalid JSON, empty, an array, …) is a [`SessionStoreError`] naming the
+//! file and byte offset, never read as `{}` and never replaced (R2.3, R2.4); a save refuses when
+//! the file changed since it was loaded (mtime or size), instead of overwriting the other
+//! writer's change; the replace keeps the existing file's permission bits and is fsynced.
+
+use std::path::{Component, Path, PathBuf};
+use std::time::SystemTime;
+
+use indexmap::IndexMap;
+use session_format::json::{JsObject, JsString, JsValue, JsonError, parse_value};
+use session_store::io;
+
+use crate::key::normalize_session_key;
+
+/// The store's file name inside a sessions directory (R1.2).
+pub const STORE_FILE_NAME: &str = "sessions.json";
+
+/// Why a session store could not be loaded or saved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionStoreError {
+    /// The file is not valid JSON (also: an empty file). The file is left as it is.
+    #[error("session store {} is not valid JSON: {source}", path.display())]
+    Corrupt {
+        /// The store file.
+        path: PathBuf,
+        /// Byte offset of the error within the file.
+        offset: usize,
+        /// The parser's error.
+        source: JsonError,
+    },
+    /// The file is valid JSON but its top-level value is not an object (R2.1).
+    #[error("session store {} holds {found}, not a JSON object of entries", path.display())]
+    NotAnObject {
+        /// The store file.
+        path: PathBuf,
+        /// What the top-level value is: `"an array"`, `"null"`, `"a number"`, ….
+        found: &'static str,
+    },
+    /// The file changed on disk (mtime or size, or it appeared or vanished) between load and
+    /// save: nothing was written; reload and apply the change again.
+    #[error("session store {} changed since it was loaded; reload and retry", path.display())]
+    Changed {
+        /// The store file.
+        path: PathBuf,
+    },
+    /// Reading or writing the file failed.
+    #[error("session store {}: {source}", path.display())]
+    Io {
+        /// The store file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// What load-time migration or normalisation changed in memory (R2.8–R2.16); the next save
+/// writes these changes, as the reference's next save does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadChange {
+    /// The entry under `key` was dropped: it was not an object (R2.9) or its `sessionId` was
+    /// not a safe id (R2.10).
+    DroppedEntry {
+        /// The store key.
+        key: String,
+    },
+    /// A field of the entry under `key` was renamed, removed, trimmed or coerced
+    /// (R2.8, R2.10–R2.13, R2.16).
+    ChangedField {
+        /// The store key.
+        key: String,
+        /// The field name as it was in the file (`provider`, `sessionId`, `updatedAt`, …).
+        field: &'static str,
+    },
+}
+
+/// One entry of the store (a SessionEntry, §2.2): every field in the file's order in one
+/// [`JsObject`], so unknown fields and key order survive a save byte for byte; the fields this
+/// layer relies on have typed accessors. After load, `sessionId` and `sessionFile` are strings
+/// when present and `updatedAt` is a finite number ≥ 0 when present (R2.10–R2.12).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoreEntry {
+    fields: JsObject,
+}
+
+impl StoreEntry {
+    /// An entry of exactly these fields (not normalised; the save writes them as given).
+    pub fn from_fields(fields: JsObject) -> Self {
+        Self { fields }
+    }
+
+    /// `sessionId`: the current transcript id, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.fields
+            .get("sessionId")
+            .and_then(|v| v.as_js_string()?.as_str())
+    }
+
+    /// `updatedAt`: epoch milliseconds of the last row change, if any.
+    pub fn updated_at(&self) -> Option<f64> {
+        self.fields.get("updatedAt").and_then(JsValue::as_f64)
+    }
+
+    /// `sessionFile`: the transcript path override (R1.11), if any.
+    pub fn session_file(&self) -> Option<&str> {
+        self.fields
+            .get("sessionFile")
+            .and_then(|v| v.as_js_string()?.as_str())
+    }
+
+    /// Sets `updatedAt` (epoch milliseconds); an existing field keeps its position (R2.20).
+    pub fn set_updated_at(&mut self, millis: f64) {
+        self.fields.insert("updatedAt", JsValue::Number(millis));
+    }
+
+    /// Every field, in the file's order.
+    pub fn fields(&self) -> &JsObject {
+        &self.fields
+    }
+
+    /// Every field, mutable: assignment keeps an existing field's position, a new field goes
+    /// last, as in JavaScript (R2.20).
+    pub fn fields_mut(&mut self) -> &mut JsObject {
+        &mut self.fields
+    }
+}
+
+/// The file's identity when it was read: `None` when it did not exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+}
+
+/// A loaded `sessions.json`: entries by store key, in the file's order, plus what is needed to
+/// save it safely (the path, the bytes read, and the file's mtime and size at load).
+#[derive(Clone, Debug)]
+pub struct SessionStore {
+    path: PathBuf,
+    entries: IndexMap<JsString, StoreEntry>,
+    changes: Vec<LoadChange>,
+    loaded: Option<Vec<u8>>,
+    stamp: Option<Stamp>,
+}
+
+/// What [`SessionStore::save`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SaveOutcome {
+    /// The serialised text equals the file's bytes: nothing was written (R2.23).
+    Unchanged,
+    /// The file was replaced (or created) with the new text.
+    Written,
+}
+
+fn stamp_of(path: &Path) -> Result<Option<Stamp>, std::io::Error> {
+    match std::fs::metadata(path) {
+        Ok(meta) => Ok(Some(Stamp {
+            modified: meta.modified().ok(),
+            len: meta.len(),
+        })),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn kind_name(value: &JsValue) -> &'static str {
+    match value {
+        JsValue::Null => "null",
+        JsValue::Bool(_) => "a boolean",
+        JsValue::Number(_) => "a number",
+        JsValue::String(_) => "a string",
+        JsValue::Array(_) => "an array",
+        JsValue::Object(_) => "an object",
+    }
+}
+
+impl SessionStore {
+    /// Loads the store at `path` (`<sessionsDir>/sessions.json`, R1.2): a missing file is an
+    /// empty store (R2.3); otherwise the file is parsed, legacy fields are migrated (R2.8) and
+    /// entries normalised (R2.9–R2.13, R2.16), with each change recorded
+    /// ([`SessionStore::load_changes`]). Store keys are never rewritten (R2.7). Read-only:
+    /// loading never writes.
+    ///
+    /// # Errors
+    /// [`SessionStoreError::Corrupt`] (with the byte offset) for text that is not JSON, also an
+    /// empty file; [`SessionStoreError::NotAnObject`] for a top-level array, `null`, number, …;
+    /// [`SessionStoreError::Io`] when the file exists but cannot be read.
+    pub fn load(path: &Path) -> Result<Self, SessionStoreError> {
+        let io_err = |source| SessionStoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let stamp = stamp_of(path).map_err(io_err)?;
+        if stamp.is_none() {
+            return Ok(Self {
+                path: path.to_path_buf(),
+                entries: IndexMap::new(),
+                changes: Vec::new(),
+                loaded: None,
+                stamp: None,
+            });
+        }
+        let bytes = io::read_file(path).map_err(io_err)?;
+        // The identity of the bytes actually read: a writer between the stat and the read
+        // shows up as a changed size or mtime at save time instead of being missed.
+        let stamp = stamp_of(path).map_err(io_err)?;
+        let value = parse_value(&bytes).map_err(|source| SessionStoreError::Corrupt {
+            path: path.to_path_buf(),
+            offset: source.offset,
+            source,
+        })?;
+        let JsValue::Object(top) = value else {
+            return Err(SessionStoreError::NotAnObject {
+                path: path.to_path_buf(),
+                found: kind_name(&value),
+            });
+        };
+        let mut entries = IndexMap::with_capacity(top.len());
+        let mut changes = Vec::new();
+        for (key, value) in top.iter() {
+            let key_text = key.to_str_lossy().into_owned();
+            let JsValue::Object(fields) = value else {
+                changes.push(LoadChange::DroppedEntry { key: key_text });
+                continue;
+            };
+            let mut fields = fields.clone();
+            migrate_legacy(&key_text, &mut fields, &mut changes);
+            if normalise_entry(&key_text, &mut fields, &mut changes) {
+                entries.insert(key.clone(), StoreEntry { fields });
+            } else {
+                changes.push(LoadChange::DroppedEntry { key: key_text });
+            }
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            entries,
+            changes,
+            loaded: Some(bytes),
+            stamp,
+        })
+    }
+
+    /// The store file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory the store's transcripts live in: the store file's directory (R1.4).
+    pub fn sessions_dir(&self) -> &Path {
+        self.path.parent().unwrap_or_else(|| Path::new("."))
+    }
+
+    /// What migration and normalisation changed at load, in file order (empty for a store the
+    /// reference wrote).
+    pub fn load_changes(&self) -> &[LoadChange] {
+        &self.changes
+    }
+
+    /// The entries by store key, in the file's order.
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = (&JsString, &StoreEntry)> {
+        self.entries.iter()
+    }
+
+    /// How many entries the store holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the store holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry stored under exactly `key` (no normalisation; see [`SessionStore::resolve`]).
+    pub fn get(&self, key: &str) -> Option<&StoreEntry> {
+        self.entries.get(&JsString::new(key))
+    }
+
+    /// The entry stored under exactly `key`, mutable.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut StoreEntry> {
+        self.entries.get_mut(&JsString::new(key))
+    }
+
+    /// Sets the entry under exactly `key`: an existing key keeps its position, a new key goes
+    /// last (R2.20).
+    pub fn insert(&mut self, key: &str, entry: StoreEntry) {
+        self.entries.insert(JsString::new(key), entry);
+    }
+
+    /// Removes the entry under exactly `key`, keeping the order of the others.
+    pub fn remove(&mut self, key: &str) -> Option<StoreEntry> {
+        self.entries.shift_remove(&JsString::new(key))
+    }
+
+    /// Key resolution for reads and writes (R2.17–R2.18, `resolveSessionStoreEntry`): the
+    /// requested key trimmed and normalised ([`normalize_session_key`]); candidates are the
+    /// normalised key, the trimmed raw key, and every stored key whose normalised form equals
+    /// it. The candidate with the greatest `updatedAt` wins (a missing one counts as 0; on a
+    /// tie the exact normalised key, then file order). `None` when no candidate is stored.
+    pub fn resolve(&self, requested: &str) -> Option<ResolvedKey<'_>> {
+        let normalized = normalize_session_key(requested);
+        if normalized.is_empty() {
+            return None;
+        }
+        let mut matches: Vec<(&JsString, &StoreEntry)> = self
+            .entries
+            .iter()
+            .filter(|(k, _)| {
+                let k = k.to_str_lossy();
+                k == normalized || k == requested.trim() || normalize_session_key(&k) == normalized
+            })
+            .collect();
+        // Stable sort: file order among equals; the exact normalised key first on a tie.
+        matches.sort_by(|(ka, a), (kb, b)| {
+            let ua = a.updated_at().unwrap_or(0.0);
+            let ub = b.updated_at().unwrap_or(0.0);
+            ub.total_cmp(&ua).then_with(|| {
+                (ka.to_str_lossy() != normalized).cmp(&(kb.to_str_lossy() != normalized))
+            })
+        });
+        let (key, entry) = *matches.first()?;
+        let legacy_keys = matches
+            .iter()
+            .map(|(k, _)| k.to_str_lossy().into_owned())
+            .filter(|k| *k != normalized)
+            .collect();
+        Some(ResolvedKey {
+            normalized_key: normalized,
+            stored_key: key.to_str_lossy().into_owned(),
+            entry,
+            legacy_keys,
+        })
+    }
+
+    /// The transcript of the entry under exactly `key`: [`transcript_path`] in this store's
+    /// directory. `None` when there is no such entry or it has no `sessionId`.
+    pub fn transcript_of(&self, key: &str) -> Option<PathBuf> {
+        let entry = self.get(key)?;
+        transcript_path(self.sessions_dir(), entry.session_id()?, entry)
+    }
+
+    /// The store as the reference serialises it (R2.20): `JSON.stringify(store, null, 2)`,
+    /// two-space indent, `\n` line ends, no trailing newline, keys in insertion order.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut top = JsObject::new();
+        for (key, entry) in &self.entries {
+            top.insert(key.clone(), JsValue::Object(entry.fields.clone()));
+        }
+        to_pretty_json(&JsValue::Object(top))
+    }
+
+    /// Saves the store (R2.20–R2.24): serialises it; when the text equals the bytes loaded,
+    /// writes nothing (R2.23); otherwise compares the file's mtime and size with those at load
+    /// and, when they match, replaces the file atomically (`session_store::io::atomic_rewrite`:
+    /// same-directory temp file, fsync, rename, directory fsync, the file's permission bits
+    /// kept) or creates it (`session_store::io::create_new`, mode 0600, its directory made when
+    /// missing). After a save the store is "as loaded" again, so a second save needs no reload.
+    ///
+    /// # Errors
+    /// [`SessionStoreError::Changed`] when the file was changed, created or removed by someone
+    /// else since load (nothing is written; reload and retry); [`SessionStoreError::Io`] for a
+    /// failed write (the file is as it was).
+    pub fn save(&mut self) -> Result<SaveOutcome, SessionStoreError> {
+        let text = self.to_bytes();
+        let path = self.path.clone();
+        let io_err = |source| SessionStoreError::Io {
+            path: path.clone(),
+            source,
+        };
+        let now = stamp_of(&self.path).map_err(io_err)?;
+        if now != self.stamp {
+            return Err(SessionStoreError::Changed { path: path.clone() });
+        }
+        if self.loaded.as_deref() == Some(text.as_slice()) {
+            return Ok(SaveOutcome::Unchanged);
+        }
+        if self.stamp.is_some() {
+            io::atomic_rewrite(&self.path, &text).map_err(io_err)?;
+        } else {
+            io::ensure_dir(self.sessions_dir()).map_err(io_err)?;
+            match io::create_new(&self.path, &text, None) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Err(SessionStoreError::Changed { path: path.clone() });
+                }
+                Err(e) => return Err(io_err(e)),
+            }
+        }
+        self.stamp = stamp_of(&self.path).map_err(io_err)?;
+        self.loaded = Some(text);
+        Ok(SaveOutcome::Written)
+    }
+}
+
+/// The result of [`SessionStore::resolve`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ResolvedKey<'a> {
+    /// The requested key trimmed and normalised: the key an entry-level write stores under.
+    pub normalized_key: String,
+    /// The stored key of the winning entry.
+    pub stored_key: String,
+    /// The winning entry.
+    pub entry: &'a StoreEntry,
+    /// Every matching stored key other than the normalised one, in file order after the
+    /// `updatedAt` ranking: an entry-level write deletes them (R2.18).
+    pub legacy_keys: Vec<String>,
+}
+
+/// R2.8: `provider` → `channel` and `lastProvider` → `lastChannel` (when the target is not a
+/// string; the old field is removed either way, as the reference does for a string value),
+/// `room` → `groupChannel` (or just deleted when `groupChannel` is a string).
+fn migrate_legacy(key: &str, fields: &mut JsObject, changes: &mut Vec<LoadChange>) {
+    for (old, new, name) in [
+        ("provider", "channel", "provider"),
+        ("lastProvider", "lastChannel", "lastProvider"),
+        ("room", "groupChannel", "room"),
+    ] {
+        let Some(JsValue::String(value)) = fields.get(old).cloned() else {
+            continue;
+        };
+        let target_is_string = matches!(fields.get(new), Some(JsValue::String(_)));
+        if !target_is_string {
+            fields.insert(new, JsValue::String(value));
+        }
+        fields.remove(old);
+        changes.push(LoadChange::ChangedField {
+            key: key.to_owned(),
+            field: name,
+        });
+    }
+}
+
+/// R2.10's "safe" session id: 1–255 chars, no `/` or `\`, not `.`/`..`, matching
+/// `^[A-Za-z0-9][A-Za-z0-9._:@-]*$` (already trimmed).
+fn is_safe_session_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    id.chars().count() <= 255
+        && first.is_ascii_alphanumeric()
+        && chars.all(|c| c.is_ascii_alphanumeric() || "._:@-".contains(c))
+}
+
+/// R1.8's file-name id: `^[a-z0-9][a-z0-9._-]{0,127}$`, case-insensitive.
+fn is_file_name_session_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    id.len() <= 128
+        && first.is_ascii_alphanumeric()
+        && chars.all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
+/// R2.10–R2.13 and R2.16 on one object entry; `false` when the entry is dropped.
+fn normalise_entry(key: &str, fields: &mut JsObject, changes: &mut Vec<LoadChange>) -> bool {
+    let mut changed = |field| {
+        changes.push(LoadChange::ChangedField {
+            key: key.to_owned(),
+            field,
+        });
+    };
+    match fields.get("sessionId").cloned() {
+        None => {}
+        Some(JsValue::String(raw)) => {
+            let text = raw.to_str_lossy().into_owned();
+            let trimmed = session_format::js::trim(&text).to_owned();
+            if !is_safe_session_id(&trimmed) {
+                return false;
+            }
+            let has_file = matches!(fields.get("sessionFile"), Some(JsValue::String(s)) if !session_format::js::trim(&s.to_str_lossy()).is_empty());
+            if !is_file_name_session_id(&trimmed) && !has_file {
+                fields.remove("sessionId");
+                changed("sessionId");
+            } else if trimmed != text || raw.has_lone_surrogate() {
+                fields.insert("sessionId", JsValue::String(JsString::new(trimmed)));
+                changed("sessionId");
+            }
+        }
+        Some(_) => return false,
+    }
+    if fields
+        .get("sessionFile")
+        .is_some_and(|v| !matches!(v, JsValue::String(_)))
+    {
+        fields.remove("sessionFile");
+        changed("sessionFile");
+    }
+    if let Some(v) = fields.get("updatedAt") {
+        let ok = matches!(v, JsValue::Number(n) if n.is_finite() && *n >= 0.0);
+        if !ok {
+            fields.insert("updatedAt", JsValue::Number(0.0));
+            changed("updatedAt");
+        }
+    }
+    for field in ["model", "modelProvider"] {
+        if let Some(JsValue::String(s)) = fields.get(field) {
+            let text = s.to_str_lossy().into_owned();
+            let trimmed = session_format::js::trim(&text);
+            if trimmed.is_empty() {
+                if field == "model" {
+                    fields.remove("model");
+                    fields.remove("modelProvider");
+                    changed("model");
+                    break;
+                }
+                fields.remove(field);
+                changed(field);
+            } else if trimmed != text {
+                let trimmed = trimmed.to_owned();
+                fields.insert(field, JsValue::String(JsString::new(trimmed)));
+                changed(field);
+            }
+        }
+    }
+    if let Some(JsValue::Object(snapshot)) = fields.get_mut("skillsSnapshot")
+        && snapshot.remove("resolvedSkills").is_some()
+    {
+        changed("skillsSnapshot");
+    }
+    true
+}
+
+/// A topic or thread id as it appears in a transcript name (R1.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TopicId {
+    /// A numeric id, written as-is.
+    Number(i64),
+    /// A string id, URI-component-encoded (`encodeURIComponent`).
+    Text(String),
+}
+
+/// The default transcript file name of a session (R1.6–R1.7): `<sessionId>.jsonl`, or
+/// `<sessionId>-topic-<topicId>.jsonl` for a topic or thread.
+pub fn transcript_file_name(session_id: &str, topic: Option<&TopicId>) -> String {
+    match topic {
+        None => format!("{session_id}.jsonl"),
+        Some(TopicId::Number(n)) => format!("{session_id}-topic-{n}.jsonl"),
+        Some(TopicId::Text(t)) => format!("{session_id}-topic-{}.jsonl", encode_uri_component(t)),
+    }
+}
+
+/// JavaScript's `encodeURIComponent`: UTF-8 bytes other than `A–Z a–z 0–9 - _ . ! ~ * ' ( )`
+/// become `%XX` (uppercase hex).
+fn encode_uri_component(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The transcript of `entry` in `sessions_dir` (R1.11, `resolveSessionFilePath`): a non-empty
+/// trimmed `sessionFile` resolves within the directory (a relative value against it, an
+/// absolute value inside it as is, an absolute value shaped `…/agents/<id>/sessions/<file>`
+/// unchanged: the structural fallback); anything else, and no `sessionFile`, gives
+/// `<sessions_dir>/<session_id>.jsonl` (R1.6). `None` when `session_id` is not a valid file
+/// name id (R1.8), where the reference throws.
+///
+/// Not done here: the agent-id and state-dir fallbacks for absolute paths outside the
+/// directory, and resolving symlinks of the directory first.
+pub fn transcript_path(
+    sessions_dir: &Path,
+    session_id: &str,
+    entry: &StoreEntry,
+) -> Option<PathBuf> {
+    let fallback = || {
+        let id = session_format::js::trim(session_id);
+        is_file_name_session_id(id).then(|| sessions_dir.join(transcript_file_name(id, None)))
+    };
+    let Some(file) = entry
+        .session_file()
+        .map(session_format::js::trim)
+        .filter(|f| !f.is_empty())
+    else {
+        return fallback();
+    };
+    let file = Path::new(file);
+    if file.is_relative() {
+        let mut depth = 0usize;
+        for c in file.components() {
+            match c {
+                Component::Normal(_) => depth += 1,
+                Component::CurDir => {}
+                Component::ParentDir if depth > 0 => depth -= 1,
+                _ => return fallback(),
+            }
+        }
+        return if depth > 0 {
+            Some(sessions_dir.join(file))
+        } else {
+            fallback()
+        };
+    }
+    if file.starts_with(sessions_dir) && file != sessions_dir {
+        return Some(file.to_path_buf());
+    }
+    let parts: Vec<_> = file.components().collect();
+    let structural = parts.len() >= 4
+        && matches!(parts[parts.len() - 2], Component::Normal(s) if s == "sessions")
+        && matches!(parts[parts.len() - 4], Component::Normal(s) if s == "agents")
+        && !file.components().any(|c| c == Component::ParentDir);
+    if structural {
+        Some(file.to_path_buf())
+    } else {
+        fallback()
+    }
+}
+
+/// `JSON.stringify(value, null, 2)` (R2.20): objects and arrays one member a line, indented two
+/// spaces a level, `"key": value`, empty ones as `{}` and `[]`; no trailing newline. Numbers
+/// and strings as `JSON.stringify` writes them (pi-format.md §1.7).
+pub fn to_pretty_json(value: &JsValue) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_pretty(value, 0, &mut out);
+    out
+}
+
+fn newline_indent(depth: usize, out: &mut Vec<u8>) {
+    out.push(b'\n');
+    out.resize(out.len() + 2 * depth, b' ');
+}
+
+fn write_pretty(value: &JsValue, depth: usize, out: &mut Vec<u8>) {
+    match value {
+        JsValue::Array(items) if !items.is_empty() => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                newline_indent(depth + 1, out);
+                write_pretty(item, depth + 1, out);
+            }
+            newline_indent(depth, out);
+            out.push(b']');
+        }
+        JsValue::Object(obj) if !obj.is_empty() => {
+            out.push(b'{');
+            for (i, (key, item)) in obj.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                newline_indent(depth + 1, out);
+                session_format::json::write_string_pub(key, out);
+                out.extend_from_slice(b": ");
+                write_pretty(item, depth + 1, out);
+            }
+            newline_indent(depth, out);
+            out.push(b'}');
+        }
+        other => session_format::json::write_value(other, out),
+    }
+}
