@@ -364,6 +364,10 @@ impl SessionStore {
     /// kept) or creates it (`session_store::io::create_new`, mode 0600, its directory made when
     /// missing). After a save the store is "as loaded" again, so a second save needs no reload.
     ///
+    /// The compare happens right before the replace, not under a lock: a writer that changes
+    /// the file between the compare and the rename (while the temp file is written) is not
+    /// seen; the reference's writer lock (§2.9) is not taken here.
+    ///
     /// # Errors
     /// [`SessionStoreError::Changed`] when the file was changed, created or removed by someone
     /// else since load (nothing is written; reload and retry); [`SessionStoreError::Io`] for a

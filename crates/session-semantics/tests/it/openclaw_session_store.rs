@@ -38,6 +38,11 @@ fn fixture_copy(test: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     Some((dir, dst))
 }
 
+/// Plants a test input (`session_store::io::write_raw`: an atomic replace or create).
+fn write(path: &Path, bytes: impl AsRef<[u8]>) {
+    session_store::io::write_raw(path, bytes.as_ref()).unwrap();
+}
+
 fn entry(json: &str) -> StoreEntry {
     match parse_value(json.as_bytes()).unwrap() {
         JsValue::Object(o) => StoreEntry::from_fields(o),
@@ -184,7 +189,7 @@ fn corrupt_store_is_an_error_with_the_offset_and_stays_untouched() {
     let dir = session_test_support::tempdir();
     let path = dir.path().join("sessions.json");
     let corrupt = b"{\n  \"agent:main:main\": {not json\n}";
-    std::fs::write(&path, corrupt).unwrap();
+    write(&path, corrupt);
     match SessionStore::load(&path) {
         Err(SessionStoreError::Corrupt {
             path: p, offset, ..
@@ -204,12 +209,12 @@ fn corrupt_store_is_an_error_with_the_offset_and_stays_untouched() {
     );
     assert_eq!(std::fs::read(&path).unwrap(), corrupt);
 
-    std::fs::write(&path, b"").unwrap();
+    write(&path, b"");
     assert!(matches!(
         SessionStore::load(&path),
         Err(SessionStoreError::Corrupt { offset: 0, .. })
     ));
-    std::fs::write(&path, b"[1,2]").unwrap();
+    write(&path, b"[1,2]");
     match SessionStore::load(&path) {
         Err(SessionStoreError::NotAnObject { found, .. }) => assert_eq!(found, "an array"),
         other => panic!("expected NotAnObject, got {other:?}"),
@@ -260,7 +265,7 @@ fn a_change_between_load_and_save_is_refused_and_kept() {
     let dir = session_test_support::tempdir();
     let fresh = dir.path().join("sessions.json");
     let mut absent = SessionStore::load(&fresh).unwrap();
-    std::fs::write(&fresh, b"{}").unwrap();
+    write(&fresh, b"{}");
     absent.insert(
         "agent:main:main",
         entry(r#"{"sessionId":"s1","updatedAt":1}"#),
@@ -313,7 +318,7 @@ fn legacy_fields_are_migrated_and_entries_normalised() {
 "c":{"sessionId":"../evil","updatedAt":5},
 "d":{"sessionId":"a:b@c","updatedAt":6,"lastProvider":"telegram","model":"  ","modelProvider":"openai"},
 "e":{"sessionId":"e1","sessionFile":7,"model":" m ","modelProvider":" p ","skillsSnapshot":{"resolvedSkills":[1],"version":2}}}"##;
-    std::fs::write(&path, text).unwrap();
+    write(&path, text);
     let store = SessionStore::load(&path).unwrap();
     assert_eq!(keys(&store), ["a", "d", "e"]);
     let changed = |key: &str, field| LoadChange::ChangedField {
@@ -371,13 +376,12 @@ fn legacy_fields_are_migrated_and_entries_normalised() {
 fn key_resolution_folds_case_and_prefers_the_newest_entry() {
     let dir = session_test_support::tempdir();
     let path = dir.path().join("sessions.json");
-    std::fs::write(
+    write(
         &path,
         r#"{"agent:main:Telegram:Direct:Bob":{"sessionId":"old","updatedAt":20},
 "agent:main:telegram:direct:bob":{"sessionId":"new","updatedAt":10},
 "agent:main:other":{"sessionId":"o","updatedAt":30}}"#,
-    )
-    .unwrap();
+    );
     let store = SessionStore::load(&path).unwrap();
     let hit = store.resolve("  agent:main:TELEGRAM:direct:bob ").unwrap();
     assert_eq!(hit.normalized_key, "agent:main:telegram:direct:bob");
