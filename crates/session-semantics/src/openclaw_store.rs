@@ -192,26 +192,39 @@ impl SessionStore {
     /// # Errors
     /// [`SessionStoreError::Corrupt`] (with the byte offset) for text that is not JSON, also an
     /// empty file; [`SessionStoreError::NotAnObject`] for a top-level array, `null`, number, …;
-    /// [`SessionStoreError::Io`] when the file exists but cannot be read.
+    /// [`SessionStoreError::Io`] when the file exists but cannot be read;
+    /// [`SessionStoreError::Changed`] when it kept changing during three reads in a row.
     pub fn load(path: &Path) -> Result<Self, SessionStoreError> {
         let io_err = |source| SessionStoreError::Io {
             path: path.to_path_buf(),
             source,
         };
-        let stamp = stamp_of(path).map_err(io_err)?;
-        if stamp.is_none() {
-            return Ok(Self {
-                path: path.to_path_buf(),
-                entries: IndexMap::new(),
-                changes: Vec::new(),
-                loaded: None,
-                stamp: None,
-            });
-        }
-        let bytes = io::read_file(path).map_err(io_err)?;
-        // The identity of the bytes actually read: a writer between the stat and the read
-        // shows up as a changed size or mtime at save time instead of being missed.
-        let stamp = stamp_of(path).map_err(io_err)?;
+        // The mtime and size before and after the read must agree, so that the stamp kept for
+        // the save belongs to the bytes read; a writer racing the read makes us read again.
+        let mut attempts = 0;
+        let (bytes, stamp) = loop {
+            let before = stamp_of(path).map_err(io_err)?;
+            if before.is_none() {
+                return Ok(Self {
+                    path: path.to_path_buf(),
+                    entries: IndexMap::new(),
+                    changes: Vec::new(),
+                    loaded: None,
+                    stamp: None,
+                });
+            }
+            let bytes = io::read_file(path).map_err(io_err)?;
+            let after = stamp_of(path).map_err(io_err)?;
+            if before == after {
+                break (bytes, after);
+            }
+            attempts += 1;
+            if attempts == 3 {
+                return Err(SessionStoreError::Changed {
+                    path: path.to_path_buf(),
+                });
+            }
+        };
         let value = parse_value(&bytes).map_err(|source| SessionStoreError::Corrupt {
             path: path.to_path_buf(),
             offset: source.offset,
@@ -305,6 +318,10 @@ impl SessionStore {
     /// normalised key, the trimmed raw key, and every stored key whose normalised form equals
     /// it. The candidate with the greatest `updatedAt` wins (a missing one counts as 0; on a
     /// tie the exact normalised key, then file order). `None` when no candidate is stored.
+    ///
+    /// Not done here: the folded lowercase aliases of Matrix-style keys, which the reference
+    /// accepts only with a delivery-target proof (R2.17); such stored keys match only when
+    /// their normalised form (which keeps the opaque spans' case) equals the request's.
     pub fn resolve(&self, requested: &str) -> Option<ResolvedKey<'_>> {
         let normalized = normalize_session_key(requested);
         if normalized.is_empty() {
@@ -486,7 +503,7 @@ fn normalise_entry(key: &str, fields: &mut JsObject, changes: &mut Vec<LoadChang
             if !is_file_name_session_id(&trimmed) && !has_file {
                 fields.remove("sessionId");
                 changed("sessionId");
-            } else if trimmed != text || raw.has_lone_surrogate() {
+            } else if trimmed != text {
                 fields.insert("sessionId", JsValue::String(JsString::new(trimmed)));
                 changed("sessionId");
             }
@@ -610,14 +627,16 @@ pub fn transcript_path(
             fallback()
         };
     }
+    if file.components().any(|c| c == Component::ParentDir) {
+        return fallback();
+    }
     if file.starts_with(sessions_dir) && file != sessions_dir {
         return Some(file.to_path_buf());
     }
     let parts: Vec<_> = file.components().collect();
     let structural = parts.len() >= 4
         && matches!(parts[parts.len() - 2], Component::Normal(s) if s == "sessions")
-        && matches!(parts[parts.len() - 4], Component::Normal(s) if s == "agents")
-        && !file.components().any(|c| c == Component::ParentDir);
+        && matches!(parts[parts.len() - 4], Component::Normal(s) if s == "agents");
     if structural {
         Some(file.to_path_buf())
     } else {

@@ -424,6 +424,13 @@ fn transcript_names_and_session_file_overrides() {
         Some(PathBuf::from("/old/agents/main/sessions/z.jsonl"))
     );
     assert_eq!(resolve("/etc/passwd", "s1"), Some(dir.join("s1.jsonl")));
+    assert_eq!(
+        resolve(
+            "/state/agents/main/sessions/../../x/agents/a/sessions/f.jsonl",
+            "s1"
+        ),
+        Some(dir.join("s1.jsonl"))
+    );
     assert_eq!(resolve("/etc/passwd", "a:b"), None);
 }
 
