@@ -132,11 +132,25 @@ impl StoreEntry {
     }
 }
 
-/// The file's identity when it was read: `None` when it did not exist.
+/// The file's identity when it was read (`None` when it did not exist): mtime and size, and on
+/// Unix the device and inode, so that a replace by rename (what the reference's writer and ours
+/// do) is seen even when it keeps the size within one mtime tick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
     modified: Option<SystemTime>,
     len: u64,
+    file_id: (u64, u64),
+}
+
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn file_id(_meta: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
 }
 
 /// A loaded `sessions.json`: entries by store key, in the file's order, plus what is needed to
@@ -165,6 +179,7 @@ fn stamp_of(path: &Path) -> Result<Option<Stamp>, std::io::Error> {
         Ok(meta) => Ok(Some(Stamp {
             modified: meta.modified().ok(),
             len: meta.len(),
+            file_id: file_id(&meta),
         })),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
@@ -375,8 +390,8 @@ impl SessionStore {
     }
 
     /// Saves the store (R2.20–R2.24): serialises it; when the text equals the bytes loaded,
-    /// writes nothing (R2.23); otherwise compares the file's mtime and size with those at load
-    /// and, when they match, replaces the file atomically (`session_store::io::atomic_rewrite`:
+    /// writes nothing (R2.23); otherwise compares the file's mtime and size (and on Unix its
+    /// device and inode) with those at load and, when they match, replaces the file atomically (`session_store::io::atomic_rewrite`:
     /// same-directory temp file, fsync, rename, directory fsync, the file's permission bits
     /// kept) or creates it (`session_store::io::create_new`, mode 0600, its directory made when
     /// missing). After a save the store is "as loaded" again, so a second save needs no reload.

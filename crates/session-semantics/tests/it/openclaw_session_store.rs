@@ -261,6 +261,24 @@ fn a_change_between_load_and_save_is_refused_and_kept() {
         Some(1781260000000.0)
     );
 
+    // A same-size change (one digit of a number) is seen too: the other writer replaced the file.
+    let mut ours = SessionStore::load(&path).unwrap();
+    let mut theirs = SessionStore::load(&path).unwrap();
+    let before = std::fs::metadata(&path).unwrap().len();
+    theirs
+        .get_mut("agent:main:main")
+        .unwrap()
+        .set_updated_at(1781260000001.0);
+    assert_eq!(theirs.save().unwrap(), SaveOutcome::Written);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), before);
+    let theirs_bytes = std::fs::read(&path).unwrap();
+    ours.remove("agent:main:cron:daily-digest:run:run-0001");
+    assert!(matches!(
+        ours.save(),
+        Err(SessionStoreError::Changed { .. })
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), theirs_bytes);
+
     // A store loaded while the file was absent refuses when someone created it meanwhile.
     let dir = session_test_support::tempdir();
     let fresh = dir.path().join("sessions.json");
