@@ -6,8 +6,12 @@
 //! Differences from the reference on purpose (docs/DEVIATIONS.md D36): a `sessions.json` that
 //! is not a JSON object (invalid JSON, empty, an array, …) is a [`SessionStoreError`] naming the
 //! file and byte offset, never read as `{}` and never replaced (R2.3, R2.4); a save refuses when
-//! the file changed since it was loaded (mtime or size), instead of overwriting the other
-//! writer's change; the replace keeps the existing file's permission bits and is fsynced.
+//! the file changed since it was loaded (mtime, size, or inode), instead of overwriting the
+//! other writer's change; the replace keeps the existing file's permission bits and is fsynced.
+//!
+//! Not done here yet: re-deriving the delivery fields (R2.14), cleaning `pluginExtensions`
+//! (R2.15), skill-prompt blobs (R2.21, R2.25), the writer lock and caches (§2.9), and the
+//! single-entry fast path (R2.22), whose output equals the full serialisation done here.
 
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
