@@ -29,7 +29,10 @@ Which sessions: --agent ID lists <root>/agents/ID/sessions/; --dir DIR lists DIR
 ~/.pi/agent/sessions, one sub-directory per working directory); --all (the default) lists every
 agent of the store (--root, else $OPENCLAW_STATE_DIR, else ~/.openclaw). In every case the
 *.jsonl files directly in the sessions directory and in its immediate sub-directories are
-listed, as every other subcommand reads --agent, --dir and --pi. Files are only read, never
+listed, as every other subcommand reads --agent, --dir and --pi, except OpenClaw's sidecars
+(`<id>.trajectory.jsonl`; the `.reset.`, `.deleted.` and `.bak` archives and
+`.trajectory-path.json` are not *.jsonl) and, in a directory holding `sessions.json`, its
+`archive/` sub-directory: these are neither listed nor warned about. Files are only read, never
 opened for writing, and only when they are regular files (a FIFO or a link to a device is
 reported as skipped, never opened). On a terminal a progress bar appears when scanning takes
 more than 300 ms.
@@ -108,15 +111,32 @@ fn scan_dir(
     for (path, reason) in listing.unreadable {
         skipped.push(Skipped { path, reason });
     }
+    let openclaw_store = ctx.redis().is_none() && dir.join("sessions.json").is_file();
     listing
         .files
         .into_iter()
+        .filter(|path| !is_sidecar_or_archive(dir, path, openclaw_store))
         .map(|path| Candidate {
             path,
             agent: agent.map(str::to_owned),
             root: dir.to_path_buf(),
         })
         .collect()
+}
+
+/// Whether `path`, found in the sessions directory `dir`, is not a session to list: a
+/// trajectory capture (`<transcript minus .jsonl>.trajectory.jsonl`, openclaw-store.md §1.4,
+/// R1.14), or, in an OpenClaw store (`dir` holds `sessions.json`), a file under its
+/// `archive/` sub-directory, which the reference's maintenance never scans (R1.15). The
+/// `.reset.<ts>`, `.deleted.<ts>` and `.bak…` archives and `.trajectory-path.json` pointers
+/// do not end in `.jsonl`, so they are never candidates.
+fn is_sidecar_or_archive(dir: &Path, path: &Path, openclaw_store: bool) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    name.ends_with(".trajectory.jsonl")
+        || (openclaw_store && path.parent() == Some(dir.join("archive").as_path()))
 }
 
 /// Merges the listed names of one file into one row, per listed directory

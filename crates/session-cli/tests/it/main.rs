@@ -27,5 +27,6 @@ mod repair_store_root;
 mod repair_through_an_agent_link;
 mod retention_guard_rails;
 mod same_session_id;
+mod sidecars_not_sessions;
 mod write_command_reports;
 mod write_commands;
