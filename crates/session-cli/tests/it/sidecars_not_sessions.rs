@@ -122,7 +122,10 @@ fn the_reference_fixture_lists_its_transcripts_only() {
         &sessions.join(format!("{group}.trajectory.jsonl")),
         b"{\"traceSchema\":\"openclaw-trajectory\"}\n",
     );
-    plant(&sessions.join(format!("{group}.trajectory-path.json")), b"{}\n");
+    plant(
+        &sessions.join(format!("{group}.trajectory-path.json")),
+        b"{}\n",
+    );
     plant_copy(
         &sessions.join(format!("{group}.jsonl")),
         &sessions.join("archive").join(format!("{group}.jsonl")),
