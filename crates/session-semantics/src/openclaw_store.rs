@@ -667,44 +667,7 @@ pub fn transcript_path(
 /// spaces a level, `"key": value`, empty ones as `{}` and `[]`; no trailing newline. Numbers
 /// and strings as `JSON.stringify` writes them (pi-format.md §1.7).
 pub fn to_pretty_json(value: &JsValue) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_pretty(value, 0, &mut out);
-    out
-}
-
-fn newline_indent(depth: usize, out: &mut Vec<u8>) {
-    out.push(b'\n');
-    out.resize(out.len() + 2 * depth, b' ');
-}
-
-fn write_pretty(value: &JsValue, depth: usize, out: &mut Vec<u8>) {
-    match value {
-        JsValue::Array(items) if !items.is_empty() => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                newline_indent(depth + 1, out);
-                write_pretty(item, depth + 1, out);
-            }
-            newline_indent(depth, out);
-            out.push(b']');
-        }
-        JsValue::Object(obj) if !obj.is_empty() => {
-            out.push(b'{');
-            for (i, (key, item)) in obj.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                newline_indent(depth + 1, out);
-                session_format::json::write_string_pub(key, out);
-                out.extend_from_slice(b": ");
-                write_pretty(item, depth + 1, out);
-            }
-            newline_indent(depth, out);
-            out.push(b'}');
-        }
-        other => session_format::json::write_value(other, out),
-    }
+    // The conformance normaliser's writer is this exact algorithm; its text is always UTF-8
+    // (lone surrogates are written as `\uXXXX` escapes), so the bytes are its bytes.
+    session_format::normalize::to_json_string_indented(value, 2).into_bytes()
 }
