@@ -13,7 +13,7 @@
 //! (R2.15), skill-prompt blobs (R2.21, R2.25), the writer lock and caches (§2.9), and the
 //! single-entry fast path (R2.22), whose output equals the full serialisation done here.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use indexmap::IndexMap;
@@ -21,6 +21,12 @@ use session_format::json::{JsObject, JsString, JsValue, JsonError, parse_value};
 use session_store::io;
 
 use crate::key::normalize_session_key;
+
+mod normalise;
+mod paths;
+
+use normalise::{migrate_legacy, normalise_entry};
+pub use paths::{TopicId, transcript_file_name, transcript_path};
 
 /// The store's file name inside a sessions directory (R1.2).
 pub const STORE_FILE_NAME: &str = "sessions.json";
@@ -453,214 +459,6 @@ pub struct ResolvedKey<'a> {
     /// Every matching stored key other than the normalised one, in file order after the
     /// `updatedAt` ranking: an entry-level write deletes them (R2.18).
     pub legacy_keys: Vec<String>,
-}
-
-/// R2.8: `provider` → `channel` and `lastProvider` → `lastChannel` (when the target is not a
-/// string; the old field is removed either way, as the reference does for a string value),
-/// `room` → `groupChannel` (or just deleted when `groupChannel` is a string).
-fn migrate_legacy(key: &str, fields: &mut JsObject, changes: &mut Vec<LoadChange>) {
-    for (old, new, name) in [
-        ("provider", "channel", "provider"),
-        ("lastProvider", "lastChannel", "lastProvider"),
-        ("room", "groupChannel", "room"),
-    ] {
-        let Some(JsValue::String(value)) = fields.get(old).cloned() else {
-            continue;
-        };
-        let target_is_string = matches!(fields.get(new), Some(JsValue::String(_)));
-        if !target_is_string {
-            fields.insert(new, JsValue::String(value));
-        }
-        fields.remove(old);
-        changes.push(LoadChange::ChangedField {
-            key: key.to_owned(),
-            field: name,
-        });
-    }
-}
-
-/// R2.10's "safe" session id: 1–255 chars, no `/` or `\`, not `.`/`..`, matching
-/// `^[A-Za-z0-9][A-Za-z0-9._:@-]*$` (already trimmed).
-fn is_safe_session_id(id: &str) -> bool {
-    let mut chars = id.chars();
-    let Some(first) = chars.next() else {
-        return false;
-    };
-    id.chars().count() <= 255
-        && first.is_ascii_alphanumeric()
-        && chars.all(|c| c.is_ascii_alphanumeric() || "._:@-".contains(c))
-}
-
-/// R1.8's file-name id: `^[a-z0-9][a-z0-9._-]{0,127}$`, case-insensitive.
-fn is_file_name_session_id(id: &str) -> bool {
-    let mut chars = id.chars();
-    let Some(first) = chars.next() else {
-        return false;
-    };
-    id.len() <= 128
-        && first.is_ascii_alphanumeric()
-        && chars.all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-}
-
-/// R2.10–R2.13 and R2.16 on one object entry; `false` when the entry is dropped.
-fn normalise_entry(key: &str, fields: &mut JsObject, changes: &mut Vec<LoadChange>) -> bool {
-    let mut changed = |field| {
-        changes.push(LoadChange::ChangedField {
-            key: key.to_owned(),
-            field,
-        });
-    };
-    match fields.get("sessionId").cloned() {
-        None => {}
-        Some(JsValue::String(raw)) => {
-            let text = raw.to_str_lossy().into_owned();
-            let trimmed = session_format::js::trim(&text).to_owned();
-            if !is_safe_session_id(&trimmed) {
-                return false;
-            }
-            let has_file = matches!(fields.get("sessionFile"), Some(JsValue::String(s)) if !session_format::js::trim(&s.to_str_lossy()).is_empty());
-            if !is_file_name_session_id(&trimmed) && !has_file {
-                fields.remove("sessionId");
-                changed("sessionId");
-            } else if trimmed != text {
-                fields.insert("sessionId", JsValue::String(JsString::new(trimmed)));
-                changed("sessionId");
-            }
-        }
-        Some(_) => return false,
-    }
-    if fields
-        .get("sessionFile")
-        .is_some_and(|v| !matches!(v, JsValue::String(_)))
-    {
-        fields.remove("sessionFile");
-        changed("sessionFile");
-    }
-    if let Some(v) = fields.get("updatedAt") {
-        let ok = matches!(v, JsValue::Number(n) if n.is_finite() && *n >= 0.0);
-        if !ok {
-            fields.insert("updatedAt", JsValue::Number(0.0));
-            changed("updatedAt");
-        }
-    }
-    for field in ["model", "modelProvider"] {
-        if let Some(JsValue::String(s)) = fields.get(field) {
-            let text = s.to_str_lossy().into_owned();
-            let trimmed = session_format::js::trim(&text);
-            if trimmed.is_empty() {
-                if field == "model" {
-                    fields.remove("model");
-                    fields.remove("modelProvider");
-                    changed("model");
-                    break;
-                }
-                fields.remove(field);
-                changed(field);
-            } else if trimmed != text {
-                let trimmed = trimmed.to_owned();
-                fields.insert(field, JsValue::String(JsString::new(trimmed)));
-                changed(field);
-            }
-        }
-    }
-    if let Some(JsValue::Object(snapshot)) = fields.get_mut("skillsSnapshot")
-        && snapshot.remove("resolvedSkills").is_some()
-    {
-        changed("skillsSnapshot");
-    }
-    true
-}
-
-/// A topic or thread id as it appears in a transcript name (R1.7).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TopicId {
-    /// A numeric id, written as-is.
-    Number(i64),
-    /// A string id, URI-component-encoded (`encodeURIComponent`).
-    Text(String),
-}
-
-/// The default transcript file name of a session (R1.6–R1.7): `<sessionId>.jsonl`, or
-/// `<sessionId>-topic-<topicId>.jsonl` for a topic or thread.
-pub fn transcript_file_name(session_id: &str, topic: Option<&TopicId>) -> String {
-    match topic {
-        None => format!("{session_id}.jsonl"),
-        Some(TopicId::Number(n)) => format!("{session_id}-topic-{n}.jsonl"),
-        Some(TopicId::Text(t)) => format!("{session_id}-topic-{}.jsonl", encode_uri_component(t)),
-    }
-}
-
-/// JavaScript's `encodeURIComponent`: UTF-8 bytes other than `A–Z a–z 0–9 - _ . ! ~ * ' ( )`
-/// become `%XX` (uppercase hex).
-fn encode_uri_component(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// The transcript of `entry` in `sessions_dir` (R1.11, `resolveSessionFilePath`): a non-empty
-/// trimmed `sessionFile` resolves within the directory (a relative value against it, an
-/// absolute value inside it as is, an absolute value shaped `…/agents/<id>/sessions/<file>`
-/// unchanged: the structural fallback); anything else, and no `sessionFile`, gives
-/// `<sessions_dir>/<session_id>.jsonl` (R1.6). `None` when `session_id` is not a valid file
-/// name id (R1.8), where the reference throws.
-///
-/// Not done here: the agent-id and state-dir fallbacks for absolute paths outside the
-/// directory, and resolving symlinks of the directory first.
-pub fn transcript_path(
-    sessions_dir: &Path,
-    session_id: &str,
-    entry: &StoreEntry,
-) -> Option<PathBuf> {
-    let fallback = || {
-        let id = session_format::js::trim(session_id);
-        is_file_name_session_id(id).then(|| sessions_dir.join(transcript_file_name(id, None)))
-    };
-    let Some(file) = entry
-        .session_file()
-        .map(session_format::js::trim)
-        .filter(|f| !f.is_empty())
-    else {
-        return fallback();
-    };
-    let file = Path::new(file);
-    if file.is_relative() {
-        let mut depth = 0usize;
-        for c in file.components() {
-            match c {
-                Component::Normal(_) => depth += 1,
-                Component::CurDir => {}
-                Component::ParentDir if depth > 0 => depth -= 1,
-                _ => return fallback(),
-            }
-        }
-        return if depth > 0 {
-            Some(sessions_dir.join(file))
-        } else {
-            fallback()
-        };
-    }
-    if file.components().any(|c| c == Component::ParentDir) {
-        return fallback();
-    }
-    if file.starts_with(sessions_dir) && file != sessions_dir {
-        return Some(file.to_path_buf());
-    }
-    let parts: Vec<_> = file.components().collect();
-    let structural = parts.len() >= 4
-        && matches!(parts[parts.len() - 2], Component::Normal(s) if s == "sessions")
-        && matches!(parts[parts.len() - 4], Component::Normal(s) if s == "agents");
-    if structural {
-        Some(file.to_path_buf())
-    } else {
-        fallback()
-    }
 }
 
 /// `JSON.stringify(value, null, 2)` (R2.20): objects and arrays one member a line, indented two
