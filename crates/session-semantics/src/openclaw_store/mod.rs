@@ -22,9 +22,14 @@ use session_store::io;
 
 use crate::key::normalize_session_key;
 
+mod artifacts;
 mod normalise;
 mod paths;
 
+pub use artifacts::{
+    ArchiveReason, ArtifactKind, classify, format_archive_timestamp, parse_archive_name,
+    parse_archive_timestamp,
+};
 use normalise::{migrate_legacy, normalise_entry};
 pub use paths::{TopicId, transcript_file_name, transcript_path};
 

@@ -14,6 +14,7 @@ mod hostile_names;
 mod inspect;
 mod keys;
 mod openclaw_session_store;
+mod openclaw_store_artifacts;
 mod peer_case;
 mod policy;
 mod retention;
