@@ -12,7 +12,7 @@ use session_semantics::policy::{
     parse_max_age_ms,
 };
 use session_semantics::retention::{self, ArchivePlan, ArchiveReport, Outcome as ActionOutcome};
-use session_semantics::{RetentionPolicy, StoreLayout, SystemClock};
+use session_semantics::{RetentionPolicy, StoreLayout};
 
 use crate::address::{self, Locator};
 use crate::ctx::Ctx;
@@ -161,7 +161,6 @@ pub(crate) struct ArchiveRequest {
     pub(crate) config: Option<PathBuf>,
     pub(crate) max_age: Option<AgeFlag>,
     pub(crate) max_size: Option<SizeFlag>,
-    pub(crate) now: Option<i64>,
     pub(crate) dry_run: bool,
     pub(crate) allow_mass: bool,
     pub(crate) json: bool,
@@ -269,10 +268,7 @@ pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::
     let root = address::state_root(req.root.as_deref());
     let (ids, skipped_agents) = agents(ctx, req, &root)?;
     let layout = StoreLayout::new(&root);
-    let now = req.now.unwrap_or_else(|| {
-        use session_semantics::Clock as _;
-        SystemClock.now_ms()
-    });
+    let now = ctx.now_ms();
     let mut plans: Vec<ArchivePlan> = Vec::with_capacity(ids.len());
     let mut errors: Vec<(String, String)> = Vec::new();
     for id in &ids {

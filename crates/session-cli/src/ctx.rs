@@ -2,7 +2,9 @@
 //! the subcommand starts, passed down as `&Ctx` instead of being kept in a process global.
 //!
 //! Today that is where sessions are read ([`Backend`]: the files, or the Redis store of
-//! `--backend redis://…`). The command's standard output ([`crate::output::Output`]) is not
+//! `--backend redis://…`) and what time it is ([`Ctx::now_ms`]: the system clock, or the
+//! global `--now TIME`, so runs are reproducible and tests can compare with the reference's
+//! outputs made under a fixed clock). The command's standard output ([`crate::output::Output`]) is not
 //! part of it: it is written to, so each function that prints takes it as `&mut Output` next to
 //! the shared `&Ctx`.
 
@@ -13,12 +15,24 @@ use crate::backend::{Backend, RedisBackend};
 pub(crate) struct Ctx {
     /// Where this run reads sessions.
     pub(crate) backend: Backend,
+    /// The global `--now TIME`, when given.
+    fixed_now_ms: Option<i64>,
 }
 
 impl Ctx {
-    /// A context reading sessions from `backend`.
-    pub(crate) fn new(backend: Backend) -> Self {
-        Ctx { backend }
+    /// A context reading sessions from `backend`, whose clock says `now` (epoch milliseconds,
+    /// from the global `--now`) when given, else the system clock's time.
+    pub(crate) fn new(backend: Backend, now: Option<i64>) -> Self {
+        Ctx {
+            backend,
+            fixed_now_ms: now,
+        }
+    }
+
+    /// Now, in epoch milliseconds: the global `--now` when given, else the system clock.
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.fixed_now_ms
+            .unwrap_or_else(session_format::ids::now_ms)
     }
 
     /// The Redis store of `--backend`, `None` when sessions are files.

@@ -171,6 +171,10 @@ struct Cli {
     /// The Redis key prefix (for --backend and migrate) [default: openclaw:sessions].
     #[arg(long, global = true, value_name = "NAME")]
     redis_prefix: Option<String>,
+    /// Run as of this time (ISO 8601, UTC unless it has an offset, or epoch milliseconds)
+    /// [default: now]: ages, retention and timestamps written are computed from it.
+    #[arg(long, global = true, value_name = "TIME", value_parser = archive::parse_now)]
+    now: Option<i64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -441,10 +445,6 @@ struct ArchiveArgs {
     /// bytes; `off` disables).
     #[arg(long, value_name = "SIZE", value_parser = archive::parse_size)]
     max_size: Option<archive::SizeFlag>,
-    /// Plan as of this time (ISO 8601, UTC unless it has an offset, or epoch milliseconds)
-    /// [default: now].
-    #[arg(long, value_name = "TIME", value_parser = archive::parse_now)]
-    now: Option<i64>,
     /// Print the plan and move nothing.
     #[arg(long)]
     dry_run: bool,
@@ -565,7 +565,7 @@ fn context(cli: &Cli) -> anyhow::Result<Ctx> {
     let migrate = matches!(cli.command, Command::Migrate(_));
     if matches!(cli.command, Command::Keys(_)) {
         // `keys parse` classifies a key string and reads no store: a backend changes nothing.
-        return Ok(Ctx::new(Backend::Files));
+        return Ok(Ctx::new(Backend::Files, cli.now));
     }
     let url = match cli.backend.as_deref() {
         None | Some("files" | "file") => None,
@@ -583,7 +583,7 @@ fn context(cli: &Cli) -> anyhow::Result<Ctx> {
                 "--redis-prefix needs --backend redis://HOST:PORT/ (or migrate)"
             ));
         }
-        return Ok(Ctx::new(Backend::Files));
+        return Ok(Ctx::new(Backend::Files, cli.now));
     };
     let spec = backend::parse_redis(url, cli.redis_prefix.as_deref()).map_err(|e| {
         UsageError::new(format!(
@@ -606,7 +606,7 @@ fn context(cli: &Cli) -> anyhow::Result<Ctx> {
         )));
     }
     let redis = backend::RedisBackend::connect(spec)?;
-    Ok(Ctx::new(Backend::Redis(redis)))
+    Ok(Ctx::new(Backend::Redis(redis), cli.now))
 }
 
 /// Refuses every `--agent ID` and `--session NAME` that is not a valid path component
@@ -781,7 +781,6 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 config: a.config,
                 max_age: a.max_age,
                 max_size: a.max_size,
-                now: a.now,
                 dry_run: a.dry_run,
                 allow_mass: a.allow_mass,
                 json: a.json,
