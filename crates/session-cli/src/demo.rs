@@ -990,7 +990,7 @@ pub(crate) fn run(
         pi: false,
     };
     let (listed, skipped) = list::collect(ctx, &loc, true)?;
-    list::write_table(&listed, &skipped, true, width, out)?;
+    list::write_table(&listed, &skipped, true, width, None, out)?;
 
     let dm = root.join(TELEGRAM);
     out.line("")?;

@@ -19,7 +19,7 @@ use crate::backend::RedisBackend;
 use crate::ctx::Ctx;
 use crate::outcome::UsageError;
 use crate::output::Output;
-use crate::{fsx, text};
+use crate::{fsx, store_list, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 List sessions, newest first (by last user/assistant activity, as OpenClaw's list sorts them).
@@ -386,33 +386,54 @@ fn scan_redis(r: &RedisBackend, cands: &[Candidate]) -> Vec<Scan> {
         .collect()
 }
 
+/// The sessions directories a locator names, each with its agent: the one directory of
+/// `--agent`/`--dir`/`--pi`, else every agent of the store root.
+///
+/// # Errors
+/// Nothing to list, or no store at the root.
+pub(crate) fn listed_dirs(
+    ctx: &Ctx,
+    loc: &Locator,
+    all: bool,
+) -> anyhow::Result<Vec<(Option<String>, PathBuf)>> {
+    if !all && loc.names_dir() {
+        let Some(dir) = address::sessions_dir(ctx, loc)? else {
+            bail!(UsageError::new("nothing to list"));
+        };
+        return Ok(vec![(loc.agent.clone(), dir)]);
+    }
+    let root = address::store_root(ctx, loc.root.as_deref());
+    let agents_dir = root.join("agents");
+    if !address::dir_exists(ctx, &agents_dir)? {
+        bail!(address::no_store_error(ctx, &root, loc.root.as_deref()));
+    }
+    let mut dirs = Vec::new();
+    for agent in address::agents(ctx, &root) {
+        let dir = agents_dir.join(&agent).join("sessions");
+        if address::dir_exists(ctx, &dir)? {
+            dirs.push((Some(agent), dir));
+        }
+    }
+    Ok(dirs)
+}
+
 /// The sessions a locator names, newest first, and the files skipped.
 pub(crate) fn collect(
     ctx: &Ctx,
     loc: &Locator,
     all: bool,
 ) -> anyhow::Result<(Vec<Listed>, Vec<Skipped>)> {
+    let dirs = listed_dirs(ctx, loc, all)?;
+    Ok(collect_dirs(ctx, &dirs))
+}
+
+/// The sessions of `dirs` (the `*.jsonl` files), newest first, and the files skipped.
+fn collect_dirs(ctx: &Ctx, dirs: &[(Option<String>, PathBuf)]) -> (Vec<Listed>, Vec<Skipped>) {
     let mut skipped = Vec::new();
-    let cands = if !all && loc.names_dir() {
-        let Some(dir) = address::sessions_dir(ctx, loc)? else {
-            bail!(UsageError::new("nothing to list"));
-        };
-        scan_dir(ctx, &dir, loc.agent.as_deref(), &mut skipped)
-    } else {
-        let root = address::store_root(ctx, loc.root.as_deref());
-        let agents_dir = root.join("agents");
-        if !address::dir_exists(ctx, &agents_dir)? {
-            bail!(address::no_store_error(ctx, &root, loc.root.as_deref()));
-        }
-        let mut cands = Vec::new();
-        for agent in address::agents(ctx, &root) {
-            let dir = agents_dir.join(&agent).join("sessions");
-            if address::dir_exists(ctx, &dir)? {
-                cands.extend(scan_dir(ctx, &dir, Some(&agent), &mut skipped));
-            }
-        }
-        cands
-    };
+    let mut cands = Vec::new();
+    for (agent, dir) in dirs {
+        cands.extend(scan_dir(ctx, dir, agent.as_deref(), &mut skipped));
+    }
     let scans = match ctx.redis() {
         Some(r) => scan_redis(r, &cands),
         None => scan_all(&cands),
@@ -436,7 +457,7 @@ pub(crate) fn collect(
             .then_with(|| a.info.path.cmp(&b.info.path))
     });
     mark_shared_ids(&mut listed);
-    Ok((listed, skipped))
+    (listed, skipped)
 }
 
 /// Fills [`Listed::id_shared_with`]: for each session, the other listed files whose header
@@ -499,7 +520,17 @@ fn shared_id_warnings(listed: &[Listed]) -> Vec<String> {
 }
 
 /// The table (header included) for listed sessions.
-pub(crate) fn table(listed: &[Listed], show_agent: bool, width: usize) -> Vec<String> {
+///
+/// `width` sizes the name column; with `fit` (the table width, [`text::table_width`]) the
+/// PATH cell is cut ([`text::truncate_path`]) so that every line fits, and the name column is sized
+/// for it.
+pub(crate) fn table(
+    listed: &[Listed],
+    show_agent: bool,
+    width: usize,
+    fit: Option<usize>,
+) -> Vec<String> {
+    let width = fit.unwrap_or(width);
     let ids = text::ShortIds::new(listed.iter().map(|l| l.info.id.as_str()));
     let short: Vec<String> = listed.iter().map(|l| ids.get(&l.info.id)).collect();
     struct Row {
@@ -551,7 +582,11 @@ pub(crate) fn table(listed: &[Listed], show_agent: bool, width: usize) -> Vec<St
     // The name column gets what is left of the width, but no less than 32 and no more than
     // its longest value; the path is last and never cut.
     let name_max = w(&|r| &r.name, "NAME / FIRST MESSAGE");
-    let name_w = width.saturating_sub(fixed + 30).clamp(32, 60).min(name_max);
+    let name_w = match fit {
+        // Fitted: the name gives way down to 12 columns so that the path keeps about 24.
+        Some(_) => width.saturating_sub(fixed + 24).clamp(12, 60).min(name_max),
+        None => width.saturating_sub(fixed + 30).clamp(32, 60).min(name_max),
+    };
     let mut out = Vec::with_capacity(rows.len() + 1);
     let fmt =
         |agent: &str, id: &str, name: &str, msgs: &str, modified: &str, size: &str, path: &str| {
@@ -570,8 +605,22 @@ pub(crate) fn table(listed: &[Listed], show_agent: bool, width: usize) -> Vec<St
             l.push_str("  ");
             l.push_str(&text::pad_left(size, size_w));
             l.push_str("  ");
-            l.push_str(path);
-            l.trim_end().to_owned()
+            match fit {
+                Some(limit) => {
+                    let room = limit.saturating_sub(text::width(&l)).max(4);
+                    l.push_str(&text::truncate_path(path, room));
+                    let l = l.trim_end();
+                    if text::width(l) > limit {
+                        text::truncate(l, limit)
+                    } else {
+                        l.to_owned()
+                    }
+                }
+                None => {
+                    l.push_str(path);
+                    l.trim_end().to_owned()
+                }
+            }
         };
     out.push(fmt(
         "AGENT",
@@ -682,12 +731,13 @@ pub(crate) fn write_table(
     skipped: &[Skipped],
     show_agent: bool,
     width: usize,
+    fit: Option<usize>,
     out: &mut Output,
 ) -> anyhow::Result<()> {
     if listed.is_empty() {
         out.line("no sessions found")?;
     } else {
-        for l in table(listed, show_agent, width) {
+        for l in table(listed, show_agent, width, fit) {
             out.line(&l)?;
         }
     }
@@ -698,6 +748,11 @@ pub(crate) fn write_table(
             eprintln!("{w}");
         }
     }
+    report_skipped(skipped, out)
+}
+
+/// `warning: skipped N files:` and one line per file on stderr (nothing when none).
+pub(crate) fn report_skipped(skipped: &[Skipped], out: &mut Output) -> anyhow::Result<()> {
     if !skipped.is_empty() {
         out.flush()?;
         eprintln!(
@@ -712,15 +767,45 @@ pub(crate) fn write_table(
     Ok(())
 }
 
-/// `sessions list`.
+/// `sessions list`. Directories holding `sessions.json` are listed by store key
+/// ([`crate::store_list`]); when none of the listed directories has one, the files are listed
+/// as before (`--active` and `--limit` then select by the MODIFIED time).
 pub(crate) fn run(
     ctx: &Ctx,
     loc: &Locator,
     all: bool,
     json: bool,
+    flags: &store_list::ListFlags,
     out: &mut Output,
 ) -> anyhow::Result<()> {
-    let (listed, skipped) = collect(ctx, loc, all)?;
+    let dirs = listed_dirs(ctx, loc, all)?;
+    let show_agent = all || !loc.names_dir();
+    let (store_dirs, file_dirs): (Vec<_>, Vec<_>) = dirs
+        .into_iter()
+        .partition(|(_, d)| ctx.redis().is_none() && store_list::is_store_dir(d));
+    if !store_dirs.is_empty() {
+        let stores = store_list::load(&store_dirs, flags, ctx.now_ms())?;
+        let (files, skipped) = if file_dirs.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            collect_dirs(ctx, &file_dirs)
+        };
+        return store_list::write(&stores, &files, &skipped, show_agent, flags, json, out);
+    }
+    if flags.archived {
+        bail!(UsageError::new(
+            "--archived lists the archives of an OpenClaw store (a sessions directory holding \
+             sessions.json); none of the listed directories has one"
+        ));
+    }
+    let (mut listed, skipped) = collect_dirs(ctx, &file_dirs);
+    if let Some(minutes) = flags.active_minutes {
+        let since = ctx.now_ms() as f64 - minutes as f64 * 60_000.0;
+        listed.retain(|l| l.info.modified >= since);
+    }
+    if let Some(Some(n)) = flags.limit {
+        listed.truncate(n);
+    }
     if json {
         out.line(&session_format::normalize::to_json_string_indented(
             &to_json(&listed, &skipped),
@@ -728,8 +813,14 @@ pub(crate) fn run(
         ))?;
         return Ok(());
     }
-    let show_agent = all || !loc.names_dir();
-    write_table(&listed, &skipped, show_agent, text::output_width(None), out)
+    write_table(
+        &listed,
+        &skipped,
+        show_agent,
+        text::output_width(None),
+        flags.width,
+        out,
+    )
 }
 
 #[cfg(test)]

@@ -63,6 +63,7 @@ mod replay;
 mod report;
 mod show;
 mod stats;
+mod store_list;
 mod text;
 mod tree;
 mod unlock;
@@ -240,12 +241,55 @@ enum Command {
 struct ListArgs {
     #[command(flatten)]
     locator: Locator,
-    /// List every agent of the store (the default when none of --agent, --dir, --pi is given).
-    #[arg(long, conflicts_with_all = ["agent", "dir", "pi"])]
+    /// List every agent of the store (the default when none of --agent, --dir, --pi is given;
+    /// --all-agents is the reference's name for it).
+    #[arg(long, visible_alias = "all-agents", conflicts_with_all = ["agent", "dir", "pi"])]
     all: bool,
     /// Print JSON instead of a table (shape in `sessions list --help`).
     #[arg(long)]
     json: bool,
+    /// Only sessions updated in the last MINUTES minutes (a positive whole number of minutes,
+    /// as `openclaw sessions --active`).
+    #[arg(long, value_name = "MINUTES", value_parser = parse_active_minutes)]
+    active: Option<u64>,
+    /// At most N store keys, newest first, or `all` [default on an OpenClaw store: 100, as
+    /// `openclaw sessions`; elsewhere: all].
+    #[arg(long, value_name = "N|all", value_parser = parse_list_limit)]
+    limit: Option<ListLimit>,
+    /// List the archived transcripts of an OpenClaw store (`.reset.`, `.deleted.` and `.bak.`
+    /// archives beside `sessions.json`) instead of its sessions.
+    #[arg(long)]
+    archived: bool,
+    /// Print every cell in full: the table is not fitted to the terminal's width.
+    #[arg(long)]
+    wide: bool,
+}
+
+/// `--limit N|all`: `None` is `all`.
+#[derive(Clone, Copy, Debug)]
+struct ListLimit(Option<usize>);
+
+/// `--limit`: a positive integer or `all` (the reference's rule, R5.2).
+fn parse_list_limit(s: &str) -> Result<ListLimit, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("all") {
+        return Ok(ListLimit(None));
+    }
+    match t.parse::<usize>() {
+        Ok(n) if n > 0 && t.bytes().all(|b| b.is_ascii_digit()) => Ok(ListLimit(Some(n))),
+        _ => Err("--limit must be a positive integer or \"all\", for example --limit 25".to_owned()),
+    }
+}
+
+/// `--active`: a positive whole number of minutes (the reference's rule, R5.2).
+fn parse_active_minutes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    match t.parse::<u64>() {
+        Ok(n) if n > 0 && t.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+        _ => Err(
+            "--active must be a positive number of minutes, for example --active 30".to_owned(),
+        ),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -660,7 +704,13 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let mut out = output::Output::new();
     let outcome = match cli.command {
         Command::List(a) => {
-            list::run(ctx, &a.locator, a.all, a.json, &mut out)?;
+            let flags = store_list::ListFlags {
+                active_minutes: a.active,
+                limit: a.limit.map(|l| l.0),
+                archived: a.archived,
+                width: text::table_width(a.wide),
+            };
+            list::run(ctx, &a.locator, a.all, a.json, &flags, &mut out)?;
             Outcome::Ok
         }
         Command::Tree(a) => {

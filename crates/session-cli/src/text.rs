@@ -26,6 +26,178 @@ pub(crate) fn output_width(flag: Option<usize>) -> usize {
     DEFAULT_WIDTH
 }
 
+/// The width a table must fit in: `None` (print every cell in full) with `--wide`; else the
+/// `COLUMNS` environment variable when it is a number (at least 40 is used), so a pipe or a
+/// test can ask for a width; else the terminal's width when stdout is a terminal (read with the
+/// `console` crate the CLI already uses for its terminal handling, so no other crate is
+/// needed); else `None`: output to a pipe or file is never cut unless `COLUMNS` asks for it.
+pub(crate) fn table_width(wide: bool) -> Option<usize> {
+    if wide {
+        return None;
+    }
+    if let Some(cols) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(cols.max(40));
+    }
+    if std::io::stdout().is_terminal() {
+        return console::Term::stdout()
+            .size_checked()
+            .map(|(_, cols)| usize::from(cols).max(40));
+    }
+    None
+}
+
+/// `s` cut to at most `max` columns by dropping its start, with `…` first when cut (for paths,
+/// whose end names the file).
+pub(crate) fn truncate_start(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_owned();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut w = 0;
+    for c in s.chars().rev() {
+        let cw = UnicodeWidthChar::width(c).unwrap_or(0);
+        if w + cw > max.saturating_sub(1) {
+            break;
+        }
+        w += cw;
+        tail.push(c);
+    }
+    let mut out = String::from("…");
+    out.extend(tail.into_iter().rev());
+    out
+}
+
+/// `s` cut to at most `max` columns in its middle (`…`), keeping its start and its last
+/// third (for session keys, whose end tells two keys apart).
+pub(crate) fn truncate_middle(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_owned();
+    }
+    if max < 5 {
+        return truncate(s, max);
+    }
+    let tail_w = (max - 1) / 3;
+    let head = truncate(s, max - tail_w);
+    let head = head.strip_suffix('…').unwrap_or(&head).to_owned();
+    let tail = truncate_start(s, tail_w + 1);
+    let tail = tail.strip_prefix('…').unwrap_or(&tail);
+    format!("{head}…{tail}")
+}
+
+/// A path cut to at most `max` columns: its start dropped (`…`) while its file name fits,
+/// else `…` and the file name's start (cut with `…`): the start of a session file's name is
+/// its session id.
+pub(crate) fn truncate_path(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_owned();
+    }
+    let name = s.rsplit('/').next().unwrap_or(s);
+    if width(name) < max || max < 3 {
+        return truncate_start(s, max);
+    }
+    format!("…{}", truncate(name, max - 1))
+}
+
+/// An aligned table of `heads` and `cells` (one `Vec` per row, as many cells as heads), two
+/// spaces between columns, `right[i]` right-aligning column `i`; the last column (a path) is
+/// never padded. With a `width`, a table wider than it is fitted, in this order: the last
+/// column is cut as a path ([`truncate_path`]) down to 20 columns; column `shrink` (a key) is cut in its
+/// middle down to 20; the columns of `drop` are left out, one at a time in that order, until
+/// the table fits; the last column is cut down to 4; a line still too wide is cut at `width`
+/// (`…`). Every line is then at most `width` columns. Without a `width` nothing is cut.
+pub(crate) fn fit_table(
+    heads: &[&str],
+    cells: &[Vec<String>],
+    right: &[bool],
+    shrink: Option<usize>,
+    drop: &[usize],
+    width_limit: Option<usize>,
+) -> Vec<String> {
+    let n = heads.len();
+    let mut w: Vec<usize> = (0..n)
+        .map(|i| {
+            cells
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| width(c))
+                .chain(std::iter::once(width(heads[i])))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut shown = vec![true; n];
+    if let (Some(limit), Some(last)) = (width_limit, n.checked_sub(1)) {
+        let total = |w: &[usize], shown: &[bool]| {
+            let cols = shown.iter().filter(|s| **s).count();
+            w.iter()
+                .zip(shown)
+                .filter(|(_, s)| **s)
+                .map(|(w, _)| *w)
+                .sum::<usize>()
+                + 2 * cols.saturating_sub(1)
+        };
+        let cut = |w: &mut Vec<usize>, shown: &[bool], i: usize, min: usize| {
+            let excess = total(w, shown).saturating_sub(limit);
+            let room = w[i].saturating_sub(min);
+            w[i] -= excess.min(room);
+        };
+        cut(&mut w, &shown, last, 20);
+        if let Some(k) = shrink.filter(|&k| k < last) {
+            cut(&mut w, &shown, k, 20);
+        }
+        for &d in drop.iter().filter(|&&d| d < last) {
+            if total(&w, &shown) <= limit {
+                break;
+            }
+            shown[d] = false;
+        }
+        cut(&mut w, &shown, last, 4);
+    }
+    let line = |row: &[&str]| {
+        let mut l = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if !shown.get(i).copied().unwrap_or(true) {
+                continue;
+            }
+            let cw = w.get(i).copied().unwrap_or(0);
+            if i + 1 == n {
+                l.push_str(&truncate_path(cell, cw));
+            } else {
+                let c = if Some(i) == shrink {
+                    truncate_middle(cell, cw)
+                } else {
+                    truncate(cell, cw)
+                };
+                if right.get(i).copied().unwrap_or(false) {
+                    l.push_str(&pad_left(&c, cw));
+                } else {
+                    l.push_str(&pad(&c, cw));
+                }
+                l.push_str("  ");
+            }
+        }
+        let l = l.trim_end();
+        match width_limit {
+            Some(limit) if width(l) > limit => truncate(l, limit),
+            _ => l.to_owned(),
+        }
+    };
+    let mut out = Vec::with_capacity(cells.len() + 1);
+    out.push(line(heads));
+    for r in cells {
+        let row: Vec<&str> = r.iter().map(String::as_str).collect();
+        out.push(line(&row));
+    }
+    out
+}
+
 /// Display width in terminal columns.
 pub(crate) fn width(s: &str) -> usize {
     UnicodeWidthStr::width(s)

@@ -1,0 +1,482 @@
+//! `sessions list` on OpenClaw stores: a sessions directory holding `sessions.json` is listed
+//! one row per store key ([`session_semantics::openclaw_store::listing`]), as `openclaw
+//! sessions` lists it (openclaw-store.md §5), joined with the transcripts (size, messages, the
+//! §6 inconsistency flags); `--archived` lists the store's `.reset.`/`.deleted.`/`.bak.`
+//! archives instead. The table fits the terminal width ([`crate::text::table_width`]).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use session_format::json::{JsObject, JsValue};
+use session_semantics::openclaw_store::listing::{
+    ArchivedTranscript, ListOptions, StoreListing, StoreRow, TranscriptState, list_store,
+};
+
+use crate::list::Listed;
+use crate::output::Output;
+use crate::text;
+
+/// How `list` selects and prints (the flags of `sessions list`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ListFlags {
+    /// `--active MINUTES`.
+    pub(crate) active_minutes: Option<u64>,
+    /// `--limit N|all`: `None` when not given, `Some(None)` for `all`.
+    pub(crate) limit: Option<Option<usize>>,
+    /// `--archived`.
+    pub(crate) archived: bool,
+    /// The table's width: `None` prints every cell in full (`--wide`, or not a terminal).
+    pub(crate) width: Option<usize>,
+}
+
+/// One sessions directory to list: its agent (when listed by agent) and the listing.
+pub(crate) struct StoreDir {
+    pub(crate) agent: Option<String>,
+    pub(crate) listing: StoreListing,
+}
+
+/// Loads the store of each directory (`now_ms`: the global `--now`).
+///
+/// # Errors
+/// A store that cannot be read or is not a JSON object, naming the file.
+pub(crate) fn load(
+    dirs: &[(Option<String>, PathBuf)],
+    flags: &ListFlags,
+    now_ms: i64,
+) -> anyhow::Result<Vec<StoreDir>> {
+    let opts = ListOptions {
+        now_ms,
+        active_minutes: flags.active_minutes,
+        // The limit is applied over every store together, after the merge.
+        limit: None,
+    };
+    dirs.iter()
+        .map(|(agent, dir)| {
+            let listing = list_store(dir, &opts).with_context(|| {
+                format!("cannot list the session store {}", text::path(dir))
+            })?;
+            Ok(StoreDir {
+                agent: agent.clone(),
+                listing,
+            })
+        })
+        .collect()
+}
+
+/// A printed row: a store key, an orphan transcript, or a transcript of a directory without
+/// `sessions.json` listed beside the stores.
+struct Row<'a> {
+    agent: Option<&'a str>,
+    row: RowKind<'a>,
+}
+
+enum RowKind<'a> {
+    Key(&'a StoreRow),
+    Orphan(&'a session_semantics::openclaw_store::listing::OrphanTranscript),
+    File(&'a Listed),
+}
+
+/// The flags of a store row (JSON `flags`, the table's FLAGS): `missing` (no transcript file),
+/// `header-only` (a transcript of ≤ 4096 bytes with no message: the reference's cleanup calls
+/// it missing), `shared` (another row names the same transcript or session id).
+fn row_flags(r: &StoreRow) -> Vec<&'static str> {
+    let mut f = Vec::new();
+    match r.state {
+        TranscriptState::Missing => f.push("missing"),
+        TranscriptState::HeaderOnly => f.push("header-only"),
+        _ => {}
+    }
+    if !r.shared_with.is_empty() {
+        f.push("shared");
+    }
+    f
+}
+
+/// The reference's `formatKTokens`: thousands with one decimal below 10 000, none above.
+fn k_tokens(v: f64) -> String {
+    let k = v / 1000.0;
+    if v >= 10_000.0 {
+        format!("{k:.0}k")
+    } else {
+        format!("{k:.1}k")
+    }
+}
+
+/// The TOKENS cell, as the reference's `Tokens (ctx %)` column: `0.4k/200k (0%)`, or
+/// `?/200k (?%)` without a total (the reference writes `unknown/200k (?%)`).
+fn tokens_cell(r: &StoreRow) -> String {
+    let ctx = k_tokens(r.context_tokens);
+    match (r.total_tokens, r.context_percent()) {
+        (Some(t), Some(p)) => format!("{}/{ctx} ({p}%)", k_tokens(t)),
+        (Some(t), None) => format!("{}/{ctx} (?%)", k_tokens(t)),
+        _ => format!("?/{ctx} (?%)"),
+    }
+}
+
+/// An age in milliseconds as `now` (under a minute), `12m`, `5h` (under 48 hours), `3d`;
+/// `-` without `updatedAt`.
+fn age_cell(age_ms: Option<f64>) -> String {
+    let Some(ms) = age_ms else {
+        return "-".to_owned();
+    };
+    let minutes = (ms / 60_000.0).floor();
+    if minutes < 1.0 {
+        "now".to_owned()
+    } else if minutes < 60.0 {
+        format!("{minutes}m")
+    } else if minutes < 48.0 * 60.0 {
+        format!("{}h", (minutes / 60.0).floor())
+    } else {
+        format!("{}d", (minutes / 1440.0).floor())
+    }
+}
+
+/// Every row of every store, store rows newest `updatedAt` first (ties in store order, then
+/// directory order), limited; then the orphans; then the files of directories without a store.
+/// Returns the rows and the count before the limit.
+fn merged<'a>(
+    stores: &'a [StoreDir],
+    files: &'a [Listed],
+    flags: &ListFlags,
+) -> (Vec<Row<'a>>, usize, Option<usize>) {
+    let mut keys: Vec<Row<'a>> = stores
+        .iter()
+        .flat_map(|s| {
+            s.listing.rows.iter().map(|r| Row {
+                agent: s.agent.as_deref(),
+                row: RowKind::Key(r),
+            })
+        })
+        .collect();
+    let updated = |r: &Row<'_>| match r.row {
+        RowKind::Key(k) => k.updated_at.unwrap_or(0.0),
+        _ => 0.0,
+    };
+    keys.sort_by(|a, b| updated(b).total_cmp(&updated(a)));
+    let total = keys.len();
+    let limit = flags.limit.unwrap_or(Some(
+        session_semantics::openclaw_store::listing::DEFAULT_LIMIT,
+    ));
+    if let Some(n) = limit {
+        keys.truncate(n);
+    }
+    for s in stores {
+        keys.extend(s.listing.orphans.iter().map(|o| Row {
+            agent: s.agent.as_deref(),
+            row: RowKind::Orphan(o),
+        }));
+    }
+    keys.extend(files.iter().map(|l| Row {
+        agent: l.agent.as_deref(),
+        row: RowKind::File(l),
+    }));
+    (keys, total, limit)
+}
+
+fn num(v: f64) -> JsValue {
+    JsValue::Number(v)
+}
+
+fn opt_num(v: Option<f64>) -> JsValue {
+    v.map_or(JsValue::Null, JsValue::Number)
+}
+
+fn opt_str(v: Option<&str>) -> JsValue {
+    v.map_or(JsValue::Null, JsValue::from)
+}
+
+fn strings<'s>(v: impl IntoIterator<Item = &'s str>) -> JsValue {
+    JsValue::Array(v.into_iter().map(JsValue::from).collect())
+}
+
+fn row_json(r: &Row<'_>) -> JsValue {
+    let mut o = JsObject::new();
+    match r.row {
+        RowKind::Key(k) => {
+            o.insert("key", JsValue::from(k.key.as_str()));
+            o.insert("kind", JsValue::from(k.kind));
+            o.insert("agentId", opt_str(k.agent_id.as_deref().or(r.agent)));
+            o.insert("sessionId", opt_str(k.session_id.as_deref()));
+            o.insert("id", opt_str(k.session_id.as_deref()));
+            o.insert("updatedAt", opt_num(k.updated_at));
+            o.insert("ageMs", opt_num(k.age_ms));
+            o.insert("channel", opt_str(k.channel.as_deref()));
+            o.insert("model", JsValue::from(k.model.as_str()));
+            o.insert("modelProvider", JsValue::from(k.model_provider.as_str()));
+            o.insert("totalTokens", opt_num(k.total_tokens));
+            o.insert("totalTokensFresh", JsValue::Bool(k.total_tokens_fresh));
+            o.insert("contextTokens", num(k.context_tokens));
+            o.insert("contextPercent", opt_num(k.context_percent()));
+            o.insert("messages", opt_num(k.messages.map(|m| m as f64)));
+            o.insert("size", opt_num(k.size.map(|s| s as f64)));
+            o.insert("flags", strings(row_flags(k)));
+            o.insert("sharedWith", strings(k.shared_with.iter().map(String::as_str)));
+            o.insert(
+                "path",
+                k.transcript
+                    .as_ref()
+                    .map_or(JsValue::Null, |p| JsValue::from(p.display().to_string())),
+            );
+        }
+        RowKind::Orphan(orphan) => {
+            o.insert("key", JsValue::Null);
+            o.insert("kind", JsValue::Null);
+            o.insert("agentId", opt_str(r.agent));
+            o.insert("sessionId", JsValue::from(orphan.session_id.as_str()));
+            o.insert("id", JsValue::from(orphan.session_id.as_str()));
+            o.insert("mtime", opt_num(orphan.mtime_ms));
+            o.insert("messages", opt_num(orphan.messages.map(|m| m as f64)));
+            o.insert("size", num(orphan.size as f64));
+            let mut flags = vec!["orphan"];
+            if orphan.header_only {
+                flags.push("header-only");
+            }
+            o.insert("flags", strings(flags));
+            o.insert("path", JsValue::from(orphan.path.display().to_string()));
+        }
+        RowKind::File(l) => {
+            o.insert("key", JsValue::Null);
+            o.insert("kind", JsValue::Null);
+            o.insert("agentId", opt_str(r.agent));
+            o.insert("sessionId", JsValue::from(l.info.id.as_str()));
+            o.insert("id", JsValue::from(l.info.id.as_str()));
+            o.insert("messages", num(l.info.unique_message_count as f64));
+            o.insert("size", num(l.size as f64));
+            o.insert("flags", strings([]));
+            o.insert("path", JsValue::from(l.info.path.display().to_string()));
+        }
+    }
+    JsValue::Object(o)
+}
+
+fn archive_json(agent: Option<&str>, a: &ArchivedTranscript) -> JsValue {
+    let mut o = JsObject::new();
+    o.insert("agentId", opt_str(agent));
+    o.insert("reason", JsValue::from(a.reason.as_str()));
+    o.insert("original", JsValue::from(a.original.as_str()));
+    o.insert("sessionId", opt_str(a.session_id.as_deref()));
+    o.insert("archivedAt", opt_str(text::iso(a.archived_at_ms as f64).as_deref()));
+    o.insert("archivedAtMs", num(a.archived_at_ms as f64));
+    o.insert("size", num(a.size as f64));
+    o.insert("path", JsValue::from(a.path.display().to_string()));
+    JsValue::Object(o)
+}
+
+/// The `path`/`stores`/`allAgents` head of the JSON, as the reference's (R5.3): `path` is the
+/// store for one directory listed on its own, else `null` with `stores`.
+fn head(o: &mut JsObject, stores: &[StoreDir], aggregate: bool) {
+    if aggregate {
+        o.insert("path", JsValue::Null);
+        o.insert(
+            "stores",
+            JsValue::Array(
+                stores
+                    .iter()
+                    .map(|s| {
+                        let mut st = JsObject::new();
+                        st.insert("agentId", opt_str(s.agent.as_deref()));
+                        st.insert(
+                            "path",
+                            JsValue::from(s.listing.store_path.display().to_string()),
+                        );
+                        JsValue::Object(st)
+                    })
+                    .collect(),
+            ),
+        );
+        o.insert("allAgents", JsValue::Bool(true));
+    } else {
+        o.insert(
+            "path",
+            stores.first().map_or(JsValue::Null, |s| {
+                JsValue::from(s.listing.store_path.display().to_string())
+            }),
+        );
+    }
+}
+
+/// Prints the listing: JSON, or the table (and the skipped files of directories without a
+/// store on stderr).
+pub(crate) fn write(
+    stores: &[StoreDir],
+    files: &[Listed],
+    skipped: &[crate::list::Skipped],
+    aggregate: bool,
+    flags: &ListFlags,
+    json: bool,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    if flags.archived {
+        return write_archives(stores, aggregate, flags, json, out);
+    }
+    let (rows, total, limit) = merged(stores, files, flags);
+    let shown_keys = rows
+        .iter()
+        .filter(|r| matches!(r.row, RowKind::Key(_)))
+        .count();
+    if json {
+        let mut o = JsObject::new();
+        head(&mut o, stores, aggregate);
+        o.insert("count", num(shown_keys as f64));
+        o.insert("totalCount", num(total as f64));
+        o.insert("limitApplied", opt_num(limit.map(|l| l as f64)));
+        o.insert("hasMore", JsValue::Bool(shown_keys < total));
+        o.insert(
+            "activeMinutes",
+            opt_num(flags.active_minutes.map(|m| m as f64)),
+        );
+        o.insert("sessions", JsValue::Array(rows.iter().map(row_json).collect()));
+        o.insert(
+            "skipped",
+            JsValue::Array(
+                skipped
+                    .iter()
+                    .map(|s| {
+                        let mut so = JsObject::new();
+                        so.insert("path", JsValue::from(s.path.display().to_string()));
+                        so.insert("reason", JsValue::from(s.reason.as_str()));
+                        JsValue::Object(so)
+                    })
+                    .collect(),
+            ),
+        );
+        out.line(&session_format::normalize::to_json_string_indented(
+            &JsValue::Object(o),
+            2,
+        ))?;
+        return Ok(());
+    }
+    if rows.is_empty() {
+        out.line("no sessions found")?;
+    } else {
+        for line in table(&rows, aggregate, flags.width) {
+            out.line(&line)?;
+        }
+    }
+    if shown_keys < total {
+        out.line(&format!(
+            "{shown_keys} of {total} keys listed (--limit {}; --limit all lists every key)",
+            limit.unwrap_or(total)
+        ))?;
+    }
+    crate::list::report_skipped(skipped, out)
+}
+
+fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String> {
+    let mut cells: Vec<Vec<String>> = Vec::with_capacity(rows.len());
+    for r in rows {
+        let mut c = Vec::with_capacity(11);
+        if show_agent {
+            c.push(r.agent.map_or_else(|| "-".to_owned(), |a| text::safe(a).into_owned()));
+        }
+        match r.row {
+            RowKind::Key(k) => {
+                c.push(text::safe(&k.key).into_owned());
+                c.push(k.kind.to_owned());
+                c.push(k.channel.as_deref().map_or_else(|| "-".to_owned(), |ch| text::safe(ch).into_owned()));
+                c.push(text::safe(&k.model).into_owned());
+                c.push(tokens_cell(k));
+                c.push(age_cell(k.age_ms));
+                c.push(k.messages.map_or_else(|| "-".to_owned(), text::thousands));
+                c.push(k.size.map_or_else(|| "-".to_owned(), text::human_bytes));
+                c.push(row_flags(k).join(","));
+                c.push(k.transcript.as_deref().map_or_else(|| "-".to_owned(), text::path));
+            }
+            RowKind::Orphan(o) => {
+                c.extend(["-", "-", "-", "-", "-", "-"].map(str::to_owned));
+                c.push(o.messages.map_or_else(|| "-".to_owned(), text::thousands));
+                c.push(text::human_bytes(o.size));
+                c.push(if o.header_only { "orphan,header-only" } else { "orphan" }.to_owned());
+                c.push(text::path(&o.path));
+            }
+            RowKind::File(l) => {
+                c.extend(["-", "-", "-", "-", "-", "-"].map(str::to_owned));
+                c.push(text::thousands(l.info.unique_message_count));
+                c.push(text::human_bytes(l.size));
+                c.push(String::new());
+                c.push(text::path(&l.info.path));
+            }
+        }
+        cells.push(c);
+    }
+    let mut heads = Vec::new();
+    if show_agent {
+        heads.push("AGENT");
+    }
+    heads.extend([
+        "KEY", "KIND", "CHANNEL", "MODEL", "TOKENS (CTX %)", "AGE", "MSGS", "SIZE", "FLAGS", "PATH",
+    ]);
+    let off = usize::from(show_agent);
+    let right: Vec<bool> = (0..heads.len())
+        .map(|i| i == off + 6 || i == off + 7)
+        .collect();
+    // Left out first when the terminal is narrow: CHANNEL, MODEL, SIZE, MSGS, TOKENS.
+    let drop = [off + 2, off + 3, off + 7, off + 6, off + 4];
+    text::fit_table(&heads, &cells, &right, Some(off), &drop, width)
+}
+
+fn write_archives(
+    stores: &[StoreDir],
+    aggregate: bool,
+    flags: &ListFlags,
+    json: bool,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let mut all: Vec<(Option<&str>, &ArchivedTranscript)> = stores
+        .iter()
+        .flat_map(|s| s.listing.archives.iter().map(|a| (s.agent.as_deref(), a)))
+        .collect();
+    all.sort_by(|a, b| b.1.archived_at_ms.cmp(&a.1.archived_at_ms));
+    if json {
+        let mut o = JsObject::new();
+        head(&mut o, stores, aggregate);
+        o.insert("count", num(all.len() as f64));
+        o.insert(
+            "archives",
+            JsValue::Array(all.iter().map(|(ag, a)| archive_json(*ag, a)).collect()),
+        );
+        out.line(&session_format::normalize::to_json_string_indented(
+            &JsValue::Object(o),
+            2,
+        ))?;
+        return Ok(());
+    }
+    if all.is_empty() {
+        out.line("no archived sessions found")?;
+        return Ok(());
+    }
+    let mut heads = Vec::new();
+    if aggregate {
+        heads.push("AGENT");
+    }
+    heads.extend(["ARCHIVED (UTC)", "REASON", "SESSION ID", "SIZE", "PATH"]);
+    let cells: Vec<Vec<String>> = all
+        .iter()
+        .map(|(agent, a)| {
+            let mut c = Vec::new();
+            if aggregate {
+                c.push(agent.map_or_else(|| "-".to_owned(), |g| text::safe(g).into_owned()));
+            }
+            c.push(text::utc_minutes(a.archived_at_ms as f64));
+            c.push(a.reason.as_str().to_owned());
+            c.push(a.session_id.as_deref().map_or_else(
+                || text::safe(&a.original).into_owned(),
+                |s| text::safe(s).into_owned(),
+            ));
+            c.push(text::human_bytes(a.size));
+            c.push(text::path(&a.path));
+            c
+        })
+        .collect();
+    let right: Vec<bool> = heads.iter().map(|h| *h == "SIZE").collect();
+    for line in text::fit_table(&heads, &cells, &right, None, &[], flags.width) {
+        out.line(&line)?;
+    }
+    Ok(())
+}
+
+/// Whether `dir` is an OpenClaw store directory (holds a regular `sessions.json`).
+pub(crate) fn is_store_dir(dir: &Path) -> bool {
+    dir.join(session_semantics::openclaw_store::STORE_FILE_NAME)
+        .is_file()
+}
