@@ -112,14 +112,17 @@ fn the_reference_fixture_lists_its_transcripts_only() {
     let r = run_in_timeout(dir.path(), ["list", "--root", ".", "--json"]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     let (ids, skipped) = ids_and_skipped(&r.stdout);
+    // One row per sessions.json key, newest `updatedAt` first (the subagent's row has no
+    // transcript), then the orphan transcript no row references.
     assert_eq!(
         ids,
         [
             "00000026-0000-4000-8000-0c6110000000",
-            "00000021-0000-4000-8000-0c6110000000",
+            "0000001f-0000-4000-8000-0c6110000000",
             "0000001a-0000-4000-8000-0c6110000000",
             "00000013-0000-4000-8000-0c6110000000",
             group,
+            "00000021-0000-4000-8000-0c6110000000",
         ]
     );
     assert_eq!(skipped, serde_json::json!([]));
