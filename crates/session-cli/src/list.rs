@@ -65,6 +65,34 @@ the same file is not another file). `created`, `modified` (as in the table) and 
 timestamps (null when unknown); `name`, `agent` and `parentSession` may be null; `size` is in
 bytes.
 
+OpenClaw stores: a sessions directory holding sessions.json is listed one row per store key,
+as `openclaw sessions` lists it, joined with the files beside it. Rows are newest `updatedAt`
+first (ties in the file's order); --active MINUTES keeps rows updated in the last MINUTES
+minutes; --limit N|all (default 100) keeps the N newest keys; --all-agents is --all. Columns:
+[AGENT] KEY, KIND (the reference's kind: direct, group, cron, spawn-child, global, unknown),
+CHANNEL, MODEL (the row's model, else the default openai/gpt-5.5), TOKENS (CTX %) (totalTokens
+over contextTokens, else 200k, as `0.4k/200k (0%)`), AGE (since updatedAt and the global
+--now), MSGS and SIZE (of the transcript), FLAGS, PATH (the transcript). FLAGS: `missing` (no
+transcript file), `header-only` (at most 4096 bytes and no message: the reference's `cleanup
+--fix-missing` calls it missing), `shared` (another key names the same transcript or session
+id; JSON `sharedWith` names them), `orphan` (a transcript no key references, listed after the
+keys, never limited). Archives (`.reset.`, `.deleted.`, `.bak.`), checkpoints, trajectory
+sidecars, store temp files and sub-directories such as `archive/` are never rows and never
+warned about; --archived lists the archives instead (time, reason, session id, size, path).
+JSON: {\"path\" (the store, or null with \"stores\": [{\"agentId\", \"path\"}] and \"allAgents\":
+true when every agent is listed), \"count\", \"totalCount\", \"limitApplied\", \"hasMore\",
+\"activeMinutes\", \"sessions\": [{\"key\", \"updatedAt\", \"ageMs\", \"sessionId\", the row's
+fields as `openclaw sessions --json` prints them (\"totalTokens\", \"model\", \"modelProvider\",
+\"contextTokens\", …, same names and values), \"agentId\", \"kind\", \"id\", \"channel\",
+\"contextPercent\", \"messages\", \"size\", \"flags\", \"sharedWith\", \"path\"}], \"skipped\"}; an
+orphan has \"key\": null. A sessions.json that is not a JSON object is an error naming it.
+Elsewhere --active and --limit select by MODIFIED.
+
+Width: the table fits the COLUMNS environment variable when set, else the terminal's width;
+output to a pipe or file without COLUMNS is never cut. To fit, PATH (last) is cut with `…`,
+then KEY in its middle, then CHANNEL, MODEL, SIZE, MSGS and TOKENS are left out; --wide prints
+every cell in full.
+
 With --backend redis://… the sessions are read from the Redis store instead (the paths name its
 namespaces and keys; see `sessions --help`); the output is the same, except that the file's
 modification time is replaced by the session's last change in Redis (`mtime`, and the MODIFIED

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use session_format::json::{JsObject, JsValue};
 use session_semantics::openclaw_store::listing::{
-    ArchivedTranscript, ListOptions, StoreListing, StoreRow, TranscriptState, list_store,
+    ArchivedTranscript, DISPLAY_FIELDS, ListOptions, StoreListing, StoreRow, TranscriptState, list_store,
 };
 
 use crate::list::Listed;
@@ -193,19 +193,29 @@ fn row_json(r: &Row<'_>) -> JsValue {
     let mut o = JsObject::new();
     match r.row {
         RowKind::Key(k) => {
+            // The reference's fields and order first (R5.4), then ours.
             o.insert("key", JsValue::from(k.key.as_str()));
-            o.insert("kind", JsValue::from(k.kind));
-            o.insert("agentId", opt_str(k.agent_id.as_deref().or(r.agent)));
-            o.insert("sessionId", opt_str(k.session_id.as_deref()));
-            o.insert("id", opt_str(k.session_id.as_deref()));
             o.insert("updatedAt", opt_num(k.updated_at));
             o.insert("ageMs", opt_num(k.age_ms));
+            for name in DISPLAY_FIELDS {
+                let value = match name {
+                    "sessionId" => opt_str(k.session_id.as_deref()),
+                    "totalTokens" => opt_num(k.total_tokens),
+                    "totalTokensFresh" => JsValue::Bool(k.total_tokens_fresh),
+                    "model" => JsValue::from(k.model.as_str()),
+                    "modelProvider" => JsValue::from(k.model_provider.as_str()),
+                    "contextTokens" => num(k.context_tokens),
+                    _ => match k.entry.fields().get(name) {
+                        Some(v) => v.clone(),
+                        None => continue,
+                    },
+                };
+                o.insert(name, value);
+            }
+            o.insert("agentId", opt_str(k.agent_id.as_deref().or(r.agent)));
+            o.insert("kind", JsValue::from(k.kind));
+            o.insert("id", opt_str(k.session_id.as_deref()));
             o.insert("channel", opt_str(k.channel.as_deref()));
-            o.insert("model", JsValue::from(k.model.as_str()));
-            o.insert("modelProvider", JsValue::from(k.model_provider.as_str()));
-            o.insert("totalTokens", opt_num(k.total_tokens));
-            o.insert("totalTokensFresh", JsValue::Bool(k.total_tokens_fresh));
-            o.insert("contextTokens", num(k.context_tokens));
             o.insert("contextPercent", opt_num(k.context_percent()));
             o.insert("messages", opt_num(k.messages.map(|m| m as f64)));
             o.insert("size", opt_num(k.size.map(|s| s as f64)));
@@ -469,7 +479,9 @@ fn write_archives(
         })
         .collect();
     let right: Vec<bool> = heads.iter().map(|h| *h == "SIZE").collect();
-    for line in text::fit_table(&heads, &cells, &right, None, &[], flags.width) {
+    // The path names the session id again: the SESSION ID cell gives way first.
+    let id_col = usize::from(aggregate) + 2;
+    for line in text::fit_table(&heads, &cells, &right, Some(id_col), &[], flags.width) {
         out.line(&line)?;
     }
     Ok(())

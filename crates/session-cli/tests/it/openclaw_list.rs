@@ -86,6 +86,21 @@ fn json_rows_equal_the_reference_list() {
         assert_eq!(ours[field], want[field], "{field}");
     }
     assert_eq!(ours["path"], "./agents/main/sessions/sessions.json");
+    // Beyond the compared fields: every field of the reference's row that we print has its
+    // value and position; the ones we leave out come from config, the ACP metadata and the
+    // runtime policy, which `list` does not read.
+    for (o, w) in ours["sessions"].as_array().unwrap().iter().zip(want["sessions"].as_array().unwrap()) {
+        let (o, w) = (o.as_object().unwrap(), w.as_object().unwrap());
+        let common: Vec<(&String, &Value)> = o.iter().filter(|(k, _)| w.contains_key(*k)).collect();
+        let reference: Vec<(&String, &Value)> = w.iter().filter(|(k, _)| o.contains_key(*k)).collect();
+        assert_eq!(common, reference);
+        let left_out: Vec<&str> = w.keys().filter(|k| !o.contains_key(*k)).map(String::as_str).collect();
+        let mut expected_left_out = vec!["acpRuntime", "agentRuntime"];
+        if w.contains_key("runtimePolicySessionKey") {
+            expected_left_out.push("runtimePolicySessionKey");
+        }
+        assert_eq!(left_out, expected_left_out, "{}", o["key"]);
+    }
 
     let all = list_json(dir.path(), &["list", "--root", ".", "--all-agents", "--json"]);
     let want_all = expected(&shared, "expected-sessions-all-agents.json");

@@ -115,7 +115,34 @@ pub struct StoreRow {
     /// The other keys whose row names the same transcript or the same `sessionId` (R6.4),
     /// in store order; empty when none.
     pub shared_with: Vec<String>,
+    /// The row as loaded (normalised, unknown fields kept).
+    pub entry: StoreEntry,
 }
+
+/// The entry fields `openclaw sessions --json` copies into a row after `key`, `updatedAt` and
+/// `ageMs` when present, in its order (R5.4, `toSessionDisplayRow`; `totalTokens`, `totalTokensFresh`, `model`, `modelProvider`
+/// and `contextTokens` are then replaced by the display values of [`StoreRow`]).
+pub const DISPLAY_FIELDS: [&str; 19] = [
+    "sessionId",
+    "systemSent",
+    "abortedLastRun",
+    "thinkingLevel",
+    "verboseLevel",
+    "traceLevel",
+    "reasoningLevel",
+    "elevatedLevel",
+    "responseUsage",
+    "groupActivation",
+    "inputTokens",
+    "outputTokens",
+    "totalTokens",
+    "totalTokensFresh",
+    "model",
+    "modelProvider",
+    "providerOverride",
+    "modelOverride",
+    "contextTokens",
+];
 
 impl StoreRow {
     /// The reference's context percentage: `round(total / context · 100)` capped at 999;
@@ -414,6 +441,7 @@ fn row_of(store: &SessionStore, key: String, entry: &StoreEntry, now: f64) -> St
         size,
         messages,
         shared_with: Vec::new(),
+        entry: entry.clone(),
     }
 }
 
