@@ -277,7 +277,9 @@ fn parse_list_limit(s: &str) -> Result<ListLimit, String> {
     }
     match t.parse::<usize>() {
         Ok(n) if n > 0 && t.bytes().all(|b| b.is_ascii_digit()) => Ok(ListLimit(Some(n))),
-        _ => Err("--limit must be a positive integer or \"all\", for example --limit 25".to_owned()),
+        _ => {
+            Err("--limit must be a positive integer or \"all\", for example --limit 25".to_owned())
+        }
     }
 }
 
@@ -286,9 +288,9 @@ fn parse_active_minutes(s: &str) -> Result<u64, String> {
     let t = s.trim();
     match t.parse::<u64>() {
         Ok(n) if n > 0 && t.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
-        _ => Err(
-            "--active must be a positive number of minutes, for example --active 30".to_owned(),
-        ),
+        _ => {
+            Err("--active must be a positive number of minutes, for example --active 30".to_owned())
+        }
     }
 }
 

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use session_format::json::{JsObject, JsValue};
 use session_semantics::openclaw_store::listing::{
-    ArchivedTranscript, DISPLAY_FIELDS, ListOptions, StoreListing, StoreRow, TranscriptState, list_store,
+    ArchivedTranscript, DISPLAY_FIELDS, ListOptions, StoreListing, StoreRow, TranscriptState,
+    list_store,
 };
 
 use crate::list::Listed;
@@ -52,9 +53,8 @@ pub(crate) fn load(
     };
     dirs.iter()
         .map(|(agent, dir)| {
-            let listing = list_store(dir, &opts).with_context(|| {
-                format!("cannot list the session store {}", text::path(dir))
-            })?;
+            let listing = list_store(dir, &opts)
+                .with_context(|| format!("cannot list the session store {}", text::path(dir)))?;
             Ok(StoreDir {
                 agent: agent.clone(),
                 listing,
@@ -220,7 +220,10 @@ fn row_json(r: &Row<'_>) -> JsValue {
             o.insert("messages", opt_num(k.messages.map(|m| m as f64)));
             o.insert("size", opt_num(k.size.map(|s| s as f64)));
             o.insert("flags", strings(row_flags(k)));
-            o.insert("sharedWith", strings(k.shared_with.iter().map(String::as_str)));
+            o.insert(
+                "sharedWith",
+                strings(k.shared_with.iter().map(String::as_str)),
+            );
             o.insert(
                 "path",
                 k.transcript
@@ -265,7 +268,10 @@ fn archive_json(agent: Option<&str>, a: &ArchivedTranscript) -> JsValue {
     o.insert("reason", JsValue::from(a.reason.as_str()));
     o.insert("original", JsValue::from(a.original.as_str()));
     o.insert("sessionId", opt_str(a.session_id.as_deref()));
-    o.insert("archivedAt", opt_str(text::iso(a.archived_at_ms as f64).as_deref()));
+    o.insert(
+        "archivedAt",
+        opt_str(text::iso(a.archived_at_ms as f64).as_deref()),
+    );
     o.insert("archivedAtMs", num(a.archived_at_ms as f64));
     o.insert("size", num(a.size as f64));
     o.insert("path", JsValue::from(a.path.display().to_string()));
@@ -335,7 +341,10 @@ pub(crate) fn write(
             "activeMinutes",
             opt_num(flags.active_minutes.map(|m| m as f64)),
         );
-        o.insert("sessions", JsValue::Array(rows.iter().map(row_json).collect()));
+        o.insert(
+            "sessions",
+            JsValue::Array(rows.iter().map(row_json).collect()),
+        );
         o.insert(
             "skipped",
             JsValue::Array(
@@ -377,26 +386,44 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
     for r in rows {
         let mut c = Vec::with_capacity(11);
         if show_agent {
-            c.push(r.agent.map_or_else(|| "-".to_owned(), |a| text::safe(a).into_owned()));
+            c.push(
+                r.agent
+                    .map_or_else(|| "-".to_owned(), |a| text::safe(a).into_owned()),
+            );
         }
         match r.row {
             RowKind::Key(k) => {
                 c.push(text::safe(&k.key).into_owned());
                 c.push(k.kind.to_owned());
-                c.push(k.channel.as_deref().map_or_else(|| "-".to_owned(), |ch| text::safe(ch).into_owned()));
+                c.push(
+                    k.channel
+                        .as_deref()
+                        .map_or_else(|| "-".to_owned(), |ch| text::safe(ch).into_owned()),
+                );
                 c.push(text::safe(&k.model).into_owned());
                 c.push(tokens_cell(k));
                 c.push(age_cell(k.age_ms));
                 c.push(k.messages.map_or_else(|| "-".to_owned(), text::thousands));
                 c.push(k.size.map_or_else(|| "-".to_owned(), text::human_bytes));
                 c.push(row_flags(k).join(","));
-                c.push(k.transcript.as_deref().map_or_else(|| "-".to_owned(), text::path));
+                c.push(
+                    k.transcript
+                        .as_deref()
+                        .map_or_else(|| "-".to_owned(), text::path),
+                );
             }
             RowKind::Orphan(o) => {
                 c.extend(["-", "-", "-", "-", "-", "-"].map(str::to_owned));
                 c.push(o.messages.map_or_else(|| "-".to_owned(), text::thousands));
                 c.push(text::human_bytes(o.size));
-                c.push(if o.header_only { "orphan,header-only" } else { "orphan" }.to_owned());
+                c.push(
+                    if o.header_only {
+                        "orphan,header-only"
+                    } else {
+                        "orphan"
+                    }
+                    .to_owned(),
+                );
                 c.push(text::path(&o.path));
             }
             RowKind::File(l) => {
@@ -414,7 +441,16 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
         heads.push("AGENT");
     }
     heads.extend([
-        "KEY", "KIND", "CHANNEL", "MODEL", "TOKENS (CTX %)", "AGE", "MSGS", "SIZE", "FLAGS", "PATH",
+        "KEY",
+        "KIND",
+        "CHANNEL",
+        "MODEL",
+        "TOKENS (CTX %)",
+        "AGE",
+        "MSGS",
+        "SIZE",
+        "FLAGS",
+        "PATH",
     ]);
     let off = usize::from(show_agent);
     let right: Vec<bool> = (0..heads.len())
@@ -436,7 +472,7 @@ fn write_archives(
         .iter()
         .flat_map(|s| s.listing.archives.iter().map(|a| (s.agent.as_deref(), a)))
         .collect();
-    all.sort_by(|a, b| b.1.archived_at_ms.cmp(&a.1.archived_at_ms));
+    all.sort_by_key(|a| std::cmp::Reverse(a.1.archived_at_ms));
     if json {
         let mut o = JsObject::new();
         head(&mut o, stores, aggregate);

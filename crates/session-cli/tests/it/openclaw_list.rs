@@ -21,7 +21,10 @@ const ORPHAN: &str = "00000021-0000-4000-8000-0c6110000000";
 /// Runs `sessions --now NOW <args>` in `cwd` with `COLUMNS` set to `columns` (or unset).
 fn list(cwd: &Path, columns: Option<&str>, args: &[&str]) -> Run {
     let mut c = cmd();
-    c.current_dir(cwd).env_remove("COLUMNS").args(["--now", NOW]).args(args);
+    c.current_dir(cwd)
+        .env_remove("COLUMNS")
+        .args(["--now", NOW])
+        .args(args);
     if let Some(cols) = columns {
         c.env("COLUMNS", cols);
     }
@@ -50,8 +53,13 @@ fn compared(v: &Value) -> Vec<Value> {
         .filter(|s| !s["key"].is_null())
         .map(|s| {
             serde_json::json!([
-                s["key"], s["sessionId"], s["updatedAt"], s["ageMs"], s["kind"],
-                s["totalTokens"], s["model"]
+                s["key"],
+                s["sessionId"],
+                s["updatedAt"],
+                s["ageMs"],
+                s["kind"],
+                s["totalTokens"],
+                s["model"]
             ])
         })
         .collect()
@@ -79,22 +87,41 @@ fn json_rows_equal_the_reference_list() {
     let Some((shared, dir, _)) = fixture("json_rows_equal_the_reference_list") else {
         return;
     };
-    let ours = list_json(dir.path(), &["list", "--root", ".", "--agent", "main", "--json"]);
+    let ours = list_json(
+        dir.path(),
+        &["list", "--root", ".", "--agent", "main", "--json"],
+    );
     let want = expected(&shared, "expected-sessions.json");
     assert_eq!(compared(&ours), compared(&want));
-    for field in ["count", "totalCount", "limitApplied", "hasMore", "activeMinutes"] {
+    for field in [
+        "count",
+        "totalCount",
+        "limitApplied",
+        "hasMore",
+        "activeMinutes",
+    ] {
         assert_eq!(ours[field], want[field], "{field}");
     }
     assert_eq!(ours["path"], "./agents/main/sessions/sessions.json");
     // Beyond the compared fields: every field of the reference's row that we print has its
     // value and position; the ones we leave out come from config, the ACP metadata and the
     // runtime policy, which `list` does not read.
-    for (o, w) in ours["sessions"].as_array().unwrap().iter().zip(want["sessions"].as_array().unwrap()) {
+    for (o, w) in ours["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(want["sessions"].as_array().unwrap())
+    {
         let (o, w) = (o.as_object().unwrap(), w.as_object().unwrap());
         let common: Vec<(&String, &Value)> = o.iter().filter(|(k, _)| w.contains_key(*k)).collect();
-        let reference: Vec<(&String, &Value)> = w.iter().filter(|(k, _)| o.contains_key(*k)).collect();
+        let reference: Vec<(&String, &Value)> =
+            w.iter().filter(|(k, _)| o.contains_key(*k)).collect();
         assert_eq!(common, reference);
-        let left_out: Vec<&str> = w.keys().filter(|k| !o.contains_key(*k)).map(String::as_str).collect();
+        let left_out: Vec<&str> = w
+            .keys()
+            .filter(|k| !o.contains_key(*k))
+            .map(String::as_str)
+            .collect();
         let mut expected_left_out = vec!["acpRuntime", "agentRuntime"];
         if w.contains_key("runtimePolicySessionKey") {
             expected_left_out.push("runtimePolicySessionKey");
@@ -102,7 +129,10 @@ fn json_rows_equal_the_reference_list() {
         assert_eq!(left_out, expected_left_out, "{}", o["key"]);
     }
 
-    let all = list_json(dir.path(), &["list", "--root", ".", "--all-agents", "--json"]);
+    let all = list_json(
+        dir.path(),
+        &["list", "--root", ".", "--all-agents", "--json"],
+    );
     let want_all = expected(&shared, "expected-sessions-all-agents.json");
     assert_eq!(compared(&all), compared(&want_all));
     assert_eq!(all["allAgents"], true);
@@ -117,10 +147,22 @@ fn json_rows_equal_the_reference_list() {
         keys_and_flags(&ours),
         [
             ("agent:main:main".into(), serde_json::json!([])),
-            ("agent:main:subagent:research-1".into(), serde_json::json!(["missing"])),
-            ("agent:main:cron:daily-digest:run:run-0001".into(), serde_json::json!([])),
-            ("agent:main:telegram:group:-1001234567890:topic:42".into(), serde_json::json!([])),
-            ("agent:main:telegram:group:-1001234567890".into(), serde_json::json!([])),
+            (
+                "agent:main:subagent:research-1".into(),
+                serde_json::json!(["missing"])
+            ),
+            (
+                "agent:main:cron:daily-digest:run:run-0001".into(),
+                serde_json::json!([])
+            ),
+            (
+                "agent:main:telegram:group:-1001234567890:topic:42".into(),
+                serde_json::json!([])
+            ),
+            (
+                "agent:main:telegram:group:-1001234567890".into(),
+                serde_json::json!([])
+            ),
             (Value::Null, serde_json::json!(["orphan"])),
         ]
     );
@@ -132,8 +174,18 @@ fn json_rows_equal_the_reference_list() {
     );
     let main = &ours["sessions"][0];
     assert_eq!(
-        (&main["messages"], &main["size"], &main["contextTokens"], &main["modelProvider"]),
-        (&serde_json::json!(6), &serde_json::json!(2080), &serde_json::json!(200000), &serde_json::json!("openai"))
+        (
+            &main["messages"],
+            &main["size"],
+            &main["contextTokens"],
+            &main["modelProvider"]
+        ),
+        (
+            &serde_json::json!(6),
+            &serde_json::json!(2080),
+            &serde_json::json!(200000),
+            &serde_json::json!("openai")
+        )
     );
     assert_eq!(main["path"], format!("./agents/main/sessions/{MAIN}.jsonl"));
 }
@@ -145,7 +197,10 @@ fn planted_header_only_shared_and_sidecar_files() {
     };
     let cron = sessions.join("0000001a-0000-4000-8000-0c6110000000.jsonl");
     let header = std::fs::read_to_string(&cron).unwrap();
-    plant(&cron, format!("{}\n", header.lines().next().unwrap()).as_bytes());
+    plant(
+        &cron,
+        format!("{}\n", header.lines().next().unwrap()).as_bytes(),
+    );
     let store_path = sessions.join("sessions.json");
     let mut store: Value = serde_json::from_slice(&std::fs::read(&store_path).unwrap()).unwrap();
     store.as_object_mut().unwrap().insert(
@@ -161,16 +216,34 @@ fn planted_header_only_shared_and_sidecar_files() {
     ] {
         plant(&sessions.join(name), b"{\"type\":\"session\"}\n");
     }
-    let v = list_json(dir.path(), &["list", "--root", ".", "--agent", "main", "--json"]);
+    let v = list_json(
+        dir.path(),
+        &["list", "--root", ".", "--agent", "main", "--json"],
+    );
     assert_eq!(
         keys_and_flags(&v),
         [
             ("agent:main:main".into(), serde_json::json!([])),
-            ("agent:main:subagent:research-1".into(), serde_json::json!(["missing"])),
-            ("agent:main:cron:daily-digest:run:run-0001".into(), serde_json::json!(["header-only"])),
-            ("agent:main:telegram:group:-1001234567890:topic:42".into(), serde_json::json!([])),
-            ("agent:main:telegram:group:-1001234567890".into(), serde_json::json!(["shared"])),
-            ("agent:main:discord:channel:dup".into(), serde_json::json!(["shared"])),
+            (
+                "agent:main:subagent:research-1".into(),
+                serde_json::json!(["missing"])
+            ),
+            (
+                "agent:main:cron:daily-digest:run:run-0001".into(),
+                serde_json::json!(["header-only"])
+            ),
+            (
+                "agent:main:telegram:group:-1001234567890:topic:42".into(),
+                serde_json::json!([])
+            ),
+            (
+                "agent:main:telegram:group:-1001234567890".into(),
+                serde_json::json!(["shared"])
+            ),
+            (
+                "agent:main:discord:channel:dup".into(),
+                serde_json::json!(["shared"])
+            ),
             (Value::Null, serde_json::json!(["orphan"])),
         ]
     );
@@ -181,7 +254,18 @@ fn planted_header_only_shared_and_sidecar_files() {
     assert_eq!(v["skipped"], serde_json::json!([]));
 
     // --archived: the fixture's `.reset.` archive and the planted `.bak.` backup, newest first.
-    let a = list_json(dir.path(), &["list", "--root", ".", "--agent", "main", "--archived", "--json"]);
+    let a = list_json(
+        dir.path(),
+        &[
+            "list",
+            "--root",
+            ".",
+            "--agent",
+            "main",
+            "--archived",
+            "--json",
+        ],
+    );
     let archives: Vec<Value> = a["archives"]
         .as_array()
         .unwrap()
@@ -191,7 +275,12 @@ fn planted_header_only_shared_and_sidecar_files() {
     assert_eq!(
         archives,
         [
-            serde_json::json!(["bak", null, "2026-06-12T10:00:00.000Z", format!("{MAIN}.jsonl")]),
+            serde_json::json!([
+                "bak",
+                null,
+                "2026-06-12T10:00:00.000Z",
+                format!("{MAIN}.jsonl")
+            ]),
             serde_json::json!([
                 "reset",
                 "00000001-0000-4000-8000-0c6110000000",
@@ -228,17 +317,34 @@ fn active_and_limit_select_the_expected_keys() {
     assert_eq!(
         keys(&["--limit", "2"]),
         (
-            vec!["agent:main:main".to_owned(), "agent:main:subagent:research-1".to_owned()],
+            vec![
+                "agent:main:main".to_owned(),
+                "agent:main:subagent:research-1".to_owned()
+            ],
             5.into(),
             true.into()
         )
     );
     let r = list(dir.path(), None, &["list", "--root", ".", "--limit", "0"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("--limit must be a positive integer or \"all\""), "{}", r.stderr);
-    let r = list(dir.path(), None, &["list", "--root", ".", "--active", "1.5"]);
+    assert!(
+        r.stderr
+            .contains("--limit must be a positive integer or \"all\""),
+        "{}",
+        r.stderr
+    );
+    let r = list(
+        dir.path(),
+        None,
+        &["list", "--root", ".", "--active", "1.5"],
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("--active must be a positive number of minutes"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("--active must be a positive number of minutes"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -250,9 +356,16 @@ fn table_fits_columns_and_wide_prints_full_paths() {
     let r = list(dir.path(), Some("80"), &args);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     for line in r.stdout.lines() {
-        assert!(line.chars().count() <= 80, "{line:?} is {} chars", line.chars().count());
+        assert!(
+            line.chars().count() <= 80,
+            "{line:?} is {} chars",
+            line.chars().count()
+        );
     }
-    assert!(!r.stdout.contains(&format!("./agents/main/sessions/{MAIN}.jsonl")));
+    assert!(
+        !r.stdout
+            .contains(&format!("./agents/main/sessions/{MAIN}.jsonl"))
+    );
     assert_snapshot!("columns_80", r.stdout);
     let r = list(dir.path(), Some("120"), &args);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
@@ -264,18 +377,35 @@ fn table_fits_columns_and_wide_prints_full_paths() {
         a.extend(extra);
         let r = list(dir.path(), cols, &a);
         assert_eq!((r.code, r.stderr.as_str()), (0, ""));
-        for id in [MAIN, GROUP, ORPHAN, "00000013-0000-4000-8000-0c6110000000-topic-42"] {
+        for id in [
+            MAIN,
+            GROUP,
+            ORPHAN,
+            "00000013-0000-4000-8000-0c6110000000-topic-42",
+        ] {
             assert!(
-                r.stdout.contains(&format!("./agents/main/sessions/{id}.jsonl")),
+                r.stdout
+                    .contains(&format!("./agents/main/sessions/{id}.jsonl")),
                 "{id} in {}",
                 r.stdout
             );
         }
-        assert!(r.stdout.contains("agent:main:telegram:group:-1001234567890:topic:42"));
+        assert!(
+            r.stdout
+                .contains("agent:main:telegram:group:-1001234567890:topic:42")
+        );
         assert_snapshot!("wide", r.stdout);
     }
-    let r = list(dir.path(), Some("80"), &["list", "--root", ".", "--archived"]);
+    let r = list(
+        dir.path(),
+        Some("80"),
+        &["list", "--root", ".", "--archived"],
+    );
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
-    assert!(r.stdout.lines().all(|l| l.chars().count() <= 80), "{}", r.stdout);
+    assert!(
+        r.stdout.lines().all(|l| l.chars().count() <= 80),
+        "{}",
+        r.stdout
+    );
     assert_snapshot!("archived_columns_80", r.stdout);
 }

@@ -220,7 +220,10 @@ pub fn session_kind(key: &str, entry: &StoreEntry) -> &'static str {
     if f.get("spawnedBy").is_some_and(JsValue::is_truthy) {
         return "spawn-child";
     }
-    if matches!(str_field(f, "chatType").as_deref(), Some("group" | "channel")) {
+    if matches!(
+        str_field(f, "chatType").as_deref(),
+        Some("group" | "channel")
+    ) {
         return "group";
     }
     if key.contains(":group:") || key.contains(":channel:") {
@@ -414,8 +417,8 @@ fn row_of(store: &SessionStore, key: String, entry: &StoreEntry, now: f64) -> St
         .get("totalTokens")
         .and_then(JsValue::as_f64)
         .filter(|t| t.is_finite() && *t >= 0.0);
-    let total_tokens_fresh = total_tokens.is_some()
-        && !matches!(f.get("totalTokensFresh"), Some(JsValue::Bool(false)));
+    let total_tokens_fresh =
+        total_tokens.is_some() && !matches!(f.get("totalTokensFresh"), Some(JsValue::Bool(false)));
     StoreRow {
         agent_id: parse_agent_key(&key).map(|(id, _)| id),
         kind: session_kind(&key, entry),
@@ -473,10 +476,7 @@ fn mark_shared(rows: &mut [StoreRow]) {
 }
 
 /// The orphan transcripts and the archives among the directory's top-level regular files.
-fn scan_dir(
-    store: &SessionStore,
-    dir: &Path,
-) -> (Vec<OrphanTranscript>, Vec<ArchivedTranscript>) {
+fn scan_dir(store: &SessionStore, dir: &Path) -> (Vec<OrphanTranscript>, Vec<ArchivedTranscript>) {
     // A file is referenced when a row's transcript is it, or it is `<sessionId>.jsonl` of a
     // row (R6.2).
     let mut referenced: BTreeSet<String> = BTreeSet::new();
@@ -539,6 +539,6 @@ fn scan_dir(
             .unwrap_or(f64::NEG_INFINITY)
             .total_cmp(&a.mtime_ms.unwrap_or(f64::NEG_INFINITY))
     });
-    archives.sort_by(|a, b| b.archived_at_ms.cmp(&a.archived_at_ms));
+    archives.sort_by_key(|a| std::cmp::Reverse(a.archived_at_ms));
     (orphans, archives)
 }

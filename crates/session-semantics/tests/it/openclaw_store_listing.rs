@@ -21,6 +21,11 @@ const MAIN: &str = "00000026-0000-4000-8000-0c6110000000";
 const GROUP: &str = "0000000a-0000-4000-8000-0c6110000000";
 const ORPHAN: &str = "00000021-0000-4000-8000-0c6110000000";
 
+/// Plants a test input (`session_store::io::write_raw`: an atomic replace or create).
+fn plant(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) {
+    session_store::io::write_raw(path.as_ref(), bytes.as_ref()).unwrap();
+}
+
 fn fixture(test: &str) -> Option<(std::path::PathBuf, tempfile::TempDir, std::path::PathBuf)> {
     let shared = session_test_support::shared_dir(test)?;
     let dir = tempfile::tempdir().unwrap();
@@ -29,7 +34,15 @@ fn fixture(test: &str) -> Option<(std::path::PathBuf, tempfile::TempDir, std::pa
 }
 
 /// `(key, sessionId, updatedAt, ageMs, kind, totalTokens, model)` of each row.
-type Compared = (String, String, f64, Option<f64>, String, Option<f64>, String);
+type Compared = (
+    String,
+    String,
+    f64,
+    Option<f64>,
+    String,
+    Option<f64>,
+    String,
+);
 
 fn ours(l: &StoreListing) -> Vec<Compared> {
     l.rows
@@ -88,11 +101,36 @@ fn rows_equal_the_reference_list_of_the_fixture() {
     assert_eq!(
         states,
         [
-            ("agent:main:main", TranscriptState::Present, Some(2080), Some(6)),
-            ("agent:main:subagent:research-1", TranscriptState::Missing, None, None),
-            ("agent:main:cron:daily-digest:run:run-0001", TranscriptState::Present, Some(813), Some(2)),
-            ("agent:main:telegram:group:-1001234567890:topic:42", TranscriptState::Present, Some(811), Some(2)),
-            ("agent:main:telegram:group:-1001234567890", TranscriptState::Present, Some(1454), Some(4)),
+            (
+                "agent:main:main",
+                TranscriptState::Present,
+                Some(2080),
+                Some(6)
+            ),
+            (
+                "agent:main:subagent:research-1",
+                TranscriptState::Missing,
+                None,
+                None
+            ),
+            (
+                "agent:main:cron:daily-digest:run:run-0001",
+                TranscriptState::Present,
+                Some(813),
+                Some(2)
+            ),
+            (
+                "agent:main:telegram:group:-1001234567890:topic:42",
+                TranscriptState::Present,
+                Some(811),
+                Some(2)
+            ),
+            (
+                "agent:main:telegram:group:-1001234567890",
+                TranscriptState::Present,
+                Some(1454),
+                Some(4)
+            ),
         ]
     );
     assert!(l.rows.iter().all(|r| r.shared_with.is_empty()));
@@ -108,7 +146,14 @@ fn rows_equal_the_reference_list_of_the_fixture() {
     let archives: Vec<(ArchiveReason, &str, Option<&str>, i64)> = l
         .archives
         .iter()
-        .map(|a| (a.reason, a.original.as_str(), a.session_id.as_deref(), a.archived_at_ms))
+        .map(|a| {
+            (
+                a.reason,
+                a.original.as_str(),
+                a.session_id.as_deref(),
+                a.archived_at_ms,
+            )
+        })
         .collect();
     assert_eq!(
         archives,
@@ -123,8 +168,7 @@ fn rows_equal_the_reference_list_of_the_fixture() {
 
 #[test]
 fn active_and_limit_select_the_newest_keys() {
-    let Some((_shared, _dir, sessions)) = fixture("active_and_limit_select_the_newest_keys")
-    else {
+    let Some((_shared, _dir, sessions)) = fixture("active_and_limit_select_the_newest_keys") else {
         return;
     };
     let keys = |opts: ListOptions| -> (Vec<String>, usize) {
@@ -184,16 +228,18 @@ fn planted_inconsistencies_are_flagged_and_sidecars_are_not_sessions() {
     let cron = sessions.join("0000001a-0000-4000-8000-0c6110000000.jsonl");
     let header = std::fs::read_to_string(&cron).unwrap();
     let header = header.lines().next().unwrap().to_owned() + "\n";
-    std::fs::write(&cron, &header).unwrap();
+    plant(&cron, &header);
     assert!(transcript_has_no_messages(&cron));
-    assert!(!transcript_has_no_messages(&sessions.join(format!("{MAIN}.jsonl"))));
+    assert!(!transcript_has_no_messages(
+        &sessions.join(format!("{MAIN}.jsonl"))
+    ));
     let store_path = sessions.join("sessions.json");
     let mut store: Value = serde_json::from_slice(&std::fs::read(&store_path).unwrap()).unwrap();
     store.as_object_mut().unwrap().insert(
         "agent:main:discord:channel:dup".to_owned(),
         serde_json::json!({"sessionId": GROUP, "updatedAt": 1_781_175_000_000_u64}),
     );
-    std::fs::write(&store_path, serde_json::to_vec_pretty(&store).unwrap()).unwrap();
+    plant(&store_path, serde_json::to_vec_pretty(&store).unwrap());
     // Sidecars and archives that are never sessions.
     for name in [
         format!("{MAIN}.checkpoint.3f1c2b4a-5d6e-4f70-8a9b-0c1d2e3f4a5b.jsonl"),
@@ -202,10 +248,10 @@ fn planted_inconsistencies_are_flagged_and_sidecars_are_not_sessions() {
         format!("{MAIN}.trajectory-path.json"),
         "sessions.json.1234.3f1c2b4a-5d6e-4f70-8a9b-0c1d2e3f4a5b.tmp".to_owned(),
     ] {
-        std::fs::write(sessions.join(name), b"{\"type\":\"session\"}\n").unwrap();
+        plant(sessions.join(name), b"{\"type\":\"session\"}\n");
     }
     std::fs::create_dir(sessions.join("archive")).unwrap();
-    std::fs::write(sessions.join("archive/ffffffff.jsonl"), &header).unwrap();
+    plant(sessions.join("archive/ffffffff.jsonl"), &header);
 
     let l = list_store(&sessions, &ListOptions::at(NOW)).unwrap();
     let flags: Vec<(&str, TranscriptState, Vec<&str>)> = l
@@ -223,9 +269,21 @@ fn planted_inconsistencies_are_flagged_and_sidecars_are_not_sessions() {
         flags,
         [
             ("agent:main:main", TranscriptState::Present, vec![]),
-            ("agent:main:subagent:research-1", TranscriptState::Missing, vec![]),
-            ("agent:main:cron:daily-digest:run:run-0001", TranscriptState::HeaderOnly, vec![]),
-            ("agent:main:telegram:group:-1001234567890:topic:42", TranscriptState::Present, vec![]),
+            (
+                "agent:main:subagent:research-1",
+                TranscriptState::Missing,
+                vec![]
+            ),
+            (
+                "agent:main:cron:daily-digest:run:run-0001",
+                TranscriptState::HeaderOnly,
+                vec![]
+            ),
+            (
+                "agent:main:telegram:group:-1001234567890:topic:42",
+                TranscriptState::Present,
+                vec![]
+            ),
             (
                 "agent:main:telegram:group:-1001234567890",
                 TranscriptState::Present,
