@@ -110,8 +110,8 @@ pub(crate) fn truncate_path(s: &str, max: usize) -> String {
 /// never padded. With a `width`, a table wider than it is fitted, in this order: the last
 /// column is cut as a path ([`truncate_path`]) down to 20 columns; column `shrink` (a key) is cut in its
 /// middle down to 20; the columns of `drop` are left out, one at a time in that order, until
-/// the table fits; the last column is cut down to 4; a line still too wide is cut at `width`
-/// (`…`). Every line is then at most `width` columns. Without a `width` nothing is cut.
+/// the table fits; the last column is cut down to 4; room left over goes back to the last
+/// column, then to the key; a line still too wide is cut at `width` (`…`). Every line is then at most `width` columns. Without a `width` nothing is cut.
 pub(crate) fn fit_table(
     heads: &[&str],
     cells: &[Vec<String>],
@@ -121,7 +121,7 @@ pub(crate) fn fit_table(
     width_limit: Option<usize>,
 ) -> Vec<String> {
     let n = heads.len();
-    let mut w: Vec<usize> = (0..n)
+    let natural: Vec<usize> = (0..n)
         .map(|i| {
             cells
                 .iter()
@@ -132,6 +132,7 @@ pub(crate) fn fit_table(
                 .unwrap_or(0)
         })
         .collect();
+    let mut w = natural.clone();
     let mut shown = vec![true; n];
     if let (Some(limit), Some(last)) = (width_limit, n.checked_sub(1)) {
         let total = |w: &[usize], shown: &[bool]| {
@@ -159,6 +160,11 @@ pub(crate) fn fit_table(
             shown[d] = false;
         }
         cut(&mut w, &shown, last, 4);
+        // Room left after leaving columns out goes back to the path, then to the key.
+        for i in std::iter::once(last).chain(shrink.filter(|&k| k < last)) {
+            let spare = limit.saturating_sub(total(&w, &shown));
+            w[i] += spare.min(natural[i].saturating_sub(w[i]));
+        }
     }
     let line = |row: &[&str]| {
         let mut l = String::new();
@@ -545,5 +551,63 @@ mod tests {
     fn dates() {
         assert_eq!(utc_minutes(1_767_261_600_000.0), "2026-01-01 10:00");
         assert_eq!(utc_minutes(f64::NAN), "-");
+    }
+
+    /// A path keeps its file name while the name fits, else the name's start (the session
+    /// id); a key keeps its start and its last third.
+    #[test]
+    fn cut_paths_and_keys() {
+        let p = "./agents/main/sessions/00000026-0000-4000-8000-0c6110000000.jsonl";
+        assert_eq!(truncate_path(p, 200), p);
+        assert_eq!(
+            truncate_path(p, 50),
+            "…ssions/00000026-0000-4000-8000-0c6110000000.jsonl"
+        );
+        assert_eq!(truncate_path(p, 20), "…00000026-0000-4000…");
+        assert_eq!(width(&truncate_path(p, 20)), 20);
+        assert_eq!(
+            truncate_middle("agent:main:telegram:group:-1001234567890", 20),
+            "agent:main:te…567890"
+        );
+        assert_eq!(truncate_middle("agent:main:main", 20), "agent:main:main");
+    }
+
+    /// A fitted table: every line within the width, the path cut first, then the key, then
+    /// the dropped columns; without a width nothing is cut.
+    #[test]
+    fn fitted_tables() {
+        let heads = ["KEY", "NOTE", "N", "PATH"];
+        let cells = vec![vec![
+            "agent:main:telegram:group:-1001234567890".to_owned(),
+            "a-long-note-column".to_owned(),
+            "7".to_owned(),
+            "./agents/main/sessions/0000000a-0000-4000-8000-0c6110000000.jsonl".to_owned(),
+        ]];
+        let right = [false, false, true, false];
+        let full = fit_table(&heads, &cells, &right, Some(0), &[1], None);
+        assert_eq!(
+            full[1],
+            "agent:main:telegram:group:-1001234567890  a-long-note-column  7  \
+             ./agents/main/sessions/0000000a-0000-4000-8000-0c6110000000.jsonl"
+        );
+        let at_90 = fit_table(&heads, &cells, &right, Some(0), &[1], Some(90));
+        assert_eq!(
+            at_90,
+            [
+                "KEY                                       NOTE                N  PATH",
+                "agent:main:telegram:group:-1001234567890  a-long-note-column  7  …0000000a-0000-4000-8000…",
+            ]
+        );
+        let at_60 = fit_table(&heads, &cells, &right, Some(0), &[1], Some(60));
+        assert_eq!(
+            at_60,
+            [
+                "KEY                   N  PATH",
+                "agent:main:te…567890  7  …0000000a-0000-4000-8000-0c6110000…",
+            ]
+        );
+        let at_40 = fit_table(&heads, &cells, &right, Some(0), &[1], Some(40));
+        assert!(at_40.iter().all(|l| width(l) <= 40), "{at_40:?}");
+        assert_eq!(at_40[1], "agent:main:te…567890  7  …0000000a-0000…");
     }
 }

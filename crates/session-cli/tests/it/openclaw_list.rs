@@ -14,6 +14,8 @@ use serde_json::Value;
 use crate::support::*;
 
 const NOW: &str = "2026-06-12T13:00:00Z";
+/// [`NOW`] in epoch milliseconds.
+const NOW_MS: i64 = 1_781_269_200_000;
 const MAIN: &str = "00000026-0000-4000-8000-0c6110000000";
 const GROUP: &str = "0000000a-0000-4000-8000-0c6110000000";
 const ORPHAN: &str = "00000021-0000-4000-8000-0c6110000000";
@@ -408,4 +410,97 @@ fn table_fits_columns_and_wide_prints_full_paths() {
         r.stdout
     );
     assert_snapshot!("archived_columns_80", r.stdout);
+}
+
+#[test]
+fn a_corrupt_store_is_an_error_naming_it_and_stays_as_it_is() {
+    let dir = tempdir();
+    let sessions = dir.path().join("agents/main/sessions");
+    plant(&sessions.join("sessions.json"), b"{\"agent:main:main\": {");
+    plant(
+        &sessions.join(format!("{MAIN}.jsonl")),
+        &session_bytes(MAIN, NOW_MS - DAY),
+    );
+    let r = list(dir.path(), None, &["list", "--root", ".", "--json"]);
+    assert_ne!(r.code, 0);
+    assert_eq!(r.stdout, "");
+    assert!(
+        r.stderr
+            .contains("cannot list the session store ./agents/main/sessions"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("is not valid JSON"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read(sessions.join("sessions.json")).unwrap(),
+        b"{\"agent:main:main\": {"
+    );
+}
+
+#[test]
+fn agents_without_a_store_are_listed_file_by_file_beside_the_keys() {
+    let dir = tempdir();
+    let store = dir.path().join("agents/main/sessions");
+    plant(
+        &store.join("sessions.json"),
+        format!(
+            "{{\n  \"agent:main:main\": {{\n    \"sessionId\": \"{MAIN}\",\n    \"updatedAt\": {}\n  }}\n}}",
+            NOW_MS - 60_000
+        )
+        .as_bytes(),
+    );
+    plant(
+        &store.join(format!("{MAIN}.jsonl")),
+        &session_bytes(MAIN, NOW_MS - 60_000),
+    );
+    let plain = dir.path().join("agents/work/sessions");
+    plant(
+        &plain.join("telegram_alice.jsonl"),
+        &session_bytes(GROUP, NOW_MS - DAY),
+    );
+    let v = list_json(dir.path(), &["list", "--root", ".", "--json"]);
+    let rows: Vec<Value> = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            serde_json::json!([
+                s["agentId"],
+                s["key"],
+                s["kind"],
+                s["id"],
+                s["ageMs"],
+                s["flags"],
+                s["path"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            serde_json::json!([
+                "main",
+                "agent:main:main",
+                "direct",
+                MAIN,
+                60_000,
+                [],
+                format!("./agents/main/sessions/{MAIN}.jsonl")
+            ]),
+            serde_json::json!([
+                "work",
+                null,
+                null,
+                GROUP,
+                null,
+                [],
+                "./agents/work/sessions/telegram_alice.jsonl"
+            ]),
+        ]
+    );
+    assert_eq!(v["allAgents"], true);
+    assert_eq!(
+        v["stores"],
+        serde_json::json!([{"agentId": "main", "path": "./agents/main/sessions/sessions.json"}])
+    );
 }
