@@ -3,7 +3,8 @@
 //! when they are regular files; a progress bar appears on a terminal when scanning takes more
 //! than 300 ms; files that cannot be read or are not sessions are reported, not dropped. With a
 //! Redis backend the same sessions are read from the store's namespaces ([`crate::backend`]),
-//! one `Sessions::list` per namespace.
+//! one `Sessions::list` per namespace. A directory holding OpenClaw's `sessions.json` is
+//! listed by store key instead ([`crate::store_list`]).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
