@@ -2,8 +2,10 @@
 //! key, whose key, sessionId, updatedAt, ageMs, kind, totalTokens and model equal those of the
 //! reference's `openclaw sessions --json` on its fixture (also with `--all-agents`), in its
 //! order; the inconsistency flags (missing, header-only, shared, orphan); sidecars, backups and
-//! checkpoints never listed; `--archived`, `--active`, `--limit`; the table fitted to
-//! `COLUMNS` with the path cut, and printed in full with `--wide`.
+//! checkpoints never listed; `--archived`, `--active`, `--limit` (the keys and counts the real
+//! `openclaw sessions --active/--limit --json` prints, run on the same copy when it is
+//! installed); a corrupt store refused; agents without a store listed file by file beside the
+//! keys; the table fitted to `COLUMNS` with the path cut, and printed in full with `--wide`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use std::path::{Path, PathBuf};
@@ -503,4 +505,37 @@ fn agents_without_a_store_are_listed_file_by_file_beside_the_keys() {
         v["stores"],
         serde_json::json!([{"agentId": "main", "path": "./agents/main/sessions/sessions.json"}])
     );
+}
+
+#[test]
+fn active_and_limit_select_what_the_reference_selects() {
+    let test = "active_and_limit_select_what_the_reference_selects";
+    let (Some(shared), Some(openclaw)) = (
+        shared_dir(test),
+        session_test_support::OpenclawCli::find(test),
+    ) else {
+        return;
+    };
+    let dir = tempdir();
+    session_test_support::openclaw_fixture_copy(&shared, dir.path());
+    for extra in [["--active", "1440"], ["--limit", "2"]] {
+        let mut theirs_args = vec!["sessions", "--json"];
+        theirs_args.extend(extra);
+        let theirs: Value = openclaw.run_ok(dir.path(), &theirs_args, Some(NOW), |out| {
+            serde_json::from_slice(out).unwrap()
+        });
+        let mut our_args = vec!["list", "--root", ".", "--agent", "main", "--json"];
+        our_args.extend(extra);
+        let ours = list_json(dir.path(), &our_args);
+        assert_eq!(compared(&ours), compared(&theirs), "{extra:?}");
+        for field in [
+            "count",
+            "totalCount",
+            "limitApplied",
+            "hasMore",
+            "activeMinutes",
+        ] {
+            assert_eq!(ours[field], theirs[field], "{extra:?} {field}");
+        }
+    }
 }
