@@ -23,6 +23,7 @@ use session_store::io;
 use crate::key::normalize_session_key;
 
 mod artifacts;
+pub mod lifecycle;
 mod normalise;
 mod paths;
 
@@ -289,6 +290,11 @@ impl SessionStore {
             loaded: Some(bytes),
             stamp,
         })
+    }
+
+    /// The bytes read at load (or last saved); empty when the file did not exist.
+    pub fn loaded_bytes(&self) -> &[u8] {
+        self.loaded.as_deref().unwrap_or_default()
     }
 
     /// The store file's path.
