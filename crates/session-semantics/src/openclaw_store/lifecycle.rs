@@ -727,10 +727,7 @@ fn rewrite_session_file(file: &str, old: Option<&str>, new: &str) -> String {
         let (ts, rest) = base.split_once('_')?;
         (rest == format!("{old}.jsonl")).then(|| format!("{ts}_{new}.jsonl"))
     });
-    format!(
-        "{dir}{}",
-        renamed.unwrap_or_else(|| format!("{new}.jsonl"))
-    )
+    format!("{dir}{}", renamed.unwrap_or_else(|| format!("{new}.jsonl")))
 }
 
 #[cfg(test)]
