@@ -164,6 +164,16 @@ pub(crate) fn run(ctx: &Ctx, req: &ClearRequest, out: &mut Output) -> anyhow::Re
     let Some(dir) = address::sessions_dir(ctx, &loc)? else {
         anyhow::bail!(UsageError::new("clear needs --agent ID"));
     };
+    if ctx.redis().is_none()
+        && let Some(store) = crate::store_ops::store_path(&dir)
+    {
+        if req.session.is_none() && !req.all {
+            anyhow::bail!(UsageError::new(
+                "clear needs --session NAME (one session) or --all (every session of the agent)"
+            ));
+        }
+        return crate::store_ops::clear(ctx, req, &dir, &store, out);
+    }
     let target = match (&req.session, req.all) {
         (Some(name), false) => ClearTarget::Session(session_ref(ctx, &req.agent, &dir, name)?),
         (None, true) => ClearTarget::Agent(req.agent.clone()),

@@ -63,6 +63,7 @@ mod replay;
 mod report;
 mod show;
 mod stats;
+mod store_ops;
 mod text;
 mod tree;
 mod unlock;
@@ -426,6 +427,10 @@ struct ArchiveArgs {
     /// Every agent of the store.
     #[arg(long)]
     all: bool,
+    /// Archive this one session of --agent (a key, a file name or a session id), whatever its
+    /// age; no policy is needed then.
+    #[arg(long, value_name = "NAME", requires = "agent", conflicts_with_all = ["config", "max_age", "max_size"])]
+    session: Option<String>,
     /// The OpenClaw state directory [default: $OPENCLAW_STATE_DIR, else ~/.openclaw].
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -635,10 +640,15 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
         | Command::Check(CheckArgs { selector: s, .. })
         | Command::Export(ExportArgs { selector: s, .. })
         | Command::Repair(RepairArgs { selector: s, .. }) => selector(s),
-        Command::Archive(a) => match &a.agent {
-            Some(agent) => address::check_agent_id(agent),
-            None => Ok(()),
-        },
+        Command::Archive(a) => {
+            if let Some(agent) = &a.agent {
+                address::check_agent_id(agent)?;
+            }
+            match &a.session {
+                Some(name) if !clear::is_session_key(name) => address::check_session_name(name),
+                _ => Ok(()),
+            }
+        }
         Command::Clear(a) => {
             address::check_agent_id(&a.agent)?;
             match &a.session {
@@ -777,6 +787,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             &archive::ArchiveRequest {
                 agent: a.agent,
                 all: a.all,
+                session: a.session,
                 root: a.root,
                 config: a.config,
                 max_age: a.max_age,

@@ -89,6 +89,7 @@ pub enum Disposal {
 /// What is done to a row.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "action", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum RowAction {
     /// The row is removed from `sessions.json`.
     Removed,
@@ -128,6 +129,7 @@ pub enum FileRole {
 /// Planned, done or failed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum FileOutcome {
     /// Dry run: would be done.
     Planned,
@@ -165,6 +167,7 @@ pub struct FileChange {
 /// Why a transcript was left alone.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "reason", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum LeftAloneReason {
     /// Other rows still name it (R6.4).
     #[serde(rename_all = "camelCase")]
