@@ -709,7 +709,11 @@ impl KeyHit {
 fn agent_of_dir(dir: &Path) -> Option<String> {
     let agent_dir = dir.parent()?;
     (dir.file_name()? == "sessions" && agent_dir.parent()?.file_name()? == "agents")
-        .then(|| agent_dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .then(|| {
+            agent_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
         .flatten()
 }
 
@@ -757,7 +761,8 @@ pub(crate) fn lookup_key(dir: &Path, name: &str) -> anyhow::Result<Option<KeyHit
                 }
             }
             None => {
-                let want = session_semantics::key::normalize_session_key(&format!("agent:x:{trimmed}"));
+                let want =
+                    session_semantics::key::normalize_session_key(&format!("agent:x:{trimmed}"));
                 for (k, _) in store.entries() {
                     let k = k.to_str_lossy().into_owned();
                     let rest = k

@@ -14,9 +14,9 @@ use session_semantics::policy::{
 use session_semantics::retention::{self, ArchivePlan, ArchiveReport, Outcome as ActionOutcome};
 use session_semantics::{RetentionPolicy, StoreLayout};
 
+use session_semantics::SessionRef;
 use session_semantics::openclaw_store::lifecycle::{Disposal, LifecyclePlan, LifecycleReport};
 use session_semantics::retention::{ClearMode, ClearTarget};
-use session_semantics::SessionRef;
 
 use crate::address::{self, Locator};
 use crate::ctx::Ctx;
@@ -289,9 +289,14 @@ pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::
                 None => Ok((p, None)),
                 Some(store) => {
                     let dir = p.report().sessions_dir.clone();
-                    let files: Vec<PathBuf> =
-                        p.report().actions.iter().map(|a| dir.join(&a.file)).collect();
-                    let mut lp = LifecyclePlan::new(store_ops::load(&store)?, now, Disposal::Archive)?;
+                    let files: Vec<PathBuf> = p
+                        .report()
+                        .actions
+                        .iter()
+                        .map(|a| dir.join(&a.file))
+                        .collect();
+                    let mut lp =
+                        LifecyclePlan::new(store_ops::load(&store)?, now, Disposal::Archive)?;
                     store_ops::add_files(&mut lp, &files)?;
                     Ok((p, Some(lp)))
                 }
@@ -327,7 +332,9 @@ pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::
         }
         match store_ops::commit(lp) {
             Ok(r) => store_reports.push((p.report().clone(), r)),
-            Err(e) if req.all => errors.push((p.report().agent_id.clone(), crate::output::error_text(&e))),
+            Err(e) if req.all => {
+                errors.push((p.report().agent_id.clone(), crate::output::error_text(&e)))
+            }
             Err(e) => return Err(e),
         }
     }
@@ -335,7 +342,11 @@ pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::
         let reports = reports
             .iter()
             .map(report::archive_json)
-            .chain(store_reports.iter().map(|(p, r)| store_ops::archive_json(p, r)))
+            .chain(
+                store_reports
+                    .iter()
+                    .map(|(p, r)| store_ops::archive_json(p, r)),
+            )
             .collect::<anyhow::Result<Vec<Value>>>()?;
         let errors: Vec<Value> = errors
             .iter()
@@ -478,7 +489,9 @@ fn archive_session(
         plan.execute(None)
     };
     if req.json {
-        out.line(&serde_json::to_string_pretty(&report::clear_json(&report)?)?)?;
+        out.line(&serde_json::to_string_pretty(&report::clear_json(
+            &report,
+        )?)?)?;
     } else {
         out.line(&report::clear_text(&report))?;
     }

@@ -13,9 +13,7 @@ use serde_json::{Value, json};
 use session_semantics::openclaw_store::lifecycle::{
     Disposal, FileOutcome, LeftAloneReason, LifecyclePlan, LifecycleReport, RowAction,
 };
-use session_semantics::openclaw_store::{
-    ArtifactKind, STORE_FILE_NAME, SessionStore, classify,
-};
+use session_semantics::openclaw_store::{ArtifactKind, STORE_FILE_NAME, SessionStore, classify};
 
 use crate::outcome::{Outcome, UsageError};
 use crate::output::Output;
@@ -144,17 +142,29 @@ pub(crate) fn report_text(r: &LifecycleReport) -> String {
         r.now
     );
     for row in &r.rows {
-        let id = row.session_id.as_deref().map(text::safe).unwrap_or_default();
+        let id = row
+            .session_id
+            .as_deref()
+            .map(text::safe)
+            .unwrap_or_default();
         match &row.action {
             RowAction::Removed => out.push_str(&format!(
                 "  row {}: {} (sessionId {id})\n",
                 text::safe(&row.key),
-                if r.dry_run { "would be removed" } else { "removed" }
+                if r.dry_run {
+                    "would be removed"
+                } else {
+                    "removed"
+                }
             )),
             RowAction::Reset { new_session_id } => out.push_str(&format!(
                 "  row {}: {} new conversation, sessionId {id} -> {}\n",
                 text::safe(&row.key),
-                if r.dry_run { "would start a" } else { "started a" },
+                if r.dry_run {
+                    "would start a"
+                } else {
+                    "started a"
+                },
                 text::safe(new_session_id)
             )),
             _ => {}
@@ -369,7 +379,9 @@ pub(crate) fn clear(
                 return Ok(Outcome::Failed);
             }
             if !req.json {
-                out.line(&format!("note: {m}: without --allow-mass this run is refused"))?;
+                out.line(&format!(
+                    "note: {m}: without --allow-mass this run is refused"
+                ))?;
             }
         }
         return outcome_of(&report, out);
