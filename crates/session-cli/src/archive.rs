@@ -31,6 +31,16 @@ under --root (default $OPENCLAW_STATE_DIR, else ~/.openclaw): the *.jsonl files 
 <root>/agents/<ID>/sessions/ are moved into <root>/agents/<ID>/sessions/archive/ (a free name is
 chosen when one is taken there), never deleted.
 
+--session NAME (with --agent) archives that one session, whatever its age (no policy then).
+
+On an OpenClaw store (the sessions directory holds sessions.json) nothing moves into archive/:
+the rows of the chosen transcripts are removed from sessions.json first, then each transcript
+is renamed in place to <file>.deleted.<ts> with its .trajectory.jsonl and .trajectory-path.json
+sidecars, so OpenClaw's own retention still sees and ages them; a transcript no row names is
+renamed likewise, one another row still names is left alone. The JSON of such an agent holds
+"selected" (the transcripts the policy chose) and "store" (the rows and files changed, as in
+`sessions clear --help`); with --session the JSON is that store report itself.
+
 Which sessions:
   --max-age DURATION  sessions whose last activity is older (the newest user/assistant message
                       time inside the file, else the header's timestamp; never the file's

@@ -21,6 +21,21 @@ Clear one session (--session NAME) or every session (--all) of an agent: move th
 <root>/agents/<ID>/sessions/archive/ (a free name is chosen when one is taken), or with --purge
 delete them. Only *.jsonl files directly in the sessions directory are cleared.
 
+On an OpenClaw store (the sessions directory holds sessions.json) clear keeps the store
+consistent for OpenClaw: --session NAME (a key such as agent:main:telegram:direct:123 or
+telegram:direct:123, a file name or a session id) starts a new conversation on the row as
+OpenClaw's /new does (a new sessionId, timestamps now, counters reset, the old transcript renamed
+<file>.reset.<ts> in place; no new file until the first append); with --purge the row is removed
+and its transcript and trajectory sidecars deleted; --all removes every row and renames every
+transcript (orphans too) <file>.deleted.<ts> (deleted with --purge). sessions.json is written
+first (refused, nothing written, when another writer changed it meanwhile; a sessions.json that
+does not parse is refused and never replaced), the files renamed after; a transcript another row
+still names is left alone. The report lists every row and file: with --json {"store",
+"dryRun", "disposal", "now", "archiveTimestamp", "rows": [{"key", "sessionId", "action":
+"removed"|"reset", "newSessionId"}], "files": [{"file", "to", "role", "sessionId",
+"bytes", "reason", "outcome"}], "leftAlone": [{"key", "file", "reason"}],
+"storeWritten", "auditLog"}.
+
 This changes the store, so it needs --yes; without --yes and without --dry-run it refuses
 (exit code 2) and changes nothing. It never asks on the terminal. --dry-run prints what it would
 do and changes nothing.
