@@ -38,7 +38,7 @@ the rows of the chosen transcripts are removed from sessions.json first, then ea
 is renamed in place to <file>.deleted.<ts> with its .trajectory.jsonl and .trajectory-path.json
 sidecars, so OpenClaw's own retention still sees and ages them; a transcript no row names is
 renamed likewise, one another row still names is left alone. The JSON of such an agent holds
-"selected" (the transcripts the policy chose) and "store" (the rows and files changed, as in
+\"selected\" (the transcripts the policy chose) and \"store\" (the rows and files changed, as in
 `sessions clear --help`); with --session the JSON is that store report itself.
 
 Which sessions:

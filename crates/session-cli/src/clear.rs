@@ -30,11 +30,11 @@ and its transcript and trajectory sidecars deleted; --all removes every row and 
 transcript (orphans too) <file>.deleted.<ts> (deleted with --purge). sessions.json is written
 first (refused, nothing written, when another writer changed it meanwhile; a sessions.json that
 does not parse is refused and never replaced), the files renamed after; a transcript another row
-still names is left alone. The report lists every row and file: with --json {"store",
-"dryRun", "disposal", "now", "archiveTimestamp", "rows": [{"key", "sessionId", "action":
-"removed"|"reset", "newSessionId"}], "files": [{"file", "to", "role", "sessionId",
-"bytes", "reason", "outcome"}], "leftAlone": [{"key", "file", "reason"}],
-"storeWritten", "auditLog"}.
+still names is left alone. The report lists every row and file: with --json {\"store\",
+\"dryRun\", \"disposal\", \"now\", \"archiveTimestamp\", \"rows\": [{\"key\", \"sessionId\", \"action\":
+\"removed\"|\"reset\", \"newSessionId\"}], \"files\": [{\"file\", \"to\", \"role\", \"sessionId\",
+\"bytes\", \"reason\", \"outcome\"}], \"leftAlone\": [{\"key\", \"file\", \"reason\"}],
+\"storeWritten\", \"auditLog\"}.
 
 This changes the store, so it needs --yes; without --yes and without --dry-run it refuses
 (exit code 2) and changes nothing. It never asks on the terminal. --dry-run prints what it would
