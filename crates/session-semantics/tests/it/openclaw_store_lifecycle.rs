@@ -3,6 +3,7 @@
 //! `.deleted.<ts>` after the store write; a reset gives the key a new id, the `/new` fields and
 //! a `.reset.<ts>` of the old transcript, with no new file; a shared transcript is left alone;
 //! a concurrent change of `sessions.json` refuses the write and renames nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use std::path::{Path, PathBuf};
 
@@ -97,13 +98,13 @@ fn deleting_a_row_writes_the_store_then_renames_transcript_and_sidecars() {
                 813
             ),
             (
-                trajectory.clone(),
+                trajectory,
                 Some(dir.join(format!("{CRON}.trajectory.jsonl.deleted.{TS}"))),
                 FileRole::Trajectory,
                 8
             ),
             (
-                pointer.clone(),
+                pointer,
                 Some(dir.join(format!("{CRON}.trajectory-path.json.deleted.{TS}"))),
                 FileRole::TrajectoryPointer,
                 POINTER.len() as u64
