@@ -109,8 +109,10 @@ A sessions directory (--agent, --dir, --pi) always means the *.jsonl files direc
 its immediate sub-directories, in every subcommand. NAME is the file name without .jsonl, the
 part of the file name after its first '_' (the session id of <timestamp>_<uuid>.jsonl, the user
 id of <channel>_<userId>.jsonl), or the session id from the file's header (the ID column of
-`sessions list`), in full or a unique prefix of at least 8 characters. An unknown agent or
-session is an error listing close matches. NAME and ID are one path component each: a value
+`sessions list`), in full or a unique prefix of at least 8 characters. Where the directory
+holds OpenClaw's sessions.json, NAME may also be a session key (agent:main:telegram:direct:123,
+or the part after agent:<ID>:, e.g. main), resolved through sessions.json to its row's
+transcript. An unknown agent, session or key is an error listing close matches (or the keys). NAME and ID are one path component each: a value
 that is empty, `.`, `..` or absolute, holds `/`, `\\`, NUL or a control character, or is longer
 than 255 bytes is a usage error (exit code 2) naming the value and the rule, e.g. `invalid
 session name \"../x\": contains '/'`, in every subcommand, before anything is read or written.

@@ -585,3 +585,37 @@ fn a_corrupt_store_is_refused_and_left_as_it_is() {
         assert_eq!(contents(&sessions), before, "{args:?}");
     }
 }
+
+#[test]
+fn a_short_key_matching_rows_of_several_agents_is_ambiguous() {
+    let dir = tempdir();
+    let store = dir.path().join("store");
+    plant(
+        &store.join("sessions.json"),
+        b"{\n  \"agent:main:telegram:direct:1\": {\n    \"sessionId\": \"a\",\n    \"updatedAt\": 1\n  },\n  \"agent:ops:telegram:direct:1\": {\n    \"sessionId\": \"b\",\n    \"updatedAt\": 2\n  }\n}",
+    );
+    plant(&store.join("a.jsonl"), &session_bytes("a", NOW - DAY));
+    plant(&store.join("b.jsonl"), &session_bytes("b", NOW - DAY));
+    let r = run_in_timeout(
+        dir.path(),
+        ["tree", "--dir", "store", "--session", "telegram:direct:1"],
+    );
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: session key \"telegram:direct:1\" is ambiguous in store/sessions.json: it names \
+         the rows agent:main:telegram:direct:1, agent:ops:telegram:direct:1; give the full key\n"
+    );
+    let r = run_in_timeout(
+        dir.path(),
+        [
+            "tree",
+            "--dir",
+            "store",
+            "--session",
+            "agent:ops:telegram:direct:1",
+        ],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(r.stdout.starts_with("store/b.jsonl — "), "{}", r.stdout);
+}
