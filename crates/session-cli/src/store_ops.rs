@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use session_semantics::openclaw_store::lifecycle::{
-    Disposal, FileOutcome, LeftAloneReason, LifecyclePlan, LifecycleReport, RowAction,
+    FileOutcome, LeftAloneReason, LifecyclePlan, LifecycleReport, RowAction,
 };
 use session_semantics::openclaw_store::{ArtifactKind, STORE_FILE_NAME, SessionStore, classify};
 
@@ -314,81 +314,6 @@ pub(crate) fn resolve_named(
 /// A new session id as the gateway makes them (`crypto.randomUUID()`, v4; R1.9).
 pub(crate) fn new_session_id() -> String {
     uuid::Uuid::new_v4().to_string()
-}
-
-/// `clear` on an OpenClaw store: `--session` without `--purge` starts a new conversation on
-/// the row (`/new`); with `--purge` the row is removed and its files deleted; an orphan is
-/// renamed `.deleted.` (deleted with `--purge`). `--all` removes every row and every orphan
-/// (a mass sweep: needs `--allow-mass`).
-///
-/// # Errors
-/// A store that cannot be read, unknown names, and the errors of [`commit`].
-pub(crate) fn clear(
-    ctx: &crate::ctx::Ctx,
-    req: &crate::clear::ClearRequest,
-    dir: &Path,
-    store_path: &Path,
-    out: &mut Output,
-) -> anyhow::Result<Outcome> {
-    let store = load(store_path)?;
-    let disposal = if req.purge {
-        Disposal::Purge
-    } else {
-        Disposal::Archive
-    };
-    let mut mass = None;
-    let named = match &req.session {
-        Some(name) => Some(resolve_named(ctx, &store, dir, name)?),
-        None => None,
-    };
-    let orphan_files = orphans(&store, dir);
-    let keys: Vec<String> = store
-        .entries()
-        .map(|(k, _)| k.to_str_lossy().into_owned())
-        .collect();
-    let mut plan = LifecyclePlan::new(store, ctx.now_ms(), disposal)?;
-    match named {
-        Some(Named::Row(key)) if !req.purge => plan.reset_row(&key, &new_session_id())?,
-        Some(Named::Row(key)) => plan.delete_row(&key)?,
-        Some(Named::Orphan(file)) => plan.discard_file(&file),
-        None => {
-            for k in &keys {
-                plan.delete_row(k)?;
-            }
-            for f in &orphan_files {
-                plan.discard_file(f);
-            }
-            let n = keys.len() + orphan_files.len();
-            mass = session_semantics::retention::MassSweep::judge(n, n);
-        }
-    }
-    let refused = mass.is_some() && !req.allow_mass && !req.dry_run;
-    if req.dry_run || refused {
-        let report = plan.preview();
-        print(&report, req.json, out)?;
-        if let Some(m) = mass
-            && !req.allow_mass
-        {
-            let msg = crate::clear::mass_refusal(
-                "clear",
-                if req.purge { "deleted" } else { "archived" },
-                &[(req.agent.clone(), m)],
-            );
-            if refused {
-                out.error(&msg)?;
-                return Ok(Outcome::Failed);
-            }
-            if !req.json {
-                out.line(&format!(
-                    "note: {m}: without --allow-mass this run is refused"
-                ))?;
-            }
-        }
-        return outcome_of(&report, out);
-    }
-    let report = commit(plan)?;
-    print(&report, req.json, out)?;
-    outcome_of(&report, out)
 }
 
 /// The text header of an archive report of an OpenClaw store, before the store report.
