@@ -288,7 +288,7 @@ pub(crate) fn run(ctx: &Ctx, req: &ClearRequest, out: &mut Output) -> anyhow::Re
 /// (a mass sweep: needs `--allow-mass`).
 ///
 /// # Errors
-/// A store that cannot be read, unknown names, and the errors of [`commit`].
+/// A store that cannot be read, unknown names, and the errors of [`store_ops::commit`].
 fn clear_store(
     ctx: &Ctx,
     req: &ClearRequest,
