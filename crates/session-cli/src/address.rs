@@ -597,6 +597,11 @@ fn resolve_among(
     if present(ctx, &exact) {
         return Ok(exact);
     }
+    if ctx.redis().is_none()
+        && let Some(hit) = lookup_key(dir, name)?
+    {
+        return hit.existing_transcript();
+    }
     let listing = list();
     let by_name: Vec<PathBuf> = listing
         .files
@@ -665,6 +670,145 @@ fn resolve_among(
         },
         suggestion(stem, &known, "session")
     )))
+}
+
+/// A row of `sessions.json` that a `--session` value names (see [`lookup_key`]).
+#[derive(Debug, Clone)]
+pub(crate) struct KeyHit {
+    /// The stored key of the row.
+    pub(crate) key: String,
+    /// Its transcript (`SessionStore::transcript_of`): `None` when its `sessionId` names no
+    /// file.
+    pub(crate) transcript: Option<PathBuf>,
+    /// The store file.
+    pub(crate) store: PathBuf,
+}
+
+impl KeyHit {
+    /// The transcript, which must exist: a row whose transcript is missing is an error
+    /// naming the key and the path.
+    pub(crate) fn existing_transcript(self) -> anyhow::Result<PathBuf> {
+        match self.transcript {
+            Some(p) if std::fs::symlink_metadata(&p).is_ok() => Ok(p),
+            Some(p) => bail!(UsageError::new(format!(
+                "session key {:?} (in {}) names the transcript {}, which does not exist",
+                text::safe(&self.key),
+                text::path(&self.store),
+                text::path(&p)
+            ))),
+            None => bail!(UsageError::new(format!(
+                "session key {:?} (in {}) has no sessionId that names a transcript",
+                text::safe(&self.key),
+                text::path(&self.store)
+            ))),
+        }
+    }
+}
+
+/// The agent id of a sessions directory shaped `…/agents/<id>/sessions`.
+fn agent_of_dir(dir: &Path) -> Option<String> {
+    let agent_dir = dir.parent()?;
+    (dir.file_name()? == "sessions" && agent_dir.parent()?.file_name()? == "agents")
+        .then(|| {
+            agent_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .flatten()
+}
+
+/// Looks `name` up as a session key in `dir/sessions.json` (OpenClaw's store,
+/// openclaw-store.md §2.6): a full key (`agent:main:telegram:direct:123`, resolved as the
+/// reference resolves keys, R2.17–R2.18), or the part after `agent:<id>:` (`main`,
+/// `telegram:direct:123`; `<id>` the directory's agent, `…/agents/<id>/sessions`, else any
+/// stored key's agent). `Ok(None)` when there is no store, or `name` holds no `:` and names no
+/// row. A `name` with a `:` that names no row, or a short form that matches rows of several
+/// agents, is an error listing the keys that exist; so is a store that cannot be read then.
+pub(crate) fn lookup_key(dir: &Path, name: &str) -> anyhow::Result<Option<KeyHit>> {
+    use session_semantics::openclaw_store::{STORE_FILE_NAME, SessionStore};
+    let path = dir.join(STORE_FILE_NAME);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    let keyish = name.contains(':');
+    let store = match SessionStore::load(&path) {
+        Ok(s) => s,
+        Err(e) if keyish => bail!(UsageError::new(format!(
+            "cannot look up session key {:?}: {e}",
+            text::safe(name)
+        ))),
+        Err(_) => return Ok(None),
+    };
+    let trimmed = name.trim();
+    let mut hits: Vec<String> = Vec::new();
+    let mut add = |k: String| {
+        if !hits.contains(&k) {
+            hits.push(k);
+        }
+    };
+    if trimmed.to_lowercase().starts_with("agent:") {
+        if let Some(r) = store.resolve(trimmed) {
+            add(r.stored_key);
+        }
+    } else {
+        if let Some(r) = store.resolve(trimmed) {
+            add(r.stored_key);
+        }
+        match agent_of_dir(dir) {
+            Some(agent) => {
+                if let Some(r) = store.resolve(&format!("agent:{agent}:{trimmed}")) {
+                    add(r.stored_key);
+                }
+            }
+            None => {
+                let want =
+                    session_semantics::key::normalize_session_key(&format!("agent:x:{trimmed}"));
+                for (k, _) in store.entries() {
+                    let k = k.to_str_lossy().into_owned();
+                    let rest = k
+                        .strip_prefix("agent:")
+                        .and_then(|r| r.split_once(':'))
+                        .map(|(_, rest)| rest);
+                    if let Some(rest) = rest
+                        && session_semantics::key::normalize_session_key(&format!("agent:x:{rest}"))
+                            == want
+                    {
+                        add(k);
+                    }
+                }
+            }
+        }
+    }
+    let known: Vec<String> = store
+        .entries()
+        .map(|(k, _)| k.to_str_lossy().into_owned())
+        .collect();
+    match hits.len() {
+        0 if keyish => bail!(UsageError::new(format!(
+            "unknown session key {:?} in {}{}",
+            text::safe(name),
+            text::path(&path),
+            suggestion(trimmed, &known, "key")
+        ))),
+        0 => Ok(None),
+        1 => {
+            let key = hits.remove(0);
+            Ok(Some(KeyHit {
+                transcript: store.transcript_of(&key),
+                key,
+                store: path,
+            }))
+        }
+        _ => {
+            let shown: Vec<String> = hits.iter().map(|k| text::safe(k).into_owned()).collect();
+            bail!(UsageError::new(format!(
+                "session key {:?} is ambiguous in {}: it names the rows {}; give the full key",
+                text::safe(name),
+                text::path(&path),
+                shown.join(", ")
+            )))
+        }
+    }
 }
 
 fn reject_stdin(p: &Path) -> anyhow::Result<()> {

@@ -14,18 +14,32 @@ use session_semantics::policy::{
 use session_semantics::retention::{self, ArchivePlan, ArchiveReport, Outcome as ActionOutcome};
 use session_semantics::{RetentionPolicy, StoreLayout};
 
+use session_semantics::SessionRef;
+use session_semantics::openclaw_store::lifecycle::{Disposal, LifecyclePlan, LifecycleReport};
+use session_semantics::retention::{ClearMode, ClearTarget};
+
 use crate::address::{self, Locator};
 use crate::ctx::Ctx;
 use crate::outcome::Outcome;
 use crate::outcome::UsageError;
 use crate::output::Output;
-use crate::{report, text};
+use crate::{report, store_ops, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Archive old or surplus sessions of an agent (--agent ID) or of every agent of the store (--all),
 under --root (default $OPENCLAW_STATE_DIR, else ~/.openclaw): the *.jsonl files directly in
 <root>/agents/<ID>/sessions/ are moved into <root>/agents/<ID>/sessions/archive/ (a free name is
 chosen when one is taken there), never deleted.
+
+--session NAME (with --agent) archives that one session, whatever its age (no policy then).
+
+On an OpenClaw store (the sessions directory holds sessions.json) nothing moves into archive/:
+the rows of the chosen transcripts are removed from sessions.json first, then each transcript
+is renamed in place to <file>.deleted.<ts> with its .trajectory.jsonl and .trajectory-path.json
+sidecars, so OpenClaw's own retention still sees and ages them; a transcript no row names is
+renamed likewise, one another row still names is left alone. The JSON of such an agent holds
+\"selected\" (the transcripts the policy chose) and \"store\" (the rows and files changed, as in
+`sessions clear --help`); with --session the JSON is that store report itself.
 
 Which sessions:
   --max-age DURATION  sessions whose last activity is older (the newest user/assistant message
@@ -157,6 +171,7 @@ pub(crate) fn parse_now(s: &str) -> Result<i64, String> {
 pub(crate) struct ArchiveRequest {
     pub(crate) agent: Option<String>,
     pub(crate) all: bool,
+    pub(crate) session: Option<String>,
     pub(crate) root: Option<PathBuf>,
     pub(crate) config: Option<PathBuf>,
     pub(crate) max_age: Option<AgeFlag>,
@@ -264,23 +279,49 @@ fn agents(
 /// Usage errors (no policy, unknown agent), a config that does not parse, a sessions
 /// directory that cannot be listed (for a single `--agent`), stdout.
 pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::Result<Outcome> {
+    if let Some(name) = &req.session {
+        return archive_session(ctx, req, name, out);
+    }
     let policy = policy(req)?;
     let root = address::state_root(req.root.as_deref());
     let (ids, skipped_agents) = agents(ctx, req, &root)?;
     let layout = StoreLayout::new(&root);
     let now = ctx.now_ms();
     let mut plans: Vec<ArchivePlan> = Vec::with_capacity(ids.len());
+    // Agents whose sessions directory holds sessions.json: the policy chooses the transcripts,
+    // the store lifecycle archives them (rows first, then `.deleted.<ts>` in place).
+    let mut store_plans: Vec<(ArchivePlan, LifecyclePlan)> = Vec::new();
     let mut errors: Vec<(String, String)> = Vec::new();
     for id in &ids {
-        match retention::plan_archive(&layout, id, &policy, now) {
-            Ok(p) => plans.push(p),
-            Err(e) if req.all => errors.push((id.clone(), e.to_string())),
-            Err(e) => return Err(e.into()),
+        let planned = retention::plan_archive(&layout, id, &policy, now)
+            .map_err(anyhow::Error::from)
+            .and_then(|p| match store_ops::store_path(&p.report().sessions_dir) {
+                None => Ok((p, None)),
+                Some(store) => {
+                    let dir = p.report().sessions_dir.clone();
+                    let files: Vec<PathBuf> = p
+                        .report()
+                        .actions
+                        .iter()
+                        .map(|a| dir.join(&a.file))
+                        .collect();
+                    let mut lp =
+                        LifecyclePlan::new(store_ops::load(&store)?, now, Disposal::Archive)?;
+                    store_ops::add_files(&mut lp, &files)?;
+                    Ok((p, Some(lp)))
+                }
+            });
+        match planned {
+            Ok((p, None)) => plans.push(p),
+            Ok((p, Some(lp))) => store_plans.push((p, lp)),
+            Err(e) if req.all => errors.push((id.clone(), crate::output::error_text(&e))),
+            Err(e) => return Err(e),
         }
     }
     // Every agent is planned before any file moves: one mass sweep refuses the whole run.
     let mass: Vec<(String, retention::MassSweep)> = plans
         .iter()
+        .chain(store_plans.iter().map(|(p, _)| p))
         .filter_map(|p| {
             p.report()
                 .mass_sweep
@@ -293,10 +334,29 @@ pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::
     } else {
         plans.into_iter().map(|p| p.execute(None)).collect()
     };
+    let mut store_reports: Vec<(ArchiveReport, LifecycleReport)> = Vec::new();
+    for (p, lp) in store_plans {
+        if req.dry_run || refused {
+            store_reports.push((p.report().clone(), lp.preview()));
+            continue;
+        }
+        match store_ops::commit(lp) {
+            Ok(r) => store_reports.push((p.report().clone(), r)),
+            Err(e) if req.all => {
+                errors.push((p.report().agent_id.clone(), crate::output::error_text(&e)))
+            }
+            Err(e) => return Err(e),
+        }
+    }
     if req.json {
         let reports = reports
             .iter()
             .map(report::archive_json)
+            .chain(
+                store_reports
+                    .iter()
+                    .map(|(p, r)| store_ops::archive_json(p, r)),
+            )
             .collect::<anyhow::Result<Vec<Value>>>()?;
         let errors: Vec<Value> = errors
             .iter()
@@ -310,13 +370,27 @@ pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::
             "skippedAgents": skipped_agents,
         });
         out.line(&serde_json::to_string_pretty(&v)?)?;
-    } else if reports.is_empty() && errors.is_empty() && skipped_agents.is_empty() {
+    } else if reports.is_empty()
+        && store_reports.is_empty()
+        && errors.is_empty()
+        && skipped_agents.is_empty()
+    {
         out.line(&format!(
             "no agents with a sessions directory in {}",
             text::path(&root.join("agents"))
         ))?;
-    } else if !reports.is_empty() {
-        let texts: Vec<String> = reports.iter().map(report::archive_text).collect();
+    } else if !reports.is_empty() || !store_reports.is_empty() {
+        let texts: Vec<String> = reports
+            .iter()
+            .map(report::archive_text)
+            .chain(store_reports.iter().map(|(p, r)| {
+                format!(
+                    "{}\n{}",
+                    store_ops::archive_header(p, p.actions.len()),
+                    store_ops::report_text(r)
+                )
+            }))
+            .collect();
         out.line(&texts.join("\n\n"))?;
     }
     if !req.json {
@@ -348,7 +422,8 @@ pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::
             ))?;
         }
     }
-    let failed: usize = reports.iter().map(ArchiveReport::failed).sum();
+    let failed: usize = reports.iter().map(ArchiveReport::failed).sum::<usize>()
+        + store_reports.iter().map(|(_, r)| r.failed()).sum::<usize>();
     if failed > 0 {
         out.error(&format!("{failed} session(s) could not be archived"))?;
     }
@@ -358,6 +433,84 @@ pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::
     let moved = reports
         .iter()
         .flat_map(|r| &r.actions)
-        .any(|a| matches!(a.outcome, ActionOutcome::Planned | ActionOutcome::Archived));
+        .any(|a| matches!(a.outcome, ActionOutcome::Planned | ActionOutcome::Archived))
+        || store_reports
+            .iter()
+            .any(|(_, r)| r.store_written || !r.files.is_empty());
     Ok(if moved { Outcome::Changed } else { Outcome::Ok })
+}
+
+/// `archive --agent ID --session NAME`: that one session, whatever its age. On an OpenClaw
+/// store its row is removed and its transcript (with sidecars) renamed `.deleted.<ts>` in
+/// place (a transcript no row names likewise); elsewhere the file moves into `archive/`, as
+/// `clear --session NAME --yes` does.
+///
+/// # Errors
+/// Unknown agent or session, an unreadable store, the store write (see
+/// [`store_ops::commit`]), stdout.
+fn archive_session(
+    ctx: &Ctx,
+    req: &ArchiveRequest,
+    name: &str,
+    out: &mut Output,
+) -> anyhow::Result<Outcome> {
+    let Some(agent) = &req.agent else {
+        anyhow::bail!(UsageError::new("archive --session needs --agent ID"));
+    };
+    let loc = Locator {
+        root: req.root.clone(),
+        agent: Some(agent.clone()),
+        ..Locator::default()
+    };
+    let Some(dir) = address::sessions_dir(ctx, &loc)? else {
+        anyhow::bail!(UsageError::new("archive --session needs --agent ID"));
+    };
+    if let Some(store_path) = store_ops::store_path(&dir) {
+        let store = store_ops::load(&store_path)?;
+        let named = store_ops::resolve_named(ctx, &store, &dir, name)?;
+        let mut plan = LifecyclePlan::new(store, ctx.now_ms(), Disposal::Archive)?;
+        match named {
+            store_ops::Named::Row(key) => plan.delete_row(&key)?,
+            store_ops::Named::Orphan(file) => plan.discard_file(&file),
+        }
+        if req.dry_run {
+            let report = plan.preview();
+            store_ops::print(&report, req.json, out)?;
+            return store_ops::outcome_of(&report, out);
+        }
+        let report = store_ops::commit(plan)?;
+        store_ops::print(&report, req.json, out)?;
+        return store_ops::outcome_of(&report, out);
+    }
+    let path = address::resolve_direct_session(ctx, &dir, name)?;
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let layout = StoreLayout::new(address::state_root(req.root.as_deref()));
+    let target = ClearTarget::Session(SessionRef::File {
+        agent_id: agent.clone(),
+        name: file,
+    });
+    let plan = retention::plan_clear(&layout, &target, ClearMode::Archive)?;
+    let report = if req.dry_run {
+        plan.report().clone()
+    } else {
+        plan.execute(None)
+    };
+    if req.json {
+        out.line(&serde_json::to_string_pretty(&report::clear_json(
+            &report,
+        )?)?)?;
+    } else {
+        out.line(&report::clear_text(&report))?;
+    }
+    if report.failed() > 0 || !report.skipped.is_empty() {
+        return Ok(Outcome::Failed);
+    }
+    Ok(if report.actions.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::Changed
+    })
 }

@@ -2,7 +2,7 @@
 //! agent, through [`session_semantics::retention::clear`]. Refuses without `--yes` or
 //! `--dry-run`; never prompts.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use session_semantics::retention::{
     self, ClearMode, ClearTarget, MassSweep, Outcome as ActionOutcome,
@@ -14,12 +14,29 @@ use crate::ctx::Ctx;
 use crate::outcome::Outcome;
 use crate::outcome::UsageError;
 use crate::output::Output;
-use crate::{report, text};
+use session_semantics::openclaw_store::lifecycle::{Disposal, LifecyclePlan};
+
+use crate::{report, store_ops, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Clear one session (--session NAME) or every session (--all) of an agent: move the files into
 <root>/agents/<ID>/sessions/archive/ (a free name is chosen when one is taken), or with --purge
 delete them. Only *.jsonl files directly in the sessions directory are cleared.
+
+On an OpenClaw store (the sessions directory holds sessions.json) clear keeps the store
+consistent for OpenClaw: --session NAME (a key such as agent:main:telegram:direct:123 or
+telegram:direct:123, a file name or a session id) starts a new conversation on the row as
+OpenClaw's /new does (a new sessionId, timestamps now, counters reset, the old transcript renamed
+<file>.reset.<ts> in place; no new file until the first append); with --purge the row is removed
+and its transcript and trajectory sidecars deleted; --all removes every row and renames every
+transcript (orphans too) <file>.deleted.<ts> (deleted with --purge). sessions.json is written
+first (refused, nothing written, when another writer changed it meanwhile; a sessions.json that
+does not parse is refused and never replaced), the files renamed after; a transcript another row
+still names is left alone. The report lists every row and file: with --json {\"store\",
+\"dryRun\", \"disposal\", \"now\", \"archiveTimestamp\", \"rows\": [{\"key\", \"sessionId\", \"action\":
+\"removed\"|\"reset\", \"newSessionId\"}], \"files\": [{\"file\", \"to\", \"role\", \"sessionId\",
+\"bytes\", \"reason\", \"outcome\"}], \"leftAlone\": [{\"key\", \"file\", \"reason\"}],
+\"storeWritten\", \"auditLog\"}.
 
 This changes the store, so it needs --yes; without --yes and without --dry-run it refuses
 (exit code 2) and changes nothing. It never asks on the terminal. --dry-run prints what it would
@@ -164,6 +181,16 @@ pub(crate) fn run(ctx: &Ctx, req: &ClearRequest, out: &mut Output) -> anyhow::Re
     let Some(dir) = address::sessions_dir(ctx, &loc)? else {
         anyhow::bail!(UsageError::new("clear needs --agent ID"));
     };
+    if ctx.redis().is_none()
+        && let Some(store) = store_ops::store_path(&dir)
+    {
+        if req.session.is_none() && !req.all {
+            anyhow::bail!(UsageError::new(
+                "clear needs --session NAME (one session) or --all (every session of the agent)"
+            ));
+        }
+        return clear_store(ctx, req, &dir, &store, out);
+    }
     let target = match (&req.session, req.all) {
         (Some(name), false) => ClearTarget::Session(session_ref(ctx, &req.agent, &dir, name)?),
         (None, true) => ClearTarget::Agent(req.agent.clone()),
@@ -253,4 +280,81 @@ pub(crate) fn run(ctx: &Ctx, req: &ClearRequest, out: &mut Output) -> anyhow::Re
         )
     });
     Ok(if done { Outcome::Changed } else { Outcome::Ok })
+}
+
+/// `clear` on an OpenClaw store: `--session` without `--purge` starts a new conversation on
+/// the row (`/new`); with `--purge` the row is removed and its files deleted; an orphan is
+/// renamed `.deleted.` (deleted with `--purge`). `--all` removes every row and every orphan
+/// (a mass sweep: needs `--allow-mass`).
+///
+/// # Errors
+/// A store that cannot be read, unknown names, and the errors of [`store_ops::commit`].
+fn clear_store(
+    ctx: &Ctx,
+    req: &ClearRequest,
+    dir: &Path,
+    store_path: &Path,
+    out: &mut Output,
+) -> anyhow::Result<Outcome> {
+    let store = store_ops::load(store_path)?;
+    let disposal = if req.purge {
+        Disposal::Purge
+    } else {
+        Disposal::Archive
+    };
+    let mut mass = None;
+    let named = match &req.session {
+        Some(name) => Some(store_ops::resolve_named(ctx, &store, dir, name)?),
+        None => None,
+    };
+    let orphan_files = store_ops::orphans(&store, dir);
+    let keys: Vec<String> = store
+        .entries()
+        .map(|(k, _)| k.to_str_lossy().into_owned())
+        .collect();
+    let mut plan = LifecyclePlan::new(store, ctx.now_ms(), disposal)?;
+    match named {
+        Some(store_ops::Named::Row(key)) if !req.purge => {
+            plan.reset_row(&key, &store_ops::new_session_id())?
+        }
+        Some(store_ops::Named::Row(key)) => plan.delete_row(&key)?,
+        Some(store_ops::Named::Orphan(file)) => plan.discard_file(&file),
+        None => {
+            for k in &keys {
+                plan.delete_row(k)?;
+            }
+            for f in &orphan_files {
+                plan.discard_file(f);
+            }
+            let n = keys.len() + orphan_files.len();
+            mass = session_semantics::retention::MassSweep::judge(n, n);
+        }
+    }
+    let refused = mass.is_some() && !req.allow_mass && !req.dry_run;
+    if req.dry_run || refused {
+        let report = plan.preview();
+        store_ops::print(&report, req.json, out)?;
+        if let Some(m) = mass
+            && !req.allow_mass
+        {
+            let msg = mass_refusal(
+                "clear",
+                if req.purge { "deleted" } else { "archived" },
+                &[(req.agent.clone(), m)],
+            );
+            if refused {
+                out.error(&msg)?;
+                return Ok(Outcome::Failed);
+            }
+            if !req.json {
+                out.line(&format!(
+                    "note: {m}: without --allow-mass this run is refused"
+                ))?;
+            }
+        }
+        return store_ops::outcome_of(&report, out);
+    }
+    let report = store_ops::commit(plan)?;
+    store_ops::print(&report, req.json, out)?;
+    store_ops::outcome_of(&report, out)
 }

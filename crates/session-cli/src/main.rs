@@ -38,7 +38,8 @@
 //! line names), `ctx` (the backend and output a run uses, passed down as `&Ctx`), `backend`
 //! (files or Redis), `fsx` (what is at a path), `output`, `render` and `report`, then `text` and
 //! `outcome` (exit codes, `UsageError`). Among the subcommands, `demo` reuses `context`, `list`
-//! and `tree`, and `archive` reuses `clear`. session-store is built with `redis` (`--backend`,
+//! and `tree`, and `archive` reuses `clear`; both write OpenClaw stores (`sessions.json`)
+//! through `store_ops` (which uses `address` and `report`). session-store is built with `redis` (`--backend`,
 //! `migrate`) and `test-util` (the hidden `sessions replay`).
 
 mod address;
@@ -64,6 +65,7 @@ mod report;
 mod show;
 mod stats;
 mod store_list;
+mod store_ops;
 mod text;
 mod tree;
 mod unlock;
@@ -109,8 +111,10 @@ A sessions directory (--agent, --dir, --pi) always means the *.jsonl files direc
 its immediate sub-directories, in every subcommand. NAME is the file name without .jsonl, the
 part of the file name after its first '_' (the session id of <timestamp>_<uuid>.jsonl, the user
 id of <channel>_<userId>.jsonl), or the session id from the file's header (the ID column of
-`sessions list`), in full or a unique prefix of at least 8 characters. An unknown agent or
-session is an error listing close matches. NAME and ID are one path component each: a value
+`sessions list`), in full or a unique prefix of at least 8 characters. Where the directory
+holds OpenClaw's sessions.json, NAME may also be a session key (agent:main:telegram:direct:123,
+or the part after agent:<ID>:, e.g. main), resolved through sessions.json to its row's
+transcript. An unknown agent, session or key is an error listing close matches (or the keys). NAME and ID are one path component each: a value
 that is empty, `.`, `..` or absolute, holds `/`, `\\`, NUL or a control character, or is longer
 than 255 bytes is a usage error (exit code 2) naming the value and the rule, e.g. `invalid
 session name \"../x\": contains '/'`, in every subcommand, before anything is read or written.
@@ -472,6 +476,10 @@ struct ArchiveArgs {
     /// Every agent of the store.
     #[arg(long)]
     all: bool,
+    /// Archive this one session of --agent (a key, a file name or a session id), whatever its
+    /// age; no policy is needed then.
+    #[arg(long, value_name = "NAME", requires = "agent", conflicts_with_all = ["config", "max_age", "max_size"])]
+    session: Option<String>,
     /// The OpenClaw state directory [default: $OPENCLAW_STATE_DIR, else ~/.openclaw].
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -681,10 +689,15 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
         | Command::Check(CheckArgs { selector: s, .. })
         | Command::Export(ExportArgs { selector: s, .. })
         | Command::Repair(RepairArgs { selector: s, .. }) => selector(s),
-        Command::Archive(a) => match &a.agent {
-            Some(agent) => address::check_agent_id(agent),
-            None => Ok(()),
-        },
+        Command::Archive(a) => {
+            if let Some(agent) = &a.agent {
+                address::check_agent_id(agent)?;
+            }
+            match &a.session {
+                Some(name) if !clear::is_session_key(name) => address::check_session_name(name),
+                _ => Ok(()),
+            }
+        }
         Command::Clear(a) => {
             address::check_agent_id(&a.agent)?;
             match &a.session {
@@ -829,6 +842,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             &archive::ArchiveRequest {
                 agent: a.agent,
                 all: a.all,
+                session: a.session,
                 root: a.root,
                 config: a.config,
                 max_age: a.max_age,

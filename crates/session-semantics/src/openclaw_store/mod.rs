@@ -9,6 +9,9 @@
 //! the file changed since it was loaded (mtime, size, or inode), instead of overwriting the
 //! other writer's change; the replace keeps the existing file's permission bits and is fsynced.
 //!
+//! [`lifecycle`] deletes rows and starts new conversations on keys, renaming the transcripts
+//! in place after the store write (§3.3, §3.4, §7 J7.2–J7.6).
+//!
 //! Not done here yet: re-deriving the delivery fields (R2.14), cleaning `pluginExtensions`
 //! (R2.15), skill-prompt blobs (R2.21, R2.25), the writer lock and caches (§2.9), and the
 //! single-entry fast path (R2.22), whose output equals the full serialisation done here.
@@ -23,6 +26,7 @@ use session_store::io;
 use crate::key::normalize_session_key;
 
 mod artifacts;
+pub mod lifecycle;
 pub mod listing;
 mod normalise;
 mod paths;
@@ -290,6 +294,11 @@ impl SessionStore {
             loaded: Some(bytes),
             stamp,
         })
+    }
+
+    /// The bytes read at load (or last saved); empty when the file did not exist.
+    pub fn loaded_bytes(&self) -> &[u8] {
+        self.loaded.as_deref().unwrap_or_default()
     }
 
     /// The store file's path.
