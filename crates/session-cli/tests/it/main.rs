@@ -19,6 +19,7 @@ mod hostile_names;
 mod link_swapped_during_repair;
 mod multiple_tips;
 mod non_regular_files;
+mod openclaw_cleanup;
 mod output_escaping;
 mod pi_fixture;
 mod read_commands;
