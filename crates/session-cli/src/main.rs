@@ -18,8 +18,11 @@
 //!   creates and removes), `unlock --stale` (removes only stale `*.jsonl.lock` files, never a
 //!   running holder's), `archive` and `clear` (move sessions into `<sessions>/archive/`; `clear
 //!   --purge` deletes; `clear` needs `--yes`; locked files, symlinks and non-session files are
-//!   never touched) — all through `session_store::io`, `session_store::lock` and
-//!   `session_semantics::retention`;
+//!   never touched), `cleanup` (OpenClaw's session maintenance: removes rows from
+//!   `sessions.json` in one atomic rewrite, then renames files in place to
+//!   `<name>.deleted.<ts>`, deleting nothing) — all through `session_store::io`,
+//!   `session_store::lock`, `session_semantics::retention` and
+//!   `session_semantics::openclaw_store::maintenance`;
 //! - every write command has `--dry-run`, which writes nothing at all (no lock file, no backup);
 //! - human output escapes control and bidirectional-text characters; JSON output is exact;
 //! - exit codes: 0 ok (nothing to do); 1 `check` found problems, or a write command changed

@@ -195,7 +195,7 @@ fn applied_late_cleanup_archives_what_the_reference_deletes() {
     );
     // sessions.json: exactly the reference's after-state (the two rows, every field kept).
     let after: Value =
-        serde_json::from_slice(&std::fs::read(&sessions.join("sessions.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(sessions.join("sessions.json")).unwrap()).unwrap();
     assert_eq!(
         after,
         expected(&shared, "expected-cleanup-enforce-late-after.json", state)["sessionsJson"]
