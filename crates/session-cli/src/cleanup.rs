@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::{Value, json};
 use session_semantics::openclaw_store::maintenance::{
-    ApplyReport, DirScan, FileOutcome, MaintenanceConfig, MaintenanceMode, MaintenancePlan,
-    PlanOptions, PlannedRename, RemovalReason, apply_plan, plan_maintenance,
+    ApplyOptions, ApplyReport, DirScan, FileOutcome, MaintenanceConfig, MaintenanceMode,
+    MaintenancePlan, PlanOptions, PlannedRename, RemovalReason, apply_plan, plan_maintenance,
 };
 use session_semantics::openclaw_store::{STORE_FILE_NAME, SessionStore};
 
@@ -45,10 +45,11 @@ What a run without --dry-run does (OpenClaw deletes; this command deletes nothin
                   references is left alone
   orphans         unreferenced files are renamed <name>.deleted.<time> as well
   archives        .reset./.deleted./.bak. archives past retention (or chosen by the disk budget)
-                  are kept, and listed
+                  are kept, and listed; --purge-archives deletes them, as OpenClaw does
 The store is written first, then the files are renamed (each under its write lock, after a
 re-check that it is the file that was scanned), and each rename is appended to
-<sessions>/sessions-audit.log. Since nothing is deleted, the disk budget frees no bytes.
+<sessions>/sessions-audit.log. Since only purged archives are deleted, the disk budget frees
+no other bytes.
 --dry-run writes nothing. --enforce applies even when session.maintenance.mode is warn (in warn
 mode only --fix-missing rows are removed).
 
@@ -59,7 +60,7 @@ JSON output (--json): with one store, its summary; with several, {\"allAgents\":
 \"olderThanMs\"}, \"diskBudget\": {…}|null, \"wouldMutate\"}; without --dry-run also \"applied\":
 true, \"appliedCount\", \"storeRewritten\", \"removedKeys\", \"files\": [{\"file\", \"reason\":
 \"removed-row\"|\"unreferenced\"|\"disk-budget\"|\"archive-retention\", \"key\" (removed-row),
-\"outcome\": \"renamed\"|\"kept\"|\"skipped\"|\"failed\", \"to\" (renamed), \"note\" (skipped,
+\"outcome\": \"renamed\"|\"kept\"|\"deleted\"|\"skipped\"|\"failed\", \"to\" (renamed), \"note\" (skipped,
 failed)}] and \"auditLog\".
 
 Exit codes: 0 nothing to do; 1 something was changed (with --dry-run: would be); 2 usage or I/O
@@ -76,6 +77,7 @@ pub(crate) struct CleanupRequest {
     pub(crate) enforce: bool,
     pub(crate) fix_missing: bool,
     pub(crate) active_key: Option<String>,
+    pub(crate) purge_archives: bool,
     pub(crate) json: bool,
 }
 
@@ -221,6 +223,7 @@ fn applied_json(summary: &mut Value, report: &ApplyReport, applied_count: usize)
                     v["to"] = json!(file_name(to));
                 }
                 FileOutcome::Kept => v["outcome"] = json!("kept"),
+                FileOutcome::Deleted => v["outcome"] = json!("deleted"),
                 FileOutcome::Skipped { reason } => {
                     v["outcome"] = json!("skipped");
                     v["note"] = json!(reason);
@@ -437,7 +440,13 @@ fn apply_all(
             MaintenanceMode::Enforce => plan,
             MaintenanceMode::Warn => warn_only(&plan),
         };
-        let report = apply_plan(&mut store, &plan)?;
+        let report = apply_plan(
+            &mut store,
+            &plan,
+            ApplyOptions {
+                purge_archives: req.purge_archives,
+            },
+        )?;
         let applied_count = store.len();
         changed |= report.store_written
             || report

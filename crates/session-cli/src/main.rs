@@ -453,6 +453,10 @@ struct CleanupArgs {
     /// A session key never pruned, capped or evicted.
     #[arg(long, value_name = "KEY")]
     active_key: Option<String>,
+    /// Delete the archives past retention (or chosen by the disk budget), as OpenClaw does,
+    /// instead of keeping them.
+    #[arg(long)]
+    purge_archives: bool,
     /// Print JSON instead of text (shape in `sessions cleanup --help`).
     #[arg(long)]
     json: bool,
@@ -855,6 +859,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 enforce: a.enforce,
                 fix_missing: a.fix_missing,
                 active_key: a.active_key,
+                purge_archives: a.purge_archives,
                 json: a.json,
             },
             &mut out,

@@ -347,3 +347,36 @@ fn addressing_flags_that_exclude_each_other_are_usage_errors() {
     }
     assert_eq!(listing(dir.path()), Vec::<String>::new());
 }
+
+/// With `--purge-archives` the late run leaves the directory the reference's `--enforce` run
+/// left, except that the orphan is renamed, not deleted, and the audit log.
+#[test]
+fn purging_archives_leaves_the_references_directory_but_the_orphan() {
+    let Some(shared) =
+        shared_dir("purging_archives_leaves_the_references_directory_but_the_orphan")
+    else {
+        return;
+    };
+    let dir = tempdir();
+    let state = dir.path();
+    let sessions = session_test_support::openclaw_fixture_copy(&shared, state);
+    let r = cleanup(state, LATE, &["--purge-archives", "--json"]);
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    let got: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        got["files"][3],
+        json!({"file": "00000001-0000-4000-8000-0c6110000000.jsonl.reset.2026-06-12T09-00-00.000Z",
+               "reason": "archive-retention", "outcome": "deleted"})
+    );
+    let reference = expected(&shared, "expected-cleanup-enforce-late-after.json", state);
+    let mut want: Vec<String> = reference["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_owned())
+        .collect();
+    want.push(format!("{ORPHAN}.jsonl.deleted.{STAMP}"));
+    want.push("sessions-audit.log".to_owned());
+    want.sort();
+    assert_eq!(dir_names(&sessions), want);
+}

@@ -13,8 +13,9 @@ use pretty_assertions::assert_eq;
 use session_format::json::{JsValue, parse_value};
 use session_semantics::openclaw_store::SessionStore;
 use session_semantics::openclaw_store::maintenance::{
-    DirScan, FileOutcome, FileReason, MaintenanceConfig, MaintenanceMode, MaintenancePlan,
-    PlanOptions, PlannedRename, RemovalReason, apply_plan, entry_high_water, plan_maintenance,
+    ApplyOptions, DirScan, FileOutcome, FileReason, MaintenanceConfig, MaintenanceMode,
+    MaintenancePlan, PlanOptions, PlannedRename, RemovalReason, apply_plan, entry_high_water,
+    plan_maintenance,
 };
 
 /// 2026-07-20T13:00:00Z.
@@ -625,7 +626,7 @@ fn applying_renames_the_removed_rows_files_and_keeps_shared_ones() {
             )
         ]
     );
-    let report = apply_plan(&mut store, &plan).unwrap();
+    let report = apply_plan(&mut store, &plan, ApplyOptions::default()).unwrap();
     assert!(report.store_written);
     assert_eq!(
         report.removed_keys,
@@ -742,7 +743,7 @@ fn applying_over_a_changed_store_changes_nothing() {
     assert_eq!(plan.files.len(), 1);
     let other = format!("{json} ");
     plant(&d.join("sessions.json"), other.as_bytes(), NOW - DAY);
-    let err = apply_plan(&mut store, &plan).unwrap_err();
+    let err = apply_plan(&mut store, &plan, ApplyOptions::default()).unwrap_err();
     assert!(
         err.to_string().contains("changed since it was loaded"),
         "{err}"
@@ -754,5 +755,69 @@ fn applying_over_a_changed_store_changes_nothing() {
     assert_eq!(
         session_test_support::dir_names(d),
         ["m.jsonl", "sessions.json"]
+    );
+}
+
+/// `purge_archives`: the archives past retention are deleted (as the reference deletes them),
+/// with a `delete` audit line each; everything else is renamed as without it.
+#[test]
+fn purging_deletes_only_the_expired_archives() {
+    let dir = session_test_support::tempdir();
+    let d = dir.path();
+    let mut store = store_in(
+        d,
+        &format!(
+            r#"{{"agent:main:main": {{"sessionId": "m", "updatedAt": {}}}}}"#,
+            NOW - 40 * DAY
+        ),
+    );
+    plant(&d.join("m.jsonl"), &transcript("m"), NOW - 40 * DAY);
+    let reset = "r.jsonl.reset.2026-06-01T00-00-00.000Z";
+    let young = "y.jsonl.deleted.2026-07-19T00-00-00.000Z";
+    plant(&d.join(reset), &transcript("r"), NOW);
+    plant(&d.join(young), &transcript("y"), NOW - 90 * DAY);
+    let plan = plan_of(&store, &MaintenanceConfig::default(), now());
+    let report = apply_plan(
+        &mut store,
+        &plan,
+        ApplyOptions {
+            purge_archives: true,
+        },
+    )
+    .unwrap();
+    let outcomes: Vec<&FileOutcome> = report.files.iter().map(|f| &f.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [
+            &FileOutcome::Renamed {
+                to: d.join(format!("m.jsonl.deleted.{STAMP}"))
+            },
+            &FileOutcome::Deleted,
+        ]
+    );
+    assert_eq!(
+        session_test_support::dir_names(d),
+        [
+            format!("m.jsonl.deleted.{STAMP}"),
+            "sessions-audit.log".to_owned(),
+            "sessions.json".to_owned(),
+            young.to_owned(),
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("sessions.json")).unwrap(),
+        "{}"
+    );
+    let audit = std::fs::read_to_string(d.join("sessions-audit.log")).unwrap();
+    let last = parse_value(audit.lines().last().unwrap().as_bytes()).unwrap();
+    assert_eq!(
+        last.get("action").unwrap().as_str_lossy().unwrap(),
+        "delete"
+    );
+    assert_eq!(last.get("file").unwrap().as_str_lossy().unwrap(), reset);
+    assert!(last.get("destination").unwrap().is_null());
+    assert_eq!(
+        last.get("reason").unwrap().as_str_lossy().unwrap(),
+        "archive-retention"
     );
 }

@@ -4,7 +4,8 @@
 //! `<name>.deleted.<ARCHIVE_TS>` under its write lock ([`crate::fsops::lock_for_retire`]),
 //! after a re-check that it is still the regular file the scan saw, with one audit line each
 //! in `<sessions>/sessions-audit.log`. Nothing is deleted; archives the reference would delete
-//! are kept.
+//! are kept unless the caller asks to purge them ([`ApplyOptions::purge_archives`]: deleted
+//! under their lock, with a `delete` audit line).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,8 @@ pub enum FileOutcome {
     },
     /// Left as it is on purpose: an archive the reference would delete.
     Kept,
+    /// Deleted: an archive the reference deletes, with [`ApplyOptions::purge_archives`].
+    Deleted,
     /// Left as it is: it changed or vanished since the scan, or is in use (the reason says
     /// which).
     Skipped {
@@ -67,6 +70,14 @@ impl ApplyReport {
             .iter()
             .any(|f| matches!(f.outcome, FileOutcome::Failed { .. }))
     }
+}
+
+/// How [`apply_plan`] treats the archives the reference deletes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ApplyOptions {
+    /// Delete the `.reset.`/`.deleted.`/`.bak.` archives past retention or chosen by the
+    /// disk budget, as the reference does (default: keep them).
+    pub purge_archives: bool,
 }
 
 /// Why a plan could not be applied; nothing was changed.
@@ -127,18 +138,20 @@ fn recheck(file: &PlannedFile) -> Result<u64, String> {
     }
 }
 
-/// Renames one file under its write lock; appends its audit line.
+/// Renames one file to `to_name` in its directory (or with `None` deletes it) under its write
+/// lock; appends its audit line.
 fn rename_one(
     file: &PlannedFile,
-    to_name: &str,
+    to_name: Option<&str>,
     (reason, session_id): (String, String),
     log: &AuditLog,
     dir: &Path,
 ) -> FileOutcome {
-    let to = file
-        .path
-        .parent()
-        .map_or_else(|| PathBuf::from(to_name), |d| d.join(to_name));
+    let to = to_name.map(|n| {
+        file.path
+            .parent()
+            .map_or_else(|| PathBuf::from(n), |d| d.join(n))
+    });
     let _locks = match fsops::lock_for_retire(&file.path) {
         Ok(guard) => guard,
         Err(fsops::RetireRefusal::Locked(lock)) => {
@@ -156,7 +169,11 @@ fn rename_one(
         Ok(n) => n,
         Err(reason) => return FileOutcome::Skipped { reason },
     };
-    if let Err(e) = fsops::move_file(&file.path, &to) {
+    let done = match &to {
+        Some(to) => fsops::move_file(&file.path, to),
+        None => fsops::delete_file(&file.path),
+    };
+    if let Err(e) = done {
         return FileOutcome::Failed {
             error: e.to_string(),
         };
@@ -169,20 +186,28 @@ fn rename_one(
     };
     let record = AuditRecord {
         time: crate::audit::now_iso(),
-        action: AuditAction::Rename,
+        action: if to.is_some() {
+            AuditAction::Rename
+        } else {
+            AuditAction::Delete
+        },
         file: rel(&file.path),
-        destination: Some(rel(&to)),
+        destination: to.as_deref().map(rel),
         session_id,
         reason,
         bytes,
     };
-    match log.append(&record) {
-        Ok(()) => FileOutcome::Renamed { to },
-        Err(e) => FileOutcome::Failed {
+    match (log.append(&record), to) {
+        (Ok(()), Some(to)) => FileOutcome::Renamed { to },
+        (Ok(()), None) => FileOutcome::Deleted,
+        (Err(e), Some(to)) => FileOutcome::Failed {
             error: format!(
                 "renamed to {}, but its audit line failed: {e}",
                 to.display()
             ),
+        },
+        (Err(e), None) => FileOutcome::Failed {
+            error: format!("deleted, but its audit line failed: {e}"),
         },
     }
 }
@@ -215,7 +240,8 @@ fn audit_why(plan: &MaintenancePlan, store: &SessionStore, file: &PlannedFile) -
 
 /// Applies `plan` (made by [`super::plan_maintenance`] from exactly `store` and a scan of its
 /// directory): removes the plan's rows and saves the store once, then renames each planned
-/// file in the plan's order (see the module docs). `store` is the store after the save.
+/// file in the plan's order (see the module docs); the archives the plan keeps are deleted
+/// only with [`ApplyOptions::purge_archives`]. `store` is the store after the save.
 ///
 /// # Errors
 /// [`ApplyError`] before anything is changed: the audit log is unusable, a planned row is not
@@ -225,6 +251,7 @@ fn audit_why(plan: &MaintenancePlan, store: &SessionStore, file: &PlannedFile) -
 pub fn apply_plan(
     store: &mut SessionStore,
     plan: &MaintenancePlan,
+    options: ApplyOptions,
 ) -> Result<ApplyReport, ApplyError> {
     let log = AuditLog::open(store.sessions_dir()).map_err(ApplyError::Audit)?;
     let before = store.clone();
@@ -251,16 +278,23 @@ pub fn apply_plan(
     let mut logged = false;
     for file in &plan.files {
         let outcome = match &file.action {
-            PlannedRename::Keep => FileOutcome::Kept,
+            PlannedRename::Keep if !options.purge_archives => FileOutcome::Kept,
+            PlannedRename::Keep => rename_one(
+                file,
+                None,
+                audit_why(plan, &before, file),
+                &log,
+                before.sessions_dir(),
+            ),
             PlannedRename::Rename(name) => rename_one(
                 file,
-                name,
+                Some(name),
                 audit_why(plan, &before, file),
                 &log,
                 before.sessions_dir(),
             ),
         };
-        logged |= matches!(outcome, FileOutcome::Renamed { .. });
+        logged |= matches!(outcome, FileOutcome::Renamed { .. } | FileOutcome::Deleted);
         files.push(AppliedFile {
             planned: file.clone(),
             outcome,

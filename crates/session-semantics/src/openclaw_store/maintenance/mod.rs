@@ -26,7 +26,7 @@ mod apply;
 mod plan;
 mod scan;
 
-pub use apply::{AppliedFile, ApplyError, ApplyReport, FileOutcome, apply_plan};
+pub use apply::{AppliedFile, ApplyError, ApplyOptions, ApplyReport, FileOutcome, apply_plan};
 pub use plan::{
     DiskBudgetSummary, FileReason, MaintenancePlan, PlanOptions, PlannedFile, PlannedRename,
     RemovalReason, RemovedRow, SweepSummary, entry_high_water, is_preserved, plan_maintenance,
