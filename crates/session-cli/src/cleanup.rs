@@ -189,12 +189,20 @@ fn summary_json(
     })
 }
 
-/// In warn mode a run removes only the `--fix-missing` rows (R4.16): the plan cut to them.
-fn warn_only(plan: &MaintenancePlan) -> MaintenancePlan {
-    let mut p = plan.clone();
+/// In warn mode a run removes only the `--fix-missing` rows and does not sweep (R4.16): the
+/// plan cut to them, with the counts of what the run does (the sweep's summary all zero but
+/// `olderThanMs`, as the reference's).
+fn warn_only(mut p: MaintenancePlan) -> MaintenancePlan {
     p.removed_rows
         .retain(|r| r.reason == RemovalReason::Missing);
     p.files.clear();
+    p.after_count = p.before_count - p.removed_rows.len();
+    p.pruned = 0;
+    p.capped = 0;
+    p.unreferenced.scanned_files = 0;
+    p.unreferenced.removed_files = 0;
+    p.unreferenced.freed_bytes = 0;
+    p.would_mutate = p.missing > 0;
     p
 }
 
@@ -383,6 +391,12 @@ pub(crate) fn run(ctx: &Ctx, req: &CleanupRequest, out: &mut Output) -> anyhow::
                 fix_missing: req.fix_missing,
             },
         );
+        // A warn-mode run (not a preview) does less than the preview counts.
+        let plan = if !req.dry_run && mode == MaintenanceMode::Warn {
+            warn_only(plan)
+        } else {
+            plan
+        };
         planned.push((store, plan));
     }
     let mut summaries = Vec::with_capacity(targets.len());
@@ -436,10 +450,6 @@ fn apply_all(
     let mut changed = false;
     let mut failed = false;
     for (i, (target, (mut store, plan))) in targets.iter().zip(planned).enumerate() {
-        let plan = match mode {
-            MaintenanceMode::Enforce => plan,
-            MaintenanceMode::Warn => warn_only(&plan),
-        };
         let report = apply_plan(
             &mut store,
             &plan,

@@ -380,3 +380,105 @@ fn purging_archives_leaves_the_references_directory_but_the_orphan() {
     want.sort();
     assert_eq!(dir_names(&sessions), want);
 }
+
+/// `session.maintenance` from `<root>/openclaw.json`: warn mode, another pruneAfter, a small
+/// maxEntries and a disk budget give the summary the real OpenClaw prints for the same
+/// config and clock (checked live, skipped without the reference).
+#[test]
+fn configured_maintenance_matches_the_reference() {
+    let test = "configured_maintenance_matches_the_reference";
+    let (Some(shared), Some(openclaw)) = (
+        shared_dir(test),
+        session_test_support::OpenclawCli::find(test),
+    ) else {
+        return;
+    };
+    for (config, now, extra) in [
+        (
+            r#"{"session":{"maintenance":{"mode":"warn","pruneAfter":"35d","maxEntries":3}}}"#,
+            LATE,
+            &[][..],
+        ),
+        (
+            r#"{"session":{"maintenance":{"maxEntries":1,"maxDiskBytes":5000,"pruneAfter":"90d"}}}"#,
+            EARLY,
+            &["--active-key", "agent:main:main"][..],
+        ),
+        (
+            r#"{"session":{"maintenance":{"maxEntries":2,"maxDiskBytes":3000}}}"#,
+            EARLY,
+            &["--fix-missing"][..],
+        ),
+    ] {
+        let dir = tempdir();
+        let state = dir.path();
+        session_test_support::openclaw_fixture_copy(&shared, state);
+        plant(&state.join("openclaw.json"), config.as_bytes());
+        let mut args = vec!["sessions", "cleanup", "--dry-run", "--json"];
+        args.extend_from_slice(extra);
+        let reference: Value = openclaw.run_ok(state, &args, Some(now), |out| {
+            serde_json::from_slice(out).unwrap()
+        });
+        let r = cleanup(state, now, &args[2..]);
+        assert_eq!(r.code, 1, "{config}: {}", r.stderr);
+        let ours: Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(ours, reference, "{config} {extra:?}");
+    }
+}
+
+/// In warn mode a run removes nothing (without --fix-missing) and writes nothing; --enforce
+/// applies the same selection.
+#[test]
+fn warn_mode_changes_nothing_unless_enforced() {
+    let Some(shared) = shared_dir("warn_mode_changes_nothing_unless_enforced") else {
+        return;
+    };
+    let dir = tempdir();
+    let state = dir.path();
+    let sessions = session_test_support::openclaw_fixture_copy(&shared, state);
+    plant(
+        &state.join("openclaw.json"),
+        br#"{"session":{"maintenance":{"mode":"warn"}}}"#,
+    );
+    let before = (listing(state), snapshot(state));
+    let r = cleanup(state, LATE, &["--json"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let got: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        (
+            &got["mode"],
+            &got["pruned"],
+            &got["storeRewritten"],
+            &got["files"],
+            &got["appliedCount"]
+        ),
+        (
+            &json!("warn"),
+            &json!(0),
+            &json!(false),
+            &json!([]),
+            &json!(5)
+        )
+    );
+    assert_eq!(
+        (
+            &got["afterCount"],
+            &got["wouldMutate"],
+            &got["unreferencedArtifacts"]["removedFiles"]
+        ),
+        (&json!(5), &json!(false), &json!(0))
+    );
+    assert_eq!((listing(state), snapshot(state)), before);
+    let r = cleanup(state, LATE, &["--enforce", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let got: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        (&got["mode"], &got["appliedCount"]),
+        (&json!("enforce"), &json!(2))
+    );
+    assert!(
+        sessions
+            .join(format!("{MAIN}.jsonl.deleted.{STAMP}"))
+            .is_file()
+    );
+}
