@@ -129,14 +129,23 @@ fn targets(ctx: &Ctx, req: &CleanupRequest, root: &Path) -> Result<Vec<Target>, 
             store_path: path,
         }]);
     }
+    let agents = address::agents(ctx, root);
+    if agents.is_empty() {
+        return Err(address::no_store_error(ctx, root, req.root.as_deref()));
+    }
     if req.all_agents {
-        let agents = address::agents(ctx, root);
-        if agents.is_empty() {
-            return Err(address::no_store_error(ctx, root, req.root.as_deref()));
-        }
         return Ok(agents.iter().map(|a| of_agent(a)).collect());
     }
-    Ok(vec![of_agent(req.agent.as_deref().unwrap_or("main"))])
+    let agent = req.agent.as_deref().unwrap_or("main");
+    if !agents.iter().any(|a| a == agent) {
+        return Err(UsageError::new(format!(
+            "Unknown agent id {:?}: {} has agents {}",
+            agent,
+            text::path(&root.join("agents")),
+            text::safe(&agents.join(", "))
+        )));
+    }
+    Ok(vec![of_agent(agent)])
 }
 
 /// The settings: `$OPENCLAW_CONFIG_PATH`, else `<root>/openclaw.json`.

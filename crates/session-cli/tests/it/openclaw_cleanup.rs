@@ -346,6 +346,24 @@ fn addressing_flags_that_exclude_each_other_are_usage_errors() {
         assert!(r.stderr.contains(msg), "{args:?}: {}", r.stderr);
     }
     assert_eq!(listing(dir.path()), Vec::<String>::new());
+    // No agents/ under the root, and an agent that is not there.
+    let r = cleanup(dir.path(), LATE, &["--dry-run"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no OpenClaw store at"), "{}", r.stderr);
+    plant(
+        &dir.path().join("agents/main/sessions/sessions.json"),
+        b"{}",
+    );
+    let r = cleanup(dir.path(), LATE, &["--dry-run", "--agent", "ops"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains(&format!(
+            "Unknown agent id \"ops\": {}/agents has agents main",
+            dir.path().display()
+        )),
+        "{}",
+        r.stderr
+    );
 }
 
 /// With `--purge-archives` the late run leaves the directory the reference's `--enforce` run
