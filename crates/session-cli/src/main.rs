@@ -18,8 +18,11 @@
 //!   creates and removes), `unlock --stale` (removes only stale `*.jsonl.lock` files, never a
 //!   running holder's), `archive` and `clear` (move sessions into `<sessions>/archive/`; `clear
 //!   --purge` deletes; `clear` needs `--yes`; locked files, symlinks and non-session files are
-//!   never touched) — all through `session_store::io`, `session_store::lock` and
-//!   `session_semantics::retention`;
+//!   never touched), `cleanup` (OpenClaw's session maintenance: removes rows from
+//!   `sessions.json` in one atomic rewrite, then renames files in place to
+//!   `<name>.deleted.<ts>`, deleting nothing) — all through `session_store::io`,
+//!   `session_store::lock`, `session_semantics::retention` and
+//!   `session_semantics::openclaw_store::maintenance`;
 //! - every write command has `--dry-run`, which writes nothing at all (no lock file, no backup);
 //! - human output escapes control and bidirectional-text characters; JSON output is exact;
 //! - exit codes: 0 ok (nothing to do); 1 `check` found problems, or a write command changed
@@ -46,6 +49,7 @@ mod address;
 mod archive;
 mod backend;
 mod check;
+mod cleanup;
 mod clear;
 mod context;
 mod ctx;
@@ -231,6 +235,10 @@ enum Command {
         override_usage = "sessions clear [OPTIONS] --agent ID (--session NAME | --all) (--yes | --dry-run)"
     )]
     Clear(ClearArgs),
+    /// OpenClaw's session maintenance on sessions.json (prune, cap, sweep), archiving instead
+    /// of deleting (--dry-run writes nothing).
+    #[command(long_about = cleanup::LONG_ABOUT)]
+    Cleanup(CleanupArgs),
     /// Copy every session between a directory and a Redis store, byte for byte (--dry-run
     /// writes nothing).
     #[command(long_about = migrate::LONG_ABOUT)]
@@ -469,6 +477,42 @@ struct KeysParseArgs {
 }
 
 #[derive(Debug, Args)]
+struct CleanupArgs {
+    /// The agent whose store to clean: `<root>/agents/<ID>/sessions/sessions.json` [default:
+    /// main].
+    #[arg(long, value_name = "ID")]
+    agent: Option<String>,
+    /// Every agent under `<root>/agents`.
+    #[arg(long)]
+    all_agents: bool,
+    /// The OpenClaw state directory [default: $OPENCLAW_STATE_DIR, else ~/.openclaw].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// A `sessions.json` to clean (instead of --agent / --all-agents).
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
+    /// Print what would change and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Apply even when `session.maintenance.mode` is `warn`.
+    #[arg(long)]
+    enforce: bool,
+    /// Also remove rows whose transcript is missing or header-only.
+    #[arg(long)]
+    fix_missing: bool,
+    /// A session key never pruned, capped or evicted.
+    #[arg(long, value_name = "KEY")]
+    active_key: Option<String>,
+    /// Delete the archives past retention (or chosen by the disk budget), as OpenClaw does,
+    /// instead of keeping them.
+    #[arg(long)]
+    purge_archives: bool,
+    /// Print JSON instead of text (shape in `sessions cleanup --help`).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
 struct ArchiveArgs {
     /// The agent whose sessions to archive: `<root>/agents/<ID>/sessions/`.
     #[arg(long, value_name = "ID", conflicts_with = "all")]
@@ -592,6 +636,7 @@ impl Command {
             Command::Keys(_) => "keys parse",
             Command::Archive(_) => "archive",
             Command::Clear(_) => "clear",
+            Command::Cleanup(_) => "cleanup",
             Command::Migrate(_) => "migrate",
             Command::Replay(_) => "replay",
         }
@@ -698,6 +743,10 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
                 _ => Ok(()),
             }
         }
+        Command::Cleanup(CleanupArgs { agent, .. }) => match agent {
+            Some(agent) => address::check_agent_id(agent),
+            None => Ok(()),
+        },
         Command::Clear(a) => {
             address::check_agent_id(&a.agent)?;
             match &a.session {
@@ -864,6 +913,22 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 yes: a.yes,
                 dry_run: a.dry_run,
                 allow_mass: a.allow_mass,
+                json: a.json,
+            },
+            &mut out,
+        )?,
+        Command::Cleanup(a) => cleanup::run(
+            ctx,
+            &cleanup::CleanupRequest {
+                agent: a.agent,
+                all_agents: a.all_agents,
+                root: a.root,
+                store: a.store,
+                dry_run: a.dry_run,
+                enforce: a.enforce,
+                fix_missing: a.fix_missing,
+                active_key: a.active_key,
+                purge_archives: a.purge_archives,
                 json: a.json,
             },
             &mut out,

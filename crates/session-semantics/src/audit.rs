@@ -36,6 +36,9 @@ pub enum AuditAction {
     Archive,
     /// Deleted.
     Delete,
+    /// Renamed in place (OpenClaw store maintenance: `<file>.deleted.<ARCHIVE_TS>`,
+    /// openclaw-store.md §4, docs/DEVIATIONS.md D38).
+    Rename,
     /// A symlink naming a session that was just moved or deleted (an alias), removed so it
     /// does not dangle: the link only, never a file's bytes (`bytes` is 0).
     #[serde(rename = "remove-alias")]
@@ -48,7 +51,7 @@ pub enum AuditAction {
 pub struct AuditRecord {
     /// When it was done: ISO 8601, UTC, milliseconds (`2026-07-01T00:00:00.000Z`).
     pub time: String,
-    /// `archive`, `delete` or `remove-alias`.
+    /// `archive`, `delete`, `rename` or `remove-alias`.
     pub action: AuditAction,
     /// The file, relative to the sessions directory.
     pub file: String,
@@ -58,7 +61,9 @@ pub struct AuditRecord {
     /// The header's session id.
     pub session_id: String,
     /// Why: `max-age` or `max-size` (retention's archive), `clear` (`sessions clear`),
-    /// `alias of <file>` (a removed alias).
+    /// `alias of <file>` (a removed alias), and for OpenClaw store maintenance the row's
+    /// action label (`prune-stale`, `cap-overflow`, `evict-budget`) or `unreferenced` /
+    /// `disk-budget`.
     pub reason: String,
     /// The file's size when it was moved or deleted.
     pub bytes: u64,

@@ -20,6 +20,7 @@ mod link_swapped_during_repair;
 mod multiple_tips;
 mod non_regular_files;
 mod openclaw_archive_clear;
+mod openclaw_cleanup;
 mod openclaw_list;
 mod output_escaping;
 mod pi_fixture;

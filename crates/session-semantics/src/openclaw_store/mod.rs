@@ -3,6 +3,9 @@
 //! Read as the reference reads it (openclaw-store.md §2.3–§2.6), resolved to transcript paths
 //! (§1.2–§1.3), written as the reference writes it (§2.7–§2.8) through `session_store::io`.
 //!
+//! Session maintenance (`session.maintenance`, §4: what `openclaw sessions cleanup` selects,
+//! applied by renaming instead of deleting, D38) is [`maintenance`].
+//!
 //! Differences from the reference on purpose (docs/DEVIATIONS.md D36): a `sessions.json` that
 //! is not a JSON object (invalid JSON, empty, an array, …) is a [`SessionStoreError`] naming the
 //! file and byte offset, never read as `{}` and never replaced (R2.3, R2.4); a save refuses when
@@ -28,6 +31,7 @@ use crate::key::normalize_session_key;
 mod artifacts;
 pub mod lifecycle;
 pub mod listing;
+pub mod maintenance;
 mod normalise;
 mod paths;
 

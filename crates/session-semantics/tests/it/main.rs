@@ -17,6 +17,7 @@ mod openclaw_session_store;
 mod openclaw_store_artifacts;
 mod openclaw_store_lifecycle;
 mod openclaw_store_listing;
+mod openclaw_store_maintenance;
 mod peer_case;
 mod policy;
 mod retention;
