@@ -23,6 +23,7 @@ use session_store::io;
 use crate::key::normalize_session_key;
 
 mod artifacts;
+pub mod gateway;
 mod normalise;
 mod paths;
 
