@@ -94,6 +94,30 @@ impl GatewayEnv {
         }
     }
 
+    /// This environment with `os.tmpdir()` at `tmp_dir`.
+    pub fn with_tmp_dir(mut self, tmp_dir: impl Into<PathBuf>) -> Self {
+        self.tmp_dir = tmp_dir.into();
+        self
+    }
+
+    /// This environment with `OPENCLAW_CONFIG_PATH` as given (`None`: unset).
+    pub fn with_config_path(mut self, config_path: Option<String>) -> Self {
+        self.config_path = config_path;
+        self
+    }
+
+    /// This environment with `OPENCLAW_STATE_DIR` as given (`None`: unset).
+    pub fn with_state_dir(mut self, state_dir: Option<String>) -> Self {
+        self.state_dir = state_dir;
+        self
+    }
+
+    /// This environment with the home `~` expands to.
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
+    }
+
     /// A leading `~` expanded with [`GatewayEnv::home`], then made absolute and lexically
     /// normalised (`resolveHomeRelativePath`: `path.resolve`).
     fn user_path(&self, input: &str) -> PathBuf {
@@ -174,7 +198,9 @@ pub fn resolve_config_path(env: &GatewayEnv, state_dir: &Path) -> PathBuf {
     let home = env.home.clone().unwrap_or_else(|| env.cwd.clone());
     [".openclaw", ".clawdbot"]
         .iter()
-        .flat_map(|dir| [CONFIG_FILENAME, LEGACY_CONFIG_FILENAME].map(|name| home.join(dir).join(name)))
+        .flat_map(|dir| {
+            [CONFIG_FILENAME, LEGACY_CONFIG_FILENAME].map(|name| home.join(dir).join(name))
+        })
         .find(|p| p.exists())
         .unwrap_or(canonical)
 }
@@ -499,7 +525,12 @@ mod tests {
 
     #[test]
     fn gateway_argv_needs_the_subcommand_and_an_entry() {
-        assert!(is_gateway_argv(&["node", "/x/openclaw.mjs", "gateway", "run"]));
+        assert!(is_gateway_argv(&[
+            "node",
+            "/x/openclaw.mjs",
+            "gateway",
+            "run"
+        ]));
         assert!(is_gateway_argv(&["/usr/local/bin/openclaw", " gateway "]));
         assert!(is_gateway_argv(&["C:\\bin\\OpenClaw.EXE", "gateway"]));
         assert!(!is_gateway_argv(&["node", "/x/openclaw.mjs", "sessions"]));
@@ -530,7 +561,9 @@ mod tests {
             None
         );
         assert_eq!(
-            parse_gateway_lock_payload(br#"{"pid":4,"createdAt":"x","configPath":"y","startTime":null}"#),
+            parse_gateway_lock_payload(
+                br#"{"pid":4,"createdAt":"x","configPath":"y","startTime":null}"#
+            ),
             None
         );
         assert_eq!(parse_gateway_lock_payload(b"[1]"), None);
@@ -539,7 +572,13 @@ mod tests {
     #[test]
     fn resolve_is_lexical() {
         let cwd = Path::new("/w/d");
-        assert_eq!(resolve_path(cwd, Path::new("a/../b/./c/")), PathBuf::from("/w/d/b/c"));
-        assert_eq!(resolve_path(cwd, Path::new("/x//y/..")), PathBuf::from("/x"));
+        assert_eq!(
+            resolve_path(cwd, Path::new("a/../b/./c/")),
+            PathBuf::from("/w/d/b/c")
+        );
+        assert_eq!(
+            resolve_path(cwd, Path::new("/x//y/..")),
+            PathBuf::from("/x")
+        );
     }
 }

@@ -10,6 +10,7 @@ mod audit_log_descriptor;
 mod corpus;
 mod deviations;
 mod fsops_move;
+mod gateway_detection;
 mod hostile_names;
 mod inspect;
 mod keys;
