@@ -24,6 +24,7 @@ use crate::key::normalize_session_key;
 
 mod artifacts;
 pub mod gateway;
+mod merge;
 mod normalise;
 mod paths;
 
@@ -31,6 +32,7 @@ pub use artifacts::{
     ArchiveReason, ArtifactKind, classify, format_archive_timestamp, parse_archive_name,
     parse_archive_timestamp,
 };
+pub use merge::{UpdatedAtPolicy, merge_entry, merge_entry_with, rewrite_session_file};
 use normalise::{migrate_legacy, normalise_entry};
 pub use paths::{TopicId, transcript_file_name, transcript_path};
 
@@ -386,6 +388,40 @@ impl SessionStore {
             entry,
             legacy_keys,
         })
+    }
+
+    /// An entry-level write (R2.18, the reference's `persistResolvedSessionEntry` after
+    /// `updateSessionStoreEntry` / `patchSessionEntry`): resolves `requested`
+    /// ([`SessionStore::resolve`]), merges `patch` into the winning entry ([`merge_entry_with`]
+    /// at `now_ms` with `policy`; a new entry when none matches), stores the result under the
+    /// normalised key (in place when that key exists, else last) and removes every legacy key
+    /// (the case variants). Returns the key written. In memory only; [`SessionStore::save`]
+    /// writes it.
+    pub fn upsert(
+        &mut self,
+        requested: &str,
+        patch: &JsObject,
+        now_ms: i64,
+        policy: UpdatedAtPolicy,
+    ) -> Option<String> {
+        let (key, existing, legacy) = match self.resolve(requested) {
+            Some(r) => (r.normalized_key, Some(r.entry.clone()), r.legacy_keys),
+            None => {
+                let key = normalize_session_key(requested);
+                if key.is_empty() {
+                    return None;
+                }
+                (key, None, Vec::new())
+            }
+        };
+        let next = merge_entry_with(existing.as_ref(), patch, now_ms, policy, || {
+            uuid::Uuid::new_v4().to_string()
+        });
+        self.insert(&key, next);
+        for legacy_key in legacy {
+            self.remove(&legacy_key);
+        }
+        Some(key)
     }
 
     /// The transcript of the entry under exactly `key`: [`transcript_path`] in this store's

@@ -16,6 +16,7 @@ mod inspect;
 mod keys;
 mod openclaw_session_store;
 mod openclaw_store_artifacts;
+mod openclaw_store_merge;
 mod peer_case;
 mod policy;
 mod retention;
