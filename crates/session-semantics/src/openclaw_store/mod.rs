@@ -34,7 +34,9 @@ pub use artifacts::{
 };
 pub use merge::{UpdatedAtPolicy, merge_entry, merge_entry_with, rewrite_session_file};
 use normalise::{migrate_legacy, normalise_entry};
-pub use paths::{TopicId, transcript_file_name, transcript_path};
+pub use paths::{
+    SessionFileFallbacks, TopicId, transcript_file_name, transcript_path, transcript_path_with,
+};
 
 /// The store's file name inside a sessions directory (R1.2).
 pub const STORE_FILE_NAME: &str = "sessions.json";

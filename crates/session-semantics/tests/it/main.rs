@@ -24,3 +24,4 @@ mod retention_guard_rails;
 mod retention_odd_layouts;
 mod retention_races;
 mod session;
+mod session_file_fallbacks;
