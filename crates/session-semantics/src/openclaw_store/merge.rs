@@ -81,9 +81,13 @@ fn is_fork_timestamp(prefix: &str) -> bool {
     let b = prefix.as_bytes();
     let digits =
         |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
-    if !(digits(0..4) && b.get(4) == Some(&b'-') && digits(5..7) && b.get(7) == Some(&b'-'))
-        || !(digits(8..10) && b.get(10) == Some(&b'T'))
-    {
+    let date = digits(0..4)
+        && b.get(4) == Some(&b'-')
+        && digits(5..7)
+        && b.get(7) == Some(&b'-')
+        && digits(8..10)
+        && b.get(10) == Some(&b'T');
+    if !date {
         return false;
     }
     let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-';

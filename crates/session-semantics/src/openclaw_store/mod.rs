@@ -9,9 +9,15 @@
 //! the file changed since it was loaded (mtime, size, or inode), instead of overwriting the
 //! other writer's change; the replace keeps the existing file's permission bits and is fsynced.
 //!
+//! Entry-level writes merge as the reference does ([`merge_entry`], §3.1) and store under the
+//! normalised key ([`SessionStore::upsert`], R2.18); [`gateway`] finds a running gateway
+//! (R2.32), which write commands must respect (J7.1).
+//!
 //! Not done here yet: re-deriving the delivery fields (R2.14), cleaning `pluginExtensions`
-//! (R2.15), skill-prompt blobs (R2.21, R2.25), the writer lock and caches (§2.9), and the
-//! single-entry fast path (R2.22), whose output equals the full serialisation done here.
+//! and `pluginExtensionSlotKeys` (R2.15), skill-prompt blobs (R2.21, R2.25), the Matrix-style
+//! folded key aliases that need a delivery-target proof (R2.17), the writer lock and caches
+//! (§2.9), and the single-entry fast path (R2.22), whose output equals the full serialisation
+//! done here.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
