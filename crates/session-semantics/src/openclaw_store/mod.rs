@@ -13,8 +13,10 @@
 //! normalised key ([`SessionStore::upsert`], R2.18); [`gateway`] finds a running gateway
 //! (R2.32), which write commands must respect (J7.1).
 //!
+//! Long skill prompts are kept as blobs beside the store (R2.21, R2.25).
+//!
 //! Not done here yet: re-deriving the delivery fields (R2.14), cleaning `pluginExtensions`
-//! and `pluginExtensionSlotKeys` (R2.15), skill-prompt blobs (R2.21, R2.25), the Matrix-style
+//! and `pluginExtensionSlotKeys` (R2.15), the Matrix-style
 //! folded key aliases that need a delivery-target proof (R2.17), the writer lock and caches
 //! (§2.9), and the single-entry fast path (R2.22), whose output equals the full serialisation
 //! done here.
@@ -33,6 +35,7 @@ pub mod gateway;
 mod merge;
 mod normalise;
 mod paths;
+mod skills;
 
 pub use artifacts::{
     ArchiveReason, ArtifactKind, classify, format_archive_timestamp, parse_archive_name,
@@ -43,6 +46,7 @@ use normalise::{migrate_legacy, normalise_entry};
 pub use paths::{
     SessionFileFallbacks, TopicId, transcript_file_name, transcript_path, transcript_path_with,
 };
+pub use skills::{MAX_PROMPT_BLOB_BYTES, MIN_PROMPT_BLOB_CHARS, skill_prompt_blob_path};
 
 /// The store's file name inside a sessions directory (R1.2).
 pub const STORE_FILE_NAME: &str = "sessions.json";
@@ -212,6 +216,11 @@ fn stamp_of(path: &Path) -> Result<Option<Stamp>, std::io::Error> {
     }
 }
 
+/// The directory of a store file (R1.4).
+fn sessions_dir_of(path: &Path) -> &Path {
+    path.parent().unwrap_or_else(|| Path::new("."))
+}
+
 fn kind_name(value: &JsValue) -> &'static str {
     match value {
         JsValue::Null => "null",
@@ -226,7 +235,9 @@ fn kind_name(value: &JsValue) -> &'static str {
 impl SessionStore {
     /// Loads the store at `path` (`<sessionsDir>/sessions.json`, R1.2): a missing file is an
     /// empty store (R2.3); otherwise the file is parsed, legacy fields are migrated (R2.8) and
-    /// entries normalised (R2.9–R2.13, R2.16), with each change recorded
+    /// entries normalised (R2.9–R2.13, R2.16), with each change recorded; before those, a
+    /// `skillsSnapshot.promptRef` gets its blob's text back as `prompt`, or the snapshot is
+    /// removed when the blob is missing or does not verify (R2.25),
     /// ([`SessionStore::load_changes`]). Store keys are never rewritten (R2.7). Read-only:
     /// loading never writes.
     ///
@@ -286,6 +297,7 @@ impl SessionStore {
                 continue;
             };
             let mut fields = fields.clone();
+            skills::hydrate(sessions_dir_of(path), &key_text, &mut fields, &mut changes);
             migrate_legacy(&key_text, &mut fields, &mut changes);
             if normalise_entry(&key_text, &mut fields, &mut changes) {
                 entries.insert(key.clone(), StoreEntry { fields });
@@ -309,7 +321,7 @@ impl SessionStore {
 
     /// The directory the store's transcripts live in: the store file's directory (R1.4).
     pub fn sessions_dir(&self) -> &Path {
-        self.path.parent().unwrap_or_else(|| Path::new("."))
+        sessions_dir_of(&self.path)
     }
 
     /// What migration and normalisation changed at load, in file order (empty for a store the
@@ -441,15 +453,34 @@ impl SessionStore {
 
     /// The store as the reference serialises it (R2.20): `JSON.stringify(store, null, 2)`,
     /// two-space indent, `\n` line ends, no trailing newline, keys in insertion order.
+    ///
+    /// A skill prompt of at least 512 UTF-16 code units is written as its `promptRef` (R2.21);
+    /// [`SessionStore::save`] writes the blob.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut top = JsObject::new();
-        for (key, entry) in &self.entries {
-            top.insert(key.clone(), JsValue::Object(entry.fields.clone()));
-        }
-        to_pretty_json(&JsValue::Object(top))
+        self.projection().0
     }
 
-    /// Saves the store (R2.20–R2.24): serialises it; when the text equals the bytes loaded,
+    /// The serialised text and the skill-prompt blobs it refers to (R2.21, R2.25).
+    fn projection(&self) -> (Vec<u8>, Vec<skills::PromptBlob>) {
+        let mut top = JsObject::new();
+        let mut blobs = Vec::new();
+        for (key, entry) in &self.entries {
+            let fields = match skills::project(self.sessions_dir(), &entry.fields) {
+                Some((projected, blob)) => {
+                    if !blobs.contains(&blob) {
+                        blobs.push(blob);
+                    }
+                    projected
+                }
+                None => entry.fields.clone(),
+            };
+            top.insert(key.clone(), JsValue::Object(fields));
+        }
+        (to_pretty_json(&JsValue::Object(top)), blobs)
+    }
+
+    /// Saves the store (R2.20–R2.24): serialises it; makes sure of the skill-prompt blobs it
+    /// refers to (R2.25: created 0600, or their mtime set when they hold the prompt); when the text equals the bytes loaded,
     /// writes nothing (R2.23); otherwise compares the file's mtime and size (and on Unix its
     /// device and inode) with those at load and, when they match, replaces the file atomically (`session_store::io::atomic_rewrite`:
     /// same-directory temp file, fsync, rename, directory fsync, the file's permission bits
@@ -465,7 +496,7 @@ impl SessionStore {
     /// else since load (nothing is written; reload and retry); [`SessionStoreError::Io`] for a
     /// failed write (the file is as it was).
     pub fn save(&mut self) -> Result<SaveOutcome, SessionStoreError> {
-        let text = self.to_bytes();
+        let (text, blobs) = self.projection();
         let path = self.path.clone();
         let io_err = |source| SessionStoreError::Io {
             path: path.clone(),
@@ -474,6 +505,14 @@ impl SessionStore {
         let now = stamp_of(&self.path).map_err(io_err)?;
         if now != self.stamp {
             return Err(SessionStoreError::Changed { path: path.clone() });
+        }
+        // The blobs first (the reference writes them right before the rename), also when the
+        // store's text is unchanged (R2.23).
+        for blob in &blobs {
+            skills::ensure_blob(blob).map_err(|source| SessionStoreError::Io {
+                path: blob.path.clone(),
+                source,
+            })?;
         }
         if self.loaded.as_deref() == Some(text.as_slice()) {
             return Ok(SaveOutcome::Unchanged);

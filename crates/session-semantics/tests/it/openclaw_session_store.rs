@@ -335,7 +335,7 @@ fn legacy_fields_are_migrated_and_entries_normalised() {
 "b":"not an entry",
 "c":{"sessionId":"../evil","updatedAt":5},
 "d":{"sessionId":"a:b@c","updatedAt":6,"lastProvider":"telegram","model":"  ","modelProvider":"openai"},
-"e":{"sessionId":"e1","sessionFile":7,"model":" m ","modelProvider":" p ","skillsSnapshot":{"resolvedSkills":[1],"version":2}}}"##;
+"e":{"sessionId":"e1","sessionFile":7,"model":" m ","modelProvider":" p ","skillsSnapshot":{"resolvedSkills":[1],"prompt":"p","version":2}}}"##;
     write(&path, text);
     let store = SessionStore::load(&path).unwrap();
     assert_eq!(keys(&store), ["a", "d", "e"]);
@@ -381,6 +381,7 @@ fn legacy_fields_are_migrated_and_entries_normalised() {
     "model": "m",
     "modelProvider": "p",
     "skillsSnapshot": {
+      "prompt": "p",
       "version": 2
     }
   }
