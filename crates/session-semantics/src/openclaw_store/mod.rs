@@ -15,8 +15,8 @@
 //!
 //! Long skill prompts are kept as blobs beside the store (R2.21, R2.25).
 //!
-//! Not done here yet: re-deriving the delivery fields (R2.14), cleaning `pluginExtensions`
-//! and `pluginExtensionSlotKeys` (R2.15), the Matrix-style
+//! Not done here yet: re-deriving the delivery fields and coercing the pending-delivery
+//! fields (R2.14), the Matrix-style
 //! folded key aliases that need a delivery-target proof (R2.17), the writer lock and caches
 //! (§2.9), and the single-entry fast path (R2.22), whose output equals the full serialisation
 //! done here.
@@ -35,6 +35,7 @@ pub mod gateway;
 mod merge;
 mod normalise;
 mod paths;
+mod plugin_state;
 mod skills;
 
 pub use artifacts::{

@@ -17,6 +17,7 @@ mod keys;
 mod openclaw_session_store;
 mod openclaw_store_artifacts;
 mod openclaw_store_merge;
+mod openclaw_store_plugin_state;
 mod openclaw_store_skill_prompts;
 mod peer_case;
 mod policy;
