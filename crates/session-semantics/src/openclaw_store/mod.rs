@@ -15,8 +15,7 @@
 //!
 //! Long skill prompts are kept as blobs beside the store (R2.21, R2.25).
 //!
-//! Not done here yet: re-deriving the delivery fields and coercing the pending-delivery
-//! fields (R2.14), the Matrix-style
+//! Not done here yet: the Matrix-style
 //! folded key aliases that need a delivery-target proof (R2.17), the writer lock and caches
 //! (§2.9), and the single-entry fast path (R2.22), whose output equals the full serialisation
 //! done here.
@@ -31,6 +30,7 @@ use session_store::io;
 use crate::key::normalize_session_key;
 
 mod artifacts;
+mod delivery;
 pub mod gateway;
 mod merge;
 mod normalise;
@@ -103,7 +103,8 @@ pub enum LoadChange {
         key: String,
     },
     /// A field of the entry under `key` was renamed, removed, trimmed or coerced
-    /// (R2.8, R2.10–R2.13, R2.16).
+    /// (R2.8, R2.10–R2.16, R2.25); the delivery fields re-derived together (R2.14) are reported
+    /// once, as `route`.
     ChangedField {
         /// The store key.
         key: String,
@@ -236,7 +237,7 @@ fn kind_name(value: &JsValue) -> &'static str {
 impl SessionStore {
     /// Loads the store at `path` (`<sessionsDir>/sessions.json`, R1.2): a missing file is an
     /// empty store (R2.3); otherwise the file is parsed, legacy fields are migrated (R2.8) and
-    /// entries normalised (R2.9–R2.13, R2.16), with each change recorded; before those, a
+    /// entries normalised (R2.9–R2.16), with each change recorded; before those, a
     /// `skillsSnapshot.promptRef` gets its blob's text back as `prompt`, or the snapshot is
     /// removed when the blob is missing or does not verify (R2.25),
     /// ([`SessionStore::load_changes`]). Store keys are never rewritten (R2.7). Read-only:

@@ -16,6 +16,7 @@ mod inspect;
 mod keys;
 mod openclaw_session_store;
 mod openclaw_store_artifacts;
+mod openclaw_store_delivery_fields;
 mod openclaw_store_merge;
 mod openclaw_store_plugin_state;
 mod openclaw_store_skill_prompts;

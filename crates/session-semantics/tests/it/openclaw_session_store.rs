@@ -351,11 +351,13 @@ fn legacy_fields_are_migrated_and_entries_normalised() {
             changed("a", "room"),
             changed("a", "sessionId"),
             changed("a", "updatedAt"),
+            changed("a", "route"),
             dropped("b"),
             dropped("c"),
             changed("d", "lastProvider"),
             changed("d", "sessionId"),
             changed("d", "model"),
+            changed("d", "route"),
             changed("e", "sessionFile"),
             changed("e", "model"),
             changed("e", "modelProvider"),
@@ -370,11 +372,24 @@ fn legacy_fields_are_migrated_and_entries_normalised() {
     "groupChannel": "#g",
     "updatedAt": 0,
     "x": 1,
-    "channel": "slack"
+    "channel": "slack",
+    "route": {
+      "channel": "slack"
+    },
+    "deliveryContext": {
+      "channel": "slack"
+    },
+    "lastChannel": "slack"
   },
   "d": {
     "updatedAt": 6,
-    "lastChannel": "telegram"
+    "lastChannel": "telegram",
+    "route": {
+      "channel": "telegram"
+    },
+    "deliveryContext": {
+      "channel": "telegram"
+    }
   },
   "e": {
     "sessionId": "e1",
