@@ -17,6 +17,9 @@ pub(crate) struct Ctx {
     pub(crate) backend: Backend,
     /// The global `--now TIME`, when given.
     fixed_now_ms: Option<i64>,
+    /// The global `--offline-ok`: write an OpenClaw store although a gateway's lock says one
+    /// runs ([`crate::gateway::refuse_while_gateway_runs`]).
+    offline_ok: bool,
 }
 
 impl Ctx {
@@ -26,7 +29,20 @@ impl Ctx {
         Ctx {
             backend,
             fixed_now_ms: now,
+            offline_ok: false,
         }
+    }
+
+    /// This context with the global `--offline-ok` as given.
+    pub(crate) fn with_offline_ok(mut self, offline_ok: bool) -> Self {
+        self.offline_ok = offline_ok;
+        self
+    }
+
+    /// Whether the global `--offline-ok` was given: the user stopped the gateway, so a running
+    /// gateway's lock does not stop a write.
+    pub(crate) fn offline_ok(&self) -> bool {
+        self.offline_ok
     }
 
     /// Now, in epoch milliseconds: the global `--now` when given, else the system clock.

@@ -56,6 +56,7 @@ mod ctx;
 mod demo;
 mod export;
 mod fsx;
+mod gateway;
 mod keys;
 mod list;
 mod migrate;
@@ -184,6 +185,10 @@ struct Cli {
     /// [default: now]: ages, retention and timestamps written are computed from it.
     #[arg(long, global = true, value_name = "TIME", value_parser = archive::parse_now)]
     now: Option<i64>,
+    /// Write an OpenClaw sessions.json even though a gateway's lock says one runs: only after
+    /// you stopped the gateway (its lock can outlive it by 30 s). --dry-run never needs it.
+    #[arg(long, global = true)]
+    offline_ok: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -764,7 +769,7 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     check_names(&cli.command)?;
-    let ctx = &context(&cli)?;
+    let ctx = &context(&cli)?.with_offline_ok(cli.offline_ok);
     let mut out = output::Output::new();
     let outcome = match cli.command {
         Command::List(a) => {

@@ -136,6 +136,20 @@ pub use held::{
 };
 pub use signals::install_signal_cleanup;
 
+/// Whether `pid` names a running process that is not a zombie, as the reference's
+/// `isPidAlive` decides (`kill(pid, 0)`, then `/proc/<pid>/status` `State: Z` on Linux); a
+/// process of another user (`EPERM`) counts as alive. Used for this module's lock owners and
+/// for other liveness files of the reference (its gateway lock).
+pub fn process_alive(pid: u32) -> bool {
+    payload::pid_alive(f64::from(pid))
+}
+
+/// Field 22 (`starttime`, clock ticks since boot) of `/proc/<pid>/stat`, the value the
+/// reference's lock payloads record as `startTime`; `None` off Linux or when unreadable.
+pub fn process_start_time(pid: u32) -> Option<u64> {
+    payload::process_start_time(f64::from(pid))
+}
+
 /// Acquire timeout of the reference (`DEFAULT_SESSION_WRITE_LOCK_ACQUIRE_TIMEOUT_MS`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Age after which a lock counts as `too-old` (`DEFAULT_SESSION_WRITE_LOCK_STALE_MS`).

@@ -245,6 +245,17 @@ impl OpenclawCli {
         })
     }
 
+    /// The reference's own node binary, with nothing set: for a test's small script that
+    /// imports the reference's `dist/` modules ([`OpenclawCli::dist_dir`]).
+    pub fn node_command(&self) -> std::process::Command {
+        std::process::Command::new(&self.node)
+    }
+
+    /// The reference package's `dist/` directory (its bundled modules).
+    pub fn dist_dir(&self) -> PathBuf {
+        self.cli.with_file_name("dist")
+    }
+
     /// Runs `openclaw <args>` with `OPENCLAW_STATE_DIR=state_dir`, a fresh empty `HOME`,
     /// `TZ=UTC`, no config file, and, when `now` is given (an ISO time or epoch ms), the
     /// fixture's fake clock at that instant. Panics when the command cannot start; the caller

@@ -3,8 +3,19 @@
 //! Read as the reference reads it (openclaw-store.md §2.3–§2.6), resolved to transcript paths
 //! (§1.2–§1.3), written as the reference writes it (§2.7–§2.8) through `session_store::io`.
 //!
-//! Session maintenance (`session.maintenance`, §4: what `openclaw sessions cleanup` selects,
-//! applied by renaming instead of deleting, D38) is [`maintenance`].
+//! What else lives here:
+//! - entry-level writes merge as the reference does ([`merge_entry`], §3.1) and store under the
+//!   normalised key ([`SessionStore::upsert`], R2.18); load re-derives the delivery fields
+//!   (R2.14), cleans `pluginExtensions` (R2.15) and keeps long skill prompts as blobs beside
+//!   the store (R2.21, R2.25);
+//! - [`artifacts`](classify): what each file of a sessions directory is (§1.4, R1.13–R1.14);
+//! - [`listing`]: the store's rows joined with the files, as `openclaw sessions` lists them (§5,
+//!   §6);
+//! - [`lifecycle`]: deleting rows and starting new conversations on keys, renaming the
+//!   transcripts in place after the store write (§3.3, §3.4, §7 J7.2–J7.6);
+//! - [`maintenance`]: `session.maintenance` (§4: what `openclaw sessions cleanup` selects),
+//!   applied by renaming instead of deleting (D38);
+//! - [`gateway`]: whether a gateway is running (R2.32), which write commands respect (J7.1).
 //!
 //! Differences from the reference on purpose (docs/DEVIATIONS.md D36): a `sessions.json` that
 //! is not a JSON object (invalid JSON, empty, an array, …) is a [`SessionStoreError`] naming the
@@ -12,12 +23,9 @@
 //! the file changed since it was loaded (mtime, size, or inode), instead of overwriting the
 //! other writer's change; the replace keeps the existing file's permission bits and is fsynced.
 //!
-//! [`lifecycle`] deletes rows and starts new conversations on keys, renaming the transcripts
-//! in place after the store write (§3.3, §3.4, §7 J7.2–J7.6).
-//!
-//! Not done here yet: re-deriving the delivery fields (R2.14), cleaning `pluginExtensions`
-//! (R2.15), skill-prompt blobs (R2.21, R2.25), the writer lock and caches (§2.9), and the
-//! single-entry fast path (R2.22), whose output equals the full serialisation done here.
+//! Not done here yet: the Matrix-style folded key aliases that need a delivery-target proof
+//! (R2.17), the writer lock and caches (§2.9), and the single-entry fast path (R2.22), whose
+//! output equals the full serialisation done here.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -29,18 +37,27 @@ use session_store::io;
 use crate::key::normalize_session_key;
 
 mod artifacts;
+mod delivery;
+pub mod gateway;
 pub mod lifecycle;
 pub mod listing;
 pub mod maintenance;
+mod merge;
 mod normalise;
 mod paths;
+mod plugin_state;
+mod skills;
 
 pub use artifacts::{
     ArchiveReason, ArtifactKind, classify, format_archive_timestamp, parse_archive_name,
     parse_archive_timestamp,
 };
+pub use merge::{UpdatedAtPolicy, merge_entry, merge_entry_with, rewrite_session_file};
 use normalise::{migrate_legacy, normalise_entry};
-pub use paths::{TopicId, transcript_file_name, transcript_path};
+pub use paths::{
+    SessionFileFallbacks, TopicId, transcript_file_name, transcript_path, transcript_path_with,
+};
+pub use skills::{MAX_PROMPT_BLOB_BYTES, MIN_PROMPT_BLOB_CHARS, skill_prompt_blob_path};
 
 /// The store's file name inside a sessions directory (R1.2).
 pub const STORE_FILE_NAME: &str = "sessions.json";
@@ -96,7 +113,8 @@ pub enum LoadChange {
         key: String,
     },
     /// A field of the entry under `key` was renamed, removed, trimmed or coerced
-    /// (R2.8, R2.10–R2.13, R2.16).
+    /// (R2.8, R2.10–R2.16, R2.25); the delivery fields re-derived together (R2.14) are reported
+    /// once, as `route`.
     ChangedField {
         /// The store key.
         key: String,
@@ -210,6 +228,11 @@ fn stamp_of(path: &Path) -> Result<Option<Stamp>, std::io::Error> {
     }
 }
 
+/// The directory of a store file (R1.4).
+fn sessions_dir_of(path: &Path) -> &Path {
+    path.parent().unwrap_or_else(|| Path::new("."))
+}
+
 fn kind_name(value: &JsValue) -> &'static str {
     match value {
         JsValue::Null => "null",
@@ -224,7 +247,9 @@ fn kind_name(value: &JsValue) -> &'static str {
 impl SessionStore {
     /// Loads the store at `path` (`<sessionsDir>/sessions.json`, R1.2): a missing file is an
     /// empty store (R2.3); otherwise the file is parsed, legacy fields are migrated (R2.8) and
-    /// entries normalised (R2.9–R2.13, R2.16), with each change recorded
+    /// entries normalised (R2.9–R2.16), with each change recorded; before those, a
+    /// `skillsSnapshot.promptRef` gets its blob's text back as `prompt`, or the snapshot is
+    /// removed when the blob is missing or does not verify (R2.25),
     /// ([`SessionStore::load_changes`]). Store keys are never rewritten (R2.7). Read-only:
     /// loading never writes.
     ///
@@ -284,6 +309,7 @@ impl SessionStore {
                 continue;
             };
             let mut fields = fields.clone();
+            skills::hydrate(sessions_dir_of(path), &key_text, &mut fields, &mut changes);
             migrate_legacy(&key_text, &mut fields, &mut changes);
             if normalise_entry(&key_text, &mut fields, &mut changes) {
                 entries.insert(key.clone(), StoreEntry { fields });
@@ -312,7 +338,7 @@ impl SessionStore {
 
     /// The directory the store's transcripts live in: the store file's directory (R1.4).
     pub fn sessions_dir(&self) -> &Path {
-        self.path.parent().unwrap_or_else(|| Path::new("."))
+        sessions_dir_of(&self.path)
     }
 
     /// What migration and normalisation changed at load, in file order (empty for a store the
@@ -401,6 +427,40 @@ impl SessionStore {
         })
     }
 
+    /// An entry-level write (R2.18, the reference's `persistResolvedSessionEntry` after
+    /// `updateSessionStoreEntry` / `patchSessionEntry`): resolves `requested`
+    /// ([`SessionStore::resolve`]), merges `patch` into the winning entry ([`merge_entry_with`]
+    /// at `now_ms` with `policy`; a new entry when none matches), stores the result under the
+    /// normalised key (in place when that key exists, else last) and removes every legacy key
+    /// (the case variants). Returns the key written. In memory only; [`SessionStore::save`]
+    /// writes it.
+    pub fn upsert(
+        &mut self,
+        requested: &str,
+        patch: &JsObject,
+        now_ms: i64,
+        policy: UpdatedAtPolicy,
+    ) -> Option<String> {
+        let (key, existing, legacy) = match self.resolve(requested) {
+            Some(r) => (r.normalized_key, Some(r.entry.clone()), r.legacy_keys),
+            None => {
+                let key = normalize_session_key(requested);
+                if key.is_empty() {
+                    return None;
+                }
+                (key, None, Vec::new())
+            }
+        };
+        let next = merge_entry_with(existing.as_ref(), patch, now_ms, policy, || {
+            uuid::Uuid::new_v4().to_string()
+        });
+        self.insert(&key, next);
+        for legacy_key in legacy {
+            self.remove(&legacy_key);
+        }
+        Some(key)
+    }
+
     /// The transcript of the entry under exactly `key`: [`transcript_path`] in this store's
     /// directory. `None` when there is no such entry or it has no `sessionId`.
     pub fn transcript_of(&self, key: &str) -> Option<PathBuf> {
@@ -410,15 +470,34 @@ impl SessionStore {
 
     /// The store as the reference serialises it (R2.20): `JSON.stringify(store, null, 2)`,
     /// two-space indent, `\n` line ends, no trailing newline, keys in insertion order.
+    ///
+    /// A skill prompt of at least 512 UTF-16 code units is written as its `promptRef` (R2.21);
+    /// [`SessionStore::save`] writes the blob.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut top = JsObject::new();
-        for (key, entry) in &self.entries {
-            top.insert(key.clone(), JsValue::Object(entry.fields.clone()));
-        }
-        to_pretty_json(&JsValue::Object(top))
+        self.projection().0
     }
 
-    /// Saves the store (R2.20–R2.24): serialises it; when the text equals the bytes loaded,
+    /// The serialised text and the skill-prompt blobs it refers to (R2.21, R2.25).
+    fn projection(&self) -> (Vec<u8>, Vec<skills::PromptBlob>) {
+        let mut top = JsObject::new();
+        let mut blobs = Vec::new();
+        for (key, entry) in &self.entries {
+            let fields = match skills::project(self.sessions_dir(), &entry.fields) {
+                Some((projected, blob)) => {
+                    if !blobs.contains(&blob) {
+                        blobs.push(blob);
+                    }
+                    projected
+                }
+                None => entry.fields.clone(),
+            };
+            top.insert(key.clone(), JsValue::Object(fields));
+        }
+        (to_pretty_json(&JsValue::Object(top)), blobs)
+    }
+
+    /// Saves the store (R2.20–R2.24): serialises it; makes sure of the skill-prompt blobs it
+    /// refers to (R2.25: created 0600, or their mtime set when they hold the prompt); when the text equals the bytes loaded,
     /// writes nothing (R2.23); otherwise compares the file's mtime and size (and on Unix its
     /// device and inode) with those at load and, when they match, replaces the file atomically (`session_store::io::atomic_rewrite`:
     /// same-directory temp file, fsync, rename, directory fsync, the file's permission bits
@@ -434,7 +513,7 @@ impl SessionStore {
     /// else since load (nothing is written; reload and retry); [`SessionStoreError::Io`] for a
     /// failed write (the file is as it was).
     pub fn save(&mut self) -> Result<SaveOutcome, SessionStoreError> {
-        let text = self.to_bytes();
+        let (text, blobs) = self.projection();
         let path = self.path.clone();
         let io_err = |source| SessionStoreError::Io {
             path: path.clone(),
@@ -443,6 +522,14 @@ impl SessionStore {
         let now = stamp_of(&self.path).map_err(io_err)?;
         if now != self.stamp {
             return Err(SessionStoreError::Changed { path: path.clone() });
+        }
+        // The blobs first (the reference writes them right before the rename), also when the
+        // store's text is unchanged (R2.23).
+        for blob in &blobs {
+            skills::ensure_blob(blob).map_err(|source| SessionStoreError::Io {
+                path: blob.path.clone(),
+                source,
+            })?;
         }
         if self.loaded.as_deref() == Some(text.as_slice()) {
             return Ok(SaveOutcome::Unchanged);

@@ -51,7 +51,7 @@ pub(super) fn is_file_name_session_id(id: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
 }
 
-/// R2.10–R2.13 and R2.16 on one object entry; `false` when the entry is dropped.
+/// R2.10–R2.16 on one object entry; `false` when the entry is dropped.
 pub(super) fn normalise_entry(
     key: &str,
     fields: &mut JsObject,
@@ -115,6 +115,12 @@ pub(super) fn normalise_entry(
                 changed(field);
             }
         }
+    }
+    for field in super::delivery::normalise_delivery_fields(fields) {
+        changed(field);
+    }
+    for field in super::plugin_state::normalise_plugin_state(fields) {
+        changed(field);
     }
     if let Some(JsValue::Object(snapshot)) = fields.get_mut("skillsSnapshot")
         && snapshot.remove("resolvedSkills").is_some()

@@ -335,7 +335,7 @@ fn legacy_fields_are_migrated_and_entries_normalised() {
 "b":"not an entry",
 "c":{"sessionId":"../evil","updatedAt":5},
 "d":{"sessionId":"a:b@c","updatedAt":6,"lastProvider":"telegram","model":"  ","modelProvider":"openai"},
-"e":{"sessionId":"e1","sessionFile":7,"model":" m ","modelProvider":" p ","skillsSnapshot":{"resolvedSkills":[1],"version":2}}}"##;
+"e":{"sessionId":"e1","sessionFile":7,"model":" m ","modelProvider":" p ","skillsSnapshot":{"resolvedSkills":[1],"prompt":"p","version":2}}}"##;
     write(&path, text);
     let store = SessionStore::load(&path).unwrap();
     assert_eq!(keys(&store), ["a", "d", "e"]);
@@ -351,11 +351,13 @@ fn legacy_fields_are_migrated_and_entries_normalised() {
             changed("a", "room"),
             changed("a", "sessionId"),
             changed("a", "updatedAt"),
+            changed("a", "route"),
             dropped("b"),
             dropped("c"),
             changed("d", "lastProvider"),
             changed("d", "sessionId"),
             changed("d", "model"),
+            changed("d", "route"),
             changed("e", "sessionFile"),
             changed("e", "model"),
             changed("e", "modelProvider"),
@@ -370,17 +372,31 @@ fn legacy_fields_are_migrated_and_entries_normalised() {
     "groupChannel": "#g",
     "updatedAt": 0,
     "x": 1,
-    "channel": "slack"
+    "channel": "slack",
+    "route": {
+      "channel": "slack"
+    },
+    "deliveryContext": {
+      "channel": "slack"
+    },
+    "lastChannel": "slack"
   },
   "d": {
     "updatedAt": 6,
-    "lastChannel": "telegram"
+    "lastChannel": "telegram",
+    "route": {
+      "channel": "telegram"
+    },
+    "deliveryContext": {
+      "channel": "telegram"
+    }
   },
   "e": {
     "sessionId": "e1",
     "model": "m",
     "modelProvider": "p",
     "skillsSnapshot": {
+      "prompt": "p",
       "version": 2
     }
   }
