@@ -340,7 +340,7 @@ pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::
             store_reports.push((p.report().clone(), lp.preview()));
             continue;
         }
-        match store_ops::commit(lp) {
+        match store_ops::commit(ctx, lp) {
             Ok(r) => store_reports.push((p.report().clone(), r)),
             Err(e) if req.all => {
                 errors.push((p.report().agent_id.clone(), crate::output::error_text(&e)))
@@ -478,7 +478,7 @@ fn archive_session(
             store_ops::print(&report, req.json, out)?;
             return store_ops::outcome_of(&report, out);
         }
-        let report = store_ops::commit(plan)?;
+        let report = store_ops::commit(ctx, plan)?;
         store_ops::print(&report, req.json, out)?;
         return store_ops::outcome_of(&report, out);
     }

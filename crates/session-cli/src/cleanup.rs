@@ -383,6 +383,14 @@ pub(crate) fn run(ctx: &Ctx, req: &CleanupRequest, out: &mut Output) -> anyhow::
         config.mode
     };
     let now_ms = ctx.now_ms();
+    if !req.dry_run {
+        // A running gateway owns its stores: the whole run is refused before anything is
+        // planned, printed or written.
+        for target in &targets {
+            let dir = target.store_path.parent().unwrap_or_else(|| Path::new("."));
+            crate::gateway::refuse_while_gateway_runs_on_store(ctx, dir)?;
+        }
+    }
     // Every store is loaded and planned before any is changed (the reference's preview runs
     // for every target first, R4.14).
     let mut planned = Vec::with_capacity(targets.len());

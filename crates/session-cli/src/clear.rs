@@ -354,7 +354,7 @@ fn clear_store(
         }
         return store_ops::outcome_of(&report, out);
     }
-    let report = store_ops::commit(plan)?;
+    let report = store_ops::commit(ctx, plan)?;
     store_ops::print(&report, req.json, out)?;
     store_ops::outcome_of(&report, out)
 }

@@ -74,10 +74,6 @@ impl std::error::Error for GatewayRunning {}
 ///
 /// # Errors
 /// [`GatewayRunning`] while a gateway runs and `--offline-ok` was not given.
-#[expect(
-    dead_code,
-    reason = "the commands that write sessions.json call it; remove this once one does"
-)]
 pub(crate) fn refuse_while_gateway_runs(ctx: &Ctx, state_dir: &Path) -> anyhow::Result<()> {
     check(
         ctx.offline_ok(),
@@ -87,6 +83,36 @@ pub(crate) fn refuse_while_gateway_runs(ctx: &Ctx, state_dir: &Path) -> anyhow::
         session_format::ids::now_ms(),
     )
     .map_err(anyhow::Error::new)
+}
+
+/// [`refuse_while_gateway_runs`] for the store in `sessions_dir`: its state dir is the
+/// directory above `agents/<id>/sessions` when the path has that shape, else the default state
+/// dir ([`crate::address::state_root`]: `$OPENCLAW_STATE_DIR`, else `~/.openclaw`).
+///
+/// # Errors
+/// As [`refuse_while_gateway_runs`].
+pub(crate) fn refuse_while_gateway_runs_on_store(
+    ctx: &Ctx,
+    sessions_dir: &Path,
+) -> anyhow::Result<()> {
+    refuse_while_gateway_runs(ctx, &state_dir_of(sessions_dir))
+}
+
+/// The state dir of a sessions directory shaped `<state>/agents/<id>/sessions`, else the
+/// default state dir.
+fn state_dir_of(sessions_dir: &Path) -> PathBuf {
+    let abs = std::path::absolute(sessions_dir).unwrap_or_else(|_| sessions_dir.to_path_buf());
+    let agents = abs.parent().and_then(Path::parent);
+    match (abs.file_name(), agents) {
+        (Some(s), Some(agents))
+            if s == "sessions" && agents.file_name().is_some_and(|a| a == "agents") =>
+        {
+            agents
+                .parent()
+                .map_or_else(|| crate::address::state_root(None), Path::to_path_buf)
+        }
+        _ => crate::address::state_root(None),
+    }
 }
 
 /// [`refuse_while_gateway_runs`] with its inputs explicit.

@@ -15,6 +15,7 @@ use session_semantics::openclaw_store::lifecycle::{
 };
 use session_semantics::openclaw_store::{ArtifactKind, STORE_FILE_NAME, SessionStore, classify};
 
+use crate::ctx::Ctx;
 use crate::outcome::{Outcome, UsageError};
 use crate::output::Output;
 use crate::text;
@@ -98,9 +99,10 @@ pub(crate) fn add_files(plan: &mut LifecyclePlan, files: &[PathBuf]) -> anyhow::
 /// `clear` write an OpenClaw store; a running-gateway check belongs in front of it).
 ///
 /// # Errors
-/// A locked transcript, an unusable audit log, or a store another writer changed since it was
+/// A running OpenClaw gateway (unless `--offline-ok`), a locked transcript, an unusable audit log, or a store another writer changed since it was
 /// loaded (nothing written in each case), or a failed store write.
-pub(crate) fn commit(plan: LifecyclePlan) -> anyhow::Result<LifecycleReport> {
+pub(crate) fn commit(ctx: &Ctx, plan: LifecyclePlan) -> anyhow::Result<LifecycleReport> {
+    crate::gateway::refuse_while_gateway_runs_on_store(ctx, plan.store().sessions_dir())?;
     plan.apply().map_err(|e| {
         anyhow::anyhow!(
             "{}{}",

@@ -29,6 +29,7 @@ mod redis_backend;
 mod repair_store_root;
 mod repair_through_an_agent_link;
 mod retention_guard_rails;
+mod running_gateway;
 mod same_session_id;
 mod sidecars_not_sessions;
 mod write_command_reports;
