@@ -86,15 +86,16 @@ pub(crate) fn to_json_doc(sm: &SessionManager) -> anyhow::Result<String> {
     Ok(s)
 }
 
-/// The JSONL export (pi-format.md §2.6).
-pub(crate) fn to_jsonl(sm: &SessionManager) -> anyhow::Result<String> {
+/// The JSONL export (pi-format.md §2.6); the new header's `timestamp` is `now_ms` (the run's
+/// clock, the global `--now`).
+pub(crate) fn to_jsonl(sm: &SessionManager, now_ms: i64) -> anyhow::Result<String> {
     let mut header = JsObject::new();
     header.insert("type", JsValue::from("session"));
     header.insert("version", JsValue::Number(3.0));
     header.insert("id", JsValue::from(sm.get_session_id()));
     header.insert(
         "timestamp",
-        JsValue::from(session_format::ids::now_timestamp()),
+        JsValue::from(session_format::time::to_iso_string(now_ms).unwrap_or_default()),
     );
     header.insert("cwd", JsValue::from(sm.get_cwd()));
     let mut out = to_json_string(&JsValue::Object(header));
@@ -903,7 +904,7 @@ pub(crate) fn run(
     }
     let doc = match format {
         Format::Json => to_json_doc(sm)?,
-        Format::Jsonl => to_jsonl(sm)?,
+        Format::Jsonl => to_jsonl(sm, ctx.now_ms())?,
         Format::Markdown => to_markdown(path, sm)?,
         Format::Html => to_html(path, sm)?,
     };
