@@ -344,11 +344,10 @@ struct DemoArgs {
     /// Where to build the demo store.
     #[arg(long, value_name = "DIR", default_value = "sessions-demo")]
     root: PathBuf,
-    /// Rebuild over an earlier demo: removes only the files that demo created (and left
-    /// unchanged), never anything else. Refused on a non-empty root without a demo manifest
-    /// (e.g. a real OpenClaw store).
-    #[arg(long)]
-    force: bool,
+    /// Accepted for older scripts and ignored: rerunning the demo on its own store replaces it
+    /// without it.
+    #[arg(long = "force", hide = true)]
+    _force: bool,
     /// Line width for the text excerpts, at least 40 [default: the terminal's width, else 100].
     #[arg(long, value_name = "COLUMNS", value_parser = parse_width)]
     width: Option<usize>,
@@ -733,7 +732,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             Outcome::Ok
         }
         Command::Demo(a) => {
-            demo::run(ctx, &a.root, a.force, text::output_width(a.width), &mut out)?;
+            demo::run(ctx, &a.root, text::output_width(a.width), &mut out)?;
             Outcome::Ok
         }
         Command::Repair(a) => {
