@@ -29,4 +29,5 @@ mod retention_guard_rails;
 mod same_session_id;
 mod sidecars_not_sessions;
 mod write_command_reports;
+mod unlock_addressing;
 mod write_commands;
