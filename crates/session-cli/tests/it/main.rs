@@ -11,6 +11,7 @@ mod alias_locks_in_retention;
 mod aliased_sessions;
 mod cli;
 mod dangling_first_kept;
+mod duration_flags;
 mod demo;
 mod hard_linked_sessions;
 mod honest_counts;
