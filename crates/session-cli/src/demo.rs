@@ -765,10 +765,7 @@ fn build_slack(
 ) -> anyhow::Result<Option<AgentReport>> {
     let mut sm = open_new(path, session_id, "/srv/ops")?;
     sm.append_thinking_level_change("high")?;
-    sm.append_message(user(
-        c,
-        "Disk usage on build-01 looks high. Can you check?",
-    ))?;
+    sm.append_message(user(c, "Disk usage on build-01 looks high. Can you check?"))?;
     sm.append_message(assistant(
         c,
         SONNET,

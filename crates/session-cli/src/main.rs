@@ -154,7 +154,6 @@ fn parse_depth(s: &str) -> Result<usize, String> {
     }
 }
 
-
 /// The command line.
 #[derive(Debug, Parser)]
 #[command(name = "sessions", version, about = ABOUT, long_about = LONG_ABOUT)]

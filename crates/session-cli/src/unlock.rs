@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use session_store::lock::{
-    LockFileInfo, LockOptions, MALFORMED_LOCK_GRACE, NonRegularLock, SessionWriteLock,
-    StaleReason, clean_stale_lock_file, clean_stale_lock_files,
+    LockFileInfo, LockOptions, MALFORMED_LOCK_GRACE, NonRegularLock, SessionWriteLock, StaleReason,
+    clean_stale_lock_file, clean_stale_lock_files,
 };
 
 use crate::address::{self, SessionSelector};

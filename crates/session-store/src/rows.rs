@@ -668,7 +668,10 @@ pub(crate) fn migrate_rows(
     // Ids derived from the file's bytes and each row's line, so that every read of the same
     // unmigrated file shows the same ids (and a writable open writes those).
     let file_sha256 = session_format::migrate::sha256_hex(buf);
-    let lines: Vec<Option<usize>> = file_rows.iter().map(|&i| rows[i].pos.map(|p| p.0)).collect();
+    let lines: Vec<Option<usize>> = file_rows
+        .iter()
+        .map(|&i| rows[i].pos.map(|p| p.0))
+        .collect();
     let report = migrate_with(
         &mut mrows,
         MigrationIds::Derived {

@@ -20,18 +20,32 @@ fn bare_error(value: &str, flag: &str) -> String {
 fn a_bare_number_is_refused_by_every_duration_flag() {
     let dir = tempdir();
     plant(
-        &dir.path().join("state/agents/main/sessions/telegram_1.jsonl"),
+        &dir.path()
+            .join("state/agents/main/sessions/telegram_1.jsonl"),
         &small_session(),
     );
     let before = listing(dir.path());
     let runs: [(&str, Vec<&str>); 3] = [
         (
             "--max-age",
-            vec!["archive", "--root", "state", "--agent", "main", "--dry-run", "--max-age"],
+            vec![
+                "archive",
+                "--root",
+                "state",
+                "--agent",
+                "main",
+                "--dry-run",
+                "--max-age",
+            ],
         ),
         (
             "--stale-after",
-            vec!["unlock", "--stale", "state/agents/main/sessions", "--stale-after"],
+            vec![
+                "unlock",
+                "--stale",
+                "state/agents/main/sessions",
+                "--stale-after",
+            ],
         ),
         (
             "--lock-timeout",
@@ -84,7 +98,14 @@ fn a_config_max_age_keeps_the_reference_s_bare_days() {
     let r = run_in(
         dir.path(),
         [
-            "archive", "--root", "state", "--agent", "main", "--config", "cfg.json", "--dry-run",
+            "archive",
+            "--root",
+            "state",
+            "--agent",
+            "main",
+            "--config",
+            "cfg.json",
+            "--dry-run",
             "--json",
         ],
     );

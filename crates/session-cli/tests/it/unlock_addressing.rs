@@ -11,7 +11,11 @@ use crate::support::*;
 /// `<root>/agents/main/sessions/` with two sessions, each with a stale lock of a dead pid.
 fn locked_store(root: &Path) -> PathBuf {
     let sessions = root.join("agents/main/sessions");
-    let payload = lock_payload(session_test_support::dead_pid(), "2026-01-01T00:00:00.000Z", None);
+    let payload = lock_payload(
+        session_test_support::dead_pid(),
+        "2026-01-01T00:00:00.000Z",
+        None,
+    );
     for name in ["telegram_1", "telegram_2"] {
         plant(&sessions.join(format!("{name}.jsonl")), &small_session());
         plant(
@@ -59,7 +63,14 @@ fn unlock_with_session_judges_that_session_s_lock_only() {
     let dir = tempdir();
     let sessions = locked_store(&dir.path().join("state"));
     let args = [
-        "unlock", "--stale", "--root", "state", "--agent", "main", "--session", "2",
+        "unlock",
+        "--stale",
+        "--root",
+        "state",
+        "--agent",
+        "main",
+        "--session",
+        "2",
     ];
     let mut dry = args.to_vec();
     dry.push("--dry-run");
@@ -77,7 +88,11 @@ fn unlock_with_session_judges_that_session_s_lock_only() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(
         listing(&sessions),
-        ["telegram_1.jsonl", "telegram_1.jsonl.lock", "telegram_2.jsonl"]
+        [
+            "telegram_1.jsonl",
+            "telegram_1.jsonl.lock",
+            "telegram_2.jsonl"
+        ]
     );
     // Again: no lock left for that session, exit 0.
     let r = run_in(dir.path(), args);
@@ -90,8 +105,14 @@ fn unlock_with_session_judges_that_session_s_lock_only() {
     let r = run_in(
         dir.path(),
         [
-            "unlock", "--stale", "--dir", "state/agents/main/sessions", "--session", "telegram_1",
-            "--dry-run", "--json",
+            "unlock",
+            "--stale",
+            "--dir",
+            "state/agents/main/sessions",
+            "--session",
+            "telegram_1",
+            "--dry-run",
+            "--json",
         ],
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
@@ -115,7 +136,12 @@ fn unlock_keeps_the_positional_dir_and_refuses_mixed_or_missing_targets() {
     let sessions = locked_store(&dir.path().join("state"));
     let r = run_in(
         dir.path(),
-        ["unlock", "--stale", "state/agents/main/sessions", "--dry-run"],
+        [
+            "unlock",
+            "--stale",
+            "state/agents/main/sessions",
+            "--dry-run",
+        ],
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(
@@ -125,7 +151,11 @@ fn unlock_keeps_the_positional_dir_and_refuses_mixed_or_missing_targets() {
     let r = run_in(
         dir.path(),
         [
-            "unlock", "--stale", "state/agents/main/sessions", "--agent", "main",
+            "unlock",
+            "--stale",
+            "state/agents/main/sessions",
+            "--agent",
+            "main",
         ],
     );
     assert_eq!(
