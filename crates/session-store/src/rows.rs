@@ -621,6 +621,11 @@ pub(crate) fn reclassify(rows: &mut [Row], buf: &[u8], header: usize) {
 /// FINDINGS b). Changed rows are serialised afresh; all other rows keep their bytes. Returns
 /// what happened, or `None` when the header is at version 3 or later.
 ///
+/// This is where the ids of a version 1 file's rows are made, for the read-only open and the
+/// writable one alike: derived from `buf` (the whole file) and each row's 1-based line
+/// ([`session_format::migrate::MigrationIds::Derived`], [`session_format::migrate::derived_entry_id`]),
+/// so every read of the same bytes gives the same ids; the reference makes random ones.
+///
 /// A compaction's `firstKeptEntryIndex` counts parsed rows (opaque ones included), as the
 /// reference's `fileEntriesByOriginalIndex` does; it falls back to the file-entry index when it
 /// names an opaque row, as the reference does.
