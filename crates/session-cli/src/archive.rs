@@ -44,15 +44,17 @@ renamed likewise, one another row still names is left alone. The JSON of such an
 Which sessions:
   --max-age DURATION  sessions whose last activity is older (the newest user/assistant message
                       time inside the file, else the header's timestamp; never the file's
-                      mtime, which any append changes); units ms, s, m, h, d, composites such
-                      as 1h30m; a bare number is days; `off` (or `false`) disables; a zero
-                      or negative age (0, 0d, 0s, 0ms, -1d) is refused (exit 2): every
-                      session would be older
+                      mtime, which any append changes); a duration with a unit: ms, s, m,
+                      h, d, composites such as 1h30m; a bare number (30) is refused, since
+                      OpenClaw reads it as days here and as ms elsewhere; `off` (or
+                      `false`) disables; a zero or negative age (0d, 0s, 0ms, -1d) is
+                      refused (exit 2): every session would be older
   --max-size SIZE     then, while the live sessions of the agent take more than SIZE bytes,
                       the oldest remaining ones (units b, kb, mb, gb, tb, binary: 1kb = 1024;
                       a bare number is bytes; `off` disables)
 The policy comes from --config FILE, a JSON document {\"sessions\": {\"retention\": {\"maxAge\":
-\"30d\", \"maxSize\": \"100mb\"}}} (maxAge defaults to 30d there; false disables either), and the
+\"30d\", \"maxSize\": \"100mb\"}}} (maxAge defaults to 30d there, and a bare number there is
+days, as in OpenClaw; false disables either), and the
 flags, which win over the file. Without --config, --max-age nor --max-size there is no policy
 and the command fails saying so.
 
@@ -107,7 +109,7 @@ or I/O error, no policy, a zero or negative max age, a mass sweep without --allo
 or its audit line failed, or (--all) an agent's run could not start (the other agents are
 still archived and reported).";
 
-/// `--max-age`: a duration (bare numbers are days) or `off`.
+/// `--max-age`: a duration with a unit ([`crate::duration`]) or `off`.
 #[derive(Debug, Clone)]
 pub(crate) struct AgeFlag(Option<DurationSetting>);
 
@@ -124,6 +126,7 @@ pub(crate) fn parse_age(s: &str) -> Result<AgeFlag, String> {
     if is_off(s) {
         return Ok(AgeFlag(None));
     }
+    crate::duration::require_unit("--max-age", s)?;
     let ms = parse_max_age_ms(s).map_err(|e| e.to_string())?;
     Ok(AgeFlag(Some(DurationSetting {
         text: s.trim().to_owned(),

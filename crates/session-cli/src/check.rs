@@ -35,7 +35,6 @@ Errors (exit code 1):
                          header)
   corrupt-header         the first parsed line is not a session header (a writable open backs
                          the file up and rewrites it)
-  unmigrated-version     version 1 or 2 (a writable open migrates and rewrites the file)
   parent-cycle           entries whose parents form a cycle
   dangling-parent        an entry whose parentId names nothing in the file
   duplicate-id           one id on several entries (the last one wins)
@@ -72,10 +71,14 @@ Warnings (reported, exit code unchanged):
 
 Information (reported, not counted as a problem or a warning, exit code unchanged: the data is
 legal):
+  needs-migration        version 1 or 2: an older file OpenClaw reads fine; a writable open
+                         (OpenClaw's, `sessions repair`) migrates it to version 3 and rewrites
+                         it. The read-only views show a version 1 file's entries under ids
+                         derived from the file (the same on every read; see `sessions tree
+                         --help`)
   multiple-tips          the session's tree has more than one tip (entry without children):
                          `tips: <id>, <id>` (full ids, file order). A deliberate branch, a side
-                         append, or another writer's lines made it; `sessions tree` shows where.
-                         Not reported for a version 1 file (its ids are made up by each read)
+                         append, or another writer's lines made it; `sessions tree` shows where
 
 Text output: one line per finding, `FILE:LINE: byte OFFSET: KIND: message` (`… warning: KIND:
 message` for warnings, `FILE: info: multiple-tips: tips: <id>, <id>` for the tips), then
@@ -88,7 +91,7 @@ JSON output (--json): an array with one object per file:
 `ok` is false when the file could not be read (`error` says why) or has an error-severity
 problem; `severity` is \"error\", \"warning\" or \"info\"; `tips` lists every tip of the
 session's tree (one for a linear session, none without entries; null when the file could not be
-read, or for a version 1 file, whose entry ids each read makes up anew).
+read).
 
 Exit code: 0 when no file has an error (warnings allowed), 1 when any file has an error, 2 when a
 file could not be read (the other files are still checked).";
@@ -615,15 +618,17 @@ pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -
         ));
     }
     if let Some(v) = report.unmigrated_version {
-        out.push(error(
-            "unmigrated-version",
-            first.map(|f| f.0),
-            first.map(|f| f.1),
-            format!(
-                "version {}; a writable open would migrate the file to version 3 and rewrite it",
+        out.push(Problem {
+            kind: "needs-migration",
+            severity: Severity::Info,
+            line: first.map(|f| f.0),
+            byte: first.map(|f| f.1),
+            message: format!(
+                "version {}: needs migration (a note, not a problem); a writable open would \
+                 migrate the file to version 3 and rewrite it",
                 number_to_string(v)
             ),
-        ));
+        });
     }
     out.extend(version_problem(report, sm, first));
     out.extend(header_id_problem(report, sm, first));
@@ -773,9 +778,8 @@ fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
     };
     match problems_of(ctx, path, &ro) {
         Ok(mut problems) => {
-            // A version 1 file has no stored ids: the ones a read assigns change every time.
-            let stored_ids = !ro.report.unmigrated_version.is_some_and(|v| v < 2.0);
-            let tips = stored_ids.then(|| tips(&ro.session));
+            // A version 1 file's ids are derived from its bytes: the same on every read.
+            let tips = Some(tips(&ro.session));
             if let Some(tips) = tips.as_ref().filter(|t| t.len() > 1) {
                 problems.insert(
                     0,

@@ -12,7 +12,9 @@
 //! recorded before it is created, so a demo that fails half-way can always be cleaned up by
 //! `--force`.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use agent_session::{
@@ -22,6 +24,7 @@ use agent_session::{
 };
 use anyhow::{Context, bail};
 use session_format::json::{JsObject, JsValue, parse_value};
+use session_semantics::openclaw_store::{SessionStore, StoreEntry};
 use session_store::{Durability, SessionManager};
 use sha2::{Digest, Sha256};
 
@@ -32,76 +35,167 @@ use crate::output::Output;
 use crate::{context, list, model, tree};
 
 pub(crate) const LONG_ABOUT: &str = "\
-Build a demo store and show what the other subcommands print on it.
+Build a demo OpenClaw store and show what the other subcommands print on it.
 
-The store (default ./sessions-demo) uses OpenClaw's layout,
-<root>/agents/<agentId>/sessions/<file>.jsonl (<channel>_<userId>.jsonl for a direct chat, the
-key's segments joined by = otherwise), with two agents and three sessions:
-  main/telegram_123456        a Telegram DM recorded through an AgentSession: tools run for
-                              each tool call, a failed booking on a side branch, a branch
-                              summary, labels and one compaction
-  main/discord=group=981234567890
-                              a Discord group chat with several people (session key
-                              agent:main:discord:group:981234567890)
-  ops/slack_u02opsbot         a Slack DM: shell tool calls, thinking, a model change
-Every file is written through the library's SessionManager (opened on a missing path, then
-appended to), exactly as OpenClaw writes sessions. The Telegram DM is recorded as OpenClaw's
-runner records a run, through an AgentSession (crate agent-session) over that manager: the
-session prepared for the run, the model and thinking level set, three tools registered
-(weather_forecast, restaurant_search, book_table; they answer from small built-in tables), each
-tool call run by its tool and its toolResult appended, and one summary compaction (a
-deterministic summariser stands in for the model: the summary counts the messages it replaces
-by role). The demo prints what the AgentSession did (active tools, tool calls, model and
-thinking level, the compaction's first kept entry and tokens before), then `sessions list`,
-the `sessions tree` of the Telegram DM and its `sessions context`.
+The store (default ./sessions-demo) is an OpenClaw state directory (OPENCLAW_STATE_DIR) as
+OpenClaw 2026.6.11 writes it: <root>/agents/main/sessions/sessions.json maps each session key
+to its entry (sessionId, updatedAt, sessionStartedAt, lastInteractionAt, chatType, channel,
+origin, deliveryContext, model, modelProvider, token counters, sessionFile), and each session's
+transcript is <sessionId>.jsonl beside it. Three sessions:
+  agent:main:telegram:direct:123456      a Telegram DM recorded through an AgentSession: tools
+                                         run for each tool call, a failed booking on a side
+                                         branch, a branch summary, labels and one compaction
+  agent:main:discord:group:981234567890  a Discord group chat with several people
+  agent:main:slack:direct:u02opsbot      a Slack DM: shell tool calls, thinking, a model change
+Session ids are version-4 UUIDs derived from the key and the run's clock, so a demo built with
+the same global --now has the same ids and file names. All times come from one clock: the
+chats start 3, 2 and 1 hours before now (--now, else the system clock), each message 45 s
+after the one before; the header, every entry's timestamp, each message's timestamp and the
+store's updatedAt, sessionStartedAt and lastInteractionAt agree.
 
-The demo writes only into an empty or missing directory, or over an earlier demo. A non-empty
-root that holds no demo manifest (<root>/.sessions-demo.json), such as a real OpenClaw store
-with openclaw.json and agents/, is refused even with --force. Rerunning on an earlier demo
-refuses too; with --force the demo removes only the files the earlier demo created there
-(recorded with their sha256 in the manifest) and that are unchanged since, then rebuilds them;
-it never removes or overwrites anything else. The manifest is written first and each file is
-recorded in it before it is created, so a demo that stopped half-way (a full disk, a permission
-error) is cleaned up by `demo --force`: a file it was still writing (recorded without a sha256)
-is removed as well.";
+Every transcript is written through the library's SessionManager (opened on a missing path,
+prepared for a run with the store's sessionId, then appended to), exactly as OpenClaw writes
+sessions, and sessions.json through the library's session store writer. The Telegram DM is
+recorded as OpenClaw's runner records a run, through an AgentSession (crate agent-session):
+the model and thinking level set, three tools registered (weather_forecast,
+restaurant_search, book_table; they answer from small built-in tables), each tool call run by
+its tool and its toolResult appended, and one summary compaction (a deterministic summariser
+stands in for the model). The demo prints what the AgentSession did, then `sessions list`,
+the `sessions tree` of the Telegram DM and its `sessions context`. `openclaw sessions` with
+OPENCLAW_STATE_DIR=<root> lists the three keys.
 
-/// The manifest recording what the demo created.
+The demo writes only into an empty or missing directory, or over its own earlier demo store:
+a directory holding the demo manifest <root>/.sessions-demo.json, which records each file the
+demo created with its sha256. Rerunning the demo there removes those files (while unchanged)
+and builds the store again. It refuses, naming the file, when the directory holds anything
+else (a file the manifest does not record, or a demo file changed since), and it refuses a
+non-empty directory without a manifest, such as a real OpenClaw store. The manifest is written
+first and each file is recorded in it before it is created, so a demo that stopped half-way
+(a full disk, a permission error) is replaced by the next run.";
+
+/// The manifest recording what the demo created; its presence marks a directory as a demo store.
 pub(crate) const MANIFEST: &str = ".sessions-demo.json";
 
-const TELEGRAM: &str = "agents/main/sessions/telegram_123456.jsonl";
-const SLACK: &str = "agents/ops/sessions/slack_u02opsbot.jsonl";
+/// The demo store's sessions directory, relative to the root (the root is an
+/// `OPENCLAW_STATE_DIR`; agent `main`, R1.2).
+const SESSIONS_DIR: &str = "agents/main/sessions";
 
-/// The Discord group chat's session key; its file name is the store layout's name for this key
-/// ([`session_semantics::layout::file_name_for_key`]: `discord=group=981234567890.jsonl`).
-const DISCORD_KEY: &str = "agent:main:discord:group:981234567890";
-
-/// The Discord group chat's file name without `.jsonl` (`discord=group=981234567890`), as
-/// `--session` takes it.
-fn discord_stem() -> anyhow::Result<String> {
-    let key = session_semantics::SessionKey::parse(DISCORD_KEY)
-        .with_context(|| format!("the demo's key {DISCORD_KEY}"))?;
-    let name = session_semantics::layout::file_name_for_key(&key)
-        .with_context(|| format!("the file name of {DISCORD_KEY}"))?;
-    Ok(name.trim_end_matches(".jsonl").to_owned())
+/// One chat of the demo: its store key and what the store entry says about its route.
+struct Chat {
+    /// The store key (openclaw-jsonl §5.1).
+    key: &'static str,
+    /// `channel`, `origin.provider` and `origin.surface`.
+    channel: &'static str,
+    /// `direct` or `group`.
+    chat_type: &'static str,
+    /// `origin.label`: the peer's or the group's name.
+    label: &'static str,
+    /// `origin.from`.
+    from: &'static str,
+    /// `origin.to`, `deliveryContext.to`, `lastTo`.
+    to: &'static str,
+    /// A group's `groupId`, `subject` and `displayName`.
+    group: Option<(&'static str, &'static str, &'static str)>,
+    /// How long before `now` the chat starts, in ms.
+    starts_before_now_ms: i64,
+    /// What the demo calls it in messages.
+    what: &'static str,
 }
 
-/// Files the demo writes, relative to the root, in the order it builds them: the Telegram DM,
-/// the Discord group chat, the Slack DM.
-pub(crate) fn files() -> anyhow::Result<[String; 3]> {
-    Ok([
-        TELEGRAM.to_owned(),
-        format!("agents/main/sessions/{}.jsonl", discord_stem()?),
-        SLACK.to_owned(),
-    ])
+/// The demo's chats, in the order it builds them: a Telegram DM, a Discord group chat and a
+/// Slack DM, with keys as the reference makes them under `session.dmScope:
+/// "per-channel-peer"` (`agent:<agentId>:<channel>:direct:<peerId>`, the peer id lowercased)
+/// and for a group (`agent:<agentId>:<channel>:group:<groupId>`).
+const CHATS: [Chat; 3] = [
+    Chat {
+        key: "agent:main:telegram:direct:123456",
+        channel: "telegram",
+        chat_type: "direct",
+        label: "Ana",
+        from: "telegram:123456",
+        to: "telegram:123456",
+        group: None,
+        starts_before_now_ms: 3 * 3_600_000,
+        what: "the Telegram demo session",
+    },
+    Chat {
+        key: "agent:main:discord:group:981234567890",
+        channel: "discord",
+        chat_type: "group",
+        label: "#dinner-club",
+        from: "discord:group:981234567890",
+        to: "channel:981234567890",
+        group: Some(("981234567890", "#dinner-club", "discord:g-dinner-club")),
+        starts_before_now_ms: 2 * 3_600_000,
+        what: "the Discord demo session",
+    },
+    Chat {
+        key: "agent:main:slack:direct:u02opsbot",
+        channel: "slack",
+        chat_type: "direct",
+        label: "Ops Bot",
+        from: "slack:U02OPSBOT",
+        to: "user:U02OPSBOT",
+        group: None,
+        starts_before_now_ms: 3_600_000,
+        what: "the Slack demo session",
+    },
+];
+
+/// The demo's session id for `key` at `now_ms`: a version-4 UUID made from the first 16 bytes
+/// of `sha256("sessions demo\0" + key + "\0" + now_ms)` (version nibble 4, variant 10), so a
+/// demo built at the same `--now` has the same ids and file names, and the reference takes
+/// them for generated ids (R1.9).
+pub(crate) fn session_id(key: &str, now_ms: i64) -> String {
+    let digest = Sha256::digest(format!("sessions demo\0{key}\0{now_ms}").as_bytes());
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&digest[..16]);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
 }
 
-/// Message timestamps: a fixed clock so `list` shows the same dates on every run.
-struct Clock(f64);
+/// The demo's one clock (epoch ms): message timestamps tick it by 45 s, and while a session is
+/// built it is also the library's clock ([`session_format::ids::with_clock`]), so the header,
+/// every entry's `timestamp` and each message's `timestamp` agree, and the store entry's times
+/// come from the same values. It also remembers what the store entry records: the last user
+/// message's time and the last assistant reply's model and usage.
+struct Clock {
+    now: Rc<Cell<i64>>,
+    last_user: i64,
+    last_reply: Option<(Model, f64, f64)>,
+}
 
 impl Clock {
+    fn starting_at(ms: i64) -> Self {
+        Clock {
+            now: Rc::new(Cell::new(ms)),
+            last_user: ms,
+            last_reply: None,
+        }
+    }
+
+    fn now(&self) -> i64 {
+        self.now.get()
+    }
+
     fn tick(&mut self) -> JsValue {
-        self.0 += 45_000.0;
-        JsValue::Number(self.0)
+        self.now.set(self.now.get() + 45_000);
+        JsValue::Number(self.now.get() as f64)
+    }
+
+    /// The clock as the library reads it: the current time, not advanced.
+    fn reader(&self) -> impl FnMut() -> i64 + 'static {
+        let now = Rc::clone(&self.now);
+        move || now.get()
     }
 }
 
@@ -139,10 +233,12 @@ fn tool_call(id: &str, name: &str, args: &str) -> anyhow::Result<JsValue> {
 }
 
 fn user(c: &mut Clock, t: &str) -> JsValue {
+    let ts = c.tick();
+    c.last_user = c.now();
     obj(vec![
         ("role", s("user")),
         ("content", JsValue::Array(vec![text_block(t)])),
-        ("timestamp", c.tick()),
+        ("timestamp", ts),
     ])
 }
 
@@ -172,6 +268,7 @@ fn assistant(c: &mut Clock, model: Model, content: Vec<JsValue>, input: f64) -> 
     let output = 40.0 + 12.0 * content.len() as f64;
     let cost_in = (input * 3.0) / 1_000_000.0;
     let cost_out = (output * 15.0) / 1_000_000.0;
+    c.last_reply = Some((model, input, output));
     obj(vec![
         ("role", s("assistant")),
         ("content", JsValue::Array(content)),
@@ -216,9 +313,22 @@ fn tool_result(c: &mut Clock, call: &str, name: &str, out: &str, is_error: bool)
 
 /// Opens a missing path for writing: a fresh session bound to it (nothing is written until the
 /// first assistant reply).
-fn open_new(path: &Path, cwd: &str) -> anyhow::Result<SessionManager> {
+/// Opens a missing path for writing and prepares it for a run as OpenClaw's runner does
+/// (`prepare_session_manager_for_run` with the store's `session_id`, so the header's `id` is
+/// the entry's `sessionId`): a fresh session bound to the path; nothing is written until the
+/// first assistant reply.
+fn open_new(path: &Path, session_id: &str, cwd: &str) -> anyhow::Result<SessionManager> {
     let mut sm = SessionManager::open(path, None, Some(cwd))?;
     sm.set_durability(Durability::Buffer);
+    prepare_session_manager_for_run(
+        &mut sm,
+        PrepareParams {
+            session_file: path,
+            had_session_file: false,
+            session_id,
+            cwd,
+        },
+    )?;
     Ok(sm)
 }
 
@@ -423,20 +533,12 @@ const TELEGRAM_KEEP_RECENT_TOKENS: u64 = 60;
 /// session prepared for the run, the model and thinking level set, tools registered and run
 /// for every tool call (a failed booking on a side branch), a branch summary, labels and one
 /// `summary` compaction.
-fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
-    let mut c = Clock(1_767_430_800_000.0); // 2026-01-03 09:00 UTC
-    let cwd = "/home/openclaw/workspace";
-    let mut sm = open_new(path, cwd)?;
-    let session_id = sm.get_session_id().to_owned();
-    prepare_session_manager_for_run(
-        &mut sm,
-        PrepareParams {
-            session_file: path,
-            had_session_file: false,
-            session_id: &session_id,
-            cwd,
-        },
-    )?;
+fn build_telegram(
+    path: &Path,
+    session_id: &str,
+    c: &mut Clock,
+) -> anyhow::Result<Option<AgentReport>> {
+    let sm = open_new(path, session_id, "/home/openclaw/workspace")?;
     let mut agent = AgentSession::new(
         sm,
         AgentSessionOptions {
@@ -448,7 +550,7 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
     agent.set_model(SONNET.provider, SONNET.id)?;
     agent.set_thinking_level("low")?;
     agent.append_message(user(
-        &mut c,
+        c,
         "Can you check the weather in Lisbon for this weekend?",
     ))?;
     agent
@@ -456,7 +558,7 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         .append_session_info("Lisbon weekend")?;
     tool_turn(
         &mut agent,
-        &mut c,
+        c,
         Some("Let me look that up."),
         &[(
             "call_weather_1",
@@ -467,7 +569,7 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         &mut calls,
     )?;
     let forecast = agent.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![text_block(
             "Saturday looks best: 24 °C and sunny. Sunday may bring light rain.",
@@ -478,12 +580,12 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         .session_manager_mut()
         .append_label_change(&forecast, Some("forecast"))?;
     agent.append_message(user(
-        &mut c,
+        c,
         "Great. Book a table for two on Saturday evening, somewhere with good fish.",
     ))?;
     tool_turn(
         &mut agent,
-        &mut c,
+        c,
         None,
         &[(
             "call_search_2",
@@ -494,7 +596,7 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         &mut calls,
     )?;
     let options = agent.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![text_block(
             "I found two: Cervejaria Ramiro at 21:30 or Taberna da Rua at 20:00. Which one?",
@@ -502,10 +604,10 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         2_520.0,
     ))?;
     // The side branch: a booking that fails.
-    agent.append_message(user(&mut c, "Cervejaria Ramiro, please."))?;
+    agent.append_message(user(c, "Cervejaria Ramiro, please."))?;
     tool_turn(
         &mut agent,
-        &mut c,
+        c,
         None,
         &[(
             "call_book_3",
@@ -516,7 +618,7 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         &mut calls,
     )?;
     let dead_end = agent.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![text_block(
             "Sorry, Cervejaria Ramiro is fully booked at 21:30.",
@@ -533,10 +635,10 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         None,
         Some(false),
     )?;
-    agent.append_message(user(&mut c, "Then Taberna da Rua at 20:00."))?;
+    agent.append_message(user(c, "Then Taberna da Rua at 20:00."))?;
     tool_turn(
         &mut agent,
-        &mut c,
+        c,
         None,
         &[(
             "call_book_4",
@@ -547,7 +649,7 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         &mut calls,
     )?;
     let booked = agent.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![text_block(
             "Done: a table for two at Taberna da Rua, Saturday at 20:00. Confirmation TB-2291.",
@@ -571,9 +673,9 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
                 .map(|t| t.into_owned())
         })
         .unwrap_or_default();
-    agent.append_message(user(&mut c, "Remind me: what time is dinner?"))?;
+    agent.append_message(user(c, "Remind me: what time is dinner?"))?;
     agent.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![text_block(
             "Saturday at 20:00 at Taberna da Rua (confirmation TB-2291).",
@@ -601,16 +703,19 @@ fn build_telegram(path: &Path) -> anyhow::Result<Option<AgentReport>> {
 }
 
 /// A Discord group chat with several people.
-fn build_discord(path: &Path) -> anyhow::Result<Option<AgentReport>> {
-    let mut c = Clock(1_767_463_200_000.0); // 2026-01-03 18:00 UTC
-    let mut sm = open_new(path, "/home/openclaw/workspace")?;
+fn build_discord(
+    path: &Path,
+    session_id: &str,
+    c: &mut Clock,
+) -> anyhow::Result<Option<AgentReport>> {
+    let mut sm = open_new(path, session_id, "/home/openclaw/workspace")?;
     sm.append_message(user(
-        &mut c,
+        c,
         "[Discord #dinner-club] Ben: who's in for dinner on Saturday?",
     ))?;
     sm.append_session_info("#dinner-club")?;
     sm.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![text_block(
             "Ana already has a table at Taberna da Rua, Saturday 20:00, for two. Want me to add people?",
@@ -618,12 +723,12 @@ fn build_discord(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         1_500.0,
     ))?;
     sm.append_message(user(
-        &mut c,
+        c,
         "[Discord #dinner-club] Chloé: count me in! Can we make it four?",
     ))?;
-    sm.append_message(user(&mut c, "[Discord #dinner-club] Ben: +1, four it is"))?;
+    sm.append_message(user(c, "[Discord #dinner-club] Ben: +1, four it is"))?;
     sm.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![tool_call(
             "call_update_1",
@@ -633,14 +738,14 @@ fn build_discord(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         1_720.0,
     ))?;
     sm.append_message(tool_result(
-        &mut c,
+        c,
         "call_update_1",
         "update_booking",
         "Updated TB-2291: party of 4",
         false,
     ))?;
     let done = sm.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![text_block(
             "Done: the booking is now for four (Ana, Ben, Chloé and one more).",
@@ -653,16 +758,16 @@ fn build_discord(path: &Path) -> anyhow::Result<Option<AgentReport>> {
 }
 
 /// A Slack DM with an ops engineer: shell tool calls, thinking and a model change.
-fn build_slack(path: &Path) -> anyhow::Result<Option<AgentReport>> {
-    let mut c = Clock(1_767_601_800_000.0); // 2026-01-05 08:30 UTC
-    let mut sm = open_new(path, "/srv/ops")?;
+fn build_slack(
+    path: &Path,
+    session_id: &str,
+    c: &mut Clock,
+) -> anyhow::Result<Option<AgentReport>> {
+    let mut sm = open_new(path, session_id, "/srv/ops")?;
     sm.append_thinking_level_change("high")?;
-    sm.append_message(user(
-        &mut c,
-        "Disk usage on build-01 looks high. Can you check?",
-    ))?;
+    sm.append_message(user(c, "Disk usage on build-01 looks high. Can you check?"))?;
     sm.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![
             thinking_block("Check the root filesystem first, then find the biggest directories."),
@@ -671,14 +776,14 @@ fn build_slack(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         2_100.0,
     ))?;
     sm.append_message(tool_result(
-        &mut c,
+        c,
         "call_df_1",
         "bash",
         "Filesystem  Size  Used Avail Use% Mounted on\n/dev/sda1   200G  188G   12G  95% /",
         false,
     ))?;
     sm.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![tool_call(
             "call_du_2",
@@ -688,14 +793,14 @@ fn build_slack(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         2_400.0,
     ))?;
     sm.append_message(tool_result(
-        &mut c,
+        c,
         "call_du_2",
         "bash",
         "1.2G\t/var/cache/apt\n14G\t/var/cache/docker\n61G\t/var/cache/ci-artifacts",
         false,
     ))?;
     sm.append_message(assistant(
-        &mut c,
+        c,
         SONNET,
         vec![text_block(
             "/ is 95% full; most of it is /var/cache/ci-artifacts (61 GB). Shall I delete artifacts older than 14 days?",
@@ -703,9 +808,9 @@ fn build_slack(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         2_650.0,
     ))?;
     sm.append_model_change("openai", "gpt-5.1-codex")?;
-    sm.append_message(user(&mut c, "Yes, go ahead."))?;
+    sm.append_message(user(c, "Yes, go ahead."))?;
     sm.append_message(assistant(
-        &mut c,
+        c,
         CODEX,
         vec![tool_call(
             "call_prune_3",
@@ -715,14 +820,14 @@ fn build_slack(path: &Path) -> anyhow::Result<Option<AgentReport>> {
         2_900.0,
     ))?;
     sm.append_message(tool_result(
-        &mut c,
+        c,
         "call_prune_3",
         "bash",
         "Filesystem  Size  Used Avail Use% Mounted on\n/dev/sda1   200G  122G   78G  61% /",
         false,
     ))?;
     sm.append_message(assistant(
-        &mut c,
+        c,
         CODEX,
         vec![text_block("Pruned: / is now at 61% (78 GB free).")],
         3_100.0,
@@ -738,6 +843,32 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// A file recorded in the manifest: its path relative to the root, and its sha256 (none for a
 /// file the demo was still writing).
 type Recorded = (String, Option<String>);
+
+/// Whether `rel` is a name the demo writes: `agents/main/sessions/sessions.json` or
+/// `agents/main/sessions/<uuid>.jsonl`. Only such names are ever removed, whatever a manifest
+/// says.
+fn is_demo_name(rel: &str) -> bool {
+    let Some(name) = rel
+        .strip_prefix(SESSIONS_DIR)
+        .and_then(|r| r.strip_prefix('/'))
+    else {
+        return false;
+    };
+    if name == "sessions.json" {
+        return true;
+    }
+    let Some(id) = name.strip_suffix(".jsonl") else {
+        return false;
+    };
+    id.len() == 36
+        && id.char_indices().all(|(i, ch)| {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                ch == '-'
+            } else {
+                ch.is_ascii_digit() || ('a'..='f').contains(&ch)
+            }
+        })
+}
 
 /// The files an earlier demo recorded; `None` when there is no manifest.
 fn read_manifest(root: &Path) -> anyhow::Result<Option<Vec<Recorded>>> {
@@ -769,18 +900,41 @@ fn read_manifest(root: &Path) -> anyhow::Result<Option<Vec<Recorded>>> {
             .get("sha256")
             .and_then(JsValue::as_str_lossy)
             .map(|h| h.into_owned());
-        // Only the demo's own file names are ever removed, whatever the manifest says.
-        if files()?.iter().any(|f| f.as_str() == p.as_ref()) {
+        if is_demo_name(&p) {
             out.push((p.into_owned(), hash));
         }
     }
     Ok(Some(out))
 }
 
-/// Makes room for the demo files, or explains why not. Writes only into an empty or missing
-/// root or over an earlier demo (a manifest); removes only unchanged files of that demo, and
-/// only when `force`.
-fn prepare_root(root: &Path, force: bool) -> anyhow::Result<()> {
+/// Every path under `root` (relative, `/`-separated, sorted), directories included, without
+/// following symbolic links.
+fn walk(root: &Path) -> anyhow::Result<Vec<(String, bool)>> {
+    let mut out = Vec::new();
+    let mut pending = vec![PathBuf::new()];
+    while let Some(rel) = pending.pop() {
+        let dir = root.join(&rel);
+        let rd = std::fs::read_dir(&dir)
+            .with_context(|| format!("cannot read {}", crate::text::path(&dir)))?;
+        for e in rd {
+            let e = e.with_context(|| format!("cannot read {}", crate::text::path(&dir)))?;
+            let child = rel.join(e.file_name());
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
+                pending.push(child.clone());
+            }
+            out.push((child.to_string_lossy().into_owned(), is_dir));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Makes room for the demo store, or explains why not. Writes only into an empty or missing
+/// root or over an earlier demo (a manifest): then every file under the root must be the
+/// manifest or a file it records, unchanged since (same sha256); those are removed. Anything
+/// else in the root is named and nothing is removed.
+fn prepare_root(root: &Path) -> anyhow::Result<()> {
     let shown = crate::text::path(root);
     if root.exists() && !root.is_dir() {
         bail!(UsageError::new(format!(
@@ -795,8 +949,7 @@ fn prepare_root(root: &Path, force: bool) -> anyhow::Result<()> {
         let store = root.join("openclaw.json").exists() || root.join("agents").exists();
         bail!(UsageError::new(format!(
             "{shown} is not empty and holds no demo manifest ({MANIFEST}){}; the demo writes \
-             only into an empty directory or over an earlier demo, even with --force. Choose \
-             another --root",
+             only into an empty directory or over an earlier demo. Choose another --root",
             if store {
                 ", and it looks like an OpenClaw store (openclaw.json or agents/)"
             } else {
@@ -804,51 +957,36 @@ fn prepare_root(root: &Path, force: bool) -> anyhow::Result<()> {
             }
         )));
     };
-    if !force {
-        bail!(UsageError::new(format!(
-            "{shown} already exists and is not empty; the demo leaves it alone. Pass --force to \
-             rebuild the demo there (only files an earlier demo created and left unchanged are \
-             removed), or choose another --root"
-        )));
-    }
+    let dirs = ["agents", "agents/main", SESSIONS_DIR];
     let mut removable = Vec::new();
-    let mut changed = Vec::new();
-    for (rel, hash) in &recorded {
-        let p = root.join(rel);
-        match crate::fsx::probe(&p) {
-            crate::fsx::Found::Missing => continue,
-            crate::fsx::Found::Regular => {}
-            _ => {
-                changed.push(p);
-                continue;
-            }
+    for (rel, is_dir) in walk(root)? {
+        if rel == MANIFEST || (is_dir && dirs.contains(&rel.as_str())) {
+            continue;
         }
-        match (session_store::io::read_file(&p), hash) {
-            (Ok(b), Some(h)) if sha256_hex(&b) == *h => removable.push(p),
+        let p = root.join(&rel);
+        let hash = recorded.iter().find(|(r, _)| *r == rel).map(|(_, h)| h);
+        let unchanged = match hash {
+            _ if is_dir || !matches!(crate::fsx::probe(&p), crate::fsx::Found::Regular) => false,
+            None => false,
             // Recorded before it was created: the demo stopped while writing it.
-            (Ok(_), None) => removable.push(p),
-            (Ok(_), Some(_)) => changed.push(p),
-            (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => {}
-            (Err(e), _) => {
-                return Err(e).with_context(|| format!("cannot read {}", crate::text::path(&p)));
-            }
+            Some(None) => true,
+            Some(Some(h)) => session_store::io::read_file(&p)
+                .with_context(|| format!("cannot read {}", crate::text::path(&p)))
+                .map(|b| sha256_hex(&b) == *h)?,
+        };
+        if !unchanged {
+            let why = if hash.is_some() {
+                "was changed since the demo wrote it"
+            } else {
+                "is not part of the demo store (the manifest does not record it)"
+            };
+            bail!(UsageError::new(format!(
+                "not rebuilding the demo in {shown}: {} {why}; the demo replaces only its own \
+                 store. Move it away or choose another --root",
+                crate::text::path(&p)
+            )));
         }
-    }
-    let mut blocked: Vec<PathBuf> = changed;
-    for rel in files()? {
-        let p = root.join(rel);
-        let present = std::fs::symlink_metadata(&p).is_ok();
-        if present && !removable.contains(&p) && !blocked.contains(&p) {
-            blocked.push(p);
-        }
-    }
-    if !blocked.is_empty() {
-        let list: Vec<String> = blocked.iter().map(|p| crate::text::path(p)).collect();
-        bail!(UsageError::new(format!(
-            "not rebuilding the demo: these files are in the way and were not created by the demo, \
-             or were changed since: {}; move them away first",
-            list.join(", ")
-        )));
+        removable.push(p);
     }
     for p in &removable {
         session_store::io::remove_file(p)
@@ -858,7 +996,7 @@ fn prepare_root(root: &Path, force: bool) -> anyhow::Result<()> {
 }
 
 /// Records the demo's files: `(relative path, sha256)`, `None` for a file about to be created.
-fn write_manifest(root: &Path, files: &[(&str, Option<String>)]) -> anyhow::Result<()> {
+fn write_manifest(root: &Path, files: &[(String, Option<String>)]) -> anyhow::Result<()> {
     let files: Vec<JsValue> = files
         .iter()
         .map(|(rel, hash)| {
@@ -872,9 +1010,11 @@ fn write_manifest(root: &Path, files: &[(&str, Option<String>)]) -> anyhow::Resu
         (
             "note",
             s(
-                "Written by `sessions demo`. `sessions demo --force` removes only the files listed \
-               here, and only while their sha256 is unchanged (a null sha256: the demo stopped \
-               while creating the file).",
+                "Written by `sessions demo`: this directory is its demo store. Rerunning \
+                 `sessions demo` here removes the files listed below, and only while their \
+                 sha256 is unchanged (a null sha256: the demo stopped while creating the file), \
+                 then builds the store again; it refuses while the directory holds anything \
+                 else.",
             ),
         ),
         ("files", JsValue::Array(files)),
@@ -889,6 +1029,114 @@ fn write_manifest(root: &Path, files: &[(&str, Option<String>)]) -> anyhow::Resu
         )
     })?;
     Ok(())
+}
+
+/// Records `rel` as about to be created, runs `make`, then records its sha256 (or drops the
+/// record when `make` created nothing).
+fn recorded_write<T>(
+    root: &Path,
+    recorded: &mut Vec<Recorded>,
+    rel: &str,
+    make: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    recorded.push((rel.to_owned(), None));
+    write_manifest(root, recorded)?;
+    let result = make();
+    match session_store::io::read_file(&root.join(rel)) {
+        Ok(b) => {
+            if let Some(last) = recorded.last_mut() {
+                last.1 = Some(sha256_hex(&b));
+            }
+        }
+        Err(_) if !root.join(rel).exists() => {
+            recorded.pop();
+        }
+        Err(_) => {}
+    }
+    write_manifest(root, recorded)?;
+    result
+}
+
+/// What a built chat's store entry records, from the demo's clock.
+struct Built {
+    started_ms: i64,
+    updated_ms: i64,
+    last_user_ms: i64,
+    last_reply: Option<(Model, f64, f64)>,
+    compactions: usize,
+}
+
+/// The store entry of a built chat, with the fields (and their order) of the reference's rows
+/// in the fixture (R3.5–R3.6): route and origin, `sessionId`, `updatedAt` (the last message),
+/// `sessionStartedAt` (the header), `lastInteractionAt` (the last user message), the model of
+/// the last reply and its token counters, and `sessionFile` (`<sessionId>.jsonl`).
+fn store_entry(chat: &Chat, session_id: &str, b: &Built) -> StoreEntry {
+    let num = |v: i64| n(v as f64);
+    let origin = vec![
+        ("label", s(chat.label)),
+        ("provider", s(chat.channel)),
+        ("surface", s(chat.channel)),
+        ("chatType", s(chat.chat_type)),
+        ("from", s(chat.from)),
+        ("to", s(chat.to)),
+        ("accountId", s("default")),
+    ];
+    let mut fields = JsObject::new();
+    if let Some((id, subject, display)) = chat.group {
+        fields.insert("chatType", s(chat.chat_type));
+        fields.insert("channel", s(chat.channel));
+        fields.insert("groupId", s(id));
+        fields.insert("subject", s(subject));
+        fields.insert("displayName", s(display));
+    }
+    let pairs: Vec<(&str, JsValue)> = vec![
+        ("origin", obj(origin)),
+        ("sessionId", s(session_id)),
+        ("updatedAt", num(b.updated_ms)),
+        ("sessionStartedAt", num(b.started_ms)),
+        (
+            "route",
+            obj(vec![
+                ("channel", s(chat.channel)),
+                ("accountId", s("default")),
+                ("target", obj(vec![("to", s(chat.to))])),
+            ]),
+        ),
+        (
+            "deliveryContext",
+            obj(vec![
+                ("channel", s(chat.channel)),
+                ("to", s(chat.to)),
+                ("accountId", s("default")),
+            ]),
+        ),
+        ("lastChannel", s(chat.channel)),
+        ("lastTo", s(chat.to)),
+        ("lastAccountId", s("default")),
+    ];
+    for (k, v) in pairs {
+        fields.insert(k, v);
+    }
+    if chat.group.is_none() {
+        fields.insert("chatType", s(chat.chat_type));
+    }
+    fields.insert("lastInteractionAt", num(b.last_user_ms));
+    if chat.group.is_some() {
+        fields.insert("groupActivation", s("mention"));
+    }
+    let (model, input, output) = b.last_reply.unwrap_or((SONNET, 0.0, 0.0));
+    fields.insert("totalTokens", n(input + output));
+    fields.insert("totalTokensFresh", JsValue::Bool(true));
+    fields.insert("systemSent", JsValue::Bool(true));
+    fields.insert("abortedLastRun", JsValue::Bool(false));
+    fields.insert("compactionCount", n(b.compactions as f64));
+    fields.insert("sessionFile", s(&format!("{session_id}.jsonl")));
+    fields.insert("modelProvider", s(model.provider));
+    fields.insert("model", s(model.id));
+    fields.insert("inputTokens", n(input));
+    fields.insert("outputTokens", n(output));
+    fields.insert("contextTokens", n(200_000.0));
+    StoreEntry::from_fields(fields)
 }
 
 /// The lines saying what the Telegram DM's [`AgentSession`] did: its active tools, the tool
@@ -926,61 +1174,68 @@ fn write_agent_report(r: &AgentReport, out: &mut Output) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `sessions demo [--root DIR] [--force]`.
-pub(crate) fn run(
-    ctx: &Ctx,
-    root: &Path,
-    force: bool,
-    width: usize,
-    out: &mut Output,
-) -> anyhow::Result<()> {
-    prepare_root(root, force)?;
+/// `sessions demo [--root DIR]`: builds the store (three transcripts, then `sessions.json`),
+/// every time from the run's clock (`ctx.now_ms()`, the global `--now`), then shows `list`, a
+/// `tree` and a `context` of it.
+pub(crate) fn run(ctx: &Ctx, root: &Path, width: usize, out: &mut Output) -> anyhow::Result<()> {
+    prepare_root(root)?;
     session_store::io::ensure_dir(root)
         .with_context(|| format!("cannot create {}", crate::text::path(root)))?;
     // The manifest comes first: when it cannot be written, nothing else is.
-    let [telegram, discord, slack] = files()?;
-    let mut recorded: Vec<(&str, Option<String>)> = Vec::new();
+    let mut recorded: Vec<Recorded> = Vec::new();
     write_manifest(root, &recorded)?;
-    type Build = fn(&Path) -> anyhow::Result<Option<AgentReport>>;
+    let now = ctx.now_ms();
+    type Build = fn(&Path, &str, &mut Clock) -> anyhow::Result<Option<AgentReport>>;
+    let builds: [Build; 3] = [build_telegram, build_discord, build_slack];
     let mut agent_report = None;
-    let steps: [(&str, Build, &str); 3] = [
-        (&telegram, build_telegram, "the Telegram demo session"),
-        (&discord, build_discord, "the Discord demo session"),
-        (&slack, build_slack, "the Slack demo session"),
-    ];
-    for (rel, build, what) in steps {
-        recorded.push((rel, None));
-        write_manifest(root, &recorded)?;
-        let result = build(&root.join(rel)).with_context(|| format!("building {what}"));
-        let hash = match session_store::io::read_file(&root.join(rel)) {
-            Ok(b) => Some(sha256_hex(&b)),
-            Err(_) => None,
+    let mut entries = Vec::new();
+    for (chat, build) in CHATS.iter().zip(builds) {
+        let id = session_id(chat.key, now);
+        let rel = format!("{SESSIONS_DIR}/{id}.jsonl");
+        let path = root.join(&rel);
+        let mut clock = Clock::starting_at(now - chat.starts_before_now_ms);
+        let started_ms = clock.now();
+        let report = recorded_write(root, &mut recorded, &rel, || {
+            session_format::ids::with_clock(clock.reader(), || build(&path, &id, &mut clock))
+                .with_context(|| format!("building {}", chat.what))
+        })?;
+        let built = Built {
+            started_ms,
+            updated_ms: clock.now(),
+            last_user_ms: clock.last_user,
+            last_reply: clock.last_reply,
+            compactions: usize::from(report.is_some()),
         };
-        match hash {
-            Some(h) => {
-                if let Some(last) = recorded.last_mut() {
-                    last.1 = Some(h);
-                }
-            }
-            None if !root.join(rel).exists() => {
-                recorded.pop();
-            }
-            None => {}
-        }
-        write_manifest(root, &recorded)?;
-        if let Some(r) = result? {
-            agent_report = Some(r);
+        entries.push((chat.key, store_entry(chat, &id, &built)));
+        if let Some(r) = report {
+            agent_report = Some((r, path));
         }
     }
+    // The store last, so that every row it holds names a transcript that exists.
+    let store_rel = format!("{SESSIONS_DIR}/sessions.json");
+    recorded_write(root, &mut recorded, &store_rel, || {
+        let path = root.join(&store_rel);
+        let mut store = SessionStore::load(&path)
+            .with_context(|| format!("cannot read {}", crate::text::path(&path)))?;
+        for (key, entry) in entries {
+            store.insert(key, entry);
+        }
+        store
+            .save()
+            .with_context(|| format!("cannot write {}", crate::text::path(&path)))?;
+        Ok(())
+    })?;
 
     let shown = crate::text::path(root);
     let quoted = |p: &Path| crate::text::shell_quote(&p.display().to_string());
     out.line(&format!(
-        "Built a demo store in {shown}: 2 agents (main, ops), 3 sessions (a Telegram DM, a Discord group chat, a Slack DM)."
+        "Built a demo OpenClaw store in {shown}: agent main, {SESSIONS_DIR}/sessions.json with 3 \
+         sessions (a Telegram DM, a Discord group chat, a Slack DM)."
     ))?;
-    if let Some(r) = &agent_report {
-        write_agent_report(r, out)?;
-    }
+    let Some((report, dm)) = agent_report else {
+        bail!("the Telegram demo session made no report");
+    };
+    write_agent_report(&report, out)?;
     out.line("")?;
     out.line(&format!("$ sessions list --root {}", quoted(root)))?;
     let loc = Locator {
@@ -992,7 +1247,6 @@ pub(crate) fn run(
     let (listed, skipped) = list::collect(ctx, &loc, true)?;
     list::write_table(&listed, &skipped, true, width, None, out)?;
 
-    let dm = root.join(TELEGRAM);
     out.line("")?;
     out.line(&format!("$ sessions tree {}", quoted(&dm)))?;
     let opened = model::open(ctx, &dm)?;
@@ -1013,12 +1267,16 @@ pub(crate) fn run(
     out.line(&format!(
         "  sessions tree --root {} --agent main --session {}",
         quoted(root),
-        discord_stem()?
+        session_id(CHATS[1].key, now)
     ))?;
     out.line(&format!("  sessions check {}", quoted(&dm)))?;
     out.line(&format!(
         "  sessions export {} --format html > lisbon.html",
         quoted(&dm)
+    ))?;
+    out.line(&format!(
+        "  OPENCLAW_STATE_DIR={} openclaw sessions",
+        quoted(root)
     ))?;
     Ok(())
 }

@@ -54,6 +54,7 @@ mod clear;
 mod context;
 mod ctx;
 mod demo;
+mod duration;
 mod export;
 mod fsx;
 mod gateway;
@@ -161,13 +162,6 @@ fn parse_depth(s: &str) -> Result<usize, String> {
         Ok(_) => Err("the depth must be at least 1 (the root is depth 1)".to_owned()),
         Err(e) => Err(e.to_string()),
     }
-}
-
-/// `--lock-timeout`, `--stale-after`: a duration (bare numbers are milliseconds).
-fn parse_ms_duration(s: &str) -> Result<Duration, String> {
-    session_semantics::policy::parse_duration_ms(s, session_semantics::policy::DurationUnit::Millis)
-        .map(Duration::from_millis)
-        .map_err(|e| e.to_string())
 }
 
 /// The command line.
@@ -407,11 +401,10 @@ struct DemoArgs {
     /// Where to build the demo store.
     #[arg(long, value_name = "DIR", default_value = "sessions-demo")]
     root: PathBuf,
-    /// Rebuild over an earlier demo: removes only the files that demo created (and left
-    /// unchanged), never anything else. Refused on a non-empty root without a demo manifest
-    /// (e.g. a real OpenClaw store).
-    #[arg(long)]
-    force: bool,
+    /// Accepted for older scripts and ignored: rerunning the demo on its own store replaces it
+    /// without it.
+    #[arg(long = "force", hide = true)]
+    _force: bool,
     /// Line width for the text excerpts, at least 40 [default: the terminal's width, else 100].
     #[arg(long, value_name = "COLUMNS", value_parser = parse_width)]
     width: Option<usize>,
@@ -429,10 +422,10 @@ struct RepairArgs {
     /// Delete the backup once the rewritten file has been read back and verified.
     #[arg(long)]
     no_backup: bool,
-    /// How long to wait for the session write lock (units ms, s, m, h, d; bare numbers are
-    /// milliseconds; 0 tries once) [default: 60s, or
+    /// How long to wait for the session write lock (a duration with a unit: ms, s, m, h, d,
+    /// e.g. 5s or 1h30m; a bare number is refused; 0s tries once) [default: 60s, or
     /// $OPENCLAW_SESSION_WRITE_LOCK_ACQUIRE_TIMEOUT_MS].
-    #[arg(long, value_name = "DURATION", value_parser = parse_ms_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration::parser("--lock-timeout"))]
     lock_timeout: Option<Duration>,
     /// Print JSON instead of text (shape in `sessions repair --help`).
     #[arg(long)]
@@ -444,12 +437,15 @@ struct UnlockArgs {
     /// Only stale locks are ever removed (required: says so explicitly).
     #[arg(long, required = true)]
     stale: bool,
-    /// The sessions directory holding the `*.jsonl.lock` files.
+    /// The sessions directory holding the `*.jsonl.lock` files (or use --agent/--dir/--pi,
+    /// with --session for one session's lock).
     #[arg(value_name = "DIR")]
-    dir: PathBuf,
-    /// Age past which a lock counts as too-old (units ms, s, m, h, d; bare numbers are
-    /// milliseconds) [default: 30m, or $OPENCLAW_SESSION_WRITE_LOCK_STALE_MS].
-    #[arg(long, value_name = "DURATION", value_parser = parse_ms_duration)]
+    sessions_dir: Option<PathBuf>,
+    #[command(flatten)]
+    selector: SessionSelector,
+    /// Age past which a lock counts as too-old (a duration with a unit: ms, s, m, h, d, e.g.
+    /// 30m; a bare number is refused) [default: 30m, or $OPENCLAW_SESSION_WRITE_LOCK_STALE_MS].
+    #[arg(long, value_name = "DURATION", value_parser = duration::parser("--stale-after"))]
     stale_after: Option<Duration>,
     /// List what would be removed and remove nothing.
     #[arg(long)]
@@ -535,8 +531,9 @@ struct ArchiveArgs {
     /// A JSON config with `sessions.retention.maxAge` / `maxSize` (the flags win over it).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Archive sessions whose last activity is older (e.g. 30d, 12h, 1h30m; bare numbers are
-    /// days; zero and negative ages are refused; `off` disables).
+    /// Archive sessions whose last activity is older (a duration with a unit: ms, s, m, h, d,
+    /// e.g. 30d, 12h, 1h30m; a bare number is refused, as are zero and negative ages; `off`
+    /// disables). A config file's maxAge keeps OpenClaw's rule (a bare number is days).
     #[arg(
         long,
         value_name = "DURATION",
@@ -852,7 +849,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             Outcome::Ok
         }
         Command::Demo(a) => {
-            demo::run(ctx, &a.root, a.force, text::output_width(a.width), &mut out)?;
+            demo::run(ctx, &a.root, text::output_width(a.width), &mut out)?;
             Outcome::Ok
         }
         Command::Repair(a) => {
@@ -886,7 +883,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         }
         Command::Unlock(a) => {
             debug_assert!(a.stale);
-            unlock::run(&a.dir, a.stale_after, a.dry_run, a.json, &mut out)?
+            let target = unlock::target(ctx, a.sessions_dir.as_deref(), &a.selector)?;
+            unlock::run(&target, a.stale_after, a.dry_run, a.json, &mut out)?
         }
         Command::Keys(KeysCommand::Parse(a)) => {
             keys::parse(&a.key, a.main_key.as_deref(), a.json, &mut out)?

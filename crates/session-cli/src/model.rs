@@ -101,7 +101,10 @@ pub(crate) fn report_problems(
     for w in &opened.warnings {
         out.warn(w)?;
     }
-    let n = crate::check::problems_of(ctx, path, &opened.ro)?.len();
+    let n = crate::check::problems_of(ctx, path, &opened.ro)?
+        .iter()
+        .filter(|p| p.severity != crate::check::Severity::Info)
+        .count();
     if n > 0 {
         out.warn(&format!(
             "{}: {n} {} (run `sessions check {}`)",
@@ -149,12 +152,15 @@ pub(crate) fn file_version(ro: &ReadOnlyOpen) -> anyhow::Result<Option<f64>> {
     Ok(header.map(|h| session_format::migrate::js_version_number(h.get("version"))))
 }
 
-/// A note for files whose ids were made up by the in-memory migration.
+/// A note for files whose ids were given by the in-memory migration (derived from the file's
+/// bytes and each row's line, [`session_format::migrate::derived_entry_id`]).
 pub(crate) fn unstable_ids_note(version: Option<f64>) -> Option<String> {
     match version {
         Some(v) if v < 2.0 => Some(format!(
-            "note: version {} file, migrated in memory only (the file is not changed); its entry \
-             ids are made up on every read, so address entries by line (`show FILE @LINE`)",
+            "note: version {} file, needs migration; migrated in memory only (the file is not \
+             changed): its entry ids are derived from the file's bytes and line numbers, the \
+             same on every read while the file is unchanged (OpenClaw's own migration would \
+             give new random ids)",
             session_format::json::number_to_string(v)
         )),
         _ => None,

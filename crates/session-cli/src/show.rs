@@ -17,7 +17,8 @@ parentId resolved through opaque rows. --raw prints the stored line byte for byt
 says on stderr where it is (`FILE:LINE: byte OFFSET`) and what it is.
 
 ENTRY_ID is an entry id, a unique prefix of one, or @LINE for the entry on that 1-based line of the
-file (the only stable way to address entries of a v1 file, whose ids are made up on every read).
+file (a v1 file's ids are derived from its bytes and line numbers: stable while it is unchanged,
+but a migration by OpenClaw gives new random ones, so @LINE is what stays valid).
 With --raw, @LINE prints any line: a malformed line, the session header, an opaque row, a line
 too deeply nested to decode, even a line of a file that is not a session. An unknown id is an
 error listing close matches (exit code 2).";

@@ -44,6 +44,12 @@ A file without a readable session header and without entries is not a session (e
 corrupt header over readable entries, and any problem `sessions check` would report, are
 mentioned on stderr (`N problems (run `sessions check FILE`)`).
 
+A version 1 file (no stored entry ids) needs migration: it is migrated in memory only, and its
+entries get ids derived from the file, the same on every run while its bytes are unchanged: the
+entry on 1-based line L gets the first 8 hex characters of SHA-256(\"<F>:<L>\"), F being the
+lowercase hex SHA-256 of the whole file (on a clash with an id already in the file,
+SHA-256(\"<F>:<L>:<k>\") for k = 1, 2, …). OpenClaw's own migration gives random ids instead.
+
 JSON output (--json), one object:
   {\"file\", \"sessionId\", \"version\", \"leafId\", \"entryCount\", \"branchPoints\",
    \"roots\": [id], \"tips\": [id],

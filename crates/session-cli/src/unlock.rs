@@ -1,23 +1,31 @@
-//! `sessions unlock --stale DIR`: the session write-lock files (`*.jsonl.lock`, openclaw-jsonl.md
+//! `sessions unlock --stale (DIR | --agent ID | --dir DIR | --pi) [--session NAME]`: the
+//! session write-lock files (`*.jsonl.lock`, openclaw-jsonl.md
 //! §3.5, §7.6) of a sessions directory with their holder and stale reasons, and the removal of
 //! the stale ones, through [`session_store::lock::clean_stale_lock_files`]. A live holder's lock
 //! is never removed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use session_store::lock::{
-    LockFileInfo, LockOptions, MALFORMED_LOCK_GRACE, NonRegularLock, StaleReason,
-    clean_stale_lock_files,
+    LockFileInfo, LockOptions, MALFORMED_LOCK_GRACE, NonRegularLock, SessionWriteLock, StaleReason,
+    clean_stale_lock_file, clean_stale_lock_files,
 };
 
+use crate::address::{self, SessionSelector};
+use crate::ctx::Ctx;
 use crate::outcome::Outcome;
 use crate::outcome::UsageError;
 use crate::output::Output;
 use crate::text;
 
 pub(crate) const LONG_ABOUT: &str = "\
+The sessions directory is DIR, or addressed as in the other subcommands: --agent ID (the
+agent's <root>/agents/<ID>/sessions/, --root defaulting to $OPENCLAW_STATE_DIR, else
+~/.openclaw), --dir DIR or --pi; with --session NAME (a file name, the part after its first _,
+or a session id) only that session's lock file is judged and removed.
+
 List the session write-lock files (*.jsonl.lock) directly in DIR, with the pid that holds each,
 whether that process runs, when the lock was taken, and why it is stale (OpenClaw's reasons:
 dead-pid, recycled-pid (the pid now belongs to another process), missing-pid,
@@ -36,11 +44,12 @@ file are read; a longer one is malformed.
 what it would remove.
 
 --stale-after DURATION: the age (from the lock's createdAt) past which a lock counts as too-old;
-units ms, s, m, h, d (bare numbers are milliseconds) [default: 30m, or
+a duration with a unit: ms, s, m, h, d (e.g. 30s, 5m, 2h, 7d, 1h30m; a bare number is refused)
+[default: 30m, or
 $OPENCLAW_SESSION_WRITE_LOCK_STALE_MS].
 
 JSON output (--json):
-  {\"dir\", \"dryRun\", \"staleAfterMs\",
+  {\"dir\", \"session\": the --session file or null, \"dryRun\", \"staleAfterMs\",
    \"locks\": [{\"lockPath\", \"sessionFile\", \"pid\", \"pidAlive\", \"createdAt\", \"ageMs\",
               \"stale\", \"staleReasons\": [...], \"action\": \"removed\"|\"would-remove\"|\"kept\",
               \"keptBecause\": null|\"live\"|\"holder-running\"|\"malformed-too-recent\"|\"changed\"|
@@ -166,13 +175,69 @@ fn session_file_of(lock: &Path) -> String {
 ///
 /// # Errors
 /// DIR is not a directory, or it or a lock file cannot be read or removed; stdout fails.
+/// What `unlock --stale` cleans: every `*.jsonl.lock` of a sessions directory, or the lock of
+/// one session file in it.
+#[derive(Debug)]
+pub(crate) struct Target {
+    /// The sessions directory.
+    dir: PathBuf,
+    /// With `--session`: the session file whose lock alone is judged.
+    session: Option<PathBuf>,
+}
+
+/// The target of `unlock --stale`, addressed as in every other subcommand
+/// ([`crate::address`]): a DIR; or `--agent ID` (with `--root`), `--dir DIR` or `--pi`; any
+/// of them with `--session NAME` for that session's lock only.
+///
+/// # Errors
+/// A usage error for a DIR together with those flags, for none of them, and the locator's
+/// own errors (an unknown agent or session, a missing directory).
+pub(crate) fn target(
+    ctx: &Ctx,
+    positional: Option<&Path>,
+    sel: &SessionSelector,
+) -> anyhow::Result<Target> {
+    let flags = sel.locator.names_dir() || sel.session.is_some();
+    match positional {
+        Some(_) if flags => anyhow::bail!(UsageError::new(
+            "give either a DIR or --agent/--dir/--pi (with --session), not both"
+        )),
+        Some(dir) => {
+            return Ok(Target {
+                dir: address::expand_tilde(dir),
+                session: None,
+            });
+        }
+        None => {}
+    }
+    if sel.session.is_some() {
+        let file = address::resolve_one(ctx, None, sel)?;
+        let dir = file
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        return Ok(Target {
+            dir,
+            session: Some(file),
+        });
+    }
+    match address::sessions_dir(ctx, &sel.locator)? {
+        Some(dir) => Ok(Target { dir, session: None }),
+        None => anyhow::bail!(UsageError::new(
+            "unlock --stale needs a sessions directory: DIR, or --agent ID (with --root), --dir \
+             DIR or --pi; add --session NAME for one session's lock"
+        )),
+    }
+}
+
+/// `sessions unlock --stale` on `target`.
 pub(crate) fn run(
-    dir: &Path,
+    target: &Target,
     stale_after: Option<Duration>,
     dry_run: bool,
     json: bool,
     out: &mut Output,
 ) -> anyhow::Result<Outcome> {
+    let dir = target.dir.as_path();
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => anyhow::bail!(UsageError::new(format!(
@@ -185,8 +250,22 @@ pub(crate) fn run(
         ))),
     }
     let stale = stale_after.unwrap_or_else(|| LockOptions::from_env().stale);
-    let locks = clean_stale_lock_files(dir, stale, !dry_run)
-        .map_err(|e| anyhow::anyhow!("cannot clean the locks of {}: {e}", text::path(dir)))?;
+    let locks = match &target.session {
+        None => clean_stale_lock_files(dir, stale, !dry_run)
+            .map_err(|e| anyhow::anyhow!("cannot clean the locks of {}: {e}", text::path(dir)))?,
+        Some(file) => {
+            let lock = SessionWriteLock::for_file(file)?;
+            clean_stale_lock_file(lock.lock_path(), stale, !dry_run)
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot clean the lock of {}: {e}",
+                        text::path(lock.lock_path())
+                    )
+                })?
+                .into_iter()
+                .collect()
+        }
+    };
     let actions: Vec<Action> = locks.iter().map(|l| action(l, dry_run)).collect();
     let count = |f: fn(&Action) -> bool| actions.iter().filter(|a| f(a)).count();
     let removed = count(|a| *a == Action::Removed);
@@ -222,6 +301,7 @@ pub(crate) fn run(
             .collect();
         let v = json!({
             "dir": dir.to_string_lossy(),
+            "session": target.session.as_ref().map(|f| f.to_string_lossy()),
             "dryRun": dry_run,
             "staleAfterMs": stale_ms,
             "locks": items,
@@ -231,11 +311,17 @@ pub(crate) fn run(
         });
         out.line(&serde_json::to_string_pretty(&v)?)?;
     } else if locks.is_empty() {
-        out.line(&format!("no lock files in {}", text::path(dir)))?;
+        out.line(&match &target.session {
+            None => format!("no lock files in {}", text::path(dir)),
+            Some(f) => format!("no lock file for {}", text::path(f)),
+        })?;
     } else {
         out.line(&format!(
-            "lock files in {} (stale after {}){}:",
-            text::path(dir),
+            "{} (stale after {}){}:",
+            match &target.session {
+                None => format!("lock files in {}", text::path(dir)),
+                Some(f) => format!("lock file of {}", text::path(f)),
+            },
             human_ms(stale_ms),
             if dry_run { ", dry run" } else { "" }
         ))?;

@@ -7,7 +7,9 @@
 
 use std::collections::HashSet;
 
-use crate::ids::new_entry_id;
+use sha2::{Digest, Sha256};
+
+use crate::ids::{ENTRY_ID_ATTEMPTS, new_entry_id};
 use crate::json::{JsValue, number_to_string};
 
 /// One parsed row (blank and malformed lines are not rows: they are not counted by
@@ -117,11 +119,70 @@ pub fn needs_migration(header: &JsValue) -> bool {
     js_version_number(header.get("version")) < 3.0
 }
 
+/// Where the entry ids a v1 → v2 migration gives its rows come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MigrationIds<'a> {
+    /// Fresh random ids, as the reference makes them (`generateId`: the first 8 hex of a v4
+    /// UUID, retried while taken).
+    Random,
+    /// Ids derived from the file, the same on every read of the same bytes
+    /// ([`derived_entry_id`]): `file_sha256` is the lowercase hex SHA-256 of the whole file's
+    /// bytes, `lines[i]` the 1-based line number of row `i` (a row without one uses `i + 1`).
+    Derived {
+        /// Lowercase hex SHA-256 of the file's bytes.
+        file_sha256: &'a str,
+        /// The 1-based line of each row, by row index.
+        lines: &'a [Option<usize>],
+    },
+}
+
+/// The id a derived v1 migration ([`MigrationIds::Derived`]) gives the row on 1-based `line`
+/// of the file whose bytes hash to `file_sha256` (lowercase hex SHA-256), at its `attempt`:
+/// the first 8 lowercase hex characters of `SHA-256("<file_sha256>:<line>")` for attempt 0,
+/// of `SHA-256("<file_sha256>:<line>:<attempt>")` after that. The migration takes the first
+/// attempt not already an id of the file; after [`ENTRY_ID_ATTEMPTS`] taken attempts, all 64
+/// hex characters of the last hash. Deterministic: every read-only view of an unmigrated
+/// version 1 file shows the same ids, and a writable open that migrates the file writes them.
+pub fn derived_entry_id(file_sha256: &str, line: usize, attempt: usize) -> String {
+    let text = if attempt == 0 {
+        format!("{file_sha256}:{line}")
+    } else {
+        format!("{file_sha256}:{line}:{attempt}")
+    };
+    let hex: String = Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    hex[..8].to_owned()
+}
+
+/// The lowercase hex SHA-256 of `bytes`: a file's digest for [`MigrationIds::Derived`].
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn full_derived_id(file_sha256: &str, line: usize, attempt: usize) -> String {
+    Sha256::digest(format!("{file_sha256}:{line}:{attempt}").as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// [`migrate_with`] with the reference's random ids ([`MigrationIds::Random`]).
+pub fn migrate(rows: &mut [MigrationRow]) -> Option<MigrationReport> {
+    migrate_with(rows, MigrationIds::Random)
+}
+
 /// Migrates rows in place. The header is the first row with `type:"session"`; nothing happens
 /// when there is none or when its version is 3 or more (version 4 included).
 ///
 /// - v < 2: the header gets `version: 2` (appended if absent). Every other object row that is
-///   not a `session` row, in file order, gets a fresh 8-hex `id` (unique among the file's ids,
+///   not a `session` row, in file order, gets an 8-hex `id` from `ids` (random, or derived from
+///   the file's bytes and the row's line: [`derived_entry_id`]; unique among the file's ids,
 ///   which the reference does not check) and `parentId` = the previous such row's id (`null` for
 ///   the first), overwriting existing ones in place or appending them. A `compaction` with a
 ///   numeric `firstKeptEntryIndex` (an index into the rows, header included) gets
@@ -130,7 +191,7 @@ pub fn needs_migration(header: &JsValue) -> bool {
 /// - v < 3: the header gets `version: 3`; each `message` whose `message.role` is `hookMessage`
 ///   gets role `custom` in place. Nothing else changes: OpenClaw 2026.6.11 adds no `customType`
 ///   (checked against the released package; later versions add `customType: "hook"`).
-pub fn migrate(rows: &mut [MigrationRow]) -> Option<MigrationReport> {
+pub fn migrate_with(rows: &mut [MigrationRow], ids: MigrationIds<'_>) -> Option<MigrationReport> {
     let header_index = rows.iter().position(|r| {
         r.value
             .get("type")
@@ -149,7 +210,7 @@ pub fn migrate(rows: &mut [MigrationRow]) -> Option<MigrationReport> {
     };
     if from_version < 2.0 {
         set_header_version(&mut rows[header_index], 2.0);
-        migrate_v1(rows);
+        migrate_v1(rows, ids);
     }
     set_header_version(&mut rows[header_index], 3.0);
     for row in rows.iter_mut() {
@@ -195,7 +256,7 @@ fn is_session_row(v: &JsValue) -> bool {
         .is_some_and(|t| t == "session")
 }
 
-fn migrate_v1(rows: &mut [MigrationRow]) {
+fn migrate_v1(rows: &mut [MigrationRow], ids: MigrationIds<'_>) {
     let mut taken: HashSet<String> = rows
         .iter()
         .filter(|r| is_session_row(&r.value))
@@ -211,7 +272,16 @@ fn migrate_v1(rows: &mut [MigrationRow]) {
         if is_session_row(&rows[i].value) || rows[i].value.as_object().is_none() {
             continue;
         }
-        let id = new_entry_id(|candidate| taken.contains(candidate));
+        let id = match ids {
+            MigrationIds::Random => new_entry_id(|candidate| taken.contains(candidate)),
+            MigrationIds::Derived { file_sha256, lines } => {
+                let line = lines.get(i).copied().flatten().unwrap_or(i + 1);
+                (0..ENTRY_ID_ATTEMPTS)
+                    .map(|attempt| derived_entry_id(file_sha256, line, attempt))
+                    .find(|candidate| !taken.contains(candidate))
+                    .unwrap_or_else(|| full_derived_id(file_sha256, line, ENTRY_ID_ATTEMPTS))
+            }
+        };
         taken.insert(id.clone());
         let first_kept = match rows[i].value.get("firstKeptEntryIndex") {
             Some(JsValue::Number(n))

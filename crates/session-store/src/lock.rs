@@ -129,7 +129,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use clean::{LockFileInfo, clean_stale_lock_files, inspect_lock_file, inspect_session_lock};
+pub use clean::{
+    LockFileInfo, clean_stale_lock_file, clean_stale_lock_files, inspect_lock_file,
+    inspect_session_lock,
+};
 pub use held::{
     SessionWriteLock, WriteLockGuard, current_guard, release_all_held_locks, run_watchdog_check,
     with_session_write_lock,

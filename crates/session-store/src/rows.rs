@@ -14,7 +14,9 @@ use session_format::json::{
     Envelope, EnvelopeScanner, Field, JsString, JsValue, ValueKind, parse_value, to_json_string,
 };
 use session_format::line::{LineContent, LineError, LineReader};
-use session_format::migrate::{MigrationReport, MigrationRow, js_version_number, migrate};
+use session_format::migrate::{
+    MigrationIds, MigrationReport, MigrationRow, js_version_number, migrate_with,
+};
 use session_format::row::{RowClass, classify_in};
 
 use crate::deep::take;
@@ -619,6 +621,11 @@ pub(crate) fn reclassify(rows: &mut [Row], buf: &[u8], header: usize) {
 /// FINDINGS b). Changed rows are serialised afresh; all other rows keep their bytes. Returns
 /// what happened, or `None` when the header is at version 3 or later.
 ///
+/// This is where the ids of a version 1 file's rows are made, for the read-only open and the
+/// writable one alike: derived from `buf` (the whole file) and each row's 1-based line
+/// ([`session_format::migrate::MigrationIds::Derived`], [`session_format::migrate::derived_entry_id`]),
+/// so every read of the same bytes gives the same ids; the reference makes random ones.
+///
 /// A compaction's `firstKeptEntryIndex` counts parsed rows (opaque ones included), as the
 /// reference's `fileEntriesByOriginalIndex` does; it falls back to the file-entry index when it
 /// names an opaque row, as the reference does.
@@ -663,7 +670,20 @@ pub(crate) fn migrate_rows(
         }
         mrows.push(MigrationRow::new(value));
     }
-    let report = migrate(&mut mrows);
+    // Ids derived from the file's bytes and each row's line, so that every read of the same
+    // unmigrated file shows the same ids (and a writable open writes those).
+    let file_sha256 = session_format::migrate::sha256_hex(buf);
+    let lines: Vec<Option<usize>> = file_rows
+        .iter()
+        .map(|&i| rows[i].pos.map(|p| p.0))
+        .collect();
+    let report = migrate_with(
+        &mut mrows,
+        MigrationIds::Derived {
+            file_sha256: &file_sha256,
+            lines: &lines,
+        },
+    );
     for (m, &i) in mrows.iter().zip(&file_rows) {
         if m.changed {
             let mut row = Row::from_owned(to_json_string(&m.value).into_bytes(), 3.0);

@@ -152,14 +152,13 @@ fn show_unknown_and_ambiguous_ids() {
 // ---------------------------------------------------------------------------------------
 // check
 
-const CORRUPT: [(&str, &str); 8] = [
+const CORRUPT: [(&str, &str); 7] = [
     ("torn-tail.jsonl", "torn-tail"),
     ("bad-header.jsonl", "corrupt-header"),
     ("malformed-line.jsonl", "malformed-line"),
     ("dangling-parent.jsonl", "dangling-parent"),
     ("duplicate-ids.jsonl", "duplicate-id"),
     ("cycle.jsonl", "parent-cycle"),
-    ("v1.jsonl", "unmigrated-version"),
     ("empty.jsonl", "empty"),
 ];
 
@@ -188,6 +187,8 @@ fn check_exit_codes() {
 fn check_reports_file_line_and_byte_offset() {
     let mut args = vec!["check", "branchy.jsonl"];
     args.extend(CORRUPT.iter().map(|(f, _)| *f));
+    // An unmigrated file: a note, and ok.
+    args.push("v1.jsonl");
     let r = run(&args);
     assert_eq!(r.code, 1);
     assert!(
@@ -674,74 +675,99 @@ fn stable_demo_output(out: &str, root: &Path) -> String {
 }
 
 #[test]
-fn demo_builds_a_store_and_refuses_to_clobber_it() {
+fn demo_builds_a_store_and_rerunning_replaces_only_it() {
     let dir = tempdir();
     let root = dir.path().join("sessions-demo");
-    let r = run_in(dir.path(), ["demo", "--root", root.to_str().unwrap()]);
+    let demo = || {
+        run_in(
+            dir.path(),
+            [
+                "--now",
+                "2026-06-12T13:00:00Z",
+                "demo",
+                "--root",
+                root.to_str().unwrap(),
+            ],
+        )
+    };
+    let r = demo();
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("$ sessions tree "));
     assert!(r.stdout.contains("$ sessions context "));
     assert_snapshot!(stable_demo_output(&r.stdout, &root));
 
+    let sessions = root.join("agents/main/sessions");
     let files = [
-        "agents/main/sessions/telegram_123456.jsonl",
-        "agents/main/sessions/discord=group=981234567890.jsonl",
-        "agents/ops/sessions/slack_u02opsbot.jsonl",
+        "1a24a1ad-0a63-4760-a8f6-7f360ed8908a.jsonl",
+        "2aaf5170-fc47-420a-b785-9d558717b529.jsonl",
+        "d6988196-4218-4350-af0f-59c902eed924.jsonl",
+        "sessions.json",
     ];
-    for f in files {
-        let c = run(["check", root.join(f).to_str().unwrap()]);
+    assert_eq!(dir_names(&sessions), files);
+    for f in &files[..3] {
+        let c = run(["check", sessions.join(f).to_str().unwrap()]);
         assert_eq!(c.code, 0, "{f}: {}", c.stdout);
     }
-    let prints: Vec<Fingerprint> = files.iter().map(|f| fingerprint(&root.join(f))).collect();
+    let names = |v: &[Fingerprint]| v.iter().map(|f| f.sha256.clone()).collect::<Vec<_>>();
+    let prints: Vec<Fingerprint> = files
+        .iter()
+        .map(|f| fingerprint(&sessions.join(f)))
+        .collect();
 
-    // Rerunning refuses and changes nothing.
-    let again = run_in(dir.path(), ["demo", "--root", root.to_str().unwrap()]);
-    assert_eq!(again.code, 2);
-    assert!(
-        again.stderr.contains("already exists and is not empty"),
-        "{}",
-        again.stderr
-    );
-    let now: Vec<Fingerprint> = files.iter().map(|f| fingerprint(&root.join(f))).collect();
-    assert_eq!(now, prints);
+    // Rerunning replaces the demo's own store: the same names, files written again.
+    let again = demo();
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(dir_names(&sessions), files);
+    let now: Vec<Fingerprint> = files
+        .iter()
+        .map(|f| fingerprint(&sessions.join(f)))
+        .collect();
+    // The store's bytes depend only on --now; the transcripts' entry ids are new.
+    assert_eq!(now[3].sha256, prints[3].sha256);
+    assert_ne!(names(&now[..3]), names(&prints[..3]));
 
-    // --force rebuilds the demo's own files and leaves everything else alone.
-    let mine = root.join("agents/main/sessions/whatsapp_4915.jsonl");
+    // Anything else in the directory: refused, named, nothing removed.
+    let mine = sessions.join("whatsapp_4915.jsonl");
     plant(&mine, &std::fs::read(fixture("two-roots.jsonl")).unwrap());
-    let notes = root.join("NOTES.txt");
-    plant(&notes, b"my notes\n");
     let mine_before = fingerprint(&mine);
-    let forced = run_in(
-        dir.path(),
-        ["demo", "--root", root.to_str().unwrap(), "--force"],
+    let refused = demo();
+    assert_eq!(refused.code, 2);
+    assert_eq!(
+        refused.stderr,
+        format!(
+            "error: not rebuilding the demo in {}: {} is not part of the demo store (the manifest \
+             does not record it); the demo replaces only its own store. Move it away or choose \
+             another --root\n",
+            root.display(),
+            mine.display()
+        )
     );
-    assert_eq!(forced.code, 0, "{}", forced.stderr);
     assert_eq!(fingerprint(&mine), mine_before);
-    assert_eq!(std::fs::read(&notes).unwrap(), b"my notes\n");
-    for (f, before) in files.iter().zip(&prints) {
-        assert_ne!(
-            fingerprint(&root.join(f)).sha256,
-            before.sha256,
-            "{f} was not rebuilt"
-        );
-    }
+    assert_eq!(
+        files
+            .iter()
+            .map(|f| fingerprint(&sessions.join(f)))
+            .collect::<Vec<_>>(),
+        now
+    );
+    std::fs::remove_file(&mine).unwrap();
 
-    // A demo file changed since the demo wrote it is not removed: --force refuses.
-    let dm = root.join(files[0]);
+    // A demo file changed since the demo wrote it is not removed: refused.
+    let dm = sessions.join(files[1]);
     session_store::io::append_raw(&dm, b"{\"type\":\"custom\",\"customType\":\"mine\",\"id\":\"ffff0001\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\"}\n").unwrap();
     let changed = fingerprint(&dm);
-    let refused = run_in(
-        dir.path(),
-        ["demo", "--root", root.to_str().unwrap(), "--force"],
-    );
+    let refused = demo();
     assert_eq!(refused.code, 2);
-    assert!(
-        refused.stderr.contains("changed since"),
-        "{}",
-        refused.stderr
+    assert_eq!(
+        refused.stderr,
+        format!(
+            "error: not rebuilding the demo in {}: {} was changed since the demo wrote it; the \
+             demo replaces only its own store. Move it away or choose another --root\n",
+            root.display(),
+            dm.display()
+        )
     );
     assert_eq!(fingerprint(&dm), changed);
-    assert_eq!(fingerprint(&mine), mine_before);
 }
 
 #[test]

@@ -2,48 +2,48 @@
 //! writes (model and thinking changes, one toolResult per tool call run by the registered
 //! tools, exactly one compaction with its first kept entry and tokens before), the summary the
 //! demo prints about it, the context after the compaction, and that two runs write the same
-//! rows apart from ids and timestamps. Also: the Discord group chat's file is named by the store
-//! layout for its group key, so `clear` and `keys parse` classify it as a group session.
+//! rows apart from entry ids. Also the store it builds: `sessions.json` with the three keys,
+//! their UUID session ids and `<sessionId>.jsonl` transcripts, every time from the one clock
+//! of `--now`, and the real OpenClaw CLI listing exactly those keys.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::support::*;
 use session_format::json::{JsValue, parse_value, to_json_string};
 
-const TELEGRAM: &str = "agents/main/sessions/telegram_123456.jsonl";
+/// The instant every demo here is built at (`--now`), as the reference's fake clock takes it.
+const NOW: &str = "2026-06-12T13:00:00Z";
+const NOW_MS: f64 = 1_781_269_200_000.0;
 
-/// A demo built in a temporary directory, with the wall clock (ms) around the run.
+/// The demo's session ids at [`NOW`], in build order (Telegram DM, Discord group, Slack DM).
+const TELEGRAM_ID: &str = "2aaf5170-fc47-420a-b785-9d558717b529";
+const DISCORD_ID: &str = "1a24a1ad-0a63-4760-a8f6-7f360ed8908a";
+const SLACK_ID: &str = "d6988196-4218-4350-af0f-59c902eed924";
+
+const SESSIONS: &str = "agents/main/sessions";
+const TELEGRAM: &str = "agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl";
+
+/// A demo built in a temporary directory at [`NOW`].
 struct Demo {
     _dir: tempfile::TempDir,
     root: PathBuf,
     stdout: String,
-    started_ms: f64,
-    finished_ms: f64,
-}
-
-fn now_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as f64
 }
 
 fn build_demo() -> Demo {
     let dir = tempdir();
     let root = dir.path().join("sessions-demo");
-    let started_ms = now_ms();
-    let r = run_in_timeout(dir.path(), ["demo", "--root", root.to_str().unwrap()]);
-    let finished_ms = now_ms();
+    let r = run_in_timeout(
+        dir.path(),
+        ["--now", NOW, "demo", "--root", root.to_str().unwrap()],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     Demo {
         _dir: dir,
         root,
         stdout: r.stdout,
-        started_ms,
-        finished_ms,
     }
 }
 
@@ -62,10 +62,12 @@ fn str_of<'a>(v: &'a JsValue, key: &str) -> Option<std::borrow::Cow<'a, str>> {
 /// The file's rows with every entry id (in `id`, `parentId`, `firstKeptEntryId`, `targetId`,
 /// `fromId`) replaced by `@N`, N the 1-based line of the entry with that id; entry timestamps
 /// by `<ts>`; the header id by `<session>`; and each toolResult message's timestamp, which
-/// the AgentSession takes from the wall clock, by 0 after checking that it lies within the
-/// run.
+/// the AgentSession takes from the library's clock, by 0 after checking that it is the
+/// timestamp of the assistant message that made the call (the demo's clock does not move
+/// while tools run).
 fn symbolic_rows(demo: &Demo) -> Vec<String> {
     let rows = rows(&demo.root.join(TELEGRAM));
+    let raw = rows.clone();
     let lines: HashMap<String, usize> = rows
         .iter()
         .enumerate()
@@ -96,11 +98,15 @@ fn symbolic_rows(demo: &Demo) -> Vec<String> {
                 let Some(JsValue::Number(ts)) = m.get("timestamp") else {
                     panic!("toolResult without a numeric timestamp on line {}", i + 1);
                 };
-                assert!(
-                    (demo.started_ms..=demo.finished_ms).contains(ts),
-                    "toolResult timestamp {ts} on line {} is not within the run",
-                    i + 1
-                );
+                let call_ts = (0..i)
+                    .rev()
+                    .find_map(|j| {
+                        let msg = raw[j].get("message")?;
+                        (str_of(msg, "role").as_deref() == Some("assistant"))
+                            .then(|| msg.get("timestamp").cloned())?
+                    })
+                    .unwrap();
+                assert_eq!(JsValue::Number(*ts), call_ts, "line {}", i + 1);
                 m.insert("timestamp", JsValue::Number(0.0));
             }
             to_json_string(&row)
@@ -291,83 +297,101 @@ fn demo_writes_the_same_rows_on_every_run() {
     assert_eq!(symbolic_rows(&a), symbolic_rows(&b));
 }
 
-/// The `(file, sessionKey)` pairs of `sessions clear --dry-run --json` for an agent.
-fn planned_keys(root: &Path, agent: &str) -> Vec<(String, String)> {
-    let r = run([
-        "clear",
-        "--root",
-        root.to_str().unwrap(),
-        "--agent",
-        agent,
-        "--all",
-        "--dry-run",
-        "--json",
-    ]);
-    // Exit 1: sessions would be cleared.
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    let v = parse_value(r.stdout.as_bytes()).unwrap();
-    v.get("actions")
-        .and_then(JsValue::as_array)
-        .unwrap()
-        .iter()
-        .map(|a| {
-            (
-                str_of(a, "file").unwrap().into_owned(),
-                str_of(a, "sessionKey").unwrap().into_owned(),
-            )
-        })
-        .collect()
+/// The store keys of the demo, each with its sessionId, in the store's order.
+fn keys_and_ids() -> [(&'static str, &'static str); 3] {
+    [
+        ("agent:main:telegram:direct:123456", TELEGRAM_ID),
+        ("agent:main:discord:group:981234567890", DISCORD_ID),
+        ("agent:main:slack:direct:u02opsbot", SLACK_ID),
+    ]
+}
+
+fn num_of(v: &JsValue, key: &str) -> f64 {
+    match v.get(key) {
+        Some(JsValue::Number(n)) => *n,
+        other => panic!("{key} is not a number: {other:?}"),
+    }
 }
 
 #[test]
-fn demo_names_the_discord_group_chat_by_its_group_key() {
+fn demo_store_names_each_session_by_key_and_uuid() {
     let demo = build_demo();
+    let sessions = demo.root.join(SESSIONS);
     assert_eq!(
-        dir_names(&demo.root.join("agents/main/sessions")),
-        ["discord=group=981234567890.jsonl", "telegram_123456.jsonl"]
-    );
-    assert_eq!(
-        dir_names(&demo.root.join("agents/ops/sessions")),
-        ["slack_u02opsbot.jsonl"]
-    );
-    // `clear` reads the group key back from the file name (and the DMs' direct keys).
-    assert_eq!(
-        planned_keys(&demo.root, "main"),
+        dir_names(&sessions),
         [
-            (
-                "discord=group=981234567890.jsonl".to_owned(),
-                "agent:main:discord:group:981234567890".to_owned()
-            ),
-            (
-                "telegram_123456.jsonl".to_owned(),
-                "agent:main:telegram:direct:123456".to_owned()
-            ),
+            format!("{DISCORD_ID}.jsonl"),
+            format!("{TELEGRAM_ID}.jsonl"),
+            format!("{SLACK_ID}.jsonl"),
+            "sessions.json".to_owned(),
         ]
     );
-    // The Slack DM's file name is the canonical one of its (lowercased) direct key.
+    assert_eq!(dir_names(&demo.root), [".sessions-demo.json", "agents"]);
+    assert_eq!(dir_names(&demo.root.join("agents")), ["main"]);
+    let bytes = std::fs::read(sessions.join("sessions.json")).unwrap();
+    // The reference's serialisation: two-space pretty JSON, no trailing newline.
+    assert!(bytes.starts_with(b"{\n  \"agent:main:telegram:direct:123456\": {\n    \"origin\": {"));
+    assert_ne!(bytes.last(), Some(&b'\n'));
+    let store = parse_value(&bytes).unwrap();
+    let top = store.as_object().unwrap();
+    let listed: Vec<(String, String, String)> = top
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_str_lossy().into_owned(),
+                str_of(v, "sessionId").unwrap().into_owned(),
+                str_of(v, "sessionFile").unwrap().into_owned(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, String)> = keys_and_ids()
+        .iter()
+        .map(|(k, id)| ((*k).to_owned(), (*id).to_owned(), format!("{id}.jsonl")))
+        .collect();
+    assert_eq!(listed, expected);
+    // Each transcript's header id is its entry's sessionId.
+    for (_, id) in keys_and_ids() {
+        let header = &rows(&sessions.join(format!("{id}.jsonl")))[0];
+        assert_eq!(str_of(header, "id").as_deref(), Some(id));
+        assert_eq!(header.get("version"), Some(&JsValue::Number(3.0)));
+    }
+    // The Telegram DM's entry, whole (the route fields as the reference's rows in its fixture).
     assert_eq!(
-        planned_keys(&demo.root, "ops"),
-        [(
-            "slack_u02opsbot.jsonl".to_owned(),
-            "agent:ops:slack:direct:u02opsbot".to_owned()
-        )]
+        to_json_string(top.get("agent:main:telegram:direct:123456").unwrap()),
+        format!(
+            r#"{{"origin":{{"label":"Ana","provider":"telegram","surface":"telegram","chatType":"direct","from":"telegram:123456","to":"telegram:123456","accountId":"default"}},"sessionId":"{TELEGRAM_ID}","updatedAt":1781259030000,"sessionStartedAt":1781258400000,"route":{{"channel":"telegram","accountId":"default","target":{{"to":"telegram:123456"}}}},"deliveryContext":{{"channel":"telegram","to":"telegram:123456","accountId":"default"}},"lastChannel":"telegram","lastTo":"telegram:123456","lastAccountId":"default","chatType":"direct","lastInteractionAt":1781258985000,"totalTokens":1252,"totalTokensFresh":true,"systemSent":true,"abortedLastRun":false,"compactionCount":1,"sessionFile":"{TELEGRAM_ID}.jsonl","modelProvider":"anthropic","model":"claude-sonnet-4-5","inputTokens":1200,"outputTokens":52,"contextTokens":200000}}"#
+        )
     );
-    // `keys parse` gives the same file name for the group key.
-    let k = run(["keys", "parse", "agent:main:discord:group:981234567890"]);
-    assert_eq!(k.code, 0, "{}", k.stderr);
-    assert!(
-        k.stdout
-            .lines()
-            .any(|l| l == "file name:      discord=group=981234567890.jsonl"),
-        "{}",
-        k.stdout
+    let group = top.get("agent:main:discord:group:981234567890").unwrap();
+    assert_eq!(
+        [
+            "chatType",
+            "channel",
+            "groupId",
+            "subject",
+            "displayName",
+            "groupActivation"
+        ]
+        .map(|k| str_of(group, k).unwrap().into_owned()),
+        [
+            "group",
+            "discord",
+            "981234567890",
+            "#dinner-club",
+            "discord:g-dinner-club",
+            "mention"
+        ]
     );
-    assert!(
-        k.stdout.lines().any(|l| l == "chat type:      group"),
-        "{}",
-        k.stdout
+    let slack = top.get("agent:main:slack:direct:u02opsbot").unwrap();
+    assert_eq!(
+        (
+            str_of(slack, "modelProvider").unwrap().into_owned(),
+            str_of(slack, "model").unwrap().into_owned(),
+            num_of(slack, "totalTokens")
+        ),
+        ("openai".to_owned(), "gpt-5.1-codex".to_owned(), 3152.0)
     );
-    // The demo's manifest records that file, and its next command opens it.
+    // The manifest records the four files it made.
     let manifest = std::fs::read_to_string(demo.root.join(".sessions-demo.json")).unwrap();
     let recorded: Vec<String> = parse_value(manifest.as_bytes())
         .unwrap()
@@ -380,11 +404,13 @@ fn demo_names_the_discord_group_chat_by_its_group_key() {
     assert_eq!(
         recorded,
         [
-            "agents/main/sessions/telegram_123456.jsonl",
-            "agents/main/sessions/discord=group=981234567890.jsonl",
-            "agents/ops/sessions/slack_u02opsbot.jsonl",
+            format!("{SESSIONS}/{TELEGRAM_ID}.jsonl"),
+            format!("{SESSIONS}/{DISCORD_ID}.jsonl"),
+            format!("{SESSIONS}/{SLACK_ID}.jsonl"),
+            format!("{SESSIONS}/sessions.json"),
         ]
     );
+    // The next command's --session opens the Discord group chat.
     let root = demo.root.to_str().unwrap();
     let tree = run([
         "tree",
@@ -393,15 +419,106 @@ fn demo_names_the_discord_group_chat_by_its_group_key() {
         "--agent",
         "main",
         "--session",
-        "discord=group=981234567890",
+        DISCORD_ID,
     ]);
     assert_eq!(tree.code, 0, "{}", tree.stderr);
     assert!(
         tree.stdout.starts_with(&format!(
-            "{root}/agents/main/sessions/discord=group=981234567890.jsonl — 9 entries, 1 root, 0 \
-             branch points, leaf "
+            "{root}/{SESSIONS}/{DISCORD_ID}.jsonl — 9 entries, 1 root, 0 branch points, leaf "
         )),
         "{}",
         tree.stdout
     );
+}
+
+#[test]
+fn demo_times_come_from_one_clock_before_now() {
+    let demo = build_demo();
+    let sessions = demo.root.join(SESSIONS);
+    let store = parse_value(&std::fs::read(sessions.join("sessions.json")).unwrap()).unwrap();
+    let iso_ms = |v: &JsValue| {
+        session_format::time::parse_js_date(&str_of(v, "timestamp").unwrap()).unwrap() as f64
+    };
+    // Start: 3, 2 and 1 hours before --now.
+    let starts = [3.0, 2.0, 1.0].map(|h| NOW_MS - h * 3_600_000.0);
+    for ((key, id), start) in keys_and_ids().into_iter().zip(starts) {
+        let entry = store.get(key).unwrap();
+        let rows = rows(&sessions.join(format!("{id}.jsonl")));
+        assert_eq!(iso_ms(&rows[0]), start, "{key}: header");
+        assert_eq!(num_of(entry, "sessionStartedAt"), start, "{key}");
+        let mut last = start;
+        let mut last_message = start;
+        let mut last_user = start;
+        for (i, row) in rows.iter().enumerate().skip(1) {
+            let ts = iso_ms(row);
+            assert!(ts >= last, "{key} line {}: {ts} before {last}", i + 1);
+            last = ts;
+            if let Some(m) = row.get("message") {
+                // The entry's time is its message's time.
+                assert_eq!(num_of(m, "timestamp"), ts, "{key} line {}", i + 1);
+                last_message = ts;
+                if str_of(m, "role").as_deref() == Some("user") {
+                    last_user = ts;
+                }
+            }
+        }
+        assert_eq!(num_of(entry, "updatedAt"), last_message, "{key}");
+        assert_eq!(num_of(entry, "lastInteractionAt"), last_user, "{key}");
+        assert!(last < NOW_MS, "{key}: {last} not before now");
+    }
+}
+
+#[test]
+fn the_reference_lists_the_three_demo_keys() {
+    let test = "the_reference_lists_the_three_demo_keys";
+    let Some(openclaw) = session_test_support::OpenclawCli::find(test) else {
+        return;
+    };
+    let demo = build_demo();
+    let out = openclaw.run(&demo.root, &["sessions", "--json"], Some(NOW));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = parse_value(&out.stdout).unwrap();
+    let listed: Vec<(String, String, f64, String)> = v
+        .get("sessions")
+        .and_then(JsValue::as_array)
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                str_of(s, "key").unwrap().into_owned(),
+                str_of(s, "sessionId").unwrap().into_owned(),
+                num_of(s, "ageMs"),
+                str_of(s, "kind").unwrap().into_owned(),
+            )
+        })
+        .collect();
+    // Newest first; ages from the store's updatedAt at --now.
+    assert_eq!(
+        listed,
+        [
+            (
+                "agent:main:slack:direct:u02opsbot".to_owned(),
+                SLACK_ID.to_owned(),
+                3_150_000.0,
+                "direct".to_owned()
+            ),
+            (
+                "agent:main:discord:group:981234567890".to_owned(),
+                DISCORD_ID.to_owned(),
+                6_885_000.0,
+                "group".to_owned()
+            ),
+            (
+                "agent:main:telegram:direct:123456".to_owned(),
+                TELEGRAM_ID.to_owned(),
+                10_170_000.0,
+                "direct".to_owned()
+            ),
+        ]
+    );
+    assert_eq!(v.get("count"), Some(&JsValue::Number(3.0)));
 }

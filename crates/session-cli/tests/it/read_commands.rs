@@ -427,10 +427,10 @@ fn a_demo_that_cannot_write_its_manifest_writes_nothing() {
 }
 
 #[test]
-fn a_demo_interrupted_while_writing_a_file_is_cleaned_up_by_force() {
+fn a_demo_interrupted_while_writing_a_file_is_replaced_by_the_next_run() {
     let dir = tempdir();
     let root = dir.path().join("demo");
-    let tg = "agents/main/sessions/telegram_123456.jsonl";
+    let tg = "agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl";
     // What a demo leaves when it stops while writing its first file.
     plant(
         &root.join(".sessions-demo.json"),
@@ -442,7 +442,13 @@ fn a_demo_interrupted_while_writing_a_file_is_cleaned_up_by_force() {
     );
     let r = run_in_timeout(
         dir.path(),
-        ["demo", "--root", root.to_str().unwrap(), "--force"],
+        [
+            "--now",
+            "2026-06-12T13:00:00Z",
+            "demo",
+            "--root",
+            root.to_str().unwrap(),
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let c = run_in_timeout(dir.path(), ["check", root.join(tg).to_str().unwrap()]);
@@ -450,10 +456,10 @@ fn a_demo_interrupted_while_writing_a_file_is_cleaned_up_by_force() {
 }
 
 // ---------------------------------------------------------------------------------------
-// demo --force never writes into a store that is not a demo
+// demo never writes into a store that is not a demo (--force, an older flag, changes nothing)
 
 #[test]
-fn demo_force_refuses_an_openclaw_store_without_a_manifest() {
+fn demo_refuses_an_openclaw_store_without_a_manifest() {
     let dir = tempdir();
     let root = dir.path().join("state");
     plant(&root.join("openclaw.json"), b"{}\n");
@@ -471,7 +477,7 @@ fn demo_force_refuses_an_openclaw_store_without_a_manifest() {
             r.stderr,
             "error: state is not empty and holds no demo manifest (.sessions-demo.json), and it \
              looks like an OpenClaw store (openclaw.json or agents/); the demo writes only into an \
-             empty directory or over an earlier demo, even with --force. Choose another --root\n"
+             empty directory or over an earlier demo. Choose another --root\n"
         );
     }
     assert_eq!(dir_names(&root), ["agents", "openclaw.json"]);
@@ -481,7 +487,12 @@ fn demo_force_refuses_an_openclaw_store_without_a_manifest() {
     );
     let help = run_in_timeout(dir.path(), ["demo", "--help"]);
     let help = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(help.contains("is refused even with --force"), "{help}");
+    assert!(
+        help.contains(
+            "it refuses a non-empty directory without a manifest, such as a real OpenClaw store"
+        ),
+        "{help}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -750,26 +761,53 @@ fn show_raw_prints_any_line_with_its_offset() {
 fn demo_next_commands_are_quoted_and_rerunnable() {
     let dir = tempdir();
     let root = dir.path().join("demo with space");
-    let r = run_in_timeout(dir.path(), ["demo", "--root", root.to_str().unwrap()]);
+    let r = run_in_timeout(
+        dir.path(),
+        [
+            "--now",
+            "2026-06-12T13:00:00Z",
+            "demo",
+            "--root",
+            root.to_str().unwrap(),
+        ],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let q = format!("'{}'", root.display());
+    let dm = format!(
+        "'{}/agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl'",
+        root.display()
+    );
     let next: Vec<&str> = r.stdout.lines().skip_while(|l| *l != "Next:").collect();
     assert_eq!(
         next,
         [
             "Next:".to_owned(),
-            format!("  sessions tree --root {q} --agent main --session discord=group=981234567890"),
             format!(
-                "  sessions check '{}/agents/main/sessions/telegram_123456.jsonl'",
-                root.display()
+                "  sessions tree --root {q} --agent main --session \
+                 1a24a1ad-0a63-4760-a8f6-7f360ed8908a"
             ),
-            format!(
-                "  sessions export '{}/agents/main/sessions/telegram_123456.jsonl' --format html > \
-                 lisbon.html",
-                root.display()
-            ),
+            format!("  sessions check {dm}"),
+            format!("  sessions export {dm} --format html > lisbon.html"),
+            format!("  OPENCLAW_STATE_DIR={q} openclaw sessions"),
         ]
     );
+    // Each of them runs (the export to a file of its own).
+    let tree = run_in_timeout(
+        dir.path(),
+        [
+            "tree",
+            "--root",
+            root.to_str().unwrap(),
+            "--agent",
+            "main",
+            "--session",
+            "1a24a1ad-0a63-4760-a8f6-7f360ed8908a",
+        ],
+    );
+    assert_eq!(tree.code, 0, "{}", tree.stderr);
+    let dm_path = root.join("agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl");
+    let check = run_in_timeout(dir.path(), ["check", dm_path.to_str().unwrap()]);
+    assert_eq!(check.code, 0, "{}", check.stdout);
     assert!(r.stdout.contains(&format!("$ sessions list --root {q}\n")));
 }
 

@@ -55,12 +55,22 @@ fn fixture_names() -> Vec<String> {
         .collect()
 }
 
-/// `sessions demo` (agents main and ops: 3 sessions) plus `agents/fix/sessions/`: every fixture
-/// and `archive/old.jsonl` (a copy of branchy.jsonl): 14 sessions.
+/// `sessions demo` at a fixed `--now` (agent main: 3 sessions and `sessions.json`) plus
+/// `agents/fix/sessions/`: every fixture and `archive/old.jsonl` (a copy of branchy.jsonl): 14
+/// sessions.
 fn build_store() -> Store {
     let dir = tempdir();
     let root = dir.path().join("state");
-    let r = run_in_timeout(dir.path(), ["demo", "--root", root.to_str().unwrap()]);
+    let r = run_in_timeout(
+        dir.path(),
+        [
+            "--now",
+            "2026-06-12T13:00:00Z",
+            "demo",
+            "--root",
+            root.to_str().unwrap(),
+        ],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let fix = root.join("agents/fix/sessions");
     for name in fixture_names() {
@@ -214,7 +224,8 @@ fn read_commands_print_the_same_from_redis_as_from_files_and_write_nothing() {
     assert!(keys_before >= 14 * 2 + 4, "{keys_before} keys");
 
     let fix = format!("{root}/agents/fix/sessions");
-    let telegram = format!("{root}/agents/main/sessions/telegram_123456.jsonl");
+    let telegram =
+        format!("{root}/agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl");
     let mut cases: Vec<Vec<String>> = vec![
         vec!["list".into(), "--root".into(), root.clone()],
         vec!["list".into(), "--all".into(), "--root".into(), root.clone()],
@@ -235,7 +246,7 @@ fn read_commands_print_the_same_from_redis_as_from_files_and_write_nothing() {
             "--agent".into(),
             "main".into(),
             "--session".into(),
-            "123456".into(),
+            "2aaf5170".into(),
         ],
         vec![
             "context".into(),
@@ -264,8 +275,8 @@ fn read_commands_print_the_same_from_redis_as_from_files_and_write_nothing() {
     ];
     let mut files: Vec<String> = vec![
         telegram.clone(),
-        format!("{root}/agents/main/sessions/discord=group=981234567890.jsonl"),
-        format!("{root}/agents/ops/sessions/slack_u02opsbot.jsonl"),
+        format!("{root}/agents/main/sessions/1a24a1ad-0a63-4760-a8f6-7f360ed8908a.jsonl"),
+        format!("{root}/agents/main/sessions/d6988196-4218-4350-af0f-59c902eed924.jsonl"),
         format!("{fix}/archive/old.jsonl"),
     ];
     // bad-header.jsonl (a made-up header id) and v1.jsonl (made-up entry ids) render
@@ -326,7 +337,7 @@ fn read_commands_print_the_same_from_redis_as_from_files_and_write_nothing() {
     };
     let (files_out, files_json, files_exports) =
         (on_files(&cases), on_files(&json_cases), on_files(&exports));
-    let rel = "state/agents/main/sessions/telegram_123456.jsonl";
+    let rel = "state/agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl";
     let rel_on_files = sessions(&store, &["tree", rel, "--depth", "1"]);
     std::fs::rename(&store.root, store.dir.path().join("moved-away")).unwrap();
     assert_eq!(sessions(&store, &["tree", &telegram]).code, 2);
@@ -432,11 +443,11 @@ fn read_commands_print_the_same_from_redis_as_from_files_and_write_nothing() {
     let row = r
         .stdout
         .lines()
-        .find(|l| l.ends_with("/agents/main/sessions/telegram_123456.jsonl"))
+        .find(|l| l.ends_with("/agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl"))
         .unwrap();
     assert!(row.starts_with("main "), "{row}");
     assert!(
-        row.contains("  Lisbon weekend  ") && row.contains("  18  2026-01-03 09:10  8.8 KiB  "),
+        row.contains("  Lisbon weekend  ") && row.contains("  18  2026-06-12 10:10  8.8 KiB  "),
         "{row}"
     );
 
@@ -485,7 +496,7 @@ fn migrating_back_into_a_new_directory_gives_the_same_bytes_with_mode_0600() {
         "copied      agents/fix/sessions/archive/old.jsonl (6.4 KiB)",
         "copied      agents/fix/sessions/empty.jsonl (0 B)",
         "copied      agents/fix/sessions/torn-tail.jsonl (844 B)",
-        "copied      agents/main/sessions/telegram_123456.jsonl (8.8 KiB)",
+        "copied      agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl (8.8 KiB)",
     ] {
         assert!(lines.contains(&line), "{line}\n{}", m.stdout);
     }
@@ -572,15 +583,15 @@ fn migrating_back_into_a_new_directory_gives_the_same_bytes_with_mode_0600() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["path"] == "agents/main/sessions/telegram_123456.jsonl")
+        .find(|s| s["path"] == "agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl")
         .unwrap();
     assert_eq!(
         telegram,
         &serde_json::json!({
-            "path": "agents/main/sessions/telegram_123456.jsonl",
-            "source": format!("{root}/agents/main/sessions/telegram_123456.jsonl"),
-            "destination": back.join("agents/main/sessions/telegram_123456.jsonl").to_str().unwrap(),
-            "bytes": std::fs::metadata(store.path("agents/main/sessions/telegram_123456.jsonl")).unwrap().len(),
+            "path": "agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl",
+            "source": format!("{root}/agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl"),
+            "destination": back.join("agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl").to_str().unwrap(),
+            "bytes": std::fs::metadata(store.path("agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl")).unwrap().len(),
             "outcome": "identical",
             "error": null,
         })
@@ -604,7 +615,7 @@ fn a_migration_onto_other_sessions_is_refused_and_changes_nothing() {
     let redis = RedisStorage::connect(&url, None).unwrap();
     let grown = store.path("agents/fix/sessions/two-roots.jsonl");
     redis.append_raw(&grown, b"{\"x\":1}\n").unwrap();
-    let gone = store.path("agents/ops/sessions/slack_u02opsbot.jsonl");
+    let gone = store.path("agents/main/sessions/d6988196-4218-4350-af0f-59c902eed924.jsonl");
     redis.remove(&gone, None).unwrap();
     let before = dump(&url);
     let r = sessions(&store, &["migrate", "--from", &root, "--to", &url]);
@@ -724,7 +735,7 @@ fn a_dry_run_writes_nothing() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stdout
-            .contains("\nwould copy  agents/main/sessions/telegram_123456.jsonl (8.8 KiB)\n"),
+            .contains("\nwould copy  agents/main/sessions/2aaf5170-fc47-420a-b785-9d558717b529.jsonl (8.8 KiB)\n"),
         "{}",
         r.stdout
     );

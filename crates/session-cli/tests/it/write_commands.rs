@@ -378,6 +378,7 @@ lock files in sessions (stale after 30m), dry run:
         zero_ages(&r.stdout),
         json!({
             "dir": "sessions",
+            "session": null,
             "dryRun": true,
             "staleAfterMs": 1_800_000,
             "locks": [
@@ -398,6 +399,7 @@ lock files in sessions (stale after 30m), dry run:
         zero_ages(&r.stdout),
         json!({
             "dir": "sessions",
+            "session": null,
             "dryRun": false,
             "staleAfterMs": 1_800_000,
             "locks": [

@@ -225,3 +225,65 @@ fn date_parse_matches_v8_corpus() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn derived_migration_ids_come_from_the_file_digest_and_line_and_skip_taken_ones() {
+    use session_format::migrate::{MigrationIds, derived_entry_id, migrate_with, sha256_hex};
+    let file = sha256_hex(b"abc");
+    assert_eq!(
+        file,
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    // SHA-256("<file>:2") and SHA-256("<file>:2:1"), first 8 hex.
+    assert_eq!(
+        derived_entry_id(&file, 2, 0),
+        &sha256_hex(format!("{file}:2").as_bytes())[..8]
+    );
+    assert_eq!(
+        derived_entry_id(&file, 2, 1),
+        &sha256_hex(format!("{file}:2:1").as_bytes())[..8]
+    );
+    let taken = derived_entry_id(&file, 3, 0);
+    // The header's id is the first attempt of line 3: that row takes its second attempt.
+    let mut r = rows(&[
+        &format!(r#"{{"type":"session","id":"{taken}"}}"#),
+        r#"{"type":"message","message":{"role":"user","content":"a"}}"#,
+        r#"{"type":"message","message":{"role":"assistant","content":"b"}}"#,
+    ]);
+    let lines = [Some(1), Some(2), Some(3)];
+    let ids = MigrationIds::Derived {
+        file_sha256: &file,
+        lines: &lines,
+    };
+    migrate_with(&mut r, ids).unwrap();
+    let id = |i: usize| {
+        r[i].value
+            .get("id")
+            .unwrap()
+            .as_str_lossy()
+            .unwrap()
+            .into_owned()
+    };
+    assert_eq!(id(1), derived_entry_id(&file, 2, 0));
+    assert_eq!(id(2), derived_entry_id(&file, 3, 1));
+    assert_eq!(
+        r[2].value.get("parentId").unwrap().as_str_lossy().unwrap(),
+        id(1)
+    );
+    // The same rows again: the same ids.
+    let mut again = rows(&[
+        &format!(r#"{{"type":"session","id":"{taken}"}}"#),
+        r#"{"type":"message","message":{"role":"user","content":"a"}}"#,
+        r#"{"type":"message","message":{"role":"assistant","content":"b"}}"#,
+    ]);
+    migrate_with(&mut again, ids).unwrap();
+    assert_eq!(
+        again
+            .iter()
+            .map(|m| to_json_string(&m.value))
+            .collect::<Vec<_>>(),
+        r.iter()
+            .map(|m| to_json_string(&m.value))
+            .collect::<Vec<_>>()
+    );
+}

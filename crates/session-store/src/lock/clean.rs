@@ -99,24 +99,40 @@ pub fn clean_stale_lock_files(
     locks.sort();
     let mut out = Vec::with_capacity(locks.len());
     for lock_path in locks {
-        let Some(snapshot) = read_snapshot(&lock_path)? else {
-            continue;
-        };
-        let mut info = judge_file(lock_path, &snapshot, stale);
-        if remove
-            && info.reclaimable
-            && remove_stale_if_unchanged(&info.lock_path, &snapshot)? == Removal::Removed
-        {
-            info.removed = true;
-            tracing::warn!(
-                "removed stale session lock: {} ({})",
-                info.lock_path.display(),
-                super::join_reasons(&info.stale_reasons)
-            );
+        if let Some(info) = clean_stale_lock_file(&lock_path, stale, remove)? {
+            out.push(info);
         }
-        out.push(info);
     }
     Ok(out)
+}
+
+/// One lock file (e.g. a session's `<file>.jsonl.lock`), judged and, with `remove`, deleted
+/// when it may be reclaimed, by the rules of [`clean_stale_lock_files`]; `Ok(None)` when there
+/// is no file at `lock_path`.
+///
+/// # Errors
+/// Reading or removing the lock file failed.
+pub fn clean_stale_lock_file(
+    lock_path: &Path,
+    stale: Duration,
+    remove: bool,
+) -> io::Result<Option<LockFileInfo>> {
+    let Some(snapshot) = read_snapshot(lock_path)? else {
+        return Ok(None);
+    };
+    let mut info = judge_file(lock_path.to_path_buf(), &snapshot, stale);
+    if remove
+        && info.reclaimable
+        && remove_stale_if_unchanged(&info.lock_path, &snapshot)? == Removal::Removed
+    {
+        info.removed = true;
+        tracing::warn!(
+            "removed stale session lock: {} ({})",
+            info.lock_path.display(),
+            super::join_reasons(&info.stale_reasons)
+        );
+    }
+    Ok(Some(info))
 }
 
 /// The lock file of `session_file` (`<canonical file>.lock`, as
