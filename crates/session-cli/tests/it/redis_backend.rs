@@ -217,6 +217,14 @@ fn read_commands_print_the_same_from_redis_as_from_files_and_write_nothing() {
     let store = build_store();
     let root = store.root_str().to_owned();
     migrate_in(&store, &url);
+    // A Redis store holds transcripts, not OpenClaw's session store: the files side is read
+    // without its `sessions.json` (which `list` would join with the transcripts) too.
+    let main_sessions = store.root.join("agents/main/sessions");
+    std::fs::rename(
+        main_sessions.join("sessions.json"),
+        store.dir.path().join("sessions.json.aside"),
+    )
+    .unwrap();
     let before = dump(&url);
     let keys_before = dbsize(&url);
     // 14 sessions: a meta hash, a header and (unless empty or one line) a list each, plus 4

@@ -758,6 +758,52 @@ fn applying_over_a_changed_store_changes_nothing() {
     );
 }
 
+/// A removed row's transcript held by a live writer (its `.jsonl.lock` names this running
+/// process): nothing is changed, the row stays and no file is renamed.
+#[test]
+fn applying_while_a_removed_rows_transcript_is_locked_changes_nothing() {
+    let dir = session_test_support::tempdir();
+    let d = dir.path();
+    let json = format!(
+        r#"{{"agent:main:main": {{"sessionId": "m", "updatedAt": {}}}}}"#,
+        NOW - 40 * DAY
+    );
+    let mut store = store_in(d, &json);
+    plant(&d.join("m.jsonl"), &transcript("m"), NOW - DAY);
+    // The holder: another live process (a lock naming this process itself, which holds no
+    // such lock, counts as left behind).
+    let mut holder = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = holder.id();
+    let lock = format!(
+        "{{\n  \"pid\": {pid},\n  \"createdAt\": \"{}\",\n  \"starttime\": {}\n}}\n",
+        session_format::time::to_iso_string(session_format::ids::now_ms()).unwrap(),
+        session_test_support::starttime(pid)
+    );
+    plant(&d.join("m.jsonl.lock"), lock.as_bytes(), NOW - DAY);
+    let plan = plan_of(&store, &MaintenanceConfig::default(), now());
+    assert_eq!(removed(&plan), [("agent:main:main", RemovalReason::Stale)]);
+    let result = apply_plan(&mut store, &plan, ApplyOptions::default());
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let err = result.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{} is in use (lock {}): nothing was changed; run cleanup again later",
+            d.join("m.jsonl").display(),
+            d.join("m.jsonl.lock").display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("sessions.json")).unwrap(),
+        json
+    );
+    assert_eq!(
+        session_test_support::dir_names(d),
+        ["m.jsonl", "m.jsonl.lock", "sessions.json"]
+    );
+}
+
 /// `purge_archives`: the archives past retention are deleted (as the reference deletes them),
 /// with a `delete` audit line each; everything else is renamed as without it.
 #[test]

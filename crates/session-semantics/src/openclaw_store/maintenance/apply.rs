@@ -92,6 +92,15 @@ pub enum ApplyError {
     /// changed.
     #[error("{0}")]
     Audit(io::Error),
+    /// A file of a row the plan removes is locked by a live writer (or reached through a link
+    /// out of the directory): the session is in use, so nothing was changed (run again later).
+    #[error("{} is in use ({why}): nothing was changed; run cleanup again later", file.display())]
+    Locked {
+        /// The file.
+        file: PathBuf,
+        /// The lock held, or why the file cannot be retired.
+        why: String,
+    },
     /// A removed row of the plan is not in the store: the plan was made from another store.
     #[error("the plan removes {key:?}, which is not in {}", path.display())]
     NotInStore {
@@ -146,13 +155,18 @@ fn rename_one(
     (reason, session_id): (String, String),
     log: &AuditLog,
     dir: &Path,
+    held: Option<Option<fsops::RetireLocks>>,
 ) -> FileOutcome {
     let to = to_name.map(|n| {
         file.path
             .parent()
             .map_or_else(|| PathBuf::from(n), |d| d.join(n))
     });
-    let _locks = match fsops::lock_for_retire(&file.path) {
+    let locked = match held {
+        Some(guard) => Ok(guard),
+        None => fsops::lock_for_retire(&file.path),
+    };
+    let _locks = match locked {
         Ok(guard) => guard,
         Err(fsops::RetireRefusal::Locked(lock)) => {
             return FileOutcome::Skipped {
@@ -244,7 +258,8 @@ fn audit_why(plan: &MaintenancePlan, store: &SessionStore, file: &PlannedFile) -
 /// only with [`ApplyOptions::purge_archives`]. `store` is the store after the save.
 ///
 /// # Errors
-/// [`ApplyError`] before anything is changed: the audit log is unusable, a planned row is not
+/// [`ApplyError`] before anything is changed: the audit log is unusable, a file of a removed
+/// row is locked by a live writer ([`ApplyError::Locked`]), a planned row is not
 /// in the store, or the save fails or is refused ([`SessionStoreError::Changed`] when another
 /// writer changed the file since it was loaded). A file that cannot be renamed afterwards is
 /// reported in [`ApplyReport::files`] (`Failed` or `Skipped`), not as an error.
@@ -254,6 +269,35 @@ pub fn apply_plan(
     options: ApplyOptions,
 ) -> Result<ApplyReport, ApplyError> {
     let log = AuditLog::open(store.sessions_dir()).map_err(ApplyError::Audit)?;
+    // The files of removed rows are locked before the store is written: a row whose session
+    // a live writer holds is not removed (the whole run is refused instead), so no row
+    // disappears while its transcript stays behind as an orphan.
+    let mut held: Vec<Option<Option<fsops::RetireLocks>>> = Vec::with_capacity(plan.files.len());
+    for file in &plan.files {
+        let touched = match file.action {
+            PlannedRename::Rename(_) => true,
+            PlannedRename::Keep => options.purge_archives,
+        };
+        if !touched || !matches!(file.reason, FileReason::RemovedRow { .. }) {
+            held.push(None);
+            continue;
+        }
+        match fsops::lock_for_retire(&file.path) {
+            Ok(guard) => held.push(Some(guard)),
+            Err(fsops::RetireRefusal::Locked(lock)) => {
+                return Err(ApplyError::Locked {
+                    file: file.path.clone(),
+                    why: format!("lock {}", lock.display()),
+                });
+            }
+            Err(fsops::RetireRefusal::OutsideStore(o)) => {
+                return Err(ApplyError::Locked {
+                    file: file.path.clone(),
+                    why: o.to_string(),
+                });
+            }
+        }
+    }
     let before = store.clone();
     let mut removed_keys = Vec::with_capacity(plan.removed_rows.len());
     for row in &plan.removed_rows {
@@ -276,7 +320,7 @@ pub fn apply_plan(
     };
     let mut files = Vec::with_capacity(plan.files.len());
     let mut logged = false;
-    for file in &plan.files {
+    for (file, held) in plan.files.iter().zip(held) {
         let outcome = match &file.action {
             PlannedRename::Keep if !options.purge_archives => FileOutcome::Kept,
             PlannedRename::Keep => rename_one(
@@ -285,6 +329,7 @@ pub fn apply_plan(
                 audit_why(plan, &before, file),
                 &log,
                 before.sessions_dir(),
+                held,
             ),
             PlannedRename::Rename(name) => rename_one(
                 file,
@@ -292,6 +337,7 @@ pub fn apply_plan(
                 audit_why(plan, &before, file),
                 &log,
                 before.sessions_dir(),
+                held,
             ),
         };
         logged |= matches!(outcome, FileOutcome::Renamed { .. } | FileOutcome::Deleted);
