@@ -770,6 +770,13 @@ pub(crate) fn write_table(
             out.line(&l)?;
         }
     }
+    report_shared_ids(listed, out)?;
+    report_skipped(skipped, out)
+}
+
+/// One `warning: N files share the session id …` line per id that several listed files
+/// carry, on stderr (nothing when none).
+pub(crate) fn report_shared_ids(listed: &[Listed], out: &mut Output) -> anyhow::Result<()> {
     let shared = shared_id_warnings(listed);
     if !shared.is_empty() {
         out.flush()?;
@@ -777,7 +784,7 @@ pub(crate) fn write_table(
             eprintln!("{w}");
         }
     }
-    report_skipped(skipped, out)
+    Ok(())
 }
 
 /// `warning: skipped N files:` and one line per file on stderr (nothing when none).

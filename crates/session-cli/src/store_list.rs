@@ -378,6 +378,8 @@ pub(crate) fn write(
             limit.unwrap_or(total)
         ))?;
     }
+    // The files of directories without a store are warned about as `list` warns about them.
+    crate::list::report_shared_ids(files, out)?;
     crate::list::report_skipped(skipped, out)
 }
 

@@ -772,7 +772,10 @@ fn applying_while_a_removed_rows_transcript_is_locked_changes_nothing() {
     plant(&d.join("m.jsonl"), &transcript("m"), NOW - DAY);
     // The holder: another live process (a lock naming this process itself, which holds no
     // such lock, counts as left behind).
-    let mut holder = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let mut holder = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
     let pid = holder.id();
     let lock = format!(
         "{{\n  \"pid\": {pid},\n  \"createdAt\": \"{}\",\n  \"starttime\": {}\n}}\n",
