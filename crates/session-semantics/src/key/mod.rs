@@ -32,6 +32,8 @@
 mod build;
 mod normalize;
 
+pub(crate) use normalize::canonicalize_id;
+
 use std::fmt;
 use std::str::FromStr;
 

@@ -28,7 +28,7 @@ fn is_valid_id_shape(s: &str) -> bool {
 /// Lowercases, turns every run of characters outside `[a-z0-9_-]` into one `-`, strips leading
 /// and trailing `-`, and keeps the first 64 characters (an id that is already valid is only
 /// lowercased).
-fn canonicalize_id(trimmed: &str) -> String {
+pub(crate) fn canonicalize_id(trimmed: &str) -> String {
     let lowered = trimmed.to_lowercase();
     if is_valid_id_shape(trimmed) {
         return lowered;

