@@ -5,7 +5,7 @@
 //! `session_store::io` to a new file.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use session_format::entry::EntryType;
@@ -843,12 +843,93 @@ fn check_out_path(ctx: &Ctx, session: &Path, out_path: &Path, force: bool) -> an
             "refusing to write the export over the session file itself ({shown})"
         )));
     }
+    if let Some(why) = managed_file(out_path) {
+        bail!(UsageError::new(format!(
+            "refusing to write the export over {shown}: it is {why}; export never replaces it, \
+             even with --force (choose a path outside the sessions directory)"
+        )));
+    }
     if !force {
         bail!(UsageError::new(format!(
             "{shown} already exists; pass --force to replace it"
         )));
     }
     Ok(true)
+}
+
+/// What an existing `out_path` is when export must never replace it, as a phrase for the
+/// error: the store index `sessions.json` anywhere; a file an OpenClaw sessions directory (one
+/// holding `sessions.json`) manages, by [`openclaw_store::classify`] (transcripts, archives,
+/// sidecars, checkpoints, store temp files and backups; openclaw-store.md R1.13–R1.14); or any
+/// file whose first line is a session header. `None` for anything else.
+fn managed_file(out_path: &Path) -> Option<String> {
+    use session_semantics::openclaw_store::{self, ArtifactKind};
+    let name = out_path.file_name()?.to_string_lossy().into_owned();
+    if name == openclaw_store::STORE_FILE_NAME {
+        return Some("an OpenClaw session store index (sessions.json)".to_owned());
+    }
+    let dir = match out_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if dir.join(openclaw_store::STORE_FILE_NAME).exists() {
+        let what = match openclaw_store::classify(&name) {
+            ArtifactKind::Store => Some("the session store index"),
+            ArtifactKind::StoreTemp => Some("a session store temp file"),
+            ArtifactKind::StoreBackup => Some("a session store backup"),
+            ArtifactKind::Primary { .. } => Some("a transcript"),
+            ArtifactKind::Archive { .. } => Some("an archived transcript"),
+            ArtifactKind::Checkpoint { .. } => Some("a compaction checkpoint"),
+            ArtifactKind::Trajectory { .. } => Some("a trajectory sidecar"),
+            _ => None,
+        };
+        if let Some(what) = what {
+            return Some(format!("{what} the OpenClaw sessions directory manages"));
+        }
+    }
+    first_line_is_header(out_path).then(|| "a session file (its first line is a session header)".to_owned())
+}
+
+/// True when the file's first line (read up to 64 KiB) is a JSON object with `"type":"session"`.
+fn first_line_is_header(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut buf = Vec::new();
+    if f.take(64 * 1024).read_to_end(&mut buf).is_err() {
+        return false;
+    }
+    let line = buf.split(|&b| b == b'\n').next().unwrap_or_default();
+    serde_json::from_slice::<serde_json::Value>(line)
+        .ok()
+        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(|t| t == "session"))
+        .unwrap_or(false)
+}
+
+/// Refuses (unless `force`) a jsonl export into an OpenClaw sessions directory: the new file
+/// would carry the same header id as the exported session, a second transcript for one id.
+fn check_same_id_in_store(out_path: &Path, format: Format, force: bool) -> anyhow::Result<()> {
+    if format != Format::Jsonl || force {
+        return Ok(());
+    }
+    let dir = match out_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if dir
+        .join(session_semantics::openclaw_store::STORE_FILE_NAME)
+        .exists()
+    {
+        bail!(UsageError::new(format!(
+            "refusing to write {} inside an OpenClaw sessions directory ({}): the jsonl export \
+             keeps the session id, so the store would hold a second file with the same header \
+             id; write it elsewhere, or pass --force",
+            text::path(out_path),
+            text::path(&dir)
+        )));
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `out_path` through `session_store::io` (create-new, or an atomic replace
@@ -885,6 +966,7 @@ pub(crate) fn run(
     if let Some(p) = out_path {
         // Refuse early (before reading the session) what can never be written.
         check_out_path(ctx, path, p, force)?;
+        check_same_id_in_store(p, format, force)?;
     }
     let opened = model::open(ctx, path)?;
     for w in &opened.warnings {

@@ -608,13 +608,13 @@ pub(crate) fn table(
     let mod_w = w(&|r| &r.modified, "MODIFIED (UTC)");
     let size_w = w(&|r| &r.size, "SIZE");
     let fixed = id_w + msgs_w + mod_w + size_w + 2 * 5 + if show_agent { agent_w + 2 } else { 0 };
-    // The name column gets what is left of the width, but no less than 32 and no more than
-    // its longest value; the path is last and never cut.
+    // Fitted, the name column gets what is left of the width (down to 12 columns, so that the
+    // path keeps about 24; at most 60); unfitted (--wide, or a pipe without COLUMNS) every
+    // name is printed in full.
     let name_max = w(&|r| &r.name, "NAME / FIRST MESSAGE");
     let name_w = match fit {
-        // Fitted: the name gives way down to 12 columns so that the path keeps about 24.
         Some(_) => width.saturating_sub(fixed + 24).clamp(12, 60).min(name_max),
-        None => width.saturating_sub(fixed + 30).clamp(32, 60).min(name_max),
+        None => name_max,
     };
     let mut out = Vec::with_capacity(rows.len() + 1);
     let fmt =
