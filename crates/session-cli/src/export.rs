@@ -291,15 +291,15 @@ pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<St
     let _ = writeln!(
         out,
         "- Current branch: {} of {} entries (leaf {})",
-        branch.len(),
-        m.len(),
+        text::thousands(branch.len()),
+        text::thousands(m.len()),
         sm.get_leaf_id().map_or_else(|| "none".to_owned(), md_code)
     );
     if m.branch_points() > 0 {
         let _ = writeln!(
             out,
             "- {} branch {}; only the current branch is shown (see `sessions tree` or the HTML export for all of them)",
-            m.branch_points(),
+            text::thousands(m.branch_points()),
             if m.branch_points() == 1 {
                 "point"
             } else {
@@ -887,24 +887,7 @@ fn managed_file(out_path: &Path) -> Option<String> {
             return Some(format!("{what} the OpenClaw sessions directory manages"));
         }
     }
-    first_line_is_header(out_path).then(|| "a session file (its first line is a session header)".to_owned())
-}
-
-/// True when the file's first line (read up to 64 KiB) is a JSON object with `"type":"session"`.
-fn first_line_is_header(path: &Path) -> bool {
-    use std::io::Read;
-    let Ok(f) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut buf = Vec::new();
-    if f.take(64 * 1024).read_to_end(&mut buf).is_err() {
-        return false;
-    }
-    let line = buf.split(|&b| b == b'\n').next().unwrap_or_default();
-    serde_json::from_slice::<serde_json::Value>(line)
-        .ok()
-        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(|t| t == "session"))
-        .unwrap_or(false)
+    model::first_line_is_header(out_path).then(|| "a session file (its first line is a session header)".to_owned())
 }
 
 /// Refuses (unless `force`) a jsonl export into an OpenClaw sessions directory: the new file

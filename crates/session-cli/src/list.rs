@@ -856,7 +856,18 @@ pub(crate) fn run(
         text::output_width(None),
         flags.width,
         out,
-    )
+    )?;
+    if listed.is_empty()
+        && let Some(dir) = loc.dir.as_deref().filter(|d| d.join("agents").is_dir())
+    {
+        out.warn(&format!(
+            "{} holds agents/: it looks like an OpenClaw state directory; use --root {} to list \
+             its agents' sessions",
+            text::path(dir),
+            text::shell_quote(&dir.display().to_string())
+        ))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
