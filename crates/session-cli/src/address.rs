@@ -83,8 +83,11 @@ pub(crate) struct SessionSelector {
     pub(crate) locator: Locator,
     /// The session: its file name without `.jsonl` (in the sessions directory or one of its
     /// immediate sub-directories), the part of the file name after the first `_` (e.g. the user
-    /// id of `telegram_123456.jsonl`), or its session id (the ID column of `sessions list`, in
-    /// full or a unique prefix of at least 8 characters).
+    /// id of `telegram_123456.jsonl`), or its session id (in full or a unique prefix of at least
+    /// 8 characters: the ID column of `sessions list` for plain directories; on an OpenClaw
+    /// store, `sessionId` in `sessions list --json` or the file name of the PATH column). On an
+    /// OpenClaw store (a directory holding sessions.json) also a session key, in full
+    /// (`agent:<id>:telegram:direct:123`) or the part after `agent:<id>:` (e.g. `main`).
     #[arg(long, value_name = "NAME")]
     pub(crate) session: Option<String>,
 }

@@ -25,7 +25,11 @@ Verify session files without writing to them (not even a backup): every file is 
 and whatever OpenClaw would repair, rewrite, fail on or silently tolerate is reported with its
 file, line and byte offset. Each FILE gets its own result: a file that cannot be read (missing,
 a directory, a dangling symlink, a FIFO or device: only regular files are opened) is reported
-and the others are still checked.
+and the others are still checked. A file an OpenClaw sessions directory manages that is not a
+transcript (`sessions.json`, its temp files and backups, the trajectory sidecars, and archives
+or checkpoints without a session header) gets one line saying what it is, not a problem (JSON
+`notTranscript`; exit code 0 when nothing else is found), so `sessions check <dir>/*` checks
+the transcripts.
 
 Errors (exit code 1):
   torn-tail              the last line is unterminated and not JSON (a crash mid-write)

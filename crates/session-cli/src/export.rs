@@ -47,7 +47,12 @@ file keep the old contents); the result keeps the replaced file's mode bits (per
 setuid/setgid/sticky) and, where the process may set them, its owner and group; a symlink to a
 regular file is followed and its target replaced. OUT must be a regular file or a missing path:
 a directory, FIFO, socket or device is refused even with --force, and so is a dangling symlink.
-It is never the session file itself.
+It is never the session file itself, and never, even with --force, a file an OpenClaw
+sessions directory manages (sessions.json anywhere; in a directory holding sessions.json a
+transcript, an archive, a sidecar, a checkpoint, a store temp file or backup) or any file whose
+first line is a session header. Without --force, a jsonl export into a directory holding
+sessions.json is refused: it keeps the session id, so the store would hold two files with one
+header id.
 
 The session must be a session file: a file without a readable header and without entries is an
 error. When the header is corrupt but entries can be read, they are exported under the header a

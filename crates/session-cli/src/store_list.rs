@@ -348,18 +348,18 @@ pub(crate) fn write(
         head(&mut o, stores, aggregate);
         o.insert("count", num(shown_keys as f64));
         o.insert("totalCount", num(total as f64));
-        // `count` is the reference's: store keys shown. Orphans are rows without a key.
-        let orphans = rows
-            .iter()
-            .filter(|r| matches!(r.row, RowKind::Orphan(_)))
-            .count();
-        o.insert("orphanCount", num(orphans as f64));
         o.insert("limitApplied", opt_num(limit.map(|l| l as f64)));
         o.insert("hasMore", JsValue::Bool(shown_keys < total));
         o.insert(
             "activeMinutes",
             opt_num(flags.active_minutes.map(|m| m as f64)),
         );
+        // `count` is the reference's (store keys shown); orphans are rows without a key.
+        let orphans = rows
+            .iter()
+            .filter(|r| matches!(r.row, RowKind::Orphan(_)))
+            .count();
+        o.insert("orphanCount", num(orphans as f64));
         o.insert(
             "sessions",
             JsValue::Array(rows.iter().map(row_json).collect()),
