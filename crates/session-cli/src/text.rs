@@ -635,5 +635,11 @@ mod tests {
         let at_40 = fit_table(&heads, &cells, &right, Some(0), &[1], Some(40));
         assert!(at_40.iter().all(|l| width(l) <= 40), "{at_40:?}");
         assert_eq!(at_40[1], "agent:main:te…567890  7  …0000000a-0000…");
+        // PATH would get fewer than 12 columns: it is left out, and the key gets the room.
+        let at_30 = fit_table(&heads, &cells, &right, Some(0), &[1], Some(30));
+        assert_eq!(
+            at_30,
+            ["KEY                          N", "agent:main:telegra…34567890  7"]
+        );
     }
 }

@@ -950,3 +950,41 @@ fn context_explains_an_incomplete_model() {
          change or assistant reply on the branch does not name both a provider and a model)"
     );
 }
+
+/// `--wide` (and a pipe without COLUMNS) prints NAME / FIRST MESSAGE in full in the file
+/// table; fitted to COLUMNS it is cut with `…`.
+#[test]
+fn wide_file_tables_print_the_first_message_in_full() {
+    let dir = tempdir();
+    let long = "Please summarise the disk usage report of build-01 and tell me which \
+                directories grew the most this week";
+    plant(
+        &dir.path().join("s/a.jsonl"),
+        &lines(&[HEADER.to_owned(), msg("u1", None, "user", long)]),
+    );
+    let quoted = format!("\"{long}\"");
+    for (cols, extra) in [(Some("80"), Some("--wide")), (None, None)] {
+        let mut c = cmd();
+        c.current_dir(dir.path()).env_remove("COLUMNS");
+        if let Some(cols) = cols {
+            c.env("COLUMNS", cols);
+        }
+        c.args(["list", "--dir", "s"]).args(extra);
+        let r = run_command_timeout(c, 30);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+        let row = r.stdout.lines().nth(1).unwrap();
+        assert_eq!(
+            row.split("  ").filter(|c| !c.is_empty()).nth(1),
+            Some(quoted.as_str()),
+            "{cols:?}: {}",
+            r.stdout
+        );
+    }
+    let mut c = cmd();
+    c.current_dir(dir.path())
+        .env("COLUMNS", "80")
+        .args(["list", "--dir", "s"]);
+    let r = run_command_timeout(c, 30);
+    assert!(r.stdout.lines().all(|l| l.chars().count() <= 80), "{}", r.stdout);
+    assert!(!r.stdout.contains(&quoted), "{}", r.stdout);
+}
