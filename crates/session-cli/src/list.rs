@@ -640,8 +640,12 @@ pub(crate) fn table(
             l.push_str("  ");
             match fit {
                 Some(limit) => {
-                    let room = limit.saturating_sub(text::width(&l)).max(4);
-                    l.push_str(&text::truncate_path(path, room));
+                    // Every row has the same prefix width: a PATH cut below 12 columns names
+                    // nothing, and is left out of every row and the header alike.
+                    let room = limit.saturating_sub(text::width(&l));
+                    if room >= 12 {
+                        l.push_str(&text::truncate_path(path, room));
+                    }
                     let l = l.trim_end();
                     if text::width(l) > limit {
                         text::truncate(l, limit)

@@ -988,3 +988,28 @@ fn wide_file_tables_print_the_first_message_in_full() {
     assert!(r.stdout.lines().all(|l| l.chars().count() <= 80), "{}", r.stdout);
     assert!(!r.stdout.contains(&quoted), "{}", r.stdout);
 }
+
+/// A file table too narrow for a useful PATH (under 12 columns) leaves it out of the header
+/// and every row instead of printing `…0…`.
+#[test]
+fn narrow_file_tables_leave_the_path_out() {
+    let dir = tempdir();
+    plant(
+        &dir.path().join("s/a.jsonl"),
+        &lines(&[HEADER.to_owned(), msg("u1", None, "user", "hello there")]),
+    );
+    let mut c = cmd();
+    c.current_dir(dir.path())
+        .env("COLUMNS", "60")
+        .args(["list", "--dir", "s"]);
+    let r = run_command_timeout(c, 30);
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (
+            0,
+            "ID        NAME / FIRS…  MSGS  MODIFIED (UTC)     SIZE\n\
+             sess-000  \"hello ther…     1  2026-01-01 00:00  285 B\n",
+            ""
+        )
+    );
+}
