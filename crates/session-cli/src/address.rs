@@ -696,7 +696,9 @@ fn resolve_among(
 /// `.reset.`/`.deleted.` archive counted under `id` (openclaw-store.md R1.13). `None` when
 /// neither (or `dir` holds no readable store).
 fn store_id_note(dir: &Path, id: &str) -> Option<String> {
-    use session_semantics::openclaw_store::{ArtifactKind, STORE_FILE_NAME, SessionStore, classify};
+    use session_semantics::openclaw_store::{
+        ArtifactKind, STORE_FILE_NAME, SessionStore, classify,
+    };
     let store_path = dir.join(STORE_FILE_NAME);
     if !store_path.is_file() {
         return None;

@@ -28,7 +28,7 @@ a directory, a dangling symlink, a FIFO or device: only regular files are opened
 and the others are still checked. A file an OpenClaw sessions directory manages that is not a
 transcript (`sessions.json`, its temp files and backups, the trajectory sidecars, and archives
 or checkpoints without a session header) gets one line saying what it is, not a problem (JSON
-`notTranscript`; exit code 0 when nothing else is found), so `sessions check <dir>/*` checks
+`\"notTranscript\": \"…\"`, only on such a file; exit code 0 when nothing else is found), so `sessions check <dir>/*` checks
 the transcripts.
 
 Errors (exit code 1):
@@ -928,13 +928,10 @@ pub(crate) fn run(
                 o.insert("ok", JsValue::Bool(ok));
                 o.insert("error", error);
                 o.insert("tips", tips);
-                o.insert(
-                    "notTranscript",
-                    match r {
-                        FileResult::NotTranscript(n) => JsValue::from(n.as_str()),
-                        _ => JsValue::Null,
-                    },
-                );
+                // Only for a store file that is not a transcript (what it is, in one phrase).
+                if let FileResult::NotTranscript(n) = r {
+                    o.insert("notTranscript", JsValue::from(n.as_str()));
+                }
                 let ps = problems
                     .iter()
                     .map(|p| {

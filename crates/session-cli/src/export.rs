@@ -892,23 +892,45 @@ fn managed_file(out_path: &Path) -> Option<String> {
             return Some(format!("{what} the OpenClaw sessions directory manages"));
         }
     }
-    model::first_line_is_header(out_path).then(|| "a session file (its first line is a session header)".to_owned())
+    model::first_line_is_header(out_path)
+        .then(|| "a session file (its first line is a session header)".to_owned())
 }
 
-/// Refuses (unless `force`) a jsonl export into an OpenClaw sessions directory: the new file
-/// would carry the same header id as the exported session, a second transcript for one id.
+/// Refuses a new file that OpenClaw would take for one of its own: `sessions.json` anywhere,
+/// and in an OpenClaw sessions directory any name it manages
+/// ([`session_semantics::openclaw_store::classify`]) other than a `*.jsonl` of a jsonl export;
+/// and (unless `force`) a jsonl export into such a directory, whose new file would carry the
+/// same header id as the exported session, a second transcript for one id.
 fn check_same_id_in_store(out_path: &Path, format: Format, force: bool) -> anyhow::Result<()> {
-    if format != Format::Jsonl || force {
-        return Ok(());
-    }
+    use session_semantics::openclaw_store::{ArtifactKind, STORE_FILE_NAME, classify};
+    let name = out_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let dir = match out_path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    if dir
-        .join(session_semantics::openclaw_store::STORE_FILE_NAME)
-        .exists()
-    {
+    let in_store = dir.join(STORE_FILE_NAME).exists();
+    let kind = classify(&name);
+    let store_name = match kind {
+        ArtifactKind::Store => true,
+        ArtifactKind::Other => false,
+        ArtifactKind::Primary { .. } => in_store && format != Format::Jsonl,
+        _ => in_store,
+    };
+    if store_name {
+        bail!(UsageError::new(format!(
+            "refusing to write {}: OpenClaw would take a file of that name for one of its own \
+             (the store index, a transcript, an archive or a sidecar), even with --force; \
+             choose another name",
+            text::path(out_path)
+        )));
+    }
+    if format != Format::Jsonl || force {
+        return Ok(());
+    }
+    if in_store {
         bail!(UsageError::new(format!(
             "refusing to write {} inside an OpenClaw sessions directory ({}): the jsonl export \
              keeps the session id, so the store would hold a second file with the same header \

@@ -66,7 +66,11 @@ pub(crate) fn first_line_is_header(path: &Path) -> bool {
     let line = buf.split(|&b| b == b'\n').next().unwrap_or_default();
     serde_json::from_slice::<serde_json::Value>(line)
         .ok()
-        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(|t| t == "session"))
+        .and_then(|v| {
+            v.get("type")
+                .and_then(|t| t.as_str())
+                .map(|t| t == "session")
+        })
         .unwrap_or(false)
 }
 
@@ -80,8 +84,7 @@ pub(crate) fn store_file_note(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_string_lossy().into_owned();
     let note = match classify(&name) {
         ArtifactKind::Store => {
-            "OpenClaw's session store index, not a transcript: `sessions list` reads it"
-                .to_owned()
+            "OpenClaw's session store index, not a transcript: `sessions list` reads it".to_owned()
         }
         ArtifactKind::StoreTemp => "a temp file of OpenClaw's session store index \
              (sessions.json), not a transcript"
@@ -91,7 +94,11 @@ pub(crate) fn store_file_note(path: &Path) -> Option<String> {
             .to_owned(),
         ArtifactKind::Trajectory { stem, pointer } => format!(
             "OpenClaw's trajectory {} of {}.jsonl, not a transcript",
-            if pointer { "pointer sidecar" } else { "capture sidecar" },
+            if pointer {
+                "pointer sidecar"
+            } else {
+                "capture sidecar"
+            },
             text::safe(&stem)
         ),
         ArtifactKind::Archive { original, .. } if !first_line_is_header(path) => format!(

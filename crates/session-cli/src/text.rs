@@ -639,7 +639,10 @@ mod tests {
         let at_30 = fit_table(&heads, &cells, &right, Some(0), &[1], Some(30));
         assert_eq!(
             at_30,
-            ["KEY                          N", "agent:main:telegra…34567890  7"]
+            [
+                "KEY                          N",
+                "agent:main:telegra…34567890  7"
+            ]
         );
     }
 }

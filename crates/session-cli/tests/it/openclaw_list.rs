@@ -601,7 +601,10 @@ fn age_is_the_reference_time_ago_text() {
             ("agent:main:main", "4h ago"),
             ("agent:main:subagent:research-1", "23h ago"),
             ("agent:main:cron:daily-digest:run:run-0001", "24h ago"),
-            ("agent:main:telegram:group:-1001234567890:topic:42", "25h ago"),
+            (
+                "agent:main:telegram:group:-1001234567890:topic:42",
+                "25h ago"
+            ),
             ("agent:main:telegram:group:-1001234567890", "26h ago"),
             ("-", "-"),
         ])

@@ -81,7 +81,15 @@ fn export_never_replaces_store_files_or_session_files() {
     plant(&dir.path().join("other.jsonl"), &session_bytes("x-1", 0));
     let r = sessions(
         dir.path(),
-        &["export", &src, "--format", "json", "-o", "other.jsonl", "--force"],
+        &[
+            "export",
+            &src,
+            "--format",
+            "json",
+            "-o",
+            "other.jsonl",
+            "--force",
+        ],
     );
     assert_eq!(
         (r.code, r.stderr.as_str()),
@@ -95,7 +103,14 @@ fn export_never_replaces_store_files_or_session_files() {
     // A new jsonl file in the store would be a second file for the session id.
     let r = sessions(
         dir.path(),
-        &["export", &src, "--format", "jsonl", "-o", "agents/main/sessions/copy.jsonl"],
+        &[
+            "export",
+            &src,
+            "--format",
+            "jsonl",
+            "-o",
+            "agents/main/sessions/copy.jsonl",
+        ],
     );
     assert_eq!(
         (r.code, r.stderr.as_str()),
@@ -107,12 +122,43 @@ fn export_never_replaces_store_files_or_session_files() {
              pass --force\n"
         )
     );
+    // New files OpenClaw would take for its own: the index anywhere, managed names in a store.
+    for (out, format) in [
+        ("elsewhere/sessions.json", "json"),
+        ("agents/main/sessions/new.jsonl", "markdown"),
+        (
+            "agents/main/sessions/new.jsonl.deleted.2026-06-12T09-00-00.000Z",
+            "jsonl",
+        ),
+    ] {
+        std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+        let r = sessions(
+            dir.path(),
+            &["export", &src, "--format", format, "-o", out, "--force"],
+        );
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (
+                2,
+                format!(
+                    "error: refusing to write {out}: OpenClaw would take a file of that name for \
+                     one of its own (the store index, a transcript, an archive or a sidecar), \
+                     even with --force; choose another name\n"
+                )
+                .as_str()
+            ),
+            "{out}"
+        );
+    }
+    assert!(!dir.path().join("elsewhere/sessions.json").exists());
     assert_eq!(contents(&s), before, "the store is unchanged");
     // Outside the store a plain file is still replaced with --force.
     plant(&dir.path().join("notes.md"), b"old\n");
     let r = sessions(
         dir.path(),
-        &["export", &src, "--format", "markdown", "-o", "notes.md", "--force"],
+        &[
+            "export", &src, "--format", "markdown", "-o", "notes.md", "--force",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(

@@ -985,7 +985,11 @@ fn wide_file_tables_print_the_first_message_in_full() {
         .env("COLUMNS", "80")
         .args(["list", "--dir", "s"]);
     let r = run_command_timeout(c, 30);
-    assert!(r.stdout.lines().all(|l| l.chars().count() <= 80), "{}", r.stdout);
+    assert!(
+        r.stdout.lines().all(|l| l.chars().count() <= 80),
+        "{}",
+        r.stdout
+    );
     assert!(!r.stdout.contains(&quoted), "{}", r.stdout);
 }
 
