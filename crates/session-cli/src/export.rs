@@ -864,9 +864,10 @@ fn check_out_path(ctx: &Ctx, session: &Path, out_path: &Path, force: bool) -> an
 
 /// What an existing `out_path` is when export must never replace it, as a phrase for the
 /// error: the store index `sessions.json` anywhere; a file an OpenClaw sessions directory (one
-/// holding `sessions.json`) manages, by [`openclaw_store::classify`] (transcripts, archives,
-/// sidecars, checkpoints, store temp files and backups; openclaw-store.md R1.13–R1.14); or any
-/// file whose first line is a session header. `None` for anything else.
+/// holding `sessions.json`) manages, by [`session_semantics::openclaw_store::classify`]
+/// (transcripts, archives, sidecars, checkpoints, store temp files and backups;
+/// openclaw-store.md R1.13–R1.14); or any file whose first line is a session header. `None`
+/// for anything else.
 fn managed_file(out_path: &Path) -> Option<String> {
     use session_semantics::openclaw_store::{self, ArtifactKind};
     let name = out_path.file_name()?.to_string_lossy().into_owned();
