@@ -83,8 +83,11 @@ pub(crate) struct SessionSelector {
     pub(crate) locator: Locator,
     /// The session: its file name without `.jsonl` (in the sessions directory or one of its
     /// immediate sub-directories), the part of the file name after the first `_` (e.g. the user
-    /// id of `telegram_123456.jsonl`), or its session id (the ID column of `sessions list`, in
-    /// full or a unique prefix of at least 8 characters).
+    /// id of `telegram_123456.jsonl`), or its session id (in full or a unique prefix of at least
+    /// 8 characters: the ID column of `sessions list` for plain directories; on an OpenClaw
+    /// store, `sessionId` in `sessions list --json` or the file name of the PATH column). On an
+    /// OpenClaw store (a directory holding sessions.json) also a session key, in full
+    /// (`agent:<id>:telegram:direct:123`) or the part after `agent:<id>:` (e.g. `main`).
     #[arg(long, value_name = "NAME")]
     pub(crate) session: Option<String>,
 }
@@ -145,6 +148,17 @@ pub(crate) fn no_store_error(ctx: &Ctx, root: &Path, flag: Option<&Path>) -> Usa
             r.describe(),
             text::path(&root.join("agents")),
             state_root_origin(flag),
+        ));
+    }
+    if root
+        .join(session_semantics::openclaw_store::STORE_FILE_NAME)
+        .is_file()
+    {
+        return UsageError::new(format!(
+            "{} is a sessions directory (it holds sessions.json), not an OpenClaw state \
+             directory: use --dir {}",
+            text::path(root),
+            text::shell_quote(&root.display().to_string())
         ));
     }
     let mut msg = format!(
@@ -660,6 +674,11 @@ fn resolve_among(
     known.extend(ids.into_iter().map(|(_, id)| id));
     known.sort();
     known.dedup();
+    if ctx.redis().is_none()
+        && let Some(note) = store_id_note(dir, stem)
+    {
+        bail!(UsageError::new(note));
+    }
     bail!(UsageError::new(format!(
         "unknown session {name:?} in {}{}{}",
         text::path(dir),
@@ -670,6 +689,70 @@ fn resolve_among(
         },
         suggestion(stem, &known, "session")
     )))
+}
+
+/// Why a session id that names no transcript is still known to the OpenClaw store of `dir`:
+/// a `sessions.json` row whose `sessionId` is `id` while its transcript does not exist, or a
+/// `.reset.`/`.deleted.` archive counted under `id` (openclaw-store.md R1.13). `None` when
+/// neither (or `dir` holds no readable store).
+fn store_id_note(dir: &Path, id: &str) -> Option<String> {
+    use session_semantics::openclaw_store::{
+        ArtifactKind, STORE_FILE_NAME, SessionStore, classify,
+    };
+    let store_path = dir.join(STORE_FILE_NAME);
+    if !store_path.is_file() {
+        return None;
+    }
+    if let Ok(store) = SessionStore::load(&store_path) {
+        for (k, e) in store.entries() {
+            if e.session_id() != Some(id) {
+                continue;
+            }
+            let key = k.to_str_lossy().into_owned();
+            let transcript = store.transcript_of(&key);
+            if transcript
+                .as_ref()
+                .is_some_and(|p| std::fs::symlink_metadata(p).is_ok())
+            {
+                continue;
+            }
+            return Some(match transcript {
+                Some(p) => format!(
+                    "session {:?}: the row {:?} of {} names that session id, and its transcript \
+                     {} does not exist",
+                    text::safe(id),
+                    text::safe(&key),
+                    text::path(&store_path),
+                    text::path(&p)
+                ),
+                None => format!(
+                    "session {:?}: the row {:?} of {} names that session id, and it names no \
+                     transcript file",
+                    text::safe(id),
+                    text::safe(&key),
+                    text::path(&store_path)
+                ),
+            });
+        }
+    }
+    let mut archives: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            matches!(classify(n), ArtifactKind::Archive { usage_session_id: Some(u), .. } if u == id)
+        })
+        .collect();
+    archives.sort();
+    let newest = archives.last()?;
+    Some(format!(
+        "session {:?} has no live transcript in {}: it is archived as {} (`sessions list \
+         --archived` lists the archives; `sessions tree {}` reads it)",
+        text::safe(id),
+        text::path(dir),
+        text::safe(newest),
+        text::shell_quote(&dir.join(newest).display().to_string())
+    ))
 }
 
 /// A row of `sessions.json` that a `--session` value names (see [`lookup_key`]).

@@ -25,7 +25,11 @@ Verify session files without writing to them (not even a backup): every file is 
 and whatever OpenClaw would repair, rewrite, fail on or silently tolerate is reported with its
 file, line and byte offset. Each FILE gets its own result: a file that cannot be read (missing,
 a directory, a dangling symlink, a FIFO or device: only regular files are opened) is reported
-and the others are still checked.
+and the others are still checked. A file an OpenClaw sessions directory manages that is not a
+transcript (`sessions.json`, its temp files and backups, the trajectory sidecars, and archives
+or checkpoints without a session header) gets one line saying what it is, not a problem (JSON
+`\"notTranscript\": \"…\"`, only on such a file; exit code 0 when nothing else is found), so `sessions check <dir>/*` checks
+the transcripts.
 
 Errors (exit code 1):
   torn-tail              the last line is unterminated and not JSON (a crash mid-write)
@@ -744,6 +748,9 @@ enum FileResult {
         tips: Option<Vec<String>>,
     },
     Failed(String),
+    /// A file OpenClaw's store manages that is not a transcript ([`crate::model::store_file_note`]):
+    /// said in one line, not a problem.
+    NotTranscript(String),
 }
 
 impl FileResult {
@@ -753,7 +760,7 @@ impl FileResult {
                 .iter()
                 .filter(|p| p.severity == Severity::Error)
                 .count(),
-            FileResult::Failed(_) => 0,
+            FileResult::Failed(_) | FileResult::NotTranscript(_) => 0,
         }
     }
 
@@ -763,12 +770,17 @@ impl FileResult {
                 .iter()
                 .filter(|p| p.severity == Severity::Warning)
                 .count(),
-            FileResult::Failed(_) => 0,
+            FileResult::Failed(_) | FileResult::NotTranscript(_) => 0,
         }
     }
 }
 
 fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
+    if ctx.redis().is_none()
+        && let Some(note) = crate::model::store_file_note(path)
+    {
+        return FileResult::NotTranscript(note);
+    }
     if let Some(why) = ctx.backend.not_readable_reason(path) {
         return FileResult::Failed(why);
     }
@@ -834,6 +846,7 @@ pub(crate) fn run(
     out: &mut Output,
 ) -> anyhow::Result<Outcome> {
     let mut failed = 0;
+    let mut not_transcripts = 0;
     let mut with_errors = 0;
     let mut total_errors = 0;
     let mut total_warnings = 0;
@@ -849,6 +862,12 @@ pub(crate) fn run(
                 failed += 1;
                 if !json {
                     out.line(&format!("{shown}: error: {e}"))?;
+                }
+            }
+            FileResult::NotTranscript(note) => {
+                not_transcripts += 1;
+                if !json {
+                    out.line(&format!("{shown}: {note}"))?;
                 }
             }
             FileResult::Checked {
@@ -896,6 +915,7 @@ pub(crate) fn run(
                     FileResult::Failed(e) => {
                         (false, JsValue::from(e.as_str()), &[][..], JsValue::Null)
                     }
+                    FileResult::NotTranscript(_) => (true, JsValue::Null, &[][..], JsValue::Null),
                     FileResult::Checked { problems, tips, .. } => (
                         r.errors() == 0,
                         JsValue::Null,
@@ -908,6 +928,10 @@ pub(crate) fn run(
                 o.insert("ok", JsValue::Bool(ok));
                 o.insert("error", error);
                 o.insert("tips", tips);
+                // Only for a store file that is not a transcript (what it is, in one phrase).
+                if let FileResult::NotTranscript(n) = r {
+                    o.insert("notTranscript", JsValue::from(n.as_str()));
+                }
                 let ps = problems
                     .iter()
                     .map(|p| {
@@ -943,8 +967,18 @@ pub(crate) fn run(
         ))?;
     } else {
         let n = paths.len();
-        let ok = n - failed - with_errors;
+        let ok = n - failed - with_errors - not_transcripts;
         let mut summary = format!("checked {}: {ok} ok", plural(n, "file", "files"));
+        if not_transcripts > 0 {
+            summary.push_str(&format!(
+                ", {not_transcripts} {}",
+                if not_transcripts == 1 {
+                    "not a transcript"
+                } else {
+                    "not transcripts"
+                }
+            ));
+        }
         if with_errors > 0 {
             summary.push_str(&format!(
                 ", {with_errors} with problems ({})",

@@ -5,7 +5,7 @@
 //! `session_store::io` to a new file.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use session_format::entry::EntryType;
@@ -47,7 +47,12 @@ file keep the old contents); the result keeps the replaced file's mode bits (per
 setuid/setgid/sticky) and, where the process may set them, its owner and group; a symlink to a
 regular file is followed and its target replaced. OUT must be a regular file or a missing path:
 a directory, FIFO, socket or device is refused even with --force, and so is a dangling symlink.
-It is never the session file itself.
+It is never the session file itself, and never, even with --force, a file an OpenClaw
+sessions directory manages (sessions.json anywhere; in a directory holding sessions.json a
+transcript, an archive, a sidecar, a checkpoint, a store temp file or backup) or any file whose
+first line is a session header. Without --force, a jsonl export into a directory holding
+sessions.json is refused: it keeps the session id, so the store would hold two files with one
+header id.
 
 The session must be a session file: a file without a readable header and without entries is an
 error. When the header is corrupt but entries can be read, they are exported under the header a
@@ -291,15 +296,15 @@ pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<St
     let _ = writeln!(
         out,
         "- Current branch: {} of {} entries (leaf {})",
-        branch.len(),
-        m.len(),
+        text::thousands(branch.len()),
+        text::thousands(m.len()),
         sm.get_leaf_id().map_or_else(|| "none".to_owned(), md_code)
     );
     if m.branch_points() > 0 {
         let _ = writeln!(
             out,
             "- {} branch {}; only the current branch is shown (see `sessions tree` or the HTML export for all of them)",
-            m.branch_points(),
+            text::thousands(m.branch_points()),
             if m.branch_points() == 1 {
                 "point"
             } else {
@@ -843,12 +848,99 @@ fn check_out_path(ctx: &Ctx, session: &Path, out_path: &Path, force: bool) -> an
             "refusing to write the export over the session file itself ({shown})"
         )));
     }
+    if let Some(why) = managed_file(out_path) {
+        bail!(UsageError::new(format!(
+            "refusing to write the export over {shown}: it is {why}; export never replaces it, \
+             even with --force (choose a path outside the sessions directory)"
+        )));
+    }
     if !force {
         bail!(UsageError::new(format!(
             "{shown} already exists; pass --force to replace it"
         )));
     }
     Ok(true)
+}
+
+/// What an existing `out_path` is when export must never replace it, as a phrase for the
+/// error: the store index `sessions.json` anywhere; a file an OpenClaw sessions directory (one
+/// holding `sessions.json`) manages, by [`session_semantics::openclaw_store::classify`]
+/// (transcripts, archives, sidecars, checkpoints, store temp files and backups;
+/// openclaw-store.md R1.13–R1.14); or any file whose first line is a session header. `None`
+/// for anything else.
+fn managed_file(out_path: &Path) -> Option<String> {
+    use session_semantics::openclaw_store::{self, ArtifactKind};
+    let name = out_path.file_name()?.to_string_lossy().into_owned();
+    if name == openclaw_store::STORE_FILE_NAME {
+        return Some("an OpenClaw session store index (sessions.json)".to_owned());
+    }
+    let dir = match out_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if dir.join(openclaw_store::STORE_FILE_NAME).exists() {
+        let what = match openclaw_store::classify(&name) {
+            ArtifactKind::Store => Some("the session store index"),
+            ArtifactKind::StoreTemp => Some("a session store temp file"),
+            ArtifactKind::StoreBackup => Some("a session store backup"),
+            ArtifactKind::Primary { .. } => Some("a transcript"),
+            ArtifactKind::Archive { .. } => Some("an archived transcript"),
+            ArtifactKind::Checkpoint { .. } => Some("a compaction checkpoint"),
+            ArtifactKind::Trajectory { .. } => Some("a trajectory sidecar"),
+            _ => None,
+        };
+        if let Some(what) = what {
+            return Some(format!("{what} the OpenClaw sessions directory manages"));
+        }
+    }
+    model::first_line_is_header(out_path)
+        .then(|| "a session file (its first line is a session header)".to_owned())
+}
+
+/// Refuses a new file that OpenClaw would take for one of its own: `sessions.json` anywhere,
+/// and in an OpenClaw sessions directory any name it manages
+/// ([`session_semantics::openclaw_store::classify`]) other than a `*.jsonl` of a jsonl export;
+/// and (unless `force`) a jsonl export into such a directory, whose new file would carry the
+/// same header id as the exported session, a second transcript for one id.
+fn check_same_id_in_store(out_path: &Path, format: Format, force: bool) -> anyhow::Result<()> {
+    use session_semantics::openclaw_store::{ArtifactKind, STORE_FILE_NAME, classify};
+    let name = out_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = match out_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let in_store = dir.join(STORE_FILE_NAME).exists();
+    let kind = classify(&name);
+    let store_name = match kind {
+        ArtifactKind::Store => true,
+        ArtifactKind::Other => false,
+        ArtifactKind::Primary { .. } => in_store && format != Format::Jsonl,
+        _ => in_store,
+    };
+    if store_name {
+        bail!(UsageError::new(format!(
+            "refusing to write {}: OpenClaw would take a file of that name for one of its own \
+             (the store index, a transcript, an archive or a sidecar), even with --force; \
+             choose another name",
+            text::path(out_path)
+        )));
+    }
+    if format != Format::Jsonl || force {
+        return Ok(());
+    }
+    if in_store {
+        bail!(UsageError::new(format!(
+            "refusing to write {} inside an OpenClaw sessions directory ({}): the jsonl export \
+             keeps the session id, so the store would hold a second file with the same header \
+             id; write it elsewhere, or pass --force",
+            text::path(out_path),
+            text::path(&dir)
+        )));
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `out_path` through `session_store::io` (create-new, or an atomic replace
@@ -885,6 +977,7 @@ pub(crate) fn run(
     if let Some(p) = out_path {
         // Refuse early (before reading the session) what can never be written.
         check_out_path(ctx, path, p, force)?;
+        check_same_id_in_store(p, format, force)?;
     }
     let opened = model::open(ctx, path)?;
     for w in &opened.warnings {

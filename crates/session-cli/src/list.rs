@@ -70,10 +70,11 @@ OpenClaw stores: a sessions directory holding sessions.json is listed one row pe
 as `openclaw sessions` lists it, joined with the files beside it. Rows are newest `updatedAt`
 first (ties in the file's order); --active MINUTES keeps rows updated in the last MINUTES
 minutes; --limit N|all (default 100) keeps the N newest keys; --all-agents is --all. Columns:
-[AGENT] KEY, KIND (the reference's kind: direct, group, cron, spawn-child, global, unknown),
+[AGENT] (the key's own agent, as JSON agentId) KEY, KIND (the reference's kind: direct, group, cron, spawn-child, global, unknown),
 CHANNEL, MODEL (the row's model, else the default openai/gpt-5.5), TOKENS (CTX %) (totalTokens
 over contextTokens, else 200k, as `0.4k/200k (0%)`), AGE (since updatedAt and the global
---now), MSGS and SIZE (of the transcript), FLAGS, PATH (the transcript). FLAGS: `missing` (no
+--now, as the reference writes it: `just now`, `12m ago`, `4h ago` under 48 hours, `2d ago`;
+`unknown` without updatedAt or when it is in the future), MSGS and SIZE (of the transcript), FLAGS, PATH (the transcript). FLAGS: `missing` (no
 transcript file), `header-only` (at most 4096 bytes and no message: the reference's `cleanup
 --fix-missing` calls it missing), `shared` (another key names the same transcript or session
 id; JSON `sharedWith` names them), `orphan` (a transcript no key references, listed after the
@@ -82,17 +83,20 @@ sidecars, store temp files and sub-directories such as `archive/` are never rows
 warned about; --archived lists the archives instead (time, reason, session id, size, path).
 JSON: {\"path\" (the store, or null with \"stores\": [{\"agentId\", \"path\"}] and \"allAgents\":
 true when every agent is listed), \"count\", \"totalCount\", \"limitApplied\", \"hasMore\",
-\"activeMinutes\", \"sessions\": [{\"key\", \"updatedAt\", \"ageMs\", \"sessionId\", the row's
+\"activeMinutes\", \"orphanCount\", \"sessions\": [{\"key\", \"updatedAt\", \"ageMs\", \"sessionId\", the row's
 fields as `openclaw sessions --json` prints them (\"totalTokens\", \"model\", \"modelProvider\",
 \"contextTokens\", …, same names and values), \"agentId\", \"kind\", \"id\", \"channel\",
 \"contextPercent\", \"messages\", \"size\", \"flags\", \"sharedWith\", \"path\"}], \"skipped\"}; an
-orphan has \"key\": null. A sessions.json that is not a JSON object is an error naming it.
+orphan has \"key\": null. `count` is the reference's (store keys shown); the orphan rows are
+counted in `orphanCount`; store paths are absolute, as the reference prints them. A sessions.json that is not a JSON object is an error naming it.
 Elsewhere --active and --limit select by MODIFIED.
 
 Width: the table fits the COLUMNS environment variable when set, else the terminal's width;
 output to a pipe or file without COLUMNS is never cut. To fit, PATH (last) is cut with `…`,
-then KEY in its middle, then CHANNEL, MODEL, SIZE, MSGS and TOKENS are left out; --wide prints
-every cell in full.
+then KEY in its middle, then CHANNEL, MODEL, SIZE, MSGS and TOKENS are left out; PATH is left
+out rather than cut below 12 columns, then KEY is cut further and the remaining columns are
+left out, rightmost first (KIND, AGE and SIZE cells are never cut). --wide prints every cell
+in full (in the file table too: NAME / FIRST MESSAGE).
 
 With --backend redis://… the sessions are read from the Redis store instead (the paths name its
 namespaces and keys; see `sessions --help`); the output is the same, except that the file's
@@ -608,13 +612,13 @@ pub(crate) fn table(
     let mod_w = w(&|r| &r.modified, "MODIFIED (UTC)");
     let size_w = w(&|r| &r.size, "SIZE");
     let fixed = id_w + msgs_w + mod_w + size_w + 2 * 5 + if show_agent { agent_w + 2 } else { 0 };
-    // The name column gets what is left of the width, but no less than 32 and no more than
-    // its longest value; the path is last and never cut.
+    // Fitted, the name column gets what is left of the width (down to 12 columns, so that the
+    // path keeps about 24; at most 60); unfitted (--wide, or a pipe without COLUMNS) every
+    // name is printed in full.
     let name_max = w(&|r| &r.name, "NAME / FIRST MESSAGE");
     let name_w = match fit {
-        // Fitted: the name gives way down to 12 columns so that the path keeps about 24.
         Some(_) => width.saturating_sub(fixed + 24).clamp(12, 60).min(name_max),
-        None => width.saturating_sub(fixed + 30).clamp(32, 60).min(name_max),
+        None => name_max,
     };
     let mut out = Vec::with_capacity(rows.len() + 1);
     let fmt =
@@ -636,8 +640,12 @@ pub(crate) fn table(
             l.push_str("  ");
             match fit {
                 Some(limit) => {
-                    let room = limit.saturating_sub(text::width(&l)).max(4);
-                    l.push_str(&text::truncate_path(path, room));
+                    // Every row has the same prefix width: a PATH cut below 12 columns names
+                    // nothing, and is left out of every row and the header alike.
+                    let room = limit.saturating_sub(text::width(&l));
+                    if room >= 12 {
+                        l.push_str(&text::truncate_path(path, room));
+                    }
                     let l = l.trim_end();
                     if text::width(l) > limit {
                         text::truncate(l, limit)
@@ -856,7 +864,18 @@ pub(crate) fn run(
         text::output_width(None),
         flags.width,
         out,
-    )
+    )?;
+    if listed.is_empty()
+        && let Some(dir) = loc.dir.as_deref().filter(|d| d.join("agents").is_dir())
+    {
+        out.warn(&format!(
+            "{} holds agents/: it looks like an OpenClaw state directory; use --root {} to list \
+             its agents' sessions",
+            text::path(dir),
+            text::shell_quote(&dir.display().to_string())
+        ))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -101,8 +101,11 @@ demo store under --root), `export -o OUT` (OUT only), the developer command `rep
 temporary directory it removes), and the write commands: `repair` (rewrites a session after a
 byte-exact backup, under the session write lock), `unlock --stale` (removes stale lock files,
 never a running holder's), `archive` and `clear` (move sessions into <sessions>/archive/;
-`clear --purge` deletes, and `clear` needs --yes). Each write command has --dry-run, which
-writes nothing. Locked sessions, symlinks and files that are not sessions are never archived or
+on an OpenClaw store, a directory holding sessions.json, they rename the transcript in place to
+`<file>.deleted.<time>` or `<file>.reset.<time>` and edit sessions.json instead; `clear --purge`
+deletes, and `clear` needs --yes), `cleanup` (OpenClaw's maintenance of sessions.json: prunes,
+caps and sweeps, archiving what it removes) and `migrate` (copies sessions between a directory
+and Redis). Each write command has --dry-run, which writes nothing. Locked sessions, symlinks and files that are not sessions are never archived or
 cleared. `keys parse` reads nothing.
 
 Addressing a session (the same for every subcommand that takes one):
@@ -117,7 +120,9 @@ A sessions directory (--agent, --dir, --pi) always means the *.jsonl files direc
 its immediate sub-directories, in every subcommand. NAME is the file name without .jsonl, the
 part of the file name after its first '_' (the session id of <timestamp>_<uuid>.jsonl, the user
 id of <channel>_<userId>.jsonl), or the session id from the file's header (the ID column of
-`sessions list`), in full or a unique prefix of at least 8 characters. Where the directory
+`sessions list` for plain directories; on an OpenClaw store `sessionId` in `sessions list
+--json`, or the file name in the PATH column), in full or a unique prefix of at least 8
+characters. Where the directory
 holds OpenClaw's sessions.json, NAME may also be a session key (agent:main:telegram:direct:123,
 or the part after agent:<ID>:, e.g. main), resolved through sessions.json to its row's
 transcript. An unknown agent, session or key is an error listing close matches (or the keys). NAME and ID are one path component each: a value
@@ -142,7 +147,7 @@ Sessions in Redis (--backend URL, before or after the subcommand):
 store, either way, byte for byte (see `sessions migrate --help`).
 
 Exit codes: 0 ok; 1 `check` found problems, or a write command (repair, unlock, archive,
-clear, migrate) changed something (with --dry-run: would change something); 2 usage or I/O
+clear, cleanup, migrate) changed something (with --dry-run: would change something); 2 usage or I/O
 error (also when some of several files could not be read by `check` or `stats`, a lock could
 not be taken, a key does not parse, or a write action failed).";
 
@@ -176,11 +181,14 @@ struct Cli {
     #[arg(long, global = true, value_name = "NAME")]
     redis_prefix: Option<String>,
     /// Run as of this time (ISO 8601, UTC unless it has an offset, or epoch milliseconds)
-    /// [default: now]: ages, retention and timestamps written are computed from it.
+    /// [default: now]: the ages of `list` and the retention of `archive`, `clear` and
+    /// `cleanup` are computed from it, and the timestamps written (by the write commands,
+    /// `demo`, and the header of `export --format jsonl`). Other read commands ignore it.
     #[arg(long, global = true, value_name = "TIME", value_parser = archive::parse_now)]
     now: Option<i64>,
-    /// Write an OpenClaw sessions.json even though a gateway's lock says one runs: only after
-    /// you stopped the gateway (its lock can outlive it by 30 s). --dry-run never needs it.
+    /// For the commands that write an OpenClaw sessions.json (archive, clear, cleanup): write
+    /// it even though a gateway's lock says one runs, only after you stopped the gateway (its
+    /// lock can outlive it by 30 s). Read commands ignore it; --dry-run never needs it.
     #[arg(long, global = true)]
     offline_ok: bool,
     #[command(subcommand)]
@@ -386,7 +394,8 @@ struct ExportArgs {
     #[arg(long, value_enum, default_value_t = export::Format::Json)]
     format: export::Format,
     /// Write to this file instead of stdout (`-`: stdout). A new file gets mode 0600; an
-    /// existing one is replaced only with --force and only if it is a regular file (never a
+    /// existing one is replaced only with --force, only if it is a regular file, never a
+    /// session file or a file of an OpenClaw sessions directory (never a
     /// directory, FIFO, socket or device, never the session file itself).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: Option<PathBuf>,

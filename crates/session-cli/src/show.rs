@@ -88,6 +88,21 @@ pub(crate) fn run(
     for w in &opened.warnings {
         out.warn(w)?;
     }
+    // `@N` past the end: say so, rather than pointing to --raw, which has no such line either.
+    if let Some(n) = spec.strip_prefix('@').and_then(|n| n.parse::<usize>().ok())
+        && opened.ro.session.get_entry(spec).is_none()
+    {
+        let bytes = ctx.backend.read_session(path)?;
+        let total = session_format::line::lines(&bytes).count();
+        if n > total {
+            anyhow::bail!(UsageError::new(format!(
+                "{} has {} {}; there is no line {n}",
+                text::path(path),
+                text::thousands(total),
+                if total == 1 { "line" } else { "lines" }
+            )));
+        }
+    }
     let e = model::resolve_entry(&opened.ro.session, spec)?;
     if raw {
         if let Some(n) = e.location().line {

@@ -113,22 +113,29 @@ fn tokens_cell(r: &StoreRow) -> String {
     }
 }
 
-/// An age in milliseconds as `now` (under a minute), `12m`, `5h` (under 48 hours), `3d`;
-/// `-` without `updatedAt`.
+/// An age in milliseconds as the reference's session table writes it (`formatTimeAgo`):
+/// seconds, minutes and hours each rounded half up from the previous unit; `just now` under
+/// a minute, `12m ago`, `5h ago` under 48 hours, then `2d ago`; `unknown` without
+/// `updatedAt` and for an `updatedAt` in the future (openclaw-store.md §6).
 fn age_cell(age_ms: Option<f64>) -> String {
-    let Some(ms) = age_ms else {
-        return "-".to_owned();
+    let Some(ms) = age_ms.filter(|m| m.is_finite() && *m >= 0.0) else {
+        return "unknown".to_owned();
     };
-    let minutes = (ms / 60_000.0).floor();
+    // Math.round: half up (the values are never negative here).
+    let round = |x: f64| (x + 0.5).floor();
+    let seconds = round(ms / 1000.0);
+    let minutes = round(seconds / 60.0);
     if minutes < 1.0 {
-        "now".to_owned()
-    } else if minutes < 60.0 {
-        format!("{minutes}m")
-    } else if minutes < 48.0 * 60.0 {
-        format!("{}h", (minutes / 60.0).floor())
-    } else {
-        format!("{}d", (minutes / 1440.0).floor())
+        return "just now".to_owned();
     }
+    if minutes < 60.0 {
+        return format!("{minutes}m ago");
+    }
+    let hours = round(minutes / 60.0);
+    if hours < 48.0 {
+        return format!("{hours}h ago");
+    }
+    format!("{}d ago", round(hours / 24.0))
 }
 
 /// Every row of every store, store rows newest `updatedAt` first (ties in store order, then
@@ -278,6 +285,12 @@ fn archive_json(agent: Option<&str>, a: &ArchivedTranscript) -> JsValue {
     JsValue::Object(o)
 }
 
+/// `path` made absolute against the current directory (as the reference prints store paths);
+/// unchanged when it already is or the current directory is unknown.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
 /// The `path`/`stores`/`allAgents` head of the JSON, as the reference's (R5.3): `path` is the
 /// store for one directory listed on its own, else `null` with `stores`.
 fn head(o: &mut JsObject, stores: &[StoreDir], aggregate: bool) {
@@ -293,7 +306,7 @@ fn head(o: &mut JsObject, stores: &[StoreDir], aggregate: bool) {
                         st.insert("agentId", opt_str(s.agent.as_deref()));
                         st.insert(
                             "path",
-                            JsValue::from(s.listing.store_path.display().to_string()),
+                            JsValue::from(absolute(&s.listing.store_path).display().to_string()),
                         );
                         JsValue::Object(st)
                     })
@@ -305,7 +318,7 @@ fn head(o: &mut JsObject, stores: &[StoreDir], aggregate: bool) {
         o.insert(
             "path",
             stores.first().map_or(JsValue::Null, |s| {
-                JsValue::from(s.listing.store_path.display().to_string())
+                JsValue::from(absolute(&s.listing.store_path).display().to_string())
             }),
         );
     }
@@ -341,6 +354,12 @@ pub(crate) fn write(
             "activeMinutes",
             opt_num(flags.active_minutes.map(|m| m as f64)),
         );
+        // `count` is the reference's (store keys shown); orphans are rows without a key.
+        let orphans = rows
+            .iter()
+            .filter(|r| matches!(r.row, RowKind::Orphan(_)))
+            .count();
+        o.insert("orphanCount", num(orphans as f64));
         o.insert(
             "sessions",
             JsValue::Array(rows.iter().map(row_json).collect()),
@@ -388,10 +407,12 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
     for r in rows {
         let mut c = Vec::with_capacity(11);
         if show_agent {
-            c.push(
-                r.agent
-                    .map_or_else(|| "-".to_owned(), |a| text::safe(a).into_owned()),
-            );
+            // A key's own agent (`agent:<id>:…`, JSON `agentId`), else the directory's.
+            let agent = match r.row {
+                RowKind::Key(k) => k.agent_id.as_deref().or(r.agent),
+                _ => r.agent,
+            };
+            c.push(agent.map_or_else(|| "-".to_owned(), |a| text::safe(a).into_owned()));
         }
         match r.row {
             RowKind::Key(k) => {

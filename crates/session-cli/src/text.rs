@@ -110,8 +110,11 @@ pub(crate) fn truncate_path(s: &str, max: usize) -> String {
 /// never padded. With a `width`, a table wider than it is fitted, in this order: the last
 /// column is cut as a path ([`truncate_path`]) down to 20 columns; column `shrink` (a key) is cut in its
 /// middle down to 20; the columns of `drop` are left out, one at a time in that order, until
-/// the table fits; the last column is cut down to 4; room left over goes back to the last
-/// column, then to the key; a line still too wide is cut at `width` (`…`). Every line is then at most `width` columns. Without a `width` nothing is cut.
+/// the table fits; the last column is cut down to 12, and left out when it still does not fit;
+/// the key is cut down to 12; then other columns are left out, rightmost first (their cells are
+/// never cut); the key is cut down to 4; room left over goes back to the last column, then to
+/// the key; a line still too wide is cut at `width` (`…`). Every line is then at most `width`
+/// columns. Without a `width` nothing is cut.
 pub(crate) fn fit_table(
     heads: &[&str],
     cells: &[Vec<String>],
@@ -159,9 +162,32 @@ pub(crate) fn fit_table(
             }
             shown[d] = false;
         }
-        cut(&mut w, &shown, last, 4);
+        // A path cut below 12 columns names nothing: it is left out instead.
+        cut(&mut w, &shown, last, 12);
+        if total(&w, &shown) > limit {
+            shown[last] = false;
+        }
+        let key = shrink.filter(|&k| k < last);
+        if let Some(k) = key {
+            cut(&mut w, &shown, k, 12);
+        }
+        // Other cells are never cut: columns are left out, last first, until the table fits.
+        for d in (0..last).rev() {
+            if total(&w, &shown) <= limit {
+                break;
+            }
+            if Some(d) != key && shown[d] && shown.iter().filter(|s| **s).count() > 1 {
+                shown[d] = false;
+            }
+        }
+        if let Some(k) = key {
+            cut(&mut w, &shown, k, 4);
+        }
         // Room left after leaving columns out goes back to the path, then to the key.
-        for i in std::iter::once(last).chain(shrink.filter(|&k| k < last)) {
+        for i in std::iter::once(last).chain(key) {
+            if !shown[i] {
+                continue;
+            }
             let spare = limit.saturating_sub(total(&w, &shown));
             w[i] += spare.min(natural[i].saturating_sub(w[i]));
         }
@@ -609,5 +635,14 @@ mod tests {
         let at_40 = fit_table(&heads, &cells, &right, Some(0), &[1], Some(40));
         assert!(at_40.iter().all(|l| width(l) <= 40), "{at_40:?}");
         assert_eq!(at_40[1], "agent:main:te…567890  7  …0000000a-0000…");
+        // PATH would get fewer than 12 columns: it is left out, and the key gets the room.
+        let at_30 = fit_table(&heads, &cells, &right, Some(0), &[1], Some(30));
+        assert_eq!(
+            at_30,
+            [
+                "KEY                          N",
+                "agent:main:telegra…34567890  7"
+            ]
+        );
     }
 }

@@ -24,6 +24,7 @@ mod non_regular_files;
 mod openclaw_archive_clear;
 mod openclaw_cleanup;
 mod openclaw_list;
+mod openclaw_store_reads;
 mod output_escaping;
 mod pi_fixture;
 mod read_commands;

@@ -106,7 +106,23 @@ fn json_rows_equal_the_reference_list() {
     ] {
         assert_eq!(ours[field], want[field], "{field}");
     }
-    assert_eq!(ours["path"], "./agents/main/sessions/sessions.json");
+    // Absolute, as the reference prints it.
+    let abs = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(
+        ours["path"],
+        abs.join("agents/main/sessions/sessions.json")
+            .display()
+            .to_string()
+    );
+    // `count` is the reference's (keys shown); the orphan row is counted apart.
+    assert_eq!(
+        (
+            ours["count"].as_u64(),
+            ours["orphanCount"].as_u64(),
+            ours["sessions"].as_array().unwrap().len()
+        ),
+        (Some(5), Some(1), 6)
+    );
     // Beyond the compared fields: every field of the reference's row that we print has its
     // value and position; the ones we leave out come from config, the ACP metadata and the
     // runtime policy, which `list` does not read.
@@ -143,7 +159,11 @@ fn json_rows_equal_the_reference_list() {
     assert_eq!(all["path"], Value::Null);
     assert_eq!(
         all["stores"],
-        serde_json::json!([{"agentId": "main", "path": "./agents/main/sessions/sessions.json"}])
+        serde_json::json!([{"agentId": "main", "path": std::fs::canonicalize(dir.path())
+            .unwrap()
+            .join("agents/main/sessions/sessions.json")
+            .display()
+            .to_string()}])
     );
 
     // The missing subagent transcript and the orphan are flagged; the orphan comes last.
@@ -503,7 +523,11 @@ fn agents_without_a_store_are_listed_file_by_file_beside_the_keys() {
     assert_eq!(v["allAgents"], true);
     assert_eq!(
         v["stores"],
-        serde_json::json!([{"agentId": "main", "path": "./agents/main/sessions/sessions.json"}])
+        serde_json::json!([{"agentId": "main", "path": std::fs::canonicalize(dir.path())
+            .unwrap()
+            .join("agents/main/sessions/sessions.json")
+            .display()
+            .to_string()}])
     );
 }
 
@@ -538,4 +562,112 @@ fn active_and_limit_select_what_the_reference_selects() {
             assert_eq!(ours[field], theirs[field], "{extra:?} {field}");
         }
     }
+}
+
+/// The AGE cell is the reference's `formatTimeAgo` text: seconds, minutes and hours each
+/// rounded, `Nh ago` under 48 hours, then `Nd ago`.
+#[test]
+fn age_is_the_reference_time_ago_text() {
+    let Some((_, dir, _)) = fixture("age_is_the_reference_time_ago_text") else {
+        return;
+    };
+    let ages = |now: &str| -> Vec<(String, String)> {
+        let mut c = cmd();
+        c.current_dir(dir.path())
+            .env_remove("COLUMNS")
+            .args(["--now", now, "list", "--root", ".", "--agent", "main"]);
+        let r = run_command_timeout(c, 30);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+        let head = r.stdout.lines().next().unwrap();
+        let at = head.find("AGE").unwrap();
+        r.stdout
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let key = l.split_whitespace().next().unwrap().to_owned();
+                let age: String = l[at..].chars().take(8).collect();
+                (key, age.trim_end().to_owned())
+            })
+            .collect()
+    };
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(k, a)| ((*k).to_owned(), (*a).to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        ages(NOW),
+        pairs(&[
+            ("agent:main:main", "4h ago"),
+            ("agent:main:subagent:research-1", "23h ago"),
+            ("agent:main:cron:daily-digest:run:run-0001", "24h ago"),
+            (
+                "agent:main:telegram:group:-1001234567890:topic:42",
+                "25h ago"
+            ),
+            ("agent:main:telegram:group:-1001234567890", "26h ago"),
+            ("-", "-"),
+        ])
+    );
+    let later = ages("2026-06-14T09:00:00Z");
+    assert_eq!(later[0], pairs(&[("agent:main:main", "2d ago")])[0]);
+    // A clock before every updatedAt: the reference writes `unknown`.
+    let earlier = ages("2026-06-10T00:00:00Z");
+    assert_eq!(
+        earlier.iter().map(|(_, a)| a.as_str()).collect::<Vec<_>>(),
+        ["unknown", "unknown", "unknown", "unknown", "unknown", "-"]
+    );
+}
+
+/// A narrow terminal: PATH is left out rather than cut to a few characters, KIND, AGE and SIZE
+/// are never cut (columns are left out instead), and every line fits.
+#[test]
+fn narrow_tables_leave_columns_out_instead_of_cutting_cells() {
+    let Some((_, dir, _)) = fixture("narrow_tables_leave_columns_out_instead_of_cutting_cells")
+    else {
+        return;
+    };
+    let at = |cols: &str, extra: &[&str]| -> String {
+        let mut a = vec!["list", "--root", ".", "--agent", "main"];
+        a.extend(extra);
+        let r = list(dir.path(), Some(cols), &a);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+        let n: usize = cols.parse().unwrap();
+        for l in r.stdout.lines() {
+            assert!(l.chars().count() <= n, "{l:?} wider than {n}");
+        }
+        r.stdout
+    };
+    assert_snapshot!("columns_60", at("60", &[]));
+    assert_snapshot!("columns_40", at("40", &[]));
+    assert_snapshot!("archived_columns_60", at("60", &["--archived"]));
+}
+
+/// The AGENT cell of a key is the key's own agent (`agent:ops:…` stored in main's
+/// sessions.json is `ops`, as JSON `agentId` and the reference say).
+#[test]
+fn the_agent_cell_is_the_key_agent() {
+    let dir = tempdir();
+    let store = dir.path().join("agents/main/sessions");
+    plant(
+        &store.join("sessions.json"),
+        format!(
+            "{{\n  \"agent:ops:main\": {{\n    \"sessionId\": \"{MAIN}\",\n    \"updatedAt\": {}\n  }}\n}}",
+            NOW_MS - 60_000
+        )
+        .as_bytes(),
+    );
+    plant(
+        &store.join(format!("{MAIN}.jsonl")),
+        &session_bytes(MAIN, NOW_MS - 60_000),
+    );
+    let r = list(dir.path(), None, &["list", "--root", "."]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let row = r.stdout.lines().nth(1).unwrap();
+    assert_eq!(
+        row.split_whitespace().take(2).collect::<Vec<_>>(),
+        ["ops", "agent:ops:main"]
+    );
+    let v = list_json(dir.path(), &["list", "--root", ".", "--json"]);
+    assert_eq!(v["sessions"][0]["agentId"], "ops");
 }

@@ -836,12 +836,55 @@ fn top_level_help_hides_replay_and_says_what_writes() {
              developer command `replay` (in a temporary directory it removes), and the write \
              commands: `repair` (rewrites a session after a byte-exact backup, under the session \
              write lock), `unlock --stale` (removes stale lock files, never a running holder's), \
-             `archive` and `clear` (move sessions into <sessions>/archive/; `clear --purge` \
-             deletes, and `clear` needs --yes). Each write command has --dry-run, which writes \
-             nothing."
+             `archive` and `clear` (move sessions into <sessions>/archive/; on an OpenClaw \
+             store, a directory holding sessions.json, they rename the transcript in place to \
+             `<file>.deleted.<time>` or `<file>.reset.<time>` and edit sessions.json instead; \
+             `clear --purge` deletes, and `clear` needs --yes), `cleanup` (OpenClaw's \
+             maintenance of sessions.json: prunes, caps and sweeps, archiving what it removes) \
+             and `migrate` (copies sessions between a directory and Redis). Each write command \
+             has --dry-run, which writes nothing."
         ),
         "{help}"
     );
+    assert!(
+        help.contains(
+            "Exit codes: 0 ok; 1 `check` found problems, or a write command (repair, unlock, \
+             archive, clear, cleanup, migrate) changed something"
+        ),
+        "{help}"
+    );
+    for (flag, text) in [
+        (
+            "--offline-ok",
+            "For the commands that write an OpenClaw sessions.json (archive, clear, cleanup): \
+             write it even though a gateway's lock says one runs, only after you stopped the \
+             gateway (its lock can outlive it by 30 s). Read commands ignore it; --dry-run never \
+             needs it",
+        ),
+        (
+            "--now",
+            "the ages of `list` and the retention of `archive`, `clear` and `cleanup` are \
+             computed from it, and the timestamps written (by the write commands, `demo`, and \
+             the header of `export --format jsonl`). Other read commands ignore it",
+        ),
+    ] {
+        assert!(help.contains(text), "{flag}: {help}");
+    }
+    // `--session` on every read command names session keys and where ids are on a store.
+    for sub in ["tree", "context", "show", "stats", "check", "export"] {
+        let r = run([sub, "--help"]);
+        let help = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            help.contains(
+                "the ID column of `sessions list` for plain directories; on an OpenClaw store, \
+                 `sessionId` in `sessions list --json` or the file name of the PATH column). On \
+                 an OpenClaw store (a directory holding sessions.json) also a session key, in \
+                 full (`agent:<id>:telegram:direct:123`) or the part after `agent:<id>:` (e.g. \
+                 `main`)"
+            ),
+            "{sub}: {help}"
+        );
+    }
     let r = run(["replay", "--help"]);
     assert!(r.stdout.contains("Developer tool"), "{}", r.stdout);
 }
@@ -905,5 +948,72 @@ fn context_explains_an_incomplete_model() {
         r.stdout.lines().next().unwrap(),
         "s.jsonl — context at leaf a3: 3 messages, thinking off, model ?/? (the last model \
          change or assistant reply on the branch does not name both a provider and a model)"
+    );
+}
+
+/// `--wide` (and a pipe without COLUMNS) prints NAME / FIRST MESSAGE in full in the file
+/// table; fitted to COLUMNS it is cut with `…`.
+#[test]
+fn wide_file_tables_print_the_first_message_in_full() {
+    let dir = tempdir();
+    let long = "Please summarise the disk usage report of build-01 and tell me which \
+                directories grew the most this week";
+    plant(
+        &dir.path().join("s/a.jsonl"),
+        &lines(&[HEADER.to_owned(), msg("u1", None, "user", long)]),
+    );
+    let quoted = format!("\"{long}\"");
+    for (cols, extra) in [(Some("80"), Some("--wide")), (None, None)] {
+        let mut c = cmd();
+        c.current_dir(dir.path()).env_remove("COLUMNS");
+        if let Some(cols) = cols {
+            c.env("COLUMNS", cols);
+        }
+        c.args(["list", "--dir", "s"]).args(extra);
+        let r = run_command_timeout(c, 30);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+        let row = r.stdout.lines().nth(1).unwrap();
+        assert_eq!(
+            row.split("  ").filter(|c| !c.is_empty()).nth(1),
+            Some(quoted.as_str()),
+            "{cols:?}: {}",
+            r.stdout
+        );
+    }
+    let mut c = cmd();
+    c.current_dir(dir.path())
+        .env("COLUMNS", "80")
+        .args(["list", "--dir", "s"]);
+    let r = run_command_timeout(c, 30);
+    assert!(
+        r.stdout.lines().all(|l| l.chars().count() <= 80),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains(&quoted), "{}", r.stdout);
+}
+
+/// A file table too narrow for a useful PATH (under 12 columns) leaves it out of the header
+/// and every row instead of printing `…0…`.
+#[test]
+fn narrow_file_tables_leave_the_path_out() {
+    let dir = tempdir();
+    plant(
+        &dir.path().join("s/a.jsonl"),
+        &lines(&[HEADER.to_owned(), msg("u1", None, "user", "hello there")]),
+    );
+    let mut c = cmd();
+    c.current_dir(dir.path())
+        .env("COLUMNS", "60")
+        .args(["list", "--dir", "s"]);
+    let r = run_command_timeout(c, 30);
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (
+            0,
+            "ID        NAME / FIRS…  MSGS  MODIFIED (UTC)     SIZE\n\
+             sess-000  \"hello ther…     1  2026-01-01 00:00  285 B\n",
+            ""
+        )
     );
 }
