@@ -748,7 +748,7 @@ enum FileResult {
         tips: Option<Vec<String>>,
     },
     Failed(String),
-    /// A file OpenClaw's store manages that is not a transcript ([`crate::model::store_file_note`]):
+    /// A file OpenClaw's store manages that is not a transcript ([`crate::store_files::store_file_note`]):
     /// said in one line, not a problem.
     NotTranscript(String),
 }
@@ -777,7 +777,7 @@ impl FileResult {
 
 fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
     if ctx.redis().is_none()
-        && let Some(note) = crate::model::store_file_note(path)
+        && let Some(note) = crate::store_files::store_file_note(path)
     {
         return FileResult::NotTranscript(note);
     }

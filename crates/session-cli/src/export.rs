@@ -893,7 +893,7 @@ fn managed_file(out_path: &Path) -> Option<String> {
             return Some(format!("{what} the OpenClaw sessions directory manages"));
         }
     }
-    model::first_line_is_header(out_path)
+    crate::store_files::first_line_is_header(out_path)
         .then(|| "a session file (its first line is a session header)".to_owned())
 }
 

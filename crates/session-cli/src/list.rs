@@ -4,7 +4,7 @@
 //! than 300 ms; files that cannot be read or are not sessions are reported, not dropped. With a
 //! Redis backend the same sessions are read from the store's namespaces ([`crate::backend`]),
 //! one `Sessions::list` per namespace. A directory holding OpenClaw's `sessions.json` is
-//! listed by store key instead ([`crate::store_list`]).
+//! listed by store key instead (`crate::store_list`; [`crate::list_cmd`] picks).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ use crate::backend::RedisBackend;
 use crate::ctx::Ctx;
 use crate::outcome::UsageError;
 use crate::output::Output;
-use crate::{fsx, store_list, text};
+use crate::{fsx, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
 List sessions, newest first (by last user/assistant activity, as OpenClaw's list sorts them).
@@ -461,7 +461,10 @@ pub(crate) fn collect(
 }
 
 /// The sessions of `dirs` (the `*.jsonl` files), newest first, and the files skipped.
-fn collect_dirs(ctx: &Ctx, dirs: &[(Option<String>, PathBuf)]) -> (Vec<Listed>, Vec<Skipped>) {
+pub(crate) fn collect_dirs(
+    ctx: &Ctx,
+    dirs: &[(Option<String>, PathBuf)],
+) -> (Vec<Listed>, Vec<Skipped>) {
     let mut skipped = Vec::new();
     let mut cands = Vec::new();
     for (agent, dir) in dirs {
@@ -699,7 +702,7 @@ fn path_cell(info: &SessionInfo) -> String {
     cell
 }
 
-fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
+pub(crate) fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
     let opt = |v: Option<String>| v.map_or(JsValue::Null, JsValue::from);
     let sessions = listed
         .iter()
@@ -807,73 +810,6 @@ pub(crate) fn report_skipped(skipped: &[Skipped], out: &mut Output) -> anyhow::R
         for s in skipped {
             eprintln!("  {}: {}", text::path(&s.path), text::safe(&s.reason));
         }
-    }
-    Ok(())
-}
-
-/// `sessions list`. Directories holding `sessions.json` are listed by store key
-/// ([`crate::store_list`]); when none of the listed directories has one, the files are listed
-/// as before (`--active` and `--limit` then select by the MODIFIED time).
-pub(crate) fn run(
-    ctx: &Ctx,
-    loc: &Locator,
-    all: bool,
-    json: bool,
-    flags: &store_list::ListFlags,
-    out: &mut Output,
-) -> anyhow::Result<()> {
-    let dirs = listed_dirs(ctx, loc, all)?;
-    let show_agent = all || !loc.names_dir();
-    let (store_dirs, file_dirs): (Vec<_>, Vec<_>) = dirs
-        .into_iter()
-        .partition(|(_, d)| ctx.redis().is_none() && store_list::is_store_dir(d));
-    if !store_dirs.is_empty() {
-        let stores = store_list::load(&store_dirs, flags, ctx.now_ms())?;
-        let (files, skipped) = if file_dirs.is_empty() {
-            (Vec::new(), Vec::new())
-        } else {
-            collect_dirs(ctx, &file_dirs)
-        };
-        return store_list::write(&stores, &files, &skipped, show_agent, flags, json, out);
-    }
-    if flags.archived {
-        bail!(UsageError::new(
-            "--archived lists the archives of an OpenClaw store (a sessions directory holding \
-             sessions.json); none of the listed directories has one"
-        ));
-    }
-    let (mut listed, skipped) = collect_dirs(ctx, &file_dirs);
-    if let Some(minutes) = flags.active_minutes {
-        let since = ctx.now_ms() as f64 - minutes as f64 * 60_000.0;
-        listed.retain(|l| l.info.modified >= since);
-    }
-    if let Some(Some(n)) = flags.limit {
-        listed.truncate(n);
-    }
-    if json {
-        out.line(&session_format::normalize::to_json_string_indented(
-            &to_json(&listed, &skipped),
-            2,
-        ))?;
-        return Ok(());
-    }
-    write_table(
-        &listed,
-        &skipped,
-        show_agent,
-        text::output_width(None),
-        flags.width,
-        out,
-    )?;
-    if listed.is_empty()
-        && let Some(dir) = loc.dir.as_deref().filter(|d| d.join("agents").is_dir())
-    {
-        out.warn(&format!(
-            "{} holds agents/: it looks like an OpenClaw state directory; use --root {} to list \
-             its agents' sessions",
-            text::path(dir),
-            text::shell_quote(&dir.display().to_string())
-        ))?;
     }
     Ok(())
 }

@@ -60,6 +60,7 @@ mod fsx;
 mod gateway;
 mod keys;
 mod list;
+mod list_cmd;
 mod migrate;
 mod model;
 mod outcome;
@@ -70,6 +71,7 @@ mod replay;
 mod report;
 mod show;
 mod stats;
+mod store_files;
 mod store_list;
 mod store_ops;
 mod text;
@@ -785,7 +787,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 archived: a.archived,
                 width: text::table_width(a.wide),
             };
-            list::run(ctx, &a.locator, a.all, a.json, &flags, &mut out)?;
+            list_cmd::run(ctx, &a.locator, a.all, a.json, &flags, &mut out)?;
             Outcome::Ok
         }
         Command::Tree(a) => {

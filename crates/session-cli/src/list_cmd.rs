@@ -1,0 +1,78 @@
+//! `sessions list`: each listed directory is read by store key when it holds OpenClaw's
+//! `sessions.json` ([`crate::store_list`]), else file by file ([`crate::list`]).
+
+use anyhow::bail;
+
+use crate::address::Locator;
+use crate::ctx::Ctx;
+use crate::list::{collect_dirs, listed_dirs, to_json, write_table};
+use crate::outcome::UsageError;
+use crate::output::Output;
+use crate::{store_list, text};
+
+/// `sessions list`. Directories holding `sessions.json` are listed by store key
+/// ([`crate::store_list`]); when none of the listed directories has one, the files are listed
+/// as before (`--active` and `--limit` then select by the MODIFIED time).
+pub(crate) fn run(
+    ctx: &Ctx,
+    loc: &Locator,
+    all: bool,
+    json: bool,
+    flags: &store_list::ListFlags,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let dirs = listed_dirs(ctx, loc, all)?;
+    let show_agent = all || !loc.names_dir();
+    let (store_dirs, file_dirs): (Vec<_>, Vec<_>) = dirs
+        .into_iter()
+        .partition(|(_, d)| ctx.redis().is_none() && store_list::is_store_dir(d));
+    if !store_dirs.is_empty() {
+        let stores = store_list::load(&store_dirs, flags, ctx.now_ms())?;
+        let (files, skipped) = if file_dirs.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            collect_dirs(ctx, &file_dirs)
+        };
+        return store_list::write(&stores, &files, &skipped, show_agent, flags, json, out);
+    }
+    if flags.archived {
+        bail!(UsageError::new(
+            "--archived lists the archives of an OpenClaw store (a sessions directory holding \
+             sessions.json); none of the listed directories has one"
+        ));
+    }
+    let (mut listed, skipped) = collect_dirs(ctx, &file_dirs);
+    if let Some(minutes) = flags.active_minutes {
+        let since = ctx.now_ms() as f64 - minutes as f64 * 60_000.0;
+        listed.retain(|l| l.info.modified >= since);
+    }
+    if let Some(Some(n)) = flags.limit {
+        listed.truncate(n);
+    }
+    if json {
+        out.line(&session_format::normalize::to_json_string_indented(
+            &to_json(&listed, &skipped),
+            2,
+        ))?;
+        return Ok(());
+    }
+    write_table(
+        &listed,
+        &skipped,
+        show_agent,
+        text::output_width(None),
+        flags.width,
+        out,
+    )?;
+    if listed.is_empty()
+        && let Some(dir) = loc.dir.as_deref().filter(|d| d.join("agents").is_dir())
+    {
+        out.warn(&format!(
+            "{} holds agents/: it looks like an OpenClaw state directory; use --root {} to list \
+             its agents' sessions",
+            text::path(dir),
+            text::shell_quote(&dir.display().to_string())
+        ))?;
+    }
+    Ok(())
+}
