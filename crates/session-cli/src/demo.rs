@@ -32,7 +32,7 @@ use crate::address::Locator;
 use crate::ctx::Ctx;
 use crate::outcome::UsageError;
 use crate::output::Output;
-use crate::{context, list, model, tree};
+use crate::{context, model, tree};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Build a demo OpenClaw store and show what the other subcommands print on it.
@@ -1244,8 +1244,14 @@ pub(crate) fn run(ctx: &Ctx, root: &Path, width: usize, out: &mut Output) -> any
         dir: None,
         pi: false,
     };
-    let (listed, skipped) = list::collect(ctx, &loc, true)?;
-    list::write_table(&listed, &skipped, true, width, None, out)?;
+    // What `sessions list --root ROOT` prints: the store's keys joined with the transcripts.
+    let flags = crate::store_list::ListFlags {
+        active_minutes: None,
+        limit: None,
+        archived: false,
+        width: crate::text::table_width(false),
+    };
+    crate::list_cmd::run(ctx, &loc, false, false, &flags, out)?;
 
     out.line("")?;
     out.line(&format!("$ sessions tree {}", quoted(&dm)))?;

@@ -450,16 +450,6 @@ pub(crate) fn listed_dirs(
     Ok(dirs)
 }
 
-/// The sessions a locator names, newest first, and the files skipped.
-pub(crate) fn collect(
-    ctx: &Ctx,
-    loc: &Locator,
-    all: bool,
-) -> anyhow::Result<(Vec<Listed>, Vec<Skipped>)> {
-    let dirs = listed_dirs(ctx, loc, all)?;
-    Ok(collect_dirs(ctx, &dirs))
-}
-
 /// The sessions of `dirs` (the `*.jsonl` files), newest first, and the files skipped.
 pub(crate) fn collect_dirs(
     ctx: &Ctx,
