@@ -205,6 +205,14 @@ pub(crate) fn report_text(r: &LifecycleReport) -> String {
             LeftAloneReason::Missing => "the transcript does not exist".to_owned(),
             LeftAloneReason::NotRegularFile => "not a regular file".to_owned(),
             LeftAloneReason::NoTranscript => "the row names no transcript".to_owned(),
+            LeftAloneReason::OutsideStore => {
+                "outside the store's directory (a file of another store is never renamed)"
+                    .to_owned()
+            }
+            LeftAloneReason::SymlinkOutOfStore { target } => format!(
+                "a symlink to {}, outside the store's directory",
+                text::safe(&target.to_string_lossy())
+            ),
             _ => "left alone".to_owned(),
         };
         out.push_str(&format!("  left alone {what}: {why}\n"));

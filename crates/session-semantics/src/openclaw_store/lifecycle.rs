@@ -181,6 +181,15 @@ pub enum LeftAloneReason {
     NotRegularFile,
     /// The row has no `sessionId` or one that names no file (R1.8).
     NoTranscript,
+    /// The row's `sessionFile` leads outside the store's sessions directory (compared as
+    /// canonical paths): a file of another store is never renamed, deleted or locked.
+    OutsideStore,
+    /// A symlink whose target is outside the store's sessions directory: applying the plan
+    /// refuses ([`LifecycleError::Locked`]) before `sessions.json` is written (D39).
+    SymlinkOutOfStore {
+        /// Where the link leads (resolved; the link text when it cannot be resolved).
+        target: PathBuf,
+    },
 }
 
 /// A transcript a plan leaves where it is.
@@ -365,7 +374,17 @@ impl LifecyclePlan {
                 store: self.store.path().to_path_buf(),
             });
         };
-        let next = reset_entry(key, &old, new_session_id, self.now_ms);
+        let mut next = reset_entry(key, &old, new_session_id, self.now_ms);
+        // A `sessionFile` outside the store's directory is not followed into the new
+        // conversation: the new transcript's name is written inside the store.
+        let dir = self.store.sessions_dir().to_path_buf();
+        if let (Some(t), Some(file)) = (&transcript, next.session_file().map(str::to_owned))
+            && outside_store(&dir, t)
+        {
+            let base = file.rsplit('/').next().unwrap_or(&file).to_owned();
+            next.fields_mut()
+                .insert("sessionFile", JsValue::String(JsString::new(base)));
+        }
         self.store.insert(key, next);
         self.steps.push(Step::Reset {
             key: key.to_owned(),
@@ -467,6 +486,14 @@ impl LifecyclePlan {
             if !seen.insert(transcript.clone()) {
                 continue;
             }
+            if outside_store(self.store.sessions_dir(), &transcript) {
+                report.left_alone.push(LeftAlone {
+                    key,
+                    file: Some(transcript),
+                    reason: LeftAloneReason::OutsideStore,
+                });
+                continue;
+            }
             let sharing = self.rows_naming(&transcript, session_id.as_deref());
             if !sharing.is_empty() {
                 report.left_alone.push(LeftAlone {
@@ -478,6 +505,15 @@ impl LifecyclePlan {
             }
             let bytes = match std::fs::symlink_metadata(&transcript) {
                 Ok(m) if m.is_file() => m.len(),
+                Ok(m) if m.file_type().is_symlink() && link_leaves(self.store.sessions_dir(), &transcript).is_some() => {
+                    let target = link_leaves(self.store.sessions_dir(), &transcript).unwrap_or_default();
+                    report.left_alone.push(LeftAlone {
+                        key,
+                        file: Some(transcript),
+                        reason: LeftAloneReason::SymlinkOutOfStore { target },
+                    });
+                    continue;
+                }
                 Ok(_) => {
                     report.left_alone.push(LeftAlone {
                         key,
@@ -550,6 +586,21 @@ impl LifecyclePlan {
     /// ([`FileOutcome::Failed`]), not as an error.
     pub fn apply(mut self) -> Result<LifecycleReport, LifecycleError> {
         let mut report = self.report(false);
+        // D39: a transcript reached through a link out of the store refuses the whole plan,
+        // as a held lock does, before anything is written.
+        for left in &report.left_alone {
+            if let (LeftAloneReason::SymlinkOutOfStore { target }, Some(file)) =
+                (&left.reason, &left.file)
+            {
+                return Err(LifecycleError::Locked {
+                    file: file.clone(),
+                    why: format!(
+                        "a symlink to {}, outside the store's directory",
+                        target.display()
+                    ),
+                });
+            }
+        }
         let mut locks = Vec::new();
         for f in report
             .files
@@ -632,6 +683,48 @@ impl LifecyclePlan {
         drop(locks);
         Ok(report)
     }
+}
+
+/// Whether `file` lies outside the sessions directory `dir`, comparing canonical paths: the
+/// file's directory resolved (the file itself may be missing or a link), against `dir`
+/// resolved. When the file's directory cannot be resolved (it does not exist), the lexical
+/// paths are compared.
+pub(crate) fn outside_store(dir: &Path, file: &Path) -> bool {
+    let canon_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let parent = file.parent().unwrap_or(Path::new(""));
+    match std::fs::canonicalize(parent) {
+        Ok(p) => !p.starts_with(&canon_dir),
+        Err(_) => {
+            let lexical = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+            let mut depth = 0usize;
+            let Ok(rel) = lexical.strip_prefix(dir) else {
+                return true;
+            };
+            for c in rel.components() {
+                match c {
+                    std::path::Component::Normal(_) => depth += 1,
+                    std::path::Component::CurDir => {}
+                    std::path::Component::ParentDir if depth > 0 => depth -= 1,
+                    _ => return true,
+                }
+            }
+            depth == 0
+        }
+    }
+}
+
+/// Where the symlink `link` leads when that is outside `dir` (canonical paths; a dangling
+/// link's target is resolved lexically against the link's directory).
+pub(crate) fn link_leaves(dir: &Path, link: &Path) -> Option<PathBuf> {
+    let canon_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let target = match std::fs::canonicalize(link) {
+        Ok(t) => t,
+        Err(_) => {
+            let text = std::fs::read_link(link).ok()?;
+            link.parent().unwrap_or(Path::new("")).join(text)
+        }
+    };
+    (!target.starts_with(&canon_dir)).then_some(target)
 }
 
 /// `<file>.<marker>.<ts>` beside `file`.
