@@ -324,6 +324,11 @@ fn text_plan(
                     text::safe(&name),
                     f.reason.label()
                 ))?,
+                PlannedRename::LeaveAlone(why) => out.line(&format!(
+                    "  would leave {} alone: {}",
+                    text::path(&f.path),
+                    text::safe(why)
+                ))?,
             }
         }
     }

@@ -505,8 +505,12 @@ impl LifecyclePlan {
             }
             let bytes = match std::fs::symlink_metadata(&transcript) {
                 Ok(m) if m.is_file() => m.len(),
-                Ok(m) if m.file_type().is_symlink() && link_leaves(self.store.sessions_dir(), &transcript).is_some() => {
-                    let target = link_leaves(self.store.sessions_dir(), &transcript).unwrap_or_default();
+                Ok(m)
+                    if m.file_type().is_symlink()
+                        && link_leaves(self.store.sessions_dir(), &transcript).is_some() =>
+                {
+                    let target =
+                        link_leaves(self.store.sessions_dir(), &transcript).unwrap_or_default();
                     report.left_alone.push(LeftAlone {
                         key,
                         file: Some(transcript),

@@ -450,11 +450,18 @@ fn a_transcript_of_another_store_is_never_renamed() {
     let report = plan.apply().unwrap();
     assert!(report.files.is_empty());
     assert_eq!(report.left_alone.len(), 1);
-    assert_eq!(report.left_alone[0].file.as_deref(), Some(foreign.as_path()));
+    assert_eq!(
+        report.left_alone[0].file.as_deref(),
+        Some(foreign.as_path())
+    );
     assert_eq!(report.left_alone[0].reason, LeftAloneReason::OutsideStore);
     assert!(load(&dir).get(CRON_KEY).is_none());
     assert_eq!(read(&foreign), b"{\"type\":\"session\"}\n");
-    assert!(!foreign.with_file_name(format!("x.jsonl.deleted.{TS}")).exists());
+    assert!(
+        !foreign
+            .with_file_name(format!("x.jsonl.deleted.{TS}"))
+            .exists()
+    );
     assert!(!foreign_dir.join("x.jsonl.lock").exists());
 
     // Reset: the row gets a new id and a `sessionFile` inside the store.

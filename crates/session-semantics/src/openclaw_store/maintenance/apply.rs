@@ -277,6 +277,7 @@ pub fn apply_plan(
         let touched = match file.action {
             PlannedRename::Rename(_) => true,
             PlannedRename::Keep => options.purge_archives,
+            PlannedRename::LeaveAlone(_) => false,
         };
         if !touched || !matches!(file.reason, FileReason::RemovedRow { .. }) {
             held.push(None);
@@ -322,6 +323,9 @@ pub fn apply_plan(
     let mut logged = false;
     for (file, held) in plan.files.iter().zip(held) {
         let outcome = match &file.action {
+            PlannedRename::LeaveAlone(reason) => FileOutcome::Skipped {
+                reason: reason.clone(),
+            },
             PlannedRename::Keep if !options.purge_archives => FileOutcome::Kept,
             PlannedRename::Keep => rename_one(
                 file,
