@@ -619,3 +619,47 @@ fn a_short_key_matching_rows_of_several_agents_is_ambiguous() {
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     assert!(r.stdout.starts_with("store/b.jsonl — "), "{}", r.stdout);
 }
+
+#[test]
+fn an_exact_key_wins_over_its_case_variants_and_variants_alone_are_ambiguous() {
+    let dir = tempdir();
+    let store = dir.path().join("store");
+    plant(
+        &store.join("sessions.json"),
+        b"{\n  \"agent:main:telegram:direct:abc\": {\n    \"sessionId\": \"a\",\n    \"updatedAt\": 2\n  },\n  \"Agent:Main:Telegram:Direct:ABC\": {\n    \"sessionId\": \"b\",\n    \"updatedAt\": 1\n  }\n}",
+    );
+    plant(&store.join("a.jsonl"), &session_bytes("a", NOW - DAY));
+    plant(&store.join("b.jsonl"), &session_bytes("b", NOW - DAY));
+    for (spelling, file) in [
+        ("Agent:Main:Telegram:Direct:ABC", "store/b.jsonl"),
+        ("agent:main:telegram:direct:abc", "store/a.jsonl"),
+    ] {
+        let r = run_in_timeout(
+            dir.path(),
+            ["tree", "--dir", "store", "--session", spelling],
+        );
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{spelling}");
+        assert!(
+            r.stdout.starts_with(&format!("{file} — ")),
+            "{spelling}: {}",
+            r.stdout
+        );
+    }
+    let r = run_in_timeout(
+        dir.path(),
+        [
+            "tree",
+            "--dir",
+            "store",
+            "--session",
+            "AGENT:main:telegram:direct:Abc",
+        ],
+    );
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: session key \"AGENT:main:telegram:direct:Abc\" is ambiguous in \
+         store/sessions.json: it names the rows agent:main:telegram:direct:abc, \
+         Agent:Main:Telegram:Direct:ABC; give the full key\n"
+    );
+}
