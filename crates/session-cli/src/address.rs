@@ -756,7 +756,7 @@ pub(crate) fn lookup_key(dir: &Path, name: &str) -> anyhow::Result<Option<KeyHit
         .map(|(k, _)| k.to_str_lossy().into_owned())
         .collect();
     let mut hits: Vec<String> = Vec::new();
-    let mut add = |hits: &mut Vec<String>, k: String| {
+    let add = |hits: &mut Vec<String>, k: String| {
         if !hits.contains(&k) {
             hits.push(k);
         }

@@ -259,6 +259,14 @@ fn applied_json(summary: &mut Value, report: &ApplyReport, applied_count: usize)
     summary["storeRewritten"] = json!(report.store_written);
     summary["removedKeys"] = json!(report.removed_keys);
     summary["files"] = Value::Array(files);
+    summary["staleLocksRemoved"] = json!(
+        report
+            .stale_locks_removed
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+    );
+    summary["loadChanges"] = serde_json::to_value(&report.load_changes).unwrap_or(Value::Null);
     summary["auditLog"] = report
         .audit_log
         .as_ref()
@@ -310,6 +318,9 @@ fn text_plan(
         )),
     ))?;
     if dry_run {
+        for line in crate::store_ops::load_change_lines(store.load_changes(), true) {
+            out.line(&format!("  {line}"))?;
+        }
         for f in &plan.files {
             let name = file_name(&f.path);
             match &f.action {
@@ -370,6 +381,15 @@ fn text_applied(
             _ => format!("  {name}: ?"),
         };
         out.line(&line)?;
+    }
+    for lock in &report.stale_locks_removed {
+        out.line(&format!(
+            "  removed stale lock {} (its holder is gone)",
+            text::path(lock)
+        ))?;
+    }
+    for line in crate::store_ops::load_change_lines(&report.load_changes, false) {
+        out.line(&format!("  {line}"))?;
     }
     out.line(&format!(
         "Applied maintenance. Current entries: {applied_count}"

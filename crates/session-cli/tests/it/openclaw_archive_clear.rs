@@ -663,3 +663,98 @@ fn an_exact_key_wins_over_its_case_variants_and_variants_alone_are_ambiguous() {
          Agent:Main:Telegram:Direct:ABC; give the full key\n"
     );
 }
+
+/// A lock file naming a process that has exited.
+fn dead_lock() -> Vec<u8> {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    format!("{{\n  \"pid\": {pid},\n  \"createdAt\": \"2026-06-12T12:00:00.000Z\"\n}}\n")
+        .into_bytes()
+}
+
+#[test]
+fn archive_reports_dropped_rows_stale_locks_and_leaves_foreign_transcripts() {
+    let Some((dir, sessions, _)) =
+        copy("archive_reports_dropped_rows_stale_locks_and_leaves_foreign_transcripts")
+    else {
+        return;
+    };
+    let state = dir.path();
+    let foreign_dir = state.join("other/agents/main/sessions");
+    let foreign = foreign_dir.join("x.jsonl");
+    plant(&foreign, b"{\"type\":\"session\"}\n");
+    let text = String::from_utf8(read(&sessions.join("sessions.json"))).unwrap();
+    let text = text
+        .replacen("{\n", "{\n  \"agent:main:junk\": 5,\n", 1)
+        .replacen(
+            &format!("\"sessionFile\": \"{MAIN}.jsonl\""),
+            &format!("\"sessionFile\": \"{}\"", foreign.display()),
+            1,
+        );
+    session_store::io::atomic_rewrite(&sessions.join("sessions.json"), text.as_bytes()).unwrap();
+    plant(&sessions.join(format!("{CRON}.jsonl.lock")), &dead_lock());
+
+    let r = sessions_run(
+        state,
+        &[
+            "archive",
+            "--agent",
+            "main",
+            "--session",
+            CRON_KEY,
+            "--dry-run",
+            "--json",
+        ],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    assert_eq!(
+        json(&r.stdout)["loadChanges"],
+        serde_json::json!([{"change": "dropped-entry", "key": "agent:main:junk"}])
+    );
+
+    let r = sessions_run(
+        state,
+        &["archive", "--agent", "main", "--session", CRON_KEY],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    assert!(
+        r.stdout.contains(&format!(
+            "  removed stale lock {CRON}.jsonl.lock (its holder is gone)\n  sessions.json: \
+             dropped row agent:main:junk (not an object, or no safe sessionId; OpenClaw drops it \
+             at load too)\n"
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(!sessions.join(format!("{CRON}.jsonl.lock")).exists());
+    assert!(!store_keys(&sessions).contains(&"agent:main:junk".to_owned()));
+
+    let r = sessions_run(
+        state,
+        &[
+            "archive",
+            "--agent",
+            "main",
+            "--session",
+            "agent:main:main",
+            "--json",
+        ],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    let v = json(&r.stdout);
+    assert_eq!(
+        v["leftAlone"],
+        serde_json::json!([{
+            "key": "agent:main:main",
+            "file": foreign.to_string_lossy(),
+            "reason": "outside-store"
+        }])
+    );
+    assert_eq!(v["files"], serde_json::json!([]));
+    assert_eq!(v["loadChanges"], serde_json::json!([]));
+    assert_eq!(v["staleLocksRemoved"], serde_json::json!([]));
+    assert!(!store_keys(&sessions).contains(&"agent:main:main".to_owned()));
+    assert_eq!(read(&foreign), b"{\"type\":\"session\"}\n");
+    assert_eq!(dir_names(&foreign_dir), vec!["x.jsonl".to_owned()]);
+}

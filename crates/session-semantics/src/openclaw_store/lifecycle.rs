@@ -230,6 +230,13 @@ pub struct LifecycleReport {
     pub left_alone: Vec<LeftAlone>,
     /// Whether `sessions.json` was (dry run: would be) rewritten.
     pub store_written: bool,
+    /// Stale lock files (their holder is gone) found beside the transcripts and removed when
+    /// the transcripts were locked for their rename (applied plans only).
+    pub stale_locks_removed: Vec<PathBuf>,
+    /// What the load changed in memory and the store write persists (rows that are not
+    /// objects dropped, legacy fields migrated: [`SessionStore::load_changes`]); empty when
+    /// `sessions.json` is not written.
+    pub load_changes: Vec<super::LoadChange>,
     /// The audit log and the lines appended (applied plans with files only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audit_log: Option<PathBuf>,
@@ -418,8 +425,13 @@ impl LifecyclePlan {
             files: Vec::new(),
             left_alone: Vec::new(),
             store_written: self.store.to_bytes().as_slice() != self.store.loaded_bytes(),
+            stale_locks_removed: Vec::new(),
+            load_changes: Vec::new(),
             audit_log: None,
         };
+        if report.store_written {
+            report.load_changes = self.store.load_changes().to_vec();
+        }
         let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
         for step in &self.steps {
             let (key, session_id, transcript, reason) = match step {
@@ -606,13 +618,19 @@ impl LifecyclePlan {
             }
         }
         let mut locks = Vec::new();
+        let mut stale: Vec<PathBuf> = Vec::new();
         for f in report
             .files
             .iter()
             .filter(|f| f.role == FileRole::Transcript)
         {
             match fsops::lock_for_retire(&f.file) {
-                Ok(guard) => locks.push(guard),
+                Ok(guard) => {
+                    if let Some(g) = &guard {
+                        stale.extend_from_slice(g.reclaimed());
+                    }
+                    locks.push(guard);
+                }
                 Err(fsops::RetireRefusal::Locked(lock)) => {
                     return Err(LifecycleError::Locked {
                         file: f.file.clone(),
@@ -627,6 +645,7 @@ impl LifecyclePlan {
                 }
             }
         }
+        report.stale_locks_removed = stale;
         let log = if report.files.is_empty() {
             None
         } else {

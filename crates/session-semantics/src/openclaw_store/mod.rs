@@ -103,7 +103,11 @@ pub enum SessionStoreError {
 
 /// What load-time migration or normalisation changed in memory (R2.8–R2.16); the next save
 /// writes these changes, as the reference's next save does.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Serialised as `{"change": "dropped-entry", "key": …}` or
+/// `{"change": "changed-field", "key": …, "field": …}`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "change", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum LoadChange {
     /// The entry under `key` was dropped: it was not an object (R2.9) or its `sessionId` was
