@@ -758,3 +758,41 @@ fn archive_reports_dropped_rows_stale_locks_and_leaves_foreign_transcripts() {
     assert_eq!(read(&foreign), b"{\"type\":\"session\"}\n");
     assert_eq!(dir_names(&foreign_dir), vec!["x.jsonl".to_owned()]);
 }
+
+#[test]
+fn archive_by_age_lists_a_locked_transcript_left_out_in_text() {
+    let Some((dir, sessions, _)) =
+        copy("archive_by_age_lists_a_locked_transcript_left_out_in_text")
+    else {
+        return;
+    };
+    let state = dir.path();
+    let mut holder = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = holder.id();
+    let lock = format!(
+        "{{\n  \"pid\": {pid},\n  \"createdAt\": \"{}\",\n  \"starttime\": {}\n}}\n",
+        session_format::time::to_iso_string(session_format::ids::now_ms()).unwrap(),
+        session_test_support::starttime(pid)
+    );
+    plant(
+        &sessions.join(format!("{CRON}.jsonl.lock")),
+        lock.as_bytes(),
+    );
+    let r = sessions_run(
+        state,
+        &["archive", "--agent", "main", "--max-age", "1h", "--dry-run"],
+    );
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(r.stderr, "");
+    assert!(
+        r.stdout.contains(&format!(
+            "\n  left alone {CRON}.jsonl: locked ({CRON}.jsonl.lock exists)\n"
+        )),
+        "{}",
+        r.stdout
+    );
+}
