@@ -500,3 +500,70 @@ fn warn_mode_changes_nothing_unless_enforced() {
             .is_file()
     );
 }
+
+/// An applied cleanup keeps a transcript a kept row names by `sessionFile`, lists a removed
+/// row's transcript in another store as left alone, and reports the stale lock it removed and
+/// the non-object row the write drops (as the reference drops it at load).
+#[test]
+fn applied_cleanup_reports_shared_foreign_stale_lock_and_dropped_rows() {
+    let dir = tempdir();
+    let state = dir.path();
+    let sessions = state.join("agents/main/sessions");
+    let foreign_dir = state.join("other/agents/main/sessions");
+    let foreign = foreign_dir.join("x.jsonl");
+    plant(&foreign, &small_session());
+    let old = 1_781_096_400_000_i64; // LATE - 40 days
+    let fresh = 1_784_466_000_000_i64; // LATE - 1 day
+    let store = format!(
+        "{{\n  \"agent:main:junk\": 5,\n  \"agent:main:a\": {{\n    \"sessionId\": \"a\",\n    \"sessionFile\": \"both.jsonl\",\n    \"updatedAt\": {old}\n  }},\n  \"agent:main:b\": {{\n    \"sessionId\": \"b\",\n    \"sessionFile\": \"both.jsonl\",\n    \"updatedAt\": {fresh}\n  }},\n  \"agent:main:c\": {{\n    \"sessionId\": \"c\",\n    \"sessionFile\": \"{}\",\n    \"updatedAt\": {old}\n  }},\n  \"agent:main:d\": {{\n    \"sessionId\": \"d\",\n    \"updatedAt\": {old}\n  }}\n}}",
+        foreign.display()
+    );
+    plant(&sessions.join("sessions.json"), store.as_bytes());
+    plant(&sessions.join("both.jsonl"), &small_session());
+    plant(&sessions.join("d.jsonl"), &small_session());
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    plant(
+        &sessions.join("d.jsonl.lock"),
+        format!("{{\n  \"pid\": {pid},\n  \"createdAt\": \"2026-07-20T12:00:00.000Z\"\n}}\n")
+            .as_bytes(),
+    );
+    let r = cleanup(state, LATE, &["--json"]);
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""), "{}", r.stdout);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = if v.is_array() { v[0].clone() } else { v };
+    assert_eq!(
+        v["removedKeys"],
+        json!(["agent:main:a", "agent:main:c", "agent:main:d"])
+    );
+    assert_eq!(
+        v["files"],
+        json!([
+            {"file": "x.jsonl", "reason": "removed-row", "key": "agent:main:c",
+             "outcome": "skipped", "note": "outside the store's directory"},
+            {"file": "d.jsonl", "reason": "removed-row", "key": "agent:main:d",
+             "outcome": "renamed", "to": format!("d.jsonl.deleted.{STAMP}")},
+        ])
+    );
+    let canonical = std::fs::canonicalize(&sessions).unwrap();
+    assert_eq!(
+        v["staleLocksRemoved"],
+        json!([canonical.join("d.jsonl.lock").to_string_lossy()])
+    );
+    assert_eq!(
+        v["loadChanges"],
+        json!([{"change": "dropped-entry", "key": "agent:main:junk"}])
+    );
+    assert_eq!(
+        dir_names(&sessions),
+        vec![
+            "both.jsonl".to_owned(),
+            format!("d.jsonl.deleted.{STAMP}"),
+            "sessions-audit.log".to_owned(),
+            "sessions.json".to_owned(),
+        ]
+    );
+    assert_eq!(dir_names(&foreign_dir), vec!["x.jsonl".to_owned()]);
+    assert_eq!(std::fs::read(&foreign).unwrap(), small_session());
+}
