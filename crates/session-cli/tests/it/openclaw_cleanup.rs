@@ -149,10 +149,21 @@ fn applied_late_cleanup_archives_what_the_reference_deletes() {
     let mut reference = expected(&shared, "expected-cleanup-enforce-late.json", state);
     reference["unreferencedArtifacts"]["scannedFiles"] = json!(7);
     let mut ours = got.clone();
-    for k in ["storeRewritten", "removedKeys", "files", "auditLog"] {
+    for k in [
+        "storeRewritten",
+        "removedKeys",
+        "files",
+        "auditLog",
+        "staleLocksRemoved",
+        "loadChanges",
+    ] {
         ours.as_object_mut().unwrap().remove(k);
     }
     assert_eq!(ours, reference);
+    assert_eq!(
+        (&got["staleLocksRemoved"], &got["loadChanges"]),
+        (&json!([]), &json!([]))
+    );
     let deleted = |id: &str| format!("{id}.jsonl.deleted.{STAMP}");
     let reset = "00000001-0000-4000-8000-0c6110000000.jsonl.reset.2026-06-12T09-00-00.000Z";
     assert_eq!(got["storeRewritten"], json!(true));
