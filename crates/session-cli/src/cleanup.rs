@@ -506,6 +506,9 @@ fn apply_all(
                 .iter()
                 .any(|f| matches!(f.outcome, FileOutcome::Renamed { .. }));
         failed |= report.has_failures();
+        // The reference's applied summary is its save's maintenance report, made after the
+        // `--fix-missing` rows were removed: its `beforeCount` does not count them.
+        summaries[i]["beforeCount"] = json!(plan.before_count - plan.missing);
         applied_json(&mut summaries[i], &report, applied_count);
         if !req.json {
             text_applied(&report, applied_count, &target.store_path, out)?;

@@ -578,3 +578,78 @@ fn applied_cleanup_reports_shared_foreign_stale_lock_and_dropped_rows() {
     assert_eq!(dir_names(&foreign_dir), vec!["x.jsonl".to_owned()]);
     assert_eq!(std::fs::read(&foreign).unwrap(), small_session());
 }
+
+/// An applied `--fix-missing` run counts `beforeCount` as the reference's applied summary
+/// does: after the missing rows are removed (its save's maintenance report), here 5 rows − 1
+/// missing = 4, with the same counts as `openclaw sessions cleanup --enforce --fix-missing
+/// --store … --json` on another copy at the same clock.
+#[test]
+fn applied_fix_missing_counts_rows_as_the_references_applied_summary() {
+    let test = "applied_fix_missing_counts_rows_as_the_references_applied_summary";
+    let Some(shared) = shared_dir(test) else {
+        return;
+    };
+    const AUGUST: &str = "2026-08-20T13:00:00Z";
+    let counts = |v: &Value| {
+        [
+            "beforeCount",
+            "afterCount",
+            "missing",
+            "pruned",
+            "capped",
+            "wouldMutate",
+            "appliedCount",
+        ]
+        .map(|k| (k, v[k].clone()))
+    };
+    let dir = tempdir();
+    let state = dir.path();
+    let sessions = session_test_support::openclaw_fixture_copy(&shared, state);
+    let store = sessions.join("sessions.json").display().to_string();
+    let r = cleanup(
+        state,
+        AUGUST,
+        &[
+            "--store",
+            store.as_str(),
+            "--enforce",
+            "--fix-missing",
+            "--json",
+        ],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    let ours: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        counts(&ours),
+        [
+            ("beforeCount", json!(4)),
+            ("afterCount", json!(2)),
+            ("missing", json!(1)),
+            ("pruned", json!(2)),
+            ("capped", json!(0)),
+            ("wouldMutate", json!(true)),
+            ("appliedCount", json!(2)),
+        ]
+    );
+    let Some(openclaw) = session_test_support::OpenclawCli::find(test) else {
+        return;
+    };
+    let theirs_dir = tempdir();
+    let theirs_sessions = session_test_support::openclaw_fixture_copy(&shared, theirs_dir.path());
+    let theirs_store = theirs_sessions.join("sessions.json").display().to_string();
+    let theirs: Value = openclaw.run_ok(
+        theirs_dir.path(),
+        &[
+            "sessions",
+            "cleanup",
+            "--enforce",
+            "--fix-missing",
+            "--store",
+            theirs_store.as_str(),
+            "--json",
+        ],
+        Some(AUGUST),
+        |out| serde_json::from_slice(out).unwrap(),
+    );
+    assert_eq!(counts(&ours), counts(&theirs));
+}
