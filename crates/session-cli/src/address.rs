@@ -804,7 +804,9 @@ fn agent_of_dir(dir: &Path) -> Option<String> {
 /// openclaw-store.md §2.6): a full key (`agent:main:telegram:direct:123`, resolved as the
 /// reference resolves keys, R2.17–R2.18), or the part after `agent:<id>:` (`main`,
 /// `telegram:direct:123`; `<id>` the directory's agent, `…/agents/<id>/sessions`, else any
-/// stored key's agent). `Ok(None)` when there is no store, or `name` holds no `:` and names no
+/// stored key's agent). A stored key spelled exactly as given wins over its case variants;
+/// without one, every stored key that normalises to the same key matches, and several such
+/// rows are an ambiguity error listing them. `Ok(None)` when there is no store, or `name` holds no `:` and names no
 /// row. A `name` with a `:` that names no row, or a short form that matches rows of several
 /// agents, is an error listing the keys that exist; so is a store that cannot be read then.
 pub(crate) fn lookup_key(dir: &Path, name: &str) -> anyhow::Result<Option<KeyHit>> {
@@ -823,42 +825,57 @@ pub(crate) fn lookup_key(dir: &Path, name: &str) -> anyhow::Result<Option<KeyHit
         Err(_) => return Ok(None),
     };
     let trimmed = name.trim();
+    // The spellings the name may stand for: itself, and (without `agent:`) under this
+    // directory's agent.
+    let mut spellings = vec![trimmed.to_owned()];
+    let agent = agent_of_dir(dir);
+    if !trimmed.to_lowercase().starts_with("agent:")
+        && let Some(agent) = &agent
+    {
+        spellings.push(format!("agent:{agent}:{trimmed}"));
+    }
+    let stored: Vec<String> = store
+        .entries()
+        .map(|(k, _)| k.to_str_lossy().into_owned())
+        .collect();
     let mut hits: Vec<String> = Vec::new();
-    let mut add = |k: String| {
+    let add = |hits: &mut Vec<String>, k: String| {
         if !hits.contains(&k) {
             hits.push(k);
         }
     };
-    if trimmed.to_lowercase().starts_with("agent:") {
-        if let Some(r) = store.resolve(trimmed) {
-            add(r.stored_key);
+    // An exact stored key wins over its case variants.
+    for s in &spellings {
+        if stored.contains(s) {
+            add(&mut hits, s.clone());
         }
-    } else {
-        if let Some(r) = store.resolve(trimmed) {
-            add(r.stored_key);
-        }
-        match agent_of_dir(dir) {
-            Some(agent) => {
-                if let Some(r) = store.resolve(&format!("agent:{agent}:{trimmed}")) {
-                    add(r.stored_key);
+    }
+    if hits.is_empty() {
+        // Otherwise every stored key that normalises (lowercases) to the same key matches;
+        // several are reported as ambiguous below.
+        for s in &spellings {
+            let want = session_semantics::key::normalize_session_key(s);
+            if want.is_empty() {
+                continue;
+            }
+            for k in &stored {
+                if *k == want || session_semantics::key::normalize_session_key(k) == want {
+                    add(&mut hits, k.clone());
                 }
             }
-            None => {
-                let want =
-                    session_semantics::key::normalize_session_key(&format!("agent:x:{trimmed}"));
-                for (k, _) in store.entries() {
-                    let k = k.to_str_lossy().into_owned();
-                    let rest = k
-                        .strip_prefix("agent:")
-                        .and_then(|r| r.split_once(':'))
-                        .map(|(_, rest)| rest);
-                    if let Some(rest) = rest
-                        && session_semantics::key::normalize_session_key(&format!("agent:x:{rest}"))
-                            == want
-                    {
-                        add(k);
-                    }
-                }
+        }
+    }
+    if hits.is_empty() && !trimmed.to_lowercase().starts_with("agent:") && agent.is_none() {
+        let want = session_semantics::key::normalize_session_key(&format!("agent:x:{trimmed}"));
+        for k in &stored {
+            let rest = k
+                .strip_prefix("agent:")
+                .and_then(|r| r.split_once(':'))
+                .map(|(_, rest)| rest);
+            if let Some(rest) = rest
+                && session_semantics::key::normalize_session_key(&format!("agent:x:{rest}")) == want
+            {
+                add(&mut hits, k.clone());
             }
         }
     }

@@ -387,8 +387,21 @@ pub(crate) fn run(ctx: &Ctx, req: &ArchiveRequest, out: &mut Output) -> anyhow::
             .iter()
             .map(report::archive_text)
             .chain(store_reports.iter().map(|(p, r)| {
+                // The sessions the policy left out (locked, not regular files, …), as the
+                // layout without a store lists them.
+                let skipped: String = p
+                    .skipped
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "\n  left alone {}: {}",
+                            text::safe(&s.file),
+                            text::safe(&s.reason.to_string())
+                        )
+                    })
+                    .collect();
                 format!(
-                    "{}\n{}",
+                    "{}{skipped}\n{}",
                     store_ops::archive_header(p, p.actions.len()),
                     store_ops::report_text(r)
                 )

@@ -259,6 +259,14 @@ fn applied_json(summary: &mut Value, report: &ApplyReport, applied_count: usize)
     summary["storeRewritten"] = json!(report.store_written);
     summary["removedKeys"] = json!(report.removed_keys);
     summary["files"] = Value::Array(files);
+    summary["staleLocksRemoved"] = json!(
+        report
+            .stale_locks_removed
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+    );
+    summary["loadChanges"] = serde_json::to_value(&report.load_changes).unwrap_or(Value::Null);
     summary["auditLog"] = report
         .audit_log
         .as_ref()
@@ -310,6 +318,9 @@ fn text_plan(
         )),
     ))?;
     if dry_run {
+        for line in crate::store_ops::load_change_lines(store.load_changes(), true) {
+            out.line(&format!("  {line}"))?;
+        }
         for f in &plan.files {
             let name = file_name(&f.path);
             match &f.action {
@@ -323,6 +334,11 @@ fn text_plan(
                     "  would keep {} ({}; OpenClaw would delete it)",
                     text::safe(&name),
                     f.reason.label()
+                ))?,
+                PlannedRename::LeaveAlone(why) => out.line(&format!(
+                    "  would leave {} alone: {}",
+                    text::path(&f.path),
+                    text::safe(why)
                 ))?,
             }
         }
@@ -365,6 +381,15 @@ fn text_applied(
             _ => format!("  {name}: ?"),
         };
         out.line(&line)?;
+    }
+    for lock in &report.stale_locks_removed {
+        out.line(&format!(
+            "  removed stale lock {} (its holder is gone)",
+            text::path(lock)
+        ))?;
+    }
+    for line in crate::store_ops::load_change_lines(&report.load_changes, false) {
+        out.line(&format!("  {line}"))?;
     }
     out.line(&format!(
         "Applied maintenance. Current entries: {applied_count}"
@@ -481,6 +506,9 @@ fn apply_all(
                 .iter()
                 .any(|f| matches!(f.outcome, FileOutcome::Renamed { .. }));
         failed |= report.has_failures();
+        // The reference's applied summary is its save's maintenance report, made after the
+        // `--fix-missing` rows were removed: its `beforeCount` does not count them.
+        summaries[i]["beforeCount"] = json!(plan.before_count - plan.missing);
         applied_json(&mut summaries[i], &report, applied_count);
         if !req.json {
             text_applied(&report, applied_count, &target.store_path, out)?;

@@ -16,7 +16,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use session_semantics::openclaw_store::gateway::{
-    GatewayEnv, GatewayStatus, RunningEvidence, detect_gateway, gateway_lock_location,
+    GatewayEnv, GatewayStatus, RunningEvidence, detect_gateway, gateway_lock_candidates,
 };
 
 use crate::ctx::Ctx;
@@ -125,20 +125,24 @@ fn check(
     if offline_ok {
         return Ok(());
     }
-    let location = gateway_lock_location(env, state_dir);
-    match detect_gateway(&location.lock_path, now_ms) {
-        GatewayStatus::Running {
+    // The lock of this shell's config path, then every other live gateway lock whose
+    // payload's config belongs to the state dir (a gateway started with another config path).
+    for location in gateway_lock_candidates(env, state_dir) {
+        if let GatewayStatus::Running {
             lock_path,
             pid,
             evidence,
-        } => Err(GatewayRunning {
-            pid,
-            lock_path,
-            config_path: location.config_path,
-            evidence,
-        }),
-        _ => Ok(()),
+        } = detect_gateway(&location.lock_path, now_ms)
+        {
+            return Err(GatewayRunning {
+                pid,
+                lock_path,
+                config_path: location.config_path,
+                evidence,
+            });
+        }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -148,6 +152,7 @@ mod tests {
     #![allow(clippy::disallowed_methods)]
 
     use super::*;
+    use session_semantics::openclaw_store::gateway::gateway_lock_location;
 
     /// A state dir and a TMPDIR under a fresh temp dir, and the lock path a gateway on that
     /// state dir would hold.

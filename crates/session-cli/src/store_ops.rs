@@ -205,9 +205,31 @@ pub(crate) fn report_text(r: &LifecycleReport) -> String {
             LeftAloneReason::Missing => "the transcript does not exist".to_owned(),
             LeftAloneReason::NotRegularFile => "not a regular file".to_owned(),
             LeftAloneReason::NoTranscript => "the row names no transcript".to_owned(),
+            LeftAloneReason::OutsideStore => {
+                "outside the store's directory (a file of another store is never renamed)"
+                    .to_owned()
+            }
+            LeftAloneReason::SymlinkOutOfStore { target } => format!(
+                "a symlink to {}, outside the store's directory",
+                text::safe(&target.to_string_lossy())
+            ),
             _ => "left alone".to_owned(),
         };
         out.push_str(&format!("  left alone {what}: {why}\n"));
+    }
+    let canonical_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    for lock in &r.stale_locks_removed {
+        // Lock files are named under the directory's canonical path.
+        let shown = match lock.strip_prefix(&canonical_dir) {
+            Ok(rest) => text::path(rest),
+            Err(_) => rel(dir, lock),
+        };
+        out.push_str(&format!(
+            "  removed stale lock {shown} (its holder is gone)\n"
+        ));
+    }
+    for line in load_change_lines(&r.load_changes, r.dry_run) {
+        out.push_str(&format!("  {line}\n"));
     }
     out.push_str(&format!(
         "  sessions.json: {}",
@@ -239,6 +261,36 @@ pub(crate) fn report_text(r: &LifecycleReport) -> String {
 ///
 /// # Errors
 /// Serialisation (does not fail for these types).
+/// One text line per load change the store write persists (`sessions.json: dropped row K
+/// (not an object, or no safe sessionId; OpenClaw drops it at load too)`, `sessions.json:
+/// field F of row K migrated as OpenClaw migrates it`).
+pub(crate) fn load_change_lines(
+    changes: &[session_semantics::openclaw_store::LoadChange],
+    dry_run: bool,
+) -> Vec<String> {
+    use session_semantics::openclaw_store::LoadChange;
+    let (drop, fix) = if dry_run {
+        ("would drop", "would migrate")
+    } else {
+        ("dropped", "migrated")
+    };
+    changes
+        .iter()
+        .map(|c| match c {
+            LoadChange::DroppedEntry { key } => format!(
+                "sessions.json: {drop} row {} (not an object, or no safe sessionId; OpenClaw \
+                 drops it at load too)",
+                text::safe(key)
+            ),
+            LoadChange::ChangedField { key, field } => format!(
+                "sessions.json: {fix} field {field} of row {} as OpenClaw does at load",
+                text::safe(key)
+            ),
+            _ => "sessions.json: changed at load".to_owned(),
+        })
+        .collect()
+}
+
 pub(crate) fn report_json(r: &LifecycleReport) -> anyhow::Result<Value> {
     Ok(serde_json::to_value(r)?)
 }

@@ -165,6 +165,7 @@ pub struct RetireLocks {
     own: WriteLockGuard,
     aliases: Vec<PathBuf>,
     _alias_guards: Vec<WriteLockGuard>,
+    reclaimed: Vec<PathBuf>,
 }
 
 impl RetireLocks {
@@ -178,6 +179,17 @@ impl RetireLocks {
     pub fn aliases(&self) -> &[PathBuf] {
         &self.aliases
     }
+
+    /// The stale lock files (a dead or recycled holder's) that were there when the locks were
+    /// taken: they were reclaimed, and are gone once these locks are released.
+    pub fn reclaimed(&self) -> &[PathBuf] {
+        &self.reclaimed
+    }
+}
+
+/// Whether a lock file (of any kind) is at `lock`.
+fn lock_present(lock: &Path) -> bool {
+    std::fs::symlink_metadata(lock).is_ok()
 }
 
 /// Takes the session write lock of `path` for moving or deleting it, and the lock of each of
@@ -202,12 +214,15 @@ pub fn lock_for_retire(path: &Path) -> Result<Option<RetireLocks>, RetireRefusal
         return Err(RetireRefusal::Locked(lock));
     }
     let options = LockOptions::from_env().with_timeout(Some(Duration::ZERO));
+    let mut reclaimed = Vec::new();
+    let own_lock = lock_file_of(path).ok().filter(|l| lock_present(l));
     let own = match SessionWriteLock::acquire(path, &options) {
         Ok(guard) => guard,
         Err(LockError::Io { .. }) => return Ok(None),
         Err(LockError::OutsideStore(o)) => return Err(RetireRefusal::OutsideStore(o)),
         Err(e) => return Err(RetireRefusal::Locked(e.lock_path().to_path_buf())),
     };
+    reclaimed.extend(own_lock);
     // Under the file's own lock, the aliases found now are the ones a move would leave
     // dangling: each one's lock is taken too (one attempt), so a writer through an alias
     // cannot start before the move either.
@@ -216,8 +231,12 @@ pub fn lock_for_retire(path: &Path) -> Result<Option<RetireLocks>, RetireRefusal
     for alias in &aliases {
         let lock = SessionWriteLock::of_name(alias)
             .map_err(|e| RetireRefusal::Locked(e.lock_path().to_path_buf()))?;
+        let stale = lock_present(lock.lock_path()).then(|| lock.lock_path().to_path_buf());
         match lock.acquire_this(&options) {
-            Ok(guard) => alias_guards.push(guard),
+            Ok(guard) => {
+                alias_guards.push(guard);
+                reclaimed.extend(stale);
+            }
             Err(LockError::Io { .. }) => {}
             Err(e) => return Err(RetireRefusal::Locked(e.lock_path().to_path_buf())),
         }
@@ -226,6 +245,7 @@ pub fn lock_for_retire(path: &Path) -> Result<Option<RetireLocks>, RetireRefusal
         own,
         aliases,
         _alias_guards: alias_guards,
+        reclaimed,
     }))
 }
 

@@ -389,12 +389,42 @@ pub fn atomic_rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
     REAL.atomic_rewrite(path, contents)
 }
 
+/// [`atomic_rewrite`] with a last check: `before_rename` runs after the temporary file is
+/// written and synced, immediately before the rename over `path`; when it returns an error,
+/// the temporary file is removed, `path` is left as it is and that error is returned. A
+/// writer that compares the file's identity before replacing it (e.g. a store saved only when
+/// nobody else changed it) re-checks here, so the window left between the check and the
+/// rename is the rename itself.
+///
+/// # Errors
+/// As [`atomic_rewrite`], and the error of `before_rename`.
+pub fn atomic_rewrite_checked(
+    path: &Path,
+    contents: &[u8],
+    before_rename: &mut dyn FnMut() -> io::Result<()>,
+) -> io::Result<()> {
+    REAL.atomic_rewrite_checked(path, contents, before_rename)
+}
+
 impl Io<'_> {
     /// [`atomic_rewrite`] through this handle's [`Fs`].
     ///
     /// # Errors
     /// As [`atomic_rewrite`].
     pub fn atomic_rewrite(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
+        self.atomic_rewrite_checked(path, contents, &mut || Ok(()))
+    }
+
+    /// [`atomic_rewrite_checked`] through this handle's [`Fs`].
+    ///
+    /// # Errors
+    /// As [`atomic_rewrite_checked`].
+    pub fn atomic_rewrite_checked(
+        &self,
+        path: &Path,
+        contents: &[u8],
+        before_rename: &mut dyn FnMut() -> io::Result<()>,
+    ) -> io::Result<()> {
         let fs = self.fs;
         // Resolved once: the checks, the temporary file and the rename all use `target`.
         let target = crate::identity::check_write_path(path)?;
@@ -414,6 +444,8 @@ impl Io<'_> {
             None => set_mode(tmp.as_file(), NEW_FILE_MODE)?,
         }
         fs.sync_all(tmp.as_file())?;
+        // Dropping `tmp` on an error removes the temporary file.
+        before_rename()?;
         let old = existing
             .as_ref()
             .and_then(|_| link_aside(fs, &dir, &target));

@@ -329,3 +329,32 @@ fn conflict_backup_and_rewrite_keep_the_owner() {
     assert_eq!(owner(&f), (65534, 65534));
     assert_eq!(owner(&sm.diagnostics().conflict_backups[0]), (65534, 65534));
 }
+
+/// `atomic_rewrite_checked`: the check runs after the temporary file holds the new bytes; an
+/// error from it leaves the target as it was and no temporary file behind.
+#[test]
+fn a_failed_check_before_the_rename_leaves_the_file_and_no_temp() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.json");
+    session_store::io::write_raw(&path, b"old").unwrap();
+    let mut seen: Vec<(String, Vec<u8>)> = Vec::new();
+    let err = session_store::io::atomic_rewrite_checked(&path, b"new bytes", &mut || {
+        for e in std::fs::read_dir(dir.path()).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name != "store.json" {
+                seen.push((name, std::fs::read(e.path()).unwrap()));
+            }
+        }
+        Err(std::io::Error::other("someone else wrote it"))
+    })
+    .unwrap_err();
+    assert_eq!(err.to_string(), "someone else wrote it");
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].0.starts_with(".store.json.") && seen[0].0.ends_with(".tmp"));
+    assert_eq!(seen[0].1, b"new bytes");
+    assert_eq!(std::fs::read(&path).unwrap(), b"old");
+    assert_eq!(dir_names(dir.path()), ["store.json"]);
+    session_store::io::atomic_rewrite_checked(&path, b"new", &mut || Ok(())).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"new");
+}

@@ -619,3 +619,180 @@ fn a_short_key_matching_rows_of_several_agents_is_ambiguous() {
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     assert!(r.stdout.starts_with("store/b.jsonl — "), "{}", r.stdout);
 }
+
+#[test]
+fn an_exact_key_wins_over_its_case_variants_and_variants_alone_are_ambiguous() {
+    let dir = tempdir();
+    let store = dir.path().join("store");
+    plant(
+        &store.join("sessions.json"),
+        b"{\n  \"agent:main:telegram:direct:abc\": {\n    \"sessionId\": \"a\",\n    \"updatedAt\": 2\n  },\n  \"Agent:Main:Telegram:Direct:ABC\": {\n    \"sessionId\": \"b\",\n    \"updatedAt\": 1\n  }\n}",
+    );
+    plant(&store.join("a.jsonl"), &session_bytes("a", NOW - DAY));
+    plant(&store.join("b.jsonl"), &session_bytes("b", NOW - DAY));
+    for (spelling, file) in [
+        ("Agent:Main:Telegram:Direct:ABC", "store/b.jsonl"),
+        ("agent:main:telegram:direct:abc", "store/a.jsonl"),
+    ] {
+        let r = run_in_timeout(
+            dir.path(),
+            ["tree", "--dir", "store", "--session", spelling],
+        );
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{spelling}");
+        assert!(
+            r.stdout.starts_with(&format!("{file} — ")),
+            "{spelling}: {}",
+            r.stdout
+        );
+    }
+    let r = run_in_timeout(
+        dir.path(),
+        [
+            "tree",
+            "--dir",
+            "store",
+            "--session",
+            "AGENT:main:telegram:direct:Abc",
+        ],
+    );
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: session key \"AGENT:main:telegram:direct:Abc\" is ambiguous in \
+         store/sessions.json: it names the rows agent:main:telegram:direct:abc, \
+         Agent:Main:Telegram:Direct:ABC; give the full key\n"
+    );
+}
+
+/// A lock file naming a process that has exited.
+fn dead_lock() -> Vec<u8> {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    format!("{{\n  \"pid\": {pid},\n  \"createdAt\": \"2026-06-12T12:00:00.000Z\"\n}}\n")
+        .into_bytes()
+}
+
+#[test]
+fn archive_reports_dropped_rows_stale_locks_and_leaves_foreign_transcripts() {
+    let Some((dir, sessions, _)) =
+        copy("archive_reports_dropped_rows_stale_locks_and_leaves_foreign_transcripts")
+    else {
+        return;
+    };
+    let state = dir.path();
+    let foreign_dir = state.join("other/agents/main/sessions");
+    let foreign = foreign_dir.join("x.jsonl");
+    plant(&foreign, b"{\"type\":\"session\"}\n");
+    let text = String::from_utf8(read(&sessions.join("sessions.json"))).unwrap();
+    let text = text
+        .replacen("{\n", "{\n  \"agent:main:junk\": 5,\n", 1)
+        .replacen(
+            &format!("\"sessionFile\": \"{MAIN}.jsonl\""),
+            &format!("\"sessionFile\": \"{}\"", foreign.display()),
+            1,
+        );
+    session_store::io::atomic_rewrite(&sessions.join("sessions.json"), text.as_bytes()).unwrap();
+    plant(&sessions.join(format!("{CRON}.jsonl.lock")), &dead_lock());
+
+    let r = sessions_run(
+        state,
+        &[
+            "archive",
+            "--agent",
+            "main",
+            "--session",
+            CRON_KEY,
+            "--dry-run",
+            "--json",
+        ],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    assert_eq!(
+        json(&r.stdout)["loadChanges"],
+        serde_json::json!([{"change": "dropped-entry", "key": "agent:main:junk"}])
+    );
+
+    let r = sessions_run(
+        state,
+        &["archive", "--agent", "main", "--session", CRON_KEY],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    assert!(
+        r.stdout.contains(&format!(
+            "  removed stale lock {CRON}.jsonl.lock (its holder is gone)\n  sessions.json: \
+             dropped row agent:main:junk (not an object, or no safe sessionId; OpenClaw drops it \
+             at load too)\n"
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(!sessions.join(format!("{CRON}.jsonl.lock")).exists());
+    assert!(!store_keys(&sessions).contains(&"agent:main:junk".to_owned()));
+
+    let r = sessions_run(
+        state,
+        &[
+            "archive",
+            "--agent",
+            "main",
+            "--session",
+            "agent:main:main",
+            "--json",
+        ],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    let v = json(&r.stdout);
+    assert_eq!(
+        v["leftAlone"],
+        serde_json::json!([{
+            "key": "agent:main:main",
+            "file": foreign.to_string_lossy(),
+            "reason": "outside-store"
+        }])
+    );
+    assert_eq!(v["files"], serde_json::json!([]));
+    assert_eq!(v["loadChanges"], serde_json::json!([]));
+    assert_eq!(v["staleLocksRemoved"], serde_json::json!([]));
+    assert!(!store_keys(&sessions).contains(&"agent:main:main".to_owned()));
+    assert_eq!(read(&foreign), b"{\"type\":\"session\"}\n");
+    assert_eq!(dir_names(&foreign_dir), vec!["x.jsonl".to_owned()]);
+}
+
+#[test]
+fn archive_by_age_lists_a_locked_transcript_left_out_in_text() {
+    let Some((dir, sessions, _)) =
+        copy("archive_by_age_lists_a_locked_transcript_left_out_in_text")
+    else {
+        return;
+    };
+    let state = dir.path();
+    let mut holder = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = holder.id();
+    let lock = format!(
+        "{{\n  \"pid\": {pid},\n  \"createdAt\": \"{}\",\n  \"starttime\": {}\n}}\n",
+        session_format::time::to_iso_string(session_format::ids::now_ms()).unwrap(),
+        session_test_support::starttime(pid)
+    );
+    plant(
+        &sessions.join(format!("{CRON}.jsonl.lock")),
+        lock.as_bytes(),
+    );
+    let r = sessions_run(
+        state,
+        &["archive", "--agent", "main", "--max-age", "1h", "--dry-run"],
+    );
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(r.stderr, "");
+    assert!(
+        r.stdout.contains(&format!(
+            "\n  left alone {CRON}.jsonl: locked ({CRON}.jsonl.lock exists)\n"
+        )),
+        "{}",
+        r.stdout
+    );
+}

@@ -149,10 +149,21 @@ fn applied_late_cleanup_archives_what_the_reference_deletes() {
     let mut reference = expected(&shared, "expected-cleanup-enforce-late.json", state);
     reference["unreferencedArtifacts"]["scannedFiles"] = json!(7);
     let mut ours = got.clone();
-    for k in ["storeRewritten", "removedKeys", "files", "auditLog"] {
+    for k in [
+        "storeRewritten",
+        "removedKeys",
+        "files",
+        "auditLog",
+        "staleLocksRemoved",
+        "loadChanges",
+    ] {
         ours.as_object_mut().unwrap().remove(k);
     }
     assert_eq!(ours, reference);
+    assert_eq!(
+        (&got["staleLocksRemoved"], &got["loadChanges"]),
+        (&json!([]), &json!([]))
+    );
     let deleted = |id: &str| format!("{id}.jsonl.deleted.{STAMP}");
     let reset = "00000001-0000-4000-8000-0c6110000000.jsonl.reset.2026-06-12T09-00-00.000Z";
     assert_eq!(got["storeRewritten"], json!(true));
@@ -499,4 +510,146 @@ fn warn_mode_changes_nothing_unless_enforced() {
             .join(format!("{MAIN}.jsonl.deleted.{STAMP}"))
             .is_file()
     );
+}
+
+/// An applied cleanup keeps a transcript a kept row names by `sessionFile`, lists a removed
+/// row's transcript in another store as left alone, and reports the stale lock it removed and
+/// the non-object row the write drops (as the reference drops it at load).
+#[test]
+fn applied_cleanup_reports_shared_foreign_stale_lock_and_dropped_rows() {
+    let dir = tempdir();
+    let state = dir.path();
+    let sessions = state.join("agents/main/sessions");
+    let foreign_dir = state.join("other/agents/main/sessions");
+    let foreign = foreign_dir.join("x.jsonl");
+    plant(&foreign, &small_session());
+    let old = 1_781_096_400_000_i64; // LATE - 40 days
+    let fresh = 1_784_466_000_000_i64; // LATE - 1 day
+    let store = format!(
+        "{{\n  \"agent:main:junk\": 5,\n  \"agent:main:a\": {{\n    \"sessionId\": \"a\",\n    \"sessionFile\": \"both.jsonl\",\n    \"updatedAt\": {old}\n  }},\n  \"agent:main:b\": {{\n    \"sessionId\": \"b\",\n    \"sessionFile\": \"both.jsonl\",\n    \"updatedAt\": {fresh}\n  }},\n  \"agent:main:c\": {{\n    \"sessionId\": \"c\",\n    \"sessionFile\": \"{}\",\n    \"updatedAt\": {old}\n  }},\n  \"agent:main:d\": {{\n    \"sessionId\": \"d\",\n    \"updatedAt\": {old}\n  }}\n}}",
+        foreign.display()
+    );
+    plant(&sessions.join("sessions.json"), store.as_bytes());
+    plant(&sessions.join("both.jsonl"), &small_session());
+    plant(&sessions.join("d.jsonl"), &small_session());
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    plant(
+        &sessions.join("d.jsonl.lock"),
+        format!("{{\n  \"pid\": {pid},\n  \"createdAt\": \"2026-07-20T12:00:00.000Z\"\n}}\n")
+            .as_bytes(),
+    );
+    let r = cleanup(state, LATE, &["--json"]);
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""), "{}", r.stdout);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = if v.is_array() { v[0].clone() } else { v };
+    assert_eq!(
+        v["removedKeys"],
+        json!(["agent:main:a", "agent:main:c", "agent:main:d"])
+    );
+    assert_eq!(
+        v["files"],
+        json!([
+            {"file": "x.jsonl", "reason": "removed-row", "key": "agent:main:c",
+             "outcome": "skipped", "note": "outside the store's directory"},
+            {"file": "d.jsonl", "reason": "removed-row", "key": "agent:main:d",
+             "outcome": "renamed", "to": format!("d.jsonl.deleted.{STAMP}")},
+        ])
+    );
+    let canonical = std::fs::canonicalize(&sessions).unwrap();
+    assert_eq!(
+        v["staleLocksRemoved"],
+        json!([canonical.join("d.jsonl.lock").to_string_lossy()])
+    );
+    assert_eq!(
+        v["loadChanges"],
+        json!([{"change": "dropped-entry", "key": "agent:main:junk"}])
+    );
+    assert_eq!(
+        dir_names(&sessions),
+        vec![
+            "both.jsonl".to_owned(),
+            format!("d.jsonl.deleted.{STAMP}"),
+            "sessions-audit.log".to_owned(),
+            "sessions.json".to_owned(),
+        ]
+    );
+    assert_eq!(dir_names(&foreign_dir), vec!["x.jsonl".to_owned()]);
+    assert_eq!(std::fs::read(&foreign).unwrap(), small_session());
+}
+
+/// An applied `--fix-missing` run counts `beforeCount` as the reference's applied summary
+/// does: after the missing rows are removed (its save's maintenance report), here 5 rows − 1
+/// missing = 4, with the same counts as `openclaw sessions cleanup --enforce --fix-missing
+/// --store … --json` on another copy at the same clock.
+#[test]
+fn applied_fix_missing_counts_rows_as_the_references_applied_summary() {
+    let test = "applied_fix_missing_counts_rows_as_the_references_applied_summary";
+    let Some(shared) = shared_dir(test) else {
+        return;
+    };
+    const AUGUST: &str = "2026-08-20T13:00:00Z";
+    let counts = |v: &Value| {
+        [
+            "beforeCount",
+            "afterCount",
+            "missing",
+            "pruned",
+            "capped",
+            "wouldMutate",
+            "appliedCount",
+        ]
+        .map(|k| (k, v[k].clone()))
+    };
+    let dir = tempdir();
+    let state = dir.path();
+    let sessions = session_test_support::openclaw_fixture_copy(&shared, state);
+    let store = sessions.join("sessions.json").display().to_string();
+    let r = cleanup(
+        state,
+        AUGUST,
+        &[
+            "--store",
+            store.as_str(),
+            "--enforce",
+            "--fix-missing",
+            "--json",
+        ],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    let ours: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        counts(&ours),
+        [
+            ("beforeCount", json!(4)),
+            ("afterCount", json!(2)),
+            ("missing", json!(1)),
+            ("pruned", json!(2)),
+            ("capped", json!(0)),
+            ("wouldMutate", json!(true)),
+            ("appliedCount", json!(2)),
+        ]
+    );
+    let Some(openclaw) = session_test_support::OpenclawCli::find(test) else {
+        return;
+    };
+    let theirs_dir = tempdir();
+    let theirs_sessions = session_test_support::openclaw_fixture_copy(&shared, theirs_dir.path());
+    let theirs_store = theirs_sessions.join("sessions.json").display().to_string();
+    let theirs: Value = openclaw.run_ok(
+        theirs_dir.path(),
+        &[
+            "sessions",
+            "cleanup",
+            "--enforce",
+            "--fix-missing",
+            "--store",
+            theirs_store.as_str(),
+            "--json",
+        ],
+        Some(AUGUST),
+        |out| serde_json::from_slice(out).unwrap(),
+    );
+    assert_eq!(counts(&ours), counts(&theirs));
 }

@@ -173,3 +173,33 @@ fn offline_ok_or_a_dead_gateway_lets_the_write_go_on() {
     assert_eq!((r.code, r.stderr.as_str()), (1, ""), "{}", r.stdout);
     assert!(Path::new(&s.lock).is_file());
 }
+
+/// A gateway started with the state dir's default config is seen while this shell's
+/// `OPENCLAW_CONFIG_PATH` names another file (whose own lock does not exist).
+#[test]
+fn a_gateway_on_the_default_config_is_seen_under_another_config_path() {
+    let Some(s) = setup("a_gateway_on_the_default_config_is_seen_under_another_config_path") else {
+        return;
+    };
+    plant_gateway_lock(&s, std::process::id(), Some(own_starttime()));
+    let before = contents(&sessions_dir(&s));
+    let mut c = cmd();
+    c.current_dir(&s.state)
+        .env("TMPDIR", &s.tmp)
+        .env("OPENCLAW_CONFIG_PATH", s.tmp.join("elsewhere.json"))
+        .env_remove("OPENCLAW_HOME")
+        .args([
+            "--now",
+            AT,
+            "archive",
+            "--agent",
+            "main",
+            "--session",
+            CRON_KEY,
+        ])
+        .args(["--root", "."]);
+    let r = run_command_timeout(c, 60);
+    assert_eq!((r.code, r.stdout.as_str()), (2, ""));
+    assert_eq!(r.stderr, refusal(&s));
+    assert_eq!(contents(&sessions_dir(&s)), before);
+}

@@ -230,6 +230,65 @@ pub fn gateway_lock_location(env: &GatewayEnv, state_dir: &Path) -> GatewayLockL
     }
 }
 
+/// Every gateway lock that may belong to a gateway on `state_dir`, the one to judge first
+/// first: [`gateway_lock_location`]'s (keyed by the config path this environment resolves),
+/// then each other `gateway.*.lock` in the same lock directory, in name order, whose payload's
+/// `configPath` belongs to this state dir: its directory is the state dir, or it is the
+/// resolved config path (both compared lexically after `path.resolve`, and as canonical paths
+/// when they exist). A gateway started with another config path than this shell's
+/// `OPENCLAW_CONFIG_PATH` (e.g. the default `<state>/openclaw.json`) is found so. Read-only;
+/// an unreadable lock directory gives only the first.
+pub fn gateway_lock_candidates(env: &GatewayEnv, state_dir: &Path) -> Vec<GatewayLockLocation> {
+    let first = gateway_lock_location(env, state_dir);
+    let Some(lock_dir) = first.lock_path.parent().map(Path::to_path_buf) else {
+        return vec![first];
+    };
+    let state = resolve_path(&env.cwd, state_dir);
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let state_canon = canon(&state);
+    let config_canon = canon(&first.config_path);
+    let own_config = first.config_path.clone();
+    let belongs = |config: &Path| {
+        let config = resolve_path(&env.cwd, config);
+        let parent = config.parent().map(Path::to_path_buf);
+        if parent.as_deref() == Some(state.as_path()) || config == own_config {
+            return true;
+        }
+        let parent_canon = parent.as_deref().and_then(canon);
+        (parent_canon.is_some() && parent_canon == state_canon)
+            || (config_canon.is_some() && canon(&config) == config_canon)
+    };
+    let mut names: Vec<PathBuf> = match std::fs::read_dir(&lock_dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.starts_with("gateway.") && n.ends_with(".lock") && n.len() > 13
+                })
+            })
+            .filter(|p| *p != first.lock_path)
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    names.sort();
+    let mut out = vec![first];
+    for lock_path in names {
+        let payload = std::fs::read(&lock_path)
+            .ok()
+            .and_then(|b| parse_gateway_lock_payload(&b));
+        if let Some(p) = payload
+            && belongs(Path::new(&p.config_path))
+        {
+            out.push(GatewayLockLocation {
+                config_path: PathBuf::from(p.config_path),
+                lock_path,
+            });
+        }
+    }
+    out
+}
+
 /// A gateway lock's JSON payload (R2.32): `{"pid":N,"createdAt":"<ISO>","configPath":"…",
 /// "startTime":N}`, `startTime` on Linux only. Other fields are ignored.
 #[derive(Clone, Debug, PartialEq)]

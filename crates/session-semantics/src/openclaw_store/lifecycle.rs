@@ -181,6 +181,15 @@ pub enum LeftAloneReason {
     NotRegularFile,
     /// The row has no `sessionId` or one that names no file (R1.8).
     NoTranscript,
+    /// The row's `sessionFile` leads outside the store's sessions directory (compared as
+    /// canonical paths): a file of another store is never renamed, deleted or locked.
+    OutsideStore,
+    /// A symlink whose target is outside the store's sessions directory: applying the plan
+    /// refuses ([`LifecycleError::Locked`]) before `sessions.json` is written (D39).
+    SymlinkOutOfStore {
+        /// Where the link leads (resolved; the link text when it cannot be resolved).
+        target: PathBuf,
+    },
 }
 
 /// A transcript a plan leaves where it is.
@@ -221,6 +230,13 @@ pub struct LifecycleReport {
     pub left_alone: Vec<LeftAlone>,
     /// Whether `sessions.json` was (dry run: would be) rewritten.
     pub store_written: bool,
+    /// Stale lock files (their holder is gone) found beside the transcripts and removed when
+    /// the transcripts were locked for their rename (applied plans only).
+    pub stale_locks_removed: Vec<PathBuf>,
+    /// What the load changed in memory and the store write persists (rows that are not
+    /// objects dropped, legacy fields migrated: [`SessionStore::load_changes`]); empty when
+    /// `sessions.json` is not written.
+    pub load_changes: Vec<super::LoadChange>,
     /// The audit log and the lines appended (applied plans with files only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audit_log: Option<PathBuf>,
@@ -365,7 +381,17 @@ impl LifecyclePlan {
                 store: self.store.path().to_path_buf(),
             });
         };
-        let next = reset_entry(key, &old, new_session_id, self.now_ms);
+        let mut next = reset_entry(key, &old, new_session_id, self.now_ms);
+        // A `sessionFile` outside the store's directory is not followed into the new
+        // conversation: the new transcript's name is written inside the store.
+        let dir = self.store.sessions_dir().to_path_buf();
+        if let (Some(t), Some(file)) = (&transcript, next.session_file().map(str::to_owned))
+            && outside_store(&dir, t)
+        {
+            let base = file.rsplit('/').next().unwrap_or(&file).to_owned();
+            next.fields_mut()
+                .insert("sessionFile", JsValue::String(JsString::new(base)));
+        }
         self.store.insert(key, next);
         self.steps.push(Step::Reset {
             key: key.to_owned(),
@@ -399,8 +425,13 @@ impl LifecyclePlan {
             files: Vec::new(),
             left_alone: Vec::new(),
             store_written: self.store.to_bytes().as_slice() != self.store.loaded_bytes(),
+            stale_locks_removed: Vec::new(),
+            load_changes: Vec::new(),
             audit_log: None,
         };
+        if report.store_written {
+            report.load_changes = self.store.load_changes().to_vec();
+        }
         let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
         for step in &self.steps {
             let (key, session_id, transcript, reason) = match step {
@@ -467,6 +498,14 @@ impl LifecyclePlan {
             if !seen.insert(transcript.clone()) {
                 continue;
             }
+            if outside_store(self.store.sessions_dir(), &transcript) {
+                report.left_alone.push(LeftAlone {
+                    key,
+                    file: Some(transcript),
+                    reason: LeftAloneReason::OutsideStore,
+                });
+                continue;
+            }
             let sharing = self.rows_naming(&transcript, session_id.as_deref());
             if !sharing.is_empty() {
                 report.left_alone.push(LeftAlone {
@@ -478,6 +517,19 @@ impl LifecyclePlan {
             }
             let bytes = match std::fs::symlink_metadata(&transcript) {
                 Ok(m) if m.is_file() => m.len(),
+                Ok(m)
+                    if m.file_type().is_symlink()
+                        && link_leaves(self.store.sessions_dir(), &transcript).is_some() =>
+                {
+                    let target =
+                        link_leaves(self.store.sessions_dir(), &transcript).unwrap_or_default();
+                    report.left_alone.push(LeftAlone {
+                        key,
+                        file: Some(transcript),
+                        reason: LeftAloneReason::SymlinkOutOfStore { target },
+                    });
+                    continue;
+                }
                 Ok(_) => {
                     report.left_alone.push(LeftAlone {
                         key,
@@ -550,14 +602,35 @@ impl LifecyclePlan {
     /// ([`FileOutcome::Failed`]), not as an error.
     pub fn apply(mut self) -> Result<LifecycleReport, LifecycleError> {
         let mut report = self.report(false);
+        // D39: a transcript reached through a link out of the store refuses the whole plan,
+        // as a held lock does, before anything is written.
+        for left in &report.left_alone {
+            if let (LeftAloneReason::SymlinkOutOfStore { target }, Some(file)) =
+                (&left.reason, &left.file)
+            {
+                return Err(LifecycleError::Locked {
+                    file: file.clone(),
+                    why: format!(
+                        "a symlink to {}, outside the store's directory",
+                        target.display()
+                    ),
+                });
+            }
+        }
         let mut locks = Vec::new();
+        let mut stale: Vec<PathBuf> = Vec::new();
         for f in report
             .files
             .iter()
             .filter(|f| f.role == FileRole::Transcript)
         {
             match fsops::lock_for_retire(&f.file) {
-                Ok(guard) => locks.push(guard),
+                Ok(guard) => {
+                    if let Some(g) = &guard {
+                        stale.extend_from_slice(g.reclaimed());
+                    }
+                    locks.push(guard);
+                }
                 Err(fsops::RetireRefusal::Locked(lock)) => {
                     return Err(LifecycleError::Locked {
                         file: f.file.clone(),
@@ -572,6 +645,7 @@ impl LifecyclePlan {
                 }
             }
         }
+        report.stale_locks_removed = stale;
         let log = if report.files.is_empty() {
             None
         } else {
@@ -632,6 +706,48 @@ impl LifecyclePlan {
         drop(locks);
         Ok(report)
     }
+}
+
+/// Whether `file` lies outside the sessions directory `dir`, comparing canonical paths: the
+/// file's directory resolved (the file itself may be missing or a link), against `dir`
+/// resolved. When the file's directory cannot be resolved (it does not exist), the lexical
+/// paths are compared.
+pub(crate) fn outside_store(dir: &Path, file: &Path) -> bool {
+    let canon_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let parent = file.parent().unwrap_or(Path::new(""));
+    match std::fs::canonicalize(parent) {
+        Ok(p) => !p.starts_with(&canon_dir),
+        Err(_) => {
+            let lexical = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+            let mut depth = 0usize;
+            let Ok(rel) = lexical.strip_prefix(dir) else {
+                return true;
+            };
+            for c in rel.components() {
+                match c {
+                    std::path::Component::Normal(_) => depth += 1,
+                    std::path::Component::CurDir => {}
+                    std::path::Component::ParentDir if depth > 0 => depth -= 1,
+                    _ => return true,
+                }
+            }
+            depth == 0
+        }
+    }
+}
+
+/// Where the symlink `link` leads when that is outside `dir` (canonical paths; a dangling
+/// link's target is resolved lexically against the link's directory).
+pub(crate) fn link_leaves(dir: &Path, link: &Path) -> Option<PathBuf> {
+    let canon_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let target = match std::fs::canonicalize(link) {
+        Ok(t) => t,
+        Err(_) => {
+            let text = std::fs::read_link(link).ok()?;
+            link.parent().unwrap_or(Path::new("")).join(text)
+        }
+    };
+    (!target.starts_with(&canon_dir)).then_some(target)
 }
 
 /// `<file>.<marker>.<ts>` beside `file`.

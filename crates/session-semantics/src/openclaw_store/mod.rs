@@ -103,7 +103,11 @@ pub enum SessionStoreError {
 
 /// What load-time migration or normalisation changed in memory (R2.8–R2.16); the next save
 /// writes these changes, as the reference's next save does.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Serialised as `{"change": "dropped-entry", "key": …}` or
+/// `{"change": "changed-field", "key": …, "field": …}`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "change", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum LoadChange {
     /// The entry under `key` was dropped: it was not an object (R2.9) or its `sessionId` was
@@ -504,15 +508,30 @@ impl SessionStore {
     /// kept) or creates it (`session_store::io::create_new`, mode 0600, its directory made when
     /// missing). After a save the store is "as loaded" again, so a second save needs no reload.
     ///
-    /// The compare happens right before the replace, not under a lock: a writer that changes
-    /// the file between the compare and the rename (while the temp file is written) is not
-    /// seen; the reference's writer lock (§2.9) is not taken here.
+    /// The compare is made before anything is written and again after the temporary file is
+    /// written and synced, immediately before the rename (`session_store::io::
+    /// atomic_rewrite_checked`), not under a lock: only a writer that changes the file between
+    /// that last compare and the rename itself is not seen; the reference's writer lock
+    /// (§2.9) is not taken here.
     ///
     /// # Errors
     /// [`SessionStoreError::Changed`] when the file was changed, created or removed by someone
     /// else since load (nothing is written; reload and retry); [`SessionStoreError::Io`] for a
     /// failed write (the file is as it was).
     pub fn save(&mut self) -> Result<SaveOutcome, SessionStoreError> {
+        self.save_with_hook(&mut || {})
+    }
+
+    /// [`SessionStore::save`], running `before_check` after the new text is written to the
+    /// temporary file and synced, right before the last stamp check and the rename (callers
+    /// that interleave with other writers, and tests that play one, see the exact moment).
+    ///
+    /// # Errors
+    /// As [`SessionStore::save`].
+    pub fn save_with_hook(
+        &mut self,
+        before_check: &mut dyn FnMut(),
+    ) -> Result<SaveOutcome, SessionStoreError> {
         let (text, blobs) = self.projection();
         let path = self.path.clone();
         let io_err = |source| SessionStoreError::Io {
@@ -535,7 +554,24 @@ impl SessionStore {
             return Ok(SaveOutcome::Unchanged);
         }
         if self.stamp.is_some() {
-            io::atomic_rewrite(&self.path, &text).map_err(io_err)?;
+            // The stamp again once the temporary file is written and synced, immediately
+            // before the rename: a change by another writer in the meantime is not lost
+            // (only the rename itself is not atomic with this check).
+            let mut changed = false;
+            let expected = self.stamp;
+            let result = io::atomic_rewrite_checked(&self.path, &text, &mut || {
+                before_check();
+                if stamp_of(&path)? == expected {
+                    Ok(())
+                } else {
+                    changed = true;
+                    Err(std::io::Error::other("changed since it was loaded"))
+                }
+            });
+            if changed {
+                return Err(SessionStoreError::Changed { path: path.clone() });
+            }
+            result.map_err(io_err)?;
         } else {
             io::ensure_dir(self.sessions_dir()).map_err(io_err)?;
             match io::create_new(&self.path, &text, None) {

@@ -322,3 +322,66 @@ fn the_references_own_lock_is_found_and_judged() {
         }
     }
 }
+
+/// A gateway started with the default config is found while this shell's
+/// `OPENCLAW_CONFIG_PATH` names another file: every `gateway.*.lock` whose payload's
+/// `configPath` lies in the state dir (or is the resolved config) is a candidate; a lock of
+/// another state dir is not.
+#[test]
+fn locks_of_other_config_paths_in_the_state_dir_are_candidates() {
+    use session_semantics::openclaw_store::gateway::gateway_lock_candidates;
+    let tmp = session_test_support::tempdir();
+    let state = tmp.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let env = env_at(tmp.path())
+        .with_state_dir(Some(state.display().to_string()))
+        .with_config_path(Some(
+            tmp.path().join("elsewhere.json").display().to_string(),
+        ));
+    let own = gateway_lock_location(&env, &state);
+    assert_eq!(own.config_path, tmp.path().join("elsewhere.json"));
+    let lock_dir = tmp.path().join(uid_dir());
+    let pid = std::process::id();
+    let start = session_test_support::starttime(pid);
+    let payload = |config: &Path| {
+        format!(
+            r#"{{"pid":{pid},"createdAt":"{}","configPath":"{}","startTime":{start}}}"#,
+            iso(now_ms()),
+            config.display()
+        )
+    };
+    let default_lock = gateway_lock_path(&env, &state.join("openclaw.json"));
+    plant(&default_lock, &payload(&state.join("openclaw.json")));
+    let foreign_lock = lock_dir.join("gateway.00000000.lock");
+    plant(
+        &foreign_lock,
+        &payload(&tmp.path().join("other/openclaw.json")),
+    );
+    plant(&lock_dir.join("notes.txt"), "x");
+
+    let found = gateway_lock_candidates(&env, &state);
+    assert_eq!(
+        found
+            .iter()
+            .map(|l| (l.lock_path.clone(), l.config_path.clone()))
+            .collect::<Vec<_>>(),
+        [
+            (own.lock_path.clone(), own.config_path.clone()),
+            (default_lock.clone(), state.join("openclaw.json")),
+        ]
+    );
+    assert_eq!(
+        detect_gateway(&own.lock_path, now_ms()),
+        GatewayStatus::NoLock {
+            lock_path: own.lock_path.clone()
+        }
+    );
+    assert_eq!(
+        detect_gateway(&found[1].lock_path, now_ms()),
+        GatewayStatus::Running {
+            lock_path: default_lock,
+            pid: Some(pid),
+            evidence: RunningEvidence::StartTimeMatches,
+        }
+    );
+}

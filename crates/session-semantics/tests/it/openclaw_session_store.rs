@@ -478,3 +478,41 @@ fn pretty_json_matches_json_stringify_with_two_spaces() {
     );
     assert_eq!(to_pretty_json(&JsValue::Object(JsObject::new())), b"{}");
 }
+
+/// Another writer that saves the store after our temporary file is written and synced, right
+/// before our rename, is seen: our save is refused, theirs stays, no temporary file is left.
+#[test]
+fn a_change_while_the_new_store_is_written_is_refused_and_kept() {
+    let Some((_dir, path)) =
+        fixture_copy("a_change_while_the_new_store_is_written_is_refused_and_kept")
+    else {
+        return;
+    };
+    let mut ours = SessionStore::load(&path).unwrap();
+    ours.remove("agent:main:cron:daily-digest:run:run-0001");
+    let theirs_bytes: &[u8] =
+        b"{\n  \"agent:main:main\": {\n    \"sessionId\": \"x\",\n    \"updatedAt\": 1\n  }\n}";
+    let dir = path.parent().unwrap().to_path_buf();
+    let mut temps_seen = Vec::new();
+    let result = ours.save_with_hook(&mut || {
+        temps_seen = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".sessions.json.") && n.ends_with(".tmp"))
+            .collect();
+        session_store::io::atomic_rewrite(&path, theirs_bytes).unwrap();
+    });
+    match result {
+        Err(SessionStoreError::Changed { path: p }) => assert_eq!(p, path),
+        other => panic!("expected Changed, got {other:?}"),
+    }
+    // The hook ran while our temporary file existed, written in full.
+    assert_eq!(temps_seen.len(), 1, "{temps_seen:?}");
+    assert_eq!(std::fs::read(&path).unwrap(), theirs_bytes);
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+}

@@ -419,3 +419,112 @@ fn an_unknown_key_is_an_error_naming_it() {
         )
     );
 }
+
+/// Points the row under `key` at `file` through an absolute `sessionFile`.
+fn point_at(dir: &Path, key: &str, file: &Path) {
+    let mut store = load(dir);
+    store.get_mut(key).unwrap().fields_mut().insert(
+        "sessionFile",
+        JsValue::String(session_format::json::JsString::new(
+            file.to_string_lossy().into_owned(),
+        )),
+    );
+    store.save().unwrap();
+}
+
+#[test]
+fn a_transcript_of_another_store_is_never_renamed() {
+    let Some((tmp, dir)) = copy("a_transcript_of_another_store_is_never_renamed") else {
+        return;
+    };
+    let foreign_dir = tmp.path().join("other/agents/main/sessions");
+    std::fs::create_dir_all(&foreign_dir).unwrap();
+    let foreign = foreign_dir.join("x.jsonl");
+    plant(&foreign, b"{\"type\":\"session\"}\n");
+    point_at(&dir, CRON_KEY, &foreign);
+    point_at(&dir, "agent:main:main", &foreign);
+
+    // Delete: the row goes, the foreign file stays, with the reason.
+    let mut plan = LifecyclePlan::new(load(&dir), NOW, Disposal::Archive).unwrap();
+    plan.delete_row(CRON_KEY).unwrap();
+    let report = plan.apply().unwrap();
+    assert!(report.files.is_empty());
+    assert_eq!(report.left_alone.len(), 1);
+    assert_eq!(
+        report.left_alone[0].file.as_deref(),
+        Some(foreign.as_path())
+    );
+    assert_eq!(report.left_alone[0].reason, LeftAloneReason::OutsideStore);
+    assert!(load(&dir).get(CRON_KEY).is_none());
+    assert_eq!(read(&foreign), b"{\"type\":\"session\"}\n");
+    assert!(
+        !foreign
+            .with_file_name(format!("x.jsonl.deleted.{TS}"))
+            .exists()
+    );
+    assert!(!foreign_dir.join("x.jsonl.lock").exists());
+
+    // Reset: the row gets a new id and a `sessionFile` inside the store.
+    let mut plan = LifecyclePlan::new(load(&dir), NOW, Disposal::Archive).unwrap();
+    plan.reset_row("agent:main:main", NEW_ID).unwrap();
+    let report = plan.apply().unwrap();
+    assert!(report.files.is_empty());
+    assert_eq!(report.left_alone[0].reason, LeftAloneReason::OutsideStore);
+    let after = load(&dir);
+    let row = after.get("agent:main:main").unwrap();
+    assert_eq!(row.session_id(), Some(NEW_ID));
+    let new_file = format!("{NEW_ID}.jsonl");
+    assert_eq!(row.session_file(), Some(new_file.as_str()));
+    assert_eq!(
+        after.transcript_of("agent:main:main"),
+        Some(dir.join(&new_file))
+    );
+    assert_eq!(
+        std::fs::read_dir(&foreign_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect::<Vec<_>>(),
+        vec!["x.jsonl".to_owned()]
+    );
+}
+
+#[test]
+fn a_transcript_linked_out_of_the_store_refuses_the_whole_plan() {
+    let Some((tmp, dir)) = copy("a_transcript_linked_out_of_the_store_refuses_the_whole_plan")
+    else {
+        return;
+    };
+    let outside = tmp.path().join("elsewhere.jsonl");
+    plant(&outside, b"{\"type\":\"session\"}\n");
+    let transcript = dir.join(format!("{CRON}.jsonl"));
+    std::fs::remove_file(&transcript).unwrap();
+    std::os::unix::fs::symlink(&outside, &transcript).unwrap();
+    let store_before = read(&dir.join("sessions.json"));
+
+    let mut plan = LifecyclePlan::new(load(&dir), NOW, Disposal::Archive).unwrap();
+    plan.delete_row(CRON_KEY).unwrap();
+    let preview = plan.preview();
+    assert_eq!(
+        preview.left_alone[0].reason,
+        LeftAloneReason::SymlinkOutOfStore {
+            target: std::fs::canonicalize(&outside).unwrap()
+        }
+    );
+    let err = plan.apply().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{} is in use or cannot be locked (a symlink to {}, outside the store's directory); \
+             nothing was changed",
+            transcript.display(),
+            std::fs::canonicalize(&outside).unwrap().display()
+        )
+    );
+    assert_eq!(read(&dir.join("sessions.json")), store_before);
+    assert!(
+        std::fs::symlink_metadata(&transcript)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}

@@ -83,6 +83,7 @@ fn files(plan: &MaintenancePlan) -> Vec<(String, &'static str, Option<&str>)> {
                 match &f.action {
                     PlannedRename::Rename(to) => Some(to.as_str()),
                     PlannedRename::Keep => None,
+                    PlannedRename::LeaveAlone(_) => Some("left alone"),
                 },
             )
         })
@@ -868,5 +869,100 @@ fn purging_deletes_only_the_expired_archives() {
     assert_eq!(
         last.get("reason").unwrap().as_str_lossy().unwrap(),
         "archive-retention"
+    );
+}
+
+/// A removed row whose `sessionFile` a kept row also names (different `sessionId`s) keeps the
+/// file; a removed row whose transcript is in another store's directory has it reported and
+/// left alone; the rows are still removed.
+#[test]
+fn applying_leaves_shared_and_foreign_transcripts_alone() {
+    let dir = session_test_support::tempdir();
+    let d = dir.path().join("agents/main/sessions");
+    std::fs::create_dir_all(&d).unwrap();
+    let foreign_dir = dir.path().join("other/agents/main/sessions");
+    std::fs::create_dir_all(&foreign_dir).unwrap();
+    let foreign = foreign_dir.join("x.jsonl");
+    plant(&foreign, &transcript("x"), NOW - DAY);
+    let old = NOW - 40 * DAY;
+    let json = format!(
+        r#"{{
+  "agent:main:a": {{"sessionId": "a", "sessionFile": "both.jsonl", "updatedAt": {old}}},
+  "agent:main:b": {{"sessionId": "b", "sessionFile": "both.jsonl", "updatedAt": {}}},
+  "agent:main:c": {{"sessionId": "c", "sessionFile": "{}", "updatedAt": {old}}}
+}}"#,
+        NOW - DAY,
+        foreign.display()
+    );
+    let mut store = store_in(&d, &json);
+    plant(&d.join("both.jsonl"), &transcript("a"), NOW - DAY);
+    let plan = plan_of(&store, &MaintenanceConfig::default(), now());
+    assert_eq!(
+        plan.removed_rows
+            .iter()
+            .map(|r| (r.key.as_str(), r.shared_with.as_deref()))
+            .collect::<Vec<_>>(),
+        [
+            ("agent:main:a", Some("agent:main:b")),
+            ("agent:main:c", None)
+        ]
+    );
+    assert_eq!(
+        files(&plan),
+        [("x.jsonl".to_owned(), "removed-row", Some("left alone"))]
+    );
+    let report = apply_plan(&mut store, &plan, ApplyOptions::default()).unwrap();
+    assert_eq!(report.removed_keys, ["agent:main:a", "agent:main:c"]);
+    assert_eq!(report.files.len(), 1);
+    assert_eq!(report.files[0].planned.path, foreign);
+    assert_eq!(
+        report.files[0].outcome,
+        FileOutcome::Skipped {
+            reason: "outside the store's directory".to_owned()
+        }
+    );
+    assert_eq!(
+        session_test_support::dir_names(&d),
+        ["both.jsonl", "sessions.json"]
+    );
+    assert_eq!(session_test_support::dir_names(&foreign_dir), ["x.jsonl"]);
+    assert_eq!(std::fs::read(&foreign).unwrap(), transcript("x"));
+}
+
+/// A removed row's transcript that is a symlink out of the store refuses the run before the
+/// store is written, as a held lock does.
+#[test]
+fn applying_with_a_transcript_linked_out_of_the_store_changes_nothing() {
+    let dir = session_test_support::tempdir();
+    let d = dir.path().join("sessions");
+    std::fs::create_dir_all(&d).unwrap();
+    let json = format!(
+        r#"{{"agent:main:main": {{"sessionId": "m", "updatedAt": {}}}}}"#,
+        NOW - 40 * DAY
+    );
+    let mut store = store_in(&d, &json);
+    let outside = dir.path().join("elsewhere.jsonl");
+    plant(&outside, &transcript("m"), NOW - DAY);
+    std::os::unix::fs::symlink(&outside, d.join("m.jsonl")).unwrap();
+    let plan = plan_of(&store, &MaintenanceConfig::default(), now());
+    assert_eq!(removed(&plan), [("agent:main:main", RemovalReason::Stale)]);
+    let err = apply_plan(&mut store, &plan, ApplyOptions::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{link} is in use ({link} links to {}, outside the store root {}; refusing to follow \
+             the link for a write): nothing was changed; run cleanup again later",
+            outside.display(),
+            d.display(),
+            link = d.join("m.jsonl").display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("sessions.json")).unwrap(),
+        json
+    );
+    assert_eq!(
+        session_test_support::dir_names(&d),
+        ["m.jsonl", "sessions.json"]
     );
 }

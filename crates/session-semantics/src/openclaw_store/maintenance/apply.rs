@@ -61,6 +61,13 @@ pub struct ApplyReport {
     pub files: Vec<AppliedFile>,
     /// The audit log, when a line was appended to it.
     pub audit_log: Option<PathBuf>,
+    /// Stale lock files (their holder is gone) reclaimed when the files were locked for
+    /// their rename, and removed with the locks.
+    pub stale_locks_removed: Vec<PathBuf>,
+    /// What the load changed in memory and the store write persisted
+    /// ([`SessionStore::load_changes`]: rows that were not objects dropped, legacy fields
+    /// migrated); empty when `sessions.json` was not written.
+    pub load_changes: Vec<super::super::LoadChange>,
 }
 
 impl ApplyReport {
@@ -156,6 +163,7 @@ fn rename_one(
     log: &AuditLog,
     dir: &Path,
     held: Option<Option<fsops::RetireLocks>>,
+    stale: &mut Vec<PathBuf>,
 ) -> FileOutcome {
     let to = to_name.map(|n| {
         file.path
@@ -167,7 +175,12 @@ fn rename_one(
         None => fsops::lock_for_retire(&file.path),
     };
     let _locks = match locked {
-        Ok(guard) => guard,
+        Ok(guard) => {
+            if let Some(g) = &guard {
+                stale.extend_from_slice(g.reclaimed());
+            }
+            guard
+        }
         Err(fsops::RetireRefusal::Locked(lock)) => {
             return FileOutcome::Skipped {
                 reason: format!("locked ({})", lock.display()),
@@ -277,6 +290,7 @@ pub fn apply_plan(
         let touched = match file.action {
             PlannedRename::Rename(_) => true,
             PlannedRename::Keep => options.purge_archives,
+            PlannedRename::LeaveAlone(_) => false,
         };
         if !touched || !matches!(file.reason, FileReason::RemovedRow { .. }) {
             held.push(None);
@@ -320,8 +334,12 @@ pub fn apply_plan(
     };
     let mut files = Vec::with_capacity(plan.files.len());
     let mut logged = false;
+    let mut stale: Vec<PathBuf> = Vec::new();
     for (file, held) in plan.files.iter().zip(held) {
         let outcome = match &file.action {
+            PlannedRename::LeaveAlone(reason) => FileOutcome::Skipped {
+                reason: reason.clone(),
+            },
             PlannedRename::Keep if !options.purge_archives => FileOutcome::Kept,
             PlannedRename::Keep => rename_one(
                 file,
@@ -330,6 +348,7 @@ pub fn apply_plan(
                 &log,
                 before.sessions_dir(),
                 held,
+                &mut stale,
             ),
             PlannedRename::Rename(name) => rename_one(
                 file,
@@ -338,6 +357,7 @@ pub fn apply_plan(
                 &log,
                 before.sessions_dir(),
                 held,
+                &mut stale,
             ),
         };
         logged |= matches!(outcome, FileOutcome::Renamed { .. } | FileOutcome::Deleted);
@@ -351,5 +371,11 @@ pub fn apply_plan(
         removed_keys,
         files,
         audit_log: logged.then(|| log.path().to_path_buf()),
+        stale_locks_removed: stale,
+        load_changes: if store_written {
+            before.load_changes().to_vec()
+        } else {
+            Vec::new()
+        },
     })
 }

@@ -28,8 +28,9 @@ mod scan;
 
 pub use apply::{AppliedFile, ApplyError, ApplyOptions, ApplyReport, FileOutcome, apply_plan};
 pub use plan::{
-    DiskBudgetSummary, FileReason, MaintenancePlan, PlanOptions, PlannedFile, PlannedRename,
-    RemovalReason, RemovedRow, SweepSummary, entry_high_water, is_preserved, plan_maintenance,
+    DiskBudgetSummary, FileReason, MaintenancePlan, OUTSIDE_STORE, PlanOptions, PlannedFile,
+    PlannedRename, RemovalReason, RemovedRow, SweepSummary, entry_high_water, is_preserved,
+    plan_maintenance,
 };
 pub use scan::{DirScan, PathProbe, ScannedFile};
 

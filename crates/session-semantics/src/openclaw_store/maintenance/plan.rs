@@ -111,7 +111,13 @@ pub enum PlannedRename {
     Rename(String),
     /// Left as it is: an archive the reference deletes (retention or budget); kept.
     Keep,
+    /// Left as it is, never locked, renamed or deleted: a removed row's transcript outside
+    /// the store's sessions directory (compared as canonical paths; the reason says so).
+    LeaveAlone(String),
 }
+
+/// The reason a removed row's transcript outside the store is left alone.
+pub const OUTSIDE_STORE: &str = "outside the store's directory";
 
 /// A file of the plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -724,11 +730,28 @@ pub fn plan_maintenance(
             holder.entry(id).or_insert(k.as_str());
         }
     }
+    // … and so do rows that resolve to the same transcript (R6.4: as archive and clear judge
+    // it, by resolved path or by `sessionId`, against every row that stays).
+    let mut path_holder: HashMap<PathBuf, &str> = HashMap::new();
+    for (k, e) in &rows {
+        if let Some(t) = e
+            .session_id()
+            .filter(|s| !s.is_empty())
+            .and_then(|id| transcript_path(dir, id, e))
+        {
+            path_holder.entry(t).or_insert(k.as_str());
+        }
+    }
     for r in &mut removed_rows {
+        let by_path = store.get(&r.key).and_then(|e| {
+            let id = e.session_id().filter(|s| !s.is_empty())?;
+            path_holder.get(&transcript_path(dir, id, e)?)
+        });
         r.shared_with = r
             .session_id
             .as_deref()
             .and_then(|id| holder.get(id))
+            .or(by_path)
             .map(|k| (*k).to_owned());
     }
 
@@ -768,6 +791,26 @@ pub fn plan_maintenance(
         let Some(entry) = store.get(&r.key) else {
             continue;
         };
+        // A transcript another store owns (an absolute `sessionFile` the reference follows,
+        // R1.11) is reported and left alone.
+        if let Some(t) = entry
+            .session_id()
+            .filter(|s| !s.is_empty())
+            .and_then(|id| transcript_path(dir, id, entry))
+            && crate::openclaw_store::lifecycle::outside_store(dir, &t)
+        {
+            if !files.iter().any(|f| f.path == t) {
+                let meta = std::fs::symlink_metadata(&t).ok();
+                files.push(PlannedFile {
+                    size: meta.as_ref().map(std::fs::Metadata::len),
+                    mtime_ms: None,
+                    reason: FileReason::RemovedRow { key: r.key.clone() },
+                    action: PlannedRename::LeaveAlone(OUTSIDE_STORE.to_owned()),
+                    path: t,
+                });
+            }
+            continue;
+        }
         let mut candidates = entry_artifact_paths(dir, entry);
         if let Some(id) = entry.session_id().filter(|s| !s.is_empty())
             && super::super::normalise::is_file_name_session_id(id)
@@ -778,6 +821,9 @@ pub fn plan_maintenance(
             }
         }
         for p in candidates {
+            if path_holder.contains_key(&p) {
+                continue;
+            }
             let present = scanned(&p).is_some()
                 || scan
                     .probes
