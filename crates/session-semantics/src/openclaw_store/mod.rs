@@ -384,8 +384,8 @@ impl SessionStore {
     }
 
     /// Key resolution for reads and writes (R2.17–R2.18, `resolveSessionStoreEntry`). The
-    /// request is trimmed and normalised ([`normalize_session_key`]); a blank one resolves to
-    /// nothing. Candidates, each skipped when it carries a mismatched delivery proof (below):
+    /// request is trimmed and normalised ([`normalize_session_key`]; a blank request is the
+    /// key `""`, which matches a stored `""` or blank key). Candidates, each skipped when it carries a mismatched delivery proof (below):
     /// - the trimmed raw key, when it differs from the normalised one;
     /// - the folded aliases: the normalised key lowercased, and for a thread key needing a
     ///   proof its base lowercased with the thread id kept; for keys needing a proof (Matrix
@@ -414,8 +414,8 @@ impl SessionStore {
     /// ([`SessionStore::resolve`]), merges `patch` into the winning entry ([`merge_entry_with`]
     /// at `now_ms` with `policy`; a new entry when none matches), stores the result under the
     /// normalised key (in place when that key exists, else last) and removes every legacy key
-    /// (the case variants). Returns the key written. In memory only; [`SessionStore::save`]
-    /// writes it.
+    /// (the case variants). Returns the key written; `None` (nothing written) for a blank
+    /// key. In memory only; [`SessionStore::save`] writes it.
     pub fn upsert(
         &mut self,
         requested: &str,
@@ -423,15 +423,12 @@ impl SessionStore {
         now_ms: i64,
         policy: UpdatedAtPolicy,
     ) -> Option<String> {
+        if normalize_session_key(requested).is_empty() {
+            return None;
+        }
         let (key, existing, legacy) = match self.resolve(requested) {
             Some(r) => (r.normalized_key, Some(r.entry.clone()), r.legacy_keys),
-            None => {
-                let key = normalize_session_key(requested);
-                if key.is_empty() {
-                    return None;
-                }
-                (key, None, Vec::new())
-            }
+            None => (normalize_session_key(requested), None, Vec::new()),
         };
         let next = merge_entry_with(existing.as_ref(), patch, now_ms, policy, || {
             uuid::Uuid::new_v4().to_string()

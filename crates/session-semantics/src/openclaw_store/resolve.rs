@@ -19,9 +19,6 @@ pub(super) fn resolve<'a>(
 ) -> Option<ResolvedKey<'a>> {
     let trimmed = js::trim(requested);
     let normalized = normalize_session_key(trimmed);
-    if normalized.is_empty() {
-        return None;
-    }
     let proof = requires_folded_alias_proof(&normalized);
     let get = |key: &str| entries.get_key_value(&JsString::new(key));
     let mismatched = |entry: Option<&StoreEntry>| {

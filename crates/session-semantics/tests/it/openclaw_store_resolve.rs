@@ -4,7 +4,8 @@
 //! `updatedAt` ties, a trimmed raw key with spaces, Matrix room keys whose folded lowercase
 //! aliases count only with a delivery-target proof (`deliveryContext.to`, `lastTo`,
 //! `origin.nativeChannelId`, `origin.to`, `groupId`) and where the exact key wins, Matrix
-//! thread keys with matching and mismatching thread ids, and Signal group ids. Every expected
+//! thread keys with matching and mismatching thread ids, Signal group ids, and blank requests
+//! (the key `""`, which matches stored blank keys). Every expected
 //! value is the reference's own output (tests/data/openclaw-store/resolve-expected.json, made by
 //! make-resolve-expected.mjs there); each stored entry's `marker` names its key.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
@@ -38,7 +39,7 @@ fn resolution_equals_the_references() {
     let path = dir.path().join("sessions.json");
     std::fs::write(&path, "{}").unwrap();
     let cases = cases();
-    assert_eq!(cases.len(), 41);
+    assert_eq!(cases.len(), 43);
     let mut matrix_proofs = 0;
     for case in &cases {
         let mut store = SessionStore::load(&path).unwrap();

@@ -96,6 +96,10 @@ const stores = {
     "agent:main:Signal:Group:AbC+dEf=": { sessionId: "variant", updatedAt: 15 },
     "agent:main:signal:group:Other=": { sessionId: "other", updatedAt: 99 },
   },
+  blank_keys: {
+    "": { sessionId: "empty", updatedAt: 1 },
+    "  ": { sessionId: "spaces", updatedAt: 2 },
+  },
   signal_folded_only: {
     "agent:main:signal:group:abc+def=": { sessionId: "folded", updatedAt: 20, lastTo: "group:Unrelated" },
   },
@@ -129,6 +133,7 @@ const requests = {
   matrix_trimmed_raw_mismatched: ["Agent:Main:matrix:channel:!RoomId:server"],
   signal_groups: ["agent:main:signal:group:AbC+dEf=", "AGENT:MAIN:SIGNAL:GROUP:AbC+dEf=", "agent:main:signal:group:abc+def=", "agent:main:signal:group:other="],
   signal_folded_only: ["agent:main:signal:group:AbC+dEf="],
+  blank_keys: ["", " \t "],
 };
 
 const cases = [];
