@@ -37,7 +37,7 @@ type Outcome = (Option<String>, Option<String>, Vec<String>);
 fn resolution_equals_the_references() {
     let dir = session_test_support::tempdir();
     let path = dir.path().join("sessions.json");
-    std::fs::write(&path, "{}").unwrap();
+    session_store::io::write_raw(&path, b"{}").unwrap();
     let cases = cases();
     assert_eq!(cases.len(), 43);
     let mut matrix_proofs = 0;
