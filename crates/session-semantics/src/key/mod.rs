@@ -350,6 +350,32 @@ pub fn parse_thread_suffix(key: &str) -> ThreadSuffix {
     }
 }
 
+/// `requiresFoldedSessionKeyAliasProof` (openclaw-store.md R2.17): true when the key names a
+/// conversation whose opaque id is the whole tail of the key, which today is a Matrix room
+/// (`[agent:<id>:]matrix:(channel|group):<id…>`, compared case-insensitively, blank segments
+/// dropped, a non-blank id required). Such keys keep their case when normalised, so a
+/// lowercased stored variant is only an alias of them with a delivery-target proof. Signal
+/// group keys (whose opaque id is one segment) do not need one.
+pub fn requires_folded_alias_proof(key: &str) -> bool {
+    let Some(raw) = js::optional(key) else {
+        return false;
+    };
+    let parts: Vec<&str> = raw.split(':').filter(|p| !p.is_empty()).collect();
+    let body_start = if parts.len() >= 3 && js::lower_trim(parts[0]) == "agent" {
+        2
+    } else {
+        0
+    };
+    let body = &parts[body_start..];
+    if body.len() < 3 {
+        return false;
+    }
+    let kind = js::lower_trim(body[1]);
+    js::lower_trim(body[0]) == "matrix"
+        && (kind == "channel" || kind == "group")
+        && js::optional(&body[2..].join(":")).is_some()
+}
+
 /// `isCronSessionKey`: an agent key whose rest starts with `cron:`.
 pub fn is_cron_key(key: &str) -> bool {
     parse_parts(key).is_some_and(|(_, rest)| js::lower_trim(&rest).starts_with("cron:"))

@@ -23,8 +23,7 @@
 //! the file changed since it was loaded (mtime, size, or inode), instead of overwriting the
 //! other writer's change; the replace keeps the existing file's permission bits and is fsynced.
 //!
-//! Not done here yet: the Matrix-style folded key aliases that need a delivery-target proof
-//! (R2.17), the writer lock and caches (§2.9), and the single-entry fast path (R2.22), whose
+//! Not done here yet: the writer lock and caches (§2.9), and the single-entry fast path (R2.22), whose
 //! output equals the full serialisation done here.
 
 use std::path::{Path, PathBuf};
@@ -46,6 +45,7 @@ mod merge;
 mod normalise;
 mod paths;
 mod plugin_state;
+mod resolve;
 mod skills;
 
 pub use artifacts::{
@@ -387,48 +387,30 @@ impl SessionStore {
         self.entries.shift_remove(&JsString::new(key))
     }
 
-    /// Key resolution for reads and writes (R2.17–R2.18, `resolveSessionStoreEntry`): the
-    /// requested key trimmed and normalised ([`normalize_session_key`]); candidates are the
-    /// normalised key, the trimmed raw key, and every stored key whose normalised form equals
-    /// it. The candidate with the greatest `updatedAt` wins (a missing one counts as 0; on a
-    /// tie the exact normalised key, then file order). `None` when no candidate is stored.
+    /// Key resolution for reads and writes (R2.17–R2.18, `resolveSessionStoreEntry`). The
+    /// request is trimmed and normalised ([`normalize_session_key`]; a blank request is the
+    /// key `""`, which matches a stored `""` or blank key). Candidates, each skipped when it carries a mismatched delivery proof (below):
+    /// - the trimmed raw key, when it differs from the normalised one;
+    /// - the folded aliases: the normalised key lowercased, and for a thread key needing a
+    ///   proof its base lowercased with the thread id kept; for keys needing a proof (Matrix
+    ///   rooms, [`requires_folded_alias_proof`](crate::key::requires_folded_alias_proof)) an
+    ///   alias counts only when one of its delivery targets (`deliveryContext.to`, `lastTo`,
+    ///   `origin.nativeChannelId`, `origin.to`, `groupId`, each cut to start at its first `!`
+    ///   or `#`) occurs in the requested base key and, for a thread key, its thread id
+    ///   (`deliveryContext.threadId`, `lastThreadId`, `origin.threadId`) is the requested one;
+    /// - the exact normalised key;
+    /// - every other stored key whose normalised form equals the request's, in file order.
     ///
-    /// Not done here: the folded lowercase aliases of Matrix-style keys, which the reference
-    /// accepts only with a delivery-target proof (R2.17); such stored keys match only when
-    /// their normalised form (which keeps the opaque spans' case) equals the request's.
+    /// A delivery proof is mismatched (keys needing a proof only) when the entry has delivery
+    /// targets and none occurs in the requested base key, or has a thread id other than the
+    /// requested one. For keys needing a proof the exact key wins, else the newest folded
+    /// alias, else the trimmed raw key, and then any newer other variant; for every other key
+    /// the candidate with the greatest `updatedAt` wins (absent counts as 0; on a tie the
+    /// first in the order exact, folded, trimmed raw, file order). `legacy_keys` lists the
+    /// matched keys other than the normalised one in the order trimmed raw, folded aliases,
+    /// file order. `None` when nothing matches.
     pub fn resolve(&self, requested: &str) -> Option<ResolvedKey<'_>> {
-        let normalized = normalize_session_key(requested);
-        if normalized.is_empty() {
-            return None;
-        }
-        let mut matches: Vec<(&JsString, &StoreEntry)> = self
-            .entries
-            .iter()
-            .filter(|(k, _)| {
-                let k = k.to_str_lossy();
-                k == normalized || k == requested.trim() || normalize_session_key(&k) == normalized
-            })
-            .collect();
-        // Stable sort: file order among equals; the exact normalised key first on a tie.
-        matches.sort_by(|(ka, a), (kb, b)| {
-            let ua = a.updated_at().unwrap_or(0.0);
-            let ub = b.updated_at().unwrap_or(0.0);
-            ub.total_cmp(&ua).then_with(|| {
-                (ka.to_str_lossy() != normalized).cmp(&(kb.to_str_lossy() != normalized))
-            })
-        });
-        let (key, entry) = *matches.first()?;
-        let legacy_keys = matches
-            .iter()
-            .map(|(k, _)| k.to_str_lossy().into_owned())
-            .filter(|k| *k != normalized)
-            .collect();
-        Some(ResolvedKey {
-            normalized_key: normalized,
-            stored_key: key.to_str_lossy().into_owned(),
-            entry,
-            legacy_keys,
-        })
+        resolve::resolve(&self.entries, requested)
     }
 
     /// An entry-level write (R2.18, the reference's `persistResolvedSessionEntry` after
@@ -436,8 +418,8 @@ impl SessionStore {
     /// ([`SessionStore::resolve`]), merges `patch` into the winning entry ([`merge_entry_with`]
     /// at `now_ms` with `policy`; a new entry when none matches), stores the result under the
     /// normalised key (in place when that key exists, else last) and removes every legacy key
-    /// (the case variants). Returns the key written. In memory only; [`SessionStore::save`]
-    /// writes it.
+    /// (the case variants). Returns the key written; `None` (nothing written) for a blank
+    /// key. In memory only; [`SessionStore::save`] writes it.
     pub fn upsert(
         &mut self,
         requested: &str,
@@ -445,15 +427,12 @@ impl SessionStore {
         now_ms: i64,
         policy: UpdatedAtPolicy,
     ) -> Option<String> {
+        if normalize_session_key(requested).is_empty() {
+            return None;
+        }
         let (key, existing, legacy) = match self.resolve(requested) {
             Some(r) => (r.normalized_key, Some(r.entry.clone()), r.legacy_keys),
-            None => {
-                let key = normalize_session_key(requested);
-                if key.is_empty() {
-                    return None;
-                }
-                (key, None, Vec::new())
-            }
+            None => (normalize_session_key(requested), None, Vec::new()),
         };
         let next = merge_entry_with(existing.as_ref(), patch, now_ms, policy, || {
             uuid::Uuid::new_v4().to_string()
@@ -598,8 +577,9 @@ pub struct ResolvedKey<'a> {
     pub stored_key: String,
     /// The winning entry.
     pub entry: &'a StoreEntry,
-    /// Every matching stored key other than the normalised one, in file order after the
-    /// `updatedAt` ranking: an entry-level write deletes them (R2.18).
+    /// Every matched stored key other than the normalised one (trimmed raw key, confirmed
+    /// folded aliases, then other case variants in file order): an entry-level write deletes
+    /// them (R2.18).
     pub legacy_keys: Vec<String>,
 }
 

@@ -22,6 +22,7 @@ mod openclaw_store_listing;
 mod openclaw_store_maintenance;
 mod openclaw_store_merge;
 mod openclaw_store_plugin_state;
+mod openclaw_store_resolve;
 mod openclaw_store_skill_prompts;
 mod peer_case;
 mod policy;
