@@ -49,8 +49,9 @@ regular file is followed and its target replaced. OUT must be a regular file or 
 a directory, FIFO, socket or device is refused even with --force, and so is a dangling symlink.
 It is never the session file itself, and never, even with --force, a file an OpenClaw
 sessions directory manages (sessions.json anywhere; in a directory holding sessions.json a
-transcript, an archive, a sidecar, a checkpoint, a store temp file or backup) or any file whose
-first line is a session header. Without --force, a jsonl export into a directory holding
+transcript, an archive, a sidecar, a checkpoint, a store temp file or backup), a sessions
+directory's audit log (sessions-audit.log) or write lock (*.jsonl.lock), or any file whose
+first line is a session header; through a symlink, the file it leads to counts. Without --force, a jsonl export into a directory holding
 sessions.json is refused: it keeps the session id, so the store would hold two files with one
 header id.
 
@@ -848,10 +849,19 @@ fn check_out_path(ctx: &Ctx, session: &Path, out_path: &Path, force: bool) -> an
             "refusing to write the export over the session file itself ({shown})"
         )));
     }
-    if let Some(why) = managed_file(out_path) {
+    // The file a write through OUT would replace: OUT itself, or what its links lead to.
+    let target = std::fs::canonicalize(out_path).unwrap_or_else(|_| out_path.to_path_buf());
+    let managed = managed_file(out_path).map(|why| (why, None)).or_else(|| {
+        (target != out_path)
+            .then(|| managed_file(&target))
+            .flatten()
+            .map(|why| (why, Some(&target)))
+    });
+    if let Some((why, through)) = managed {
+        let via = through.map_or_else(String::new, |t| format!(" (a link to {})", text::path(t)));
         bail!(UsageError::new(format!(
-            "refusing to write the export over {shown}: it is {why}; export never replaces it, \
-             even with --force (choose a path outside the sessions directory)"
+            "refusing to write the export over {shown}{via}: it is {why}; export never replaces \
+             it, even with --force (choose a path outside the sessions directory)"
         )));
     }
     if !force {
@@ -873,6 +883,12 @@ fn managed_file(out_path: &Path) -> Option<String> {
     let name = out_path.file_name()?.to_string_lossy().into_owned();
     if name == openclaw_store::STORE_FILE_NAME {
         return Some("an OpenClaw session store index (sessions.json)".to_owned());
+    }
+    if name == session_semantics::audit::AUDIT_LOG_NAME {
+        return Some("the audit log of a sessions directory (never rewritten)".to_owned());
+    }
+    if name.ends_with(".jsonl.lock") {
+        return Some("a session write lock".to_owned());
     }
     let dir = match out_path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),

@@ -1,6 +1,6 @@
-//! Files of an OpenClaw sessions directory that are not transcripts (the store index
+//! Files of a sessions directory that are not transcripts (OpenClaw's store index
 //! `sessions.json`, its temp files and backups, trajectory sidecars, archives and checkpoints
-//! without a header), named in one phrase so the read commands can say what such a file is
+//! without a header; this tool's audit log and the write locks), named in one phrase so the read commands can say what such a file is
 //! instead of reporting it as a broken session.
 
 use std::path::Path;
@@ -37,6 +37,19 @@ pub(crate) fn first_line_is_header(path: &Path) -> bool {
 pub(crate) fn store_file_note(path: &Path) -> Option<String> {
     use session_semantics::openclaw_store::{ArtifactKind, classify};
     let name = path.file_name()?.to_string_lossy().into_owned();
+    if name == session_semantics::audit::AUDIT_LOG_NAME {
+        return Some(
+            "the audit log of this tool's moves and renames (one JSON line each), not a \
+             transcript"
+                .to_owned(),
+        );
+    }
+    if name.ends_with(".jsonl.lock") {
+        return Some(
+            "a session write lock, not a transcript: `sessions unlock --stale` lists them"
+                .to_owned(),
+        );
+    }
     let note = match classify(&name) {
         ArtifactKind::Store => {
             "OpenClaw's session store index, not a transcript: `sessions list` reads it".to_owned()

@@ -100,6 +100,67 @@ fn export_never_replaces_store_files_or_session_files() {
              (choose a path outside the sessions directory)\n"
         )
     );
+    // Through a link: the file the write would replace is what counts.
+    std::os::unix::fs::symlink(s.join("sessions.json"), dir.path().join("link.json")).unwrap();
+    let r = sessions(
+        dir.path(),
+        &[
+            "export",
+            &src,
+            "--format",
+            "json",
+            "-o",
+            "link.json",
+            "--force",
+        ],
+    );
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            2,
+            format!(
+                "error: refusing to write the export over link.json (a link to {}): it is an \
+                 OpenClaw session store index (sessions.json); export never replaces it, even \
+                 with --force (choose a path outside the sessions directory)\n",
+                std::fs::canonicalize(s.join("sessions.json"))
+                    .unwrap()
+                    .display()
+            )
+            .as_str()
+        )
+    );
+    // The audit log and write locks of a sessions directory.
+    plant(&s.join("sessions-audit.log"), b"{\"action\":\"rename\"}\n");
+    plant(&s.join(format!("{GROUP}.jsonl.lock")), b"{\"pid\":1}\n");
+    for (name, why) in [
+        (
+            "sessions-audit.log".to_owned(),
+            "the audit log of a sessions directory (never rewritten)",
+        ),
+        (format!("{GROUP}.jsonl.lock"), "a session write lock"),
+    ] {
+        let out = format!("agents/main/sessions/{name}");
+        let r = sessions(
+            dir.path(),
+            &["export", &src, "--format", "json", "-o", &out, "--force"],
+        );
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (
+                2,
+                format!(
+                    "error: refusing to write the export over {out}: it is {why}; export never \
+                     replaces it, even with --force (choose a path outside the sessions \
+                     directory)\n"
+                )
+                .as_str()
+            ),
+            "{name}"
+        );
+    }
+    std::fs::remove_file(dir.path().join("link.json")).unwrap();
+    std::fs::remove_file(s.join("sessions-audit.log")).unwrap();
+    std::fs::remove_file(s.join(format!("{GROUP}.jsonl.lock"))).unwrap();
     // A new jsonl file in the store would be a second file for the session id.
     let r = sessions(
         dir.path(),
@@ -196,6 +257,28 @@ fn check_and_tree_say_what_store_files_are() {
         format!("OpenClaw's trajectory pointer sidecar of {MAIN}.jsonl, not a transcript")
     );
     assert_eq!(v[0]["ok"], true);
+    // The tool's own audit log and a write lock are named, not reported as broken sessions.
+    plant(&s.join("sessions-audit.log"), b"{\"action\":\"rename\"}\n");
+    plant(&s.join(format!("{MAIN}.jsonl.lock")), b"{\"pid\":1}\n");
+    let lock = format!("agents/main/sessions/{MAIN}.jsonl.lock");
+    let r = sessions(
+        dir.path(),
+        &["check", "agents/main/sessions/sessions-audit.log", &lock],
+    );
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (
+            0,
+            format!(
+                "agents/main/sessions/sessions-audit.log: the audit log of this tool's moves and \
+                 renames (one JSON line each), not a transcript\n{lock}: a session write lock, \
+                 not a transcript: `sessions unlock --stale` lists them\nchecked 2 files: 0 ok, \
+                 2 not transcripts\n"
+            )
+            .as_str(),
+            ""
+        )
+    );
     // An archive is a transcript renamed: checked as one.
     let archive = format!("agents/main/sessions/{RESET}");
     let r = sessions(dir.path(), &["check", &archive]);
