@@ -158,6 +158,17 @@ pub enum RetireRefusal {
     OutsideStore(OutsideStore),
 }
 
+impl RetireRefusal {
+    /// Why, as a phrase for an error naming the file: `lock <lock file>`, or the symlink's
+    /// target outside the directory.
+    pub fn why(&self) -> String {
+        match self {
+            RetireRefusal::Locked(lock) => format!("lock {}", lock.display()),
+            RetireRefusal::OutsideStore(o) => o.to_string(),
+        }
+    }
+}
+
 /// The write locks [`lock_for_retire`] holds while a session file is moved or deleted: its
 /// own lock and the lock of each alias (released on drop).
 #[derive(Debug)]

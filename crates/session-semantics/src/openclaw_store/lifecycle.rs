@@ -631,16 +631,10 @@ impl LifecyclePlan {
                     }
                     locks.push(guard);
                 }
-                Err(fsops::RetireRefusal::Locked(lock)) => {
+                Err(refusal) => {
                     return Err(LifecycleError::Locked {
                         file: f.file.clone(),
-                        why: format!("lock {}", lock.display()),
-                    });
-                }
-                Err(fsops::RetireRefusal::OutsideStore(o)) => {
-                    return Err(LifecycleError::Locked {
-                        file: f.file.clone(),
-                        why: o.to_string(),
+                        why: refusal.why(),
                     });
                 }
             }

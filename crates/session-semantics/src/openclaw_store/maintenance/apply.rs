@@ -298,16 +298,10 @@ pub fn apply_plan(
         }
         match fsops::lock_for_retire(&file.path) {
             Ok(guard) => held.push(Some(guard)),
-            Err(fsops::RetireRefusal::Locked(lock)) => {
+            Err(refusal) => {
                 return Err(ApplyError::Locked {
                     file: file.path.clone(),
-                    why: format!("lock {}", lock.display()),
-                });
-            }
-            Err(fsops::RetireRefusal::OutsideStore(o)) => {
-                return Err(ApplyError::Locked {
-                    file: file.path.clone(),
-                    why: o.to_string(),
+                    why: refusal.why(),
                 });
             }
         }
