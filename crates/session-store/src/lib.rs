@@ -14,9 +14,10 @@
 //! umbrella [`Error`].
 //!
 //! Features: `redis` adds `redis_store` (`RedisStorage`, a [`Storage`] on a Redis server);
-//! `test-util` adds `test_util`, the tools of tests and the conformance harness (fault
+//! `sqlite` adds `sqlite` (`SqliteStore`, a read-only reader of OpenClaw 2026.8+ per-agent
+//! SQLite stores); `test-util` adds `test_util`, the tools of tests and the conformance harness (fault
 //! injection, the op-script runner, a load hook, a throwaway Redis server) and the setter of
-//! the warm cache's bounds. Neither is on by default.
+//! the warm cache's bounds. None is on by default.
 //!
 //! Inside, each module uses only those on its own line or below (`cargo xtask modules
 //! session-store` prints the graph and fails on a cycle):
@@ -27,7 +28,7 @@
 //! - `cache` (the warm and repair caches, the one loader), `inspect` (diagnostics);
 //! - `index`, `rows`, `disk`, `deep`, `id`, `foreign` (rows over one byte buffer, the index);
 //! - `error`, `lock`, `bulk`, `io`;
-//! - `snapshot`, `identity`, `paths`, `names`.
+//! - `snapshot`, `identity`, `paths`, `names`, `sqlite`.
 //!
 //! Specs: `openclaw-jsonl.md` (Decisions box, §1, §2), `pi-format.md` (§2–§4, §7.3),
 //! `rust-style.md`; observed reference behaviour: `xtask/conformance/FINDINGS.md`; differences
@@ -122,6 +123,9 @@ mod repair;
 mod replay;
 mod rows;
 mod snapshot;
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub mod sqlite;
 mod storage;
 #[cfg(any(test, feature = "test-util"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]

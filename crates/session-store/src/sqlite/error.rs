@@ -1,0 +1,128 @@
+//! The errors of the read-only SQLite store (`openclaw-sqlite.md` §1.5, §2.5, §5).
+
+use std::path::PathBuf;
+
+/// Why the SQLite store could not be opened or read. Every variant names the database file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SqliteError {
+    /// The file could not be opened read-only (missing, unreadable, not a database) or the
+    /// connection could not be set up (§1.5 rule 1).
+    #[error("{}: cannot open the OpenClaw SQLite store read-only: {source}", path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A query failed (a missing table or column, a locked database past the busy timeout,
+    /// a corrupt page).
+    #[error("{}: {what}: {source}", path.display())]
+    Query {
+        /// The database file.
+        path: PathBuf,
+        /// What was being read, e.g. `"sessions"` or `"lines of session <id>"`.
+        what: String,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The schema version is not the one this reader knows (§5: exactly 23 is accepted).
+    #[error(
+        "{}: {origin} says schema version {version}; this reader knows only version {known}{advice}",
+        path.display(),
+        advice = if (17..=22).contains(version) {
+            " (stop active agents and run `openclaw doctor --fix` to migrate session identities)"
+        } else {
+            ""
+        }
+    )]
+    SchemaVersion {
+        /// The database file.
+        path: PathBuf,
+        /// Where the version came from: `"PRAGMA user_version"` or `"schema_meta"`.
+        origin: &'static str,
+        /// The version found.
+        version: i64,
+        /// The version this reader knows ([`super::KNOWN_SCHEMA_VERSION`]).
+        known: i64,
+    },
+    /// `schema_meta` has no `primary` row, or its role is not `agent` (§1.3, §5).
+    #[error("{}: not an OpenClaw agent store: {problem}", path.display())]
+    SchemaMeta {
+        /// The database file.
+        path: PathBuf,
+        /// What is wrong, e.g. `"no schema_meta row 'primary'"` or `"role is 'state'"`.
+        problem: String,
+    },
+    /// No `session_windows` row has this session id.
+    #[error("{}: no session {session_id}", path.display())]
+    UnknownSession {
+        /// The database file.
+        path: PathBuf,
+        /// The session id asked for.
+        session_id: String,
+    },
+    /// One `transcript_events` row cannot be turned into its JSON text (§2.5).
+    #[error("{}: session {session_id} seq {seq}: {problem}", path.display())]
+    BadRow {
+        /// The database file.
+        path: PathBuf,
+        /// The row's session id.
+        session_id: String,
+        /// The row's `seq`.
+        seq: i64,
+        /// What is wrong with it.
+        problem: RowProblem,
+    },
+}
+
+/// What is wrong with one `transcript_events` row (§2.4 table checks, §2.5 decoding).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RowProblem {
+    /// Both or neither of `event_json` and `event_zstd` are set.
+    #[error("exactly one of event_json and event_zstd must be set (json: {json}, zstd: {zstd})")]
+    PayloadColumns {
+        /// Whether `event_json` is non-NULL.
+        json: bool,
+        /// Whether `event_zstd` is non-NULL.
+        zstd: bool,
+    },
+    /// The zstd blob is empty or larger than 4194304 bytes.
+    #[error("event_zstd is {len} bytes; it must be 1 to 4194304")]
+    BlobSize {
+        /// The blob's length in bytes.
+        len: usize,
+    },
+    /// `event_utf8_bytes` is NULL or not between 1 and 4194304 on a zstd row.
+    #[error("event_utf8_bytes is {value:?}; a zstd row needs 1 to 4194304")]
+    StoredLength {
+        /// The stored value (`None` for NULL).
+        value: Option<i64>,
+    },
+    /// The zstd frame does not decode (bad frame, checksum mismatch, more output than
+    /// `event_utf8_bytes`).
+    #[error("event_zstd does not decode: {message}")]
+    Decompress {
+        /// The zstd library's message.
+        message: String,
+    },
+    /// The decoded text is not `event_utf8_bytes` long.
+    #[error("event_zstd decodes to {actual} bytes, event_utf8_bytes says {expected}")]
+    LengthMismatch {
+        /// `event_utf8_bytes`.
+        expected: usize,
+        /// The decoded length in bytes.
+        actual: usize,
+    },
+    /// The row text (`event_json`, or the decoded `event_zstd`) is not valid UTF-8.
+    #[error(
+        "the row text (event_json, or event_zstd decoded) is invalid UTF-8 at byte {valid_up_to}"
+    )]
+    Utf8 {
+        /// The byte offset of the first invalid sequence in the decoded text.
+        valid_up_to: usize,
+    },
+}
