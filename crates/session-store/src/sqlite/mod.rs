@@ -5,7 +5,9 @@
 //! [`SqliteStore::open`] opens the file as §1.5 says; [`SqliteStore::sessions`] lists the
 //! session windows with their keys (§2.2, §2.3); [`SqliteStore::lines`] gives one session's rows
 //! in `seq` order as their JSON text, zstd rows decoded and checked (§2.4, §2.5);
-//! [`SqliteStore::leaf`] reads the materialised leaf (§2.8). Nothing here writes: the connection
+//! [`SqliteStore::leaf`] reads the materialised leaf (§2.8) and [`SqliteStore::active_branch`]
+//! the materialised active branch (§2.9); recomputing them when the index is stale is not done
+//! here yet. Nothing here writes: the connection
 //! is read-only and `query_only`.
 
 mod error;
@@ -363,6 +365,40 @@ impl SqliteStore {
                 max_seq,
             },
         })
+    }
+
+    /// The ids of the session's active branch, root first, as
+    /// `session_transcript_active_events` materialises it joined with
+    /// `transcript_event_identities` by seq (§2.9): the tree path root → leaf without the header,
+    /// label rows, abandoned branches, opaque rows and leaf controls. Like the leaf it is stale
+    /// when [`SqliteLeaf::fresh`] is `false`. Read in one read transaction.
+    ///
+    /// # Errors
+    /// [`SqliteError::UnknownSession`] when no `session_windows` row has `session_id`;
+    /// [`SqliteError::Query`] when the tables cannot be read, or an active row has no identity.
+    pub fn active_branch(&self, session_id: &str) -> Result<Vec<String>, SqliteError> {
+        let what = format!("active branch of session {session_id}");
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(self.query_err(what.clone()))?;
+        self.require_window(&tx, session_id)?;
+        let mut stmt = tx
+            .prepare(
+                "SELECT i.event_id FROM session_transcript_active_events a \
+                 LEFT JOIN transcript_event_identities i \
+                 ON i.session_id = a.session_id AND i.seq = a.event_seq \
+                 WHERE a.session_id = ?1 ORDER BY a.active_position",
+            )
+            .map_err(self.query_err(what.clone()))?;
+        let ids = stmt
+            .query_map([session_id], |r| r.get::<_, String>(0))
+            .map_err(self.query_err(what.clone()))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(self.query_err(what.clone()))?;
+        drop(stmt);
+        tx.finish().map_err(self.query_err(what))?;
+        Ok(ids)
     }
 
     fn require_window(&self, tx: &Connection, session_id: &str) -> Result<(), SqliteError> {

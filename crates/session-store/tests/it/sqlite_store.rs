@@ -1,6 +1,6 @@
 //! The read-only OpenClaw SQLite store on the fixture made by the real `openclaw@2026.9.6`
 //! doctor (`openclaw-sqlite.md` §1.5, §2, §2.5, §2.8, §5, §6): each session's rows byte for
-//! byte, zstd rows included; the leaf; the session list; the database bytes unchanged by
+//! byte, zstd rows included; the leaf and active branch; the session list; the database bytes unchanged by
 //! reading; a corrupt zstd row and an unknown schema version as typed errors.
 #![cfg(feature = "sqlite")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
@@ -59,7 +59,8 @@ fn copy_db(fixture: &Path) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Every row of every session equals `expected/<name>.lines.jsonl` byte for byte, and the
-/// leaf equals `expected/<name>.meta.json` `leafEventId` with a fresh index.
+/// leaf and active branch equal `expected/<name>.meta.json` `leafEventId` and
+/// `activeBranchIds` with a fresh index.
 #[test]
 fn sqlite_lines_and_leaf_match_the_fixture() {
     let Some(fixture) = fixture("sqlite_lines_and_leaf_match_the_fixture") else {
@@ -88,6 +89,15 @@ fn sqlite_lines_and_leaf_match_the_fixture() {
         assert_eq!(leaf.leaf_event_id.as_deref(), Some(&*want_leaf), "{name}");
         assert!(leaf.fresh, "{name}: index state is stale");
         assert_eq!(leaf.indexed_seq, leaf.max_seq, "{name}");
+        let want_branch: Vec<String> = meta
+            .get("activeBranchIds")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str_lossy().unwrap().into_owned())
+            .collect();
+        assert_eq!(store.active_branch(id).unwrap(), want_branch, "{name}");
     }
     // Row counts from the fixture README, so a short read cannot pass.
     let counts: Vec<usize> = SESSIONS
@@ -95,6 +105,12 @@ fn sqlite_lines_and_leaf_match_the_fixture() {
         .map(|(_, _, id)| store.lines(id).unwrap().len())
         .collect();
     assert_eq!(counts, [8, 8, 8, 5, 3, 6]);
+    assert_eq!(
+        store
+            .active_branch("11111111-1111-4111-8111-111111111111")
+            .unwrap(),
+        ["u1", "a1", "u3", "a3"]
+    );
 }
 
 /// `large-zstd` really exercises the decoder: seq 2, 4 and 7 are stored as zstd and seq 6
@@ -229,6 +245,7 @@ fn read_everything(db: &Path) {
     for (_, _, id) in SESSIONS {
         store.lines(id).unwrap();
         store.leaf(id).unwrap();
+        store.active_branch(id).unwrap();
     }
 }
 
