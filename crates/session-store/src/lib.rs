@@ -21,14 +21,14 @@
 //!
 //! Inside, each module uses only those on its own line or below (`cargo xtask modules
 //! session-store` prints the graph and fails on a cycle):
-//! - `any_error`, `replay`, `test_util`;
+//! - `any_error`, `replay`, `test_util`, `sqlite`;
 //! - `manager` (one file per concern: `open`, `append`, `branch`, `rewrite`, `list`, …);
 //! - `repair`, `list`, `redis_store`;
 //! - `storage` (the seam, the file and memory stores);
 //! - `cache` (the warm and repair caches, the one loader), `inspect` (diagnostics);
 //! - `index`, `rows`, `disk`, `deep`, `id`, `foreign` (rows over one byte buffer, the index);
 //! - `error`, `lock`, `bulk`, `io`;
-//! - `snapshot`, `identity`, `paths`, `names`, `sqlite`.
+//! - `snapshot`, `identity`, `paths`, `names`.
 //!
 //! Specs: `openclaw-jsonl.md` (Decisions box, §1, §2), `pi-format.md` (§2–§4, §7.3),
 //! `rust-style.md`; observed reference behaviour: `xtask/conformance/FINDINGS.md`; differences

@@ -76,6 +76,28 @@ pub enum SqliteError {
         /// What is wrong with it.
         problem: RowProblem,
     },
+    /// The session's rows, as JSONL, do not open as a session
+    /// ([`SqliteStore::open_session`](super::SqliteStore::open_session)).
+    #[error("{}: session {session_id} does not open as a JSONL session", path.display())]
+    Session {
+        /// The database file.
+        path: PathBuf,
+        /// The session id.
+        session_id: String,
+        /// Why the JSONL read path refused it.
+        #[source]
+        source: Box<crate::OpenError>,
+    },
+    /// The in-memory store that [`SqliteStore::open_session`](super::SqliteStore::open_session)
+    /// puts the rows in refused them.
+    #[error("cannot stage {} in memory", path.display())]
+    Staging {
+        /// The session's in-memory path.
+        path: PathBuf,
+        /// The in-memory store's error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// What is wrong with one `transcript_events` row (§2.4 table checks, §2.5 decoding).

@@ -7,10 +7,12 @@
 //! in `seq` order as their JSON text, zstd rows decoded and checked (§2.4, §2.5);
 //! [`SqliteStore::leaf`] reads the materialised leaf (§2.8) and [`SqliteStore::active_branch`]
 //! the materialised active branch (§2.9); recomputing them when the index is stale is not done
-//! here yet. Nothing here writes: the connection
+//! here yet. [`SqliteStore::open_session`] opens one session as a read-only
+//! [`SessionManager`](crate::SessionManager), so the JSONL read path works on it. Nothing here writes: the connection
 //! is read-only and `query_only`.
 
 mod error;
+mod view;
 
 pub use error::{RowProblem, SqliteError};
 

@@ -422,3 +422,34 @@ fn sqlite_missing_file_and_unknown_session() {
         Err(SqliteError::UnknownSession { .. })
     ));
 }
+
+/// `open_session` gives a read-only `SessionManager` over the rows: for each fixture session
+/// its leaf and root → leaf branch are the ones OpenClaw materialised (§2.8, §2.9), at the
+/// session's in-memory path.
+#[test]
+fn sqlite_open_session_reads_through_the_jsonl_path() {
+    let Some(fixture) = fixture("sqlite_open_session_reads_through_the_jsonl_path") else {
+        return;
+    };
+    let (_dir, db) = copy_db(&fixture);
+    let store = SqliteStore::open(&db).unwrap();
+    for (name, _key, id) in SESSIONS {
+        let open = store.open_session(id).unwrap();
+        let sm = open.session;
+        assert_eq!(
+            sm.get_leaf_id(),
+            store.leaf(id).unwrap().leaf_event_id.as_deref(),
+            "{name}"
+        );
+        let branch: Vec<&str> = sm.get_branch(None).iter().map(|e| e.id()).collect();
+        assert_eq!(branch, store.active_branch(id).unwrap(), "{name}");
+        assert_eq!(
+            sm.get_session_file(),
+            Some(store.session_path(id).as_path()),
+            "{name}"
+        );
+    }
+    let open = store.open_session(LARGE).unwrap();
+    assert_eq!(open.session.get_entries().count(), 7);
+    assert_eq!(store.session_path(LARGE), db.join(format!("{LARGE}.jsonl")));
+}
