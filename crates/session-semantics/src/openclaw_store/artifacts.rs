@@ -1,6 +1,9 @@
 //! The files of an OpenClaw sessions directory and what each is (openclaw-store.md §1.4):
 //! archive timestamps (R1.13) and the classification of a base name (R1.14) that the
-//! reference's maintenance, disk budget and doctor use.
+//! reference's maintenance, disk budget and doctor use, and the "header-only" transcript rule its
+//! cleanup and listing share (R4.17 (b), §9 case 32).
+
+use std::path::Path;
 
 /// Why a transcript was archived: the `<reason>` of `<file>.<reason>.<ARCHIVE_TS>` (R1.13).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,4 +265,58 @@ pub fn parse_archive_timestamp(ts: &str) -> Option<i64> {
         &ts[17..19]
     );
     session_format::time::parse_js_date_in(&iso, &chrono::Utc)
+}
+
+/// The largest transcript that can count as header-only (R4.17, `EMPTY_TRANSCRIPT_MAX_BYTES`).
+pub const EMPTY_TRANSCRIPT_MAX_BYTES: u64 = 4096;
+
+fn is_message_role(role: Option<&session_format::json::JsValue>) -> bool {
+    role.and_then(|r| r.as_js_string()?.as_str())
+        .is_some_and(|r| matches!(r, "user" | "assistant" | "tool" | "toolResult" | "system"))
+}
+
+/// `isTranscriptMessageRecord`: `type:"message"`, or no `type` and a message role in
+/// `message.role` or `role`.
+fn is_message_record(value: &session_format::json::JsValue) -> bool {
+    let Some(obj) = value.as_object() else {
+        return false;
+    };
+    match obj.get("type") {
+        Some(t) => t.as_js_string().and_then(|s| s.as_str()) == Some("message"),
+        None => {
+            obj.get("message")
+                .and_then(|m| m.as_object())
+                .is_some_and(|m| is_message_role(m.get("role")))
+                || is_message_role(obj.get("role"))
+        }
+    }
+}
+
+/// `transcriptHasNoMessageRecords` of the reference's cleanup (R4.17 (b), §9 case 32): `path`
+/// (symlinks followed) is a regular file of at most [`EMPTY_TRANSCRIPT_MAX_BYTES`] whose
+/// non-blank lines (read as UTF-8 text, lossily, and trimmed as JavaScript trims) all parse as
+/// JSON and none is a message record. A file that cannot be read, is larger, or has an
+/// unparsable line is not header-only.
+pub fn transcript_has_no_messages(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    if !meta.is_file() || meta.len() > EMPTY_TRANSCRIPT_MAX_BYTES {
+        return false;
+    }
+    let Ok(bytes) = session_store::io::read_file(path) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if session_format::js::trim(line).is_empty() {
+            continue;
+        }
+        match session_format::json::parse_value(line.as_bytes()) {
+            Ok(v) if !is_message_record(&v) => {}
+            _ => return false,
+        }
+    }
+    true
 }

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use session_format::json::{JsObject, JsValue, parse_value};
+use session_format::json::{JsObject, JsValue};
 
 use super::{
     ArchiveReason, ArtifactKind, STORE_FILE_NAME, SessionStore, SessionStoreError, StoreEntry,
@@ -31,9 +31,7 @@ pub const DEFAULT_PROVIDER: &str = "openai";
 /// catalog gives one (R5.4: 200 000 tokens).
 pub const DEFAULT_CONTEXT_TOKENS: f64 = 200_000.0;
 
-/// A transcript of at most this many bytes with no message record counts as missing for the
-/// reference's `sessions cleanup --fix-missing` (`EMPTY_TRANSCRIPT_MAX_BYTES`, §9 case 32).
-pub const EMPTY_TRANSCRIPT_MAX_BYTES: u64 = 4096;
+pub use super::artifacts::{EMPTY_TRANSCRIPT_MAX_BYTES, transcript_has_no_messages};
 
 /// Which rows to list (R5.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -283,53 +281,6 @@ fn display_model(f: &JsObject) -> (String, String) {
         return model_ref(&m, &p);
     }
     (DEFAULT_PROVIDER.to_owned(), DEFAULT_MODEL.to_owned())
-}
-
-fn is_message_role(role: Option<&JsValue>) -> bool {
-    matches!(
-        role.and_then(JsValue::as_str_lossy).as_deref(),
-        Some("user" | "assistant" | "tool" | "toolResult" | "system")
-    )
-}
-
-/// `transcriptHasNoMessageRecords` of the reference's cleanup (§9 case 32): `path` is a
-/// regular file of at most [`EMPTY_TRANSCRIPT_MAX_BYTES`] whose non-blank lines all parse as
-/// JSON and none is a message record (`type:"message"`, or no `type` and a message role at
-/// `message.role` or `role`). A file that cannot be read, is larger, or has an unparsable line
-/// is not header-only.
-pub fn transcript_has_no_messages(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    if !meta.is_file() || meta.len() > EMPTY_TRANSCRIPT_MAX_BYTES {
-        return false;
-    }
-    let Ok(bytes) = session_store::io::read_file(path) else {
-        return false;
-    };
-    for line in bytes.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let Ok(value) = parse_value(line) else {
-            return false;
-        };
-        let Some(o) = value.as_object() else {
-            continue;
-        };
-        let ty = o.get("type");
-        if ty.and_then(JsValue::as_str_lossy).as_deref() == Some("message") {
-            return false;
-        }
-        if ty.is_none()
-            && (is_message_role(o.get("message").and_then(|m| m.get("role")))
-                || is_message_role(o.get("role")))
-        {
-            return false;
-        }
-    }
-    true
 }
 
 fn mtime_ms(meta: &std::fs::Metadata) -> Option<f64> {

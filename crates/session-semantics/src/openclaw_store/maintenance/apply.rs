@@ -123,15 +123,6 @@ fn name_of(p: &Path) -> String {
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
-fn mtime_ms(meta: &std::fs::Metadata) -> Option<f64> {
-    let d = meta
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?;
-    Some(d.as_secs() as f64 * 1000.0 + f64::from(d.subsec_nanos()) / 1e6)
-}
-
 /// Still the file the scan saw: a regular file (not a symlink) of the planned size and mtime.
 fn recheck(file: &PlannedFile) -> Result<u64, String> {
     let meta = match std::fs::symlink_metadata(&file.path) {
@@ -146,7 +137,9 @@ fn recheck(file: &PlannedFile) -> Result<u64, String> {
         return Err("not a regular file".to_owned());
     }
     let same = file.size.is_none_or(|s| s == meta.len())
-        && file.mtime_ms.is_none_or(|m| Some(m) == mtime_ms(&meta));
+        && file
+            .mtime_ms
+            .is_none_or(|m| m == super::scan::mtime_ms(&meta));
     if same {
         Ok(meta.len())
     } else {

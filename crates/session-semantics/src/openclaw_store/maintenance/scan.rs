@@ -48,10 +48,9 @@ pub struct DirScan {
     pub probes: HashMap<PathBuf, PathProbe>,
 }
 
-/// The largest transcript that can count as header-only (R4.17).
-pub const EMPTY_TRANSCRIPT_MAX_BYTES: u64 = 4096;
-
-fn mtime_ms(meta: &std::fs::Metadata) -> f64 {
+/// A file's mtime in epoch milliseconds with the sub-millisecond fraction (as `mtimeMs`), 0 when
+/// the system gives none; the scan records it and applying compares with it.
+pub(super) fn mtime_ms(meta: &std::fs::Metadata) -> f64 {
     meta.modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
@@ -60,51 +59,15 @@ fn mtime_ms(meta: &std::fs::Metadata) -> f64 {
         })
 }
 
-fn is_message_role(role: Option<&session_format::json::JsValue>) -> bool {
-    role.and_then(|r| r.as_js_string()?.as_str())
-        .is_some_and(|r| matches!(r, "user" | "assistant" | "tool" | "toolResult" | "system"))
-}
-
-/// `isTranscriptMessageRecord`: `type:"message"`, or no `type` and a message role in
-/// `message.role` or `role`.
-fn is_message_record(value: &session_format::json::JsValue) -> bool {
-    let Some(obj) = value.as_object() else {
-        return false;
-    };
-    match obj.get("type") {
-        Some(t) => t.as_js_string().and_then(|s| s.as_str()) == Some("message"),
-        None => {
-            obj.get("message")
-                .and_then(|m| m.as_object())
-                .is_some_and(|m| is_message_role(m.get("role")))
-                || is_message_role(obj.get("role"))
-        }
-    }
-}
-
 /// What is at `path` (following symlinks, as `existsSync` and `statSync` do).
 pub(super) fn probe(path: &Path) -> PathProbe {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return PathProbe::Missing;
-    };
-    if !meta.is_file() || meta.len() > EMPTY_TRANSCRIPT_MAX_BYTES {
-        return PathProbe::Present;
+    if std::fs::metadata(path).is_err() {
+        PathProbe::Missing
+    } else if super::super::artifacts::transcript_has_no_messages(path) {
+        PathProbe::NoMessages
+    } else {
+        PathProbe::Present
     }
-    let Ok(bytes) = session_store::io::read_file(path) else {
-        return PathProbe::Present;
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if session_format::js::trim(line).is_empty() {
-            continue;
-        }
-        match session_format::json::parse_value(line.as_bytes()) {
-            Ok(v) if !is_message_record(&v) => {}
-            _ => return PathProbe::Present,
-        }
-    }
-    PathProbe::NoMessages
 }
 
 fn is_blob_name(name: &str) -> bool {
