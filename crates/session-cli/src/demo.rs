@@ -965,6 +965,13 @@ fn prepare_root(root: &Path) -> anyhow::Result<()> {
         }
         let p = root.join(&rel);
         let hash = recorded.iter().find(|(r, _)| *r == rel).map(|(_, h)| h);
+        // Outside the demo's sessions directory, what the manifest does not record is not the
+        // demo's (e.g. the `state/openclaw.sqlite` OpenClaw makes when it reads the store): it
+        // is left where it is, untouched. Inside it, an unrecorded file would join the store.
+        let in_store = rel.starts_with(&format!("{SESSIONS_DIR}/"));
+        if hash.is_none() && !in_store {
+            continue;
+        }
         let unchanged = match hash {
             _ if is_dir || !matches!(crate::fsx::probe(&p), crate::fsx::Found::Regular) => false,
             None => false,

@@ -726,7 +726,22 @@ fn demo_builds_a_store_and_rerunning_replaces_only_it() {
     assert_eq!(now[3].sha256, prints[3].sha256);
     assert_ne!(names(&now[..3]), names(&prints[..3]));
 
-    // Anything else in the directory: refused, named, nothing removed.
+    // What OpenClaw makes beside the store when it reads it (its state database) is not the
+    // demo's: a rerun leaves it byte for byte and rebuilds the store.
+    let oc_state = root.join("state/openclaw.sqlite");
+    plant(&oc_state, b"SQLite format 3\0");
+    let oc_before = fingerprint(&oc_state);
+    let again = demo();
+    assert_eq!((again.code, again.stderr.as_str()), (0, ""));
+    assert_eq!(dir_names(&sessions), files);
+    assert_eq!(fingerprint(&oc_state), oc_before);
+    std::fs::remove_dir_all(root.join("state")).unwrap();
+    let now: Vec<Fingerprint> = files
+        .iter()
+        .map(|f| fingerprint(&sessions.join(f)))
+        .collect();
+
+    // Anything else in the demo's sessions directory: refused, named, nothing removed.
     let mine = sessions.join("whatsapp_4915.jsonl");
     plant(&mine, &std::fs::read(fixture("two-roots.jsonl")).unwrap());
     let mine_before = fingerprint(&mine);
