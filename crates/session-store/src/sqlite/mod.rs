@@ -12,9 +12,11 @@
 //! is read-only and `query_only`.
 
 mod error;
+mod storage;
 mod view;
 
 pub use error::{RowProblem, SqliteError};
+pub use storage::{SQLITE_STORAGE_DEV, SqliteStorage};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
@@ -275,6 +277,14 @@ impl SqliteStore {
             .unchecked_transaction()
             .map_err(self.query_err(what.clone()))?;
         self.require_window(&tx, session_id)?;
+        let lines = self.lines_in(&tx, session_id)?;
+        tx.finish().map_err(self.query_err(what))?;
+        Ok(lines)
+    }
+
+    /// [`Self::lines`] inside the caller's read transaction `tx`, the window known to exist.
+    fn lines_in(&self, tx: &Connection, session_id: &str) -> Result<Vec<Vec<u8>>, SqliteError> {
+        let what = format!("lines of session {session_id}");
         let mut stmt = tx
             .prepare(
                 "SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events \
@@ -317,9 +327,6 @@ impl SqliteStore {
             };
             lines.push(text);
         }
-        drop(rows);
-        drop(stmt);
-        tx.finish().map_err(self.query_err(what))?;
         Ok(lines)
     }
 

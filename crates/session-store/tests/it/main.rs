@@ -47,6 +47,7 @@ mod read_only_open;
 mod repair;
 mod repair_incremental;
 mod replay;
+mod sqlite_storage;
 mod sqlite_store;
 mod storage_conformance;
 mod storage_fenced_rewrite;
