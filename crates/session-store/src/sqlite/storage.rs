@@ -230,12 +230,10 @@ impl SqliteStore {
             .conn
             .prepare("SELECT session_key, entry_json FROM session_nodes ORDER BY rowid")
             .map_err(self.query_err(what))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(self.query_err(what))?
             .collect::<Result<Vec<_>, _>>()
-            .map_err(self.query_err(what));
-        rows
+            .map_err(self.query_err(what))
     }
 
     /// The session ids of every `session_windows` row.
@@ -245,12 +243,10 @@ impl SqliteStore {
             .conn
             .prepare("SELECT session_id FROM session_windows")
             .map_err(self.query_err(what))?;
-        let ids = stmt
-            .query_map([], |r| r.get(0))
+        stmt.query_map([], |r| r.get(0))
             .map_err(self.query_err(what))?
             .collect::<Result<Vec<_>, _>>()
-            .map_err(self.query_err(what));
-        ids
+            .map_err(self.query_err(what))
     }
 
     /// The change stamp of one session (see the module documentation) inside the caller's read
@@ -280,7 +276,7 @@ impl SqliteStore {
                 [session_id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .map_err(self.query_err(what.clone()))?;
+            .map_err(self.query_err(what))?;
         // A forced read of a newer schema may lack the watermark table: no generation then.
         let generation: Option<String> = tx
             .query_row(
