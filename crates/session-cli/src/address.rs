@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use clap::Args;
 
-use crate::backend::RedisBackend;
+use crate::backend::StoreBackend;
 use crate::ctx::Ctx;
 use crate::outcome::UsageError;
 use crate::{fsx, text};
@@ -139,7 +139,7 @@ pub(crate) fn pi_sessions_dir() -> PathBuf {
 
 /// The error for a state directory without `agents/`.
 pub(crate) fn no_store_error(ctx: &Ctx, root: &Path, flag: Option<&Path>) -> UsageError {
-    if let Some(r) = ctx.redis() {
+    if let Some(r) = ctx.store() {
         return UsageError::new(format!(
             "no OpenClaw store at {} in {} (no sessions under {}/<agent>/sessions/; {}); use \
              --root DIR (the state directory the gateways use), or --dir DIR for any other \
@@ -197,7 +197,7 @@ fn subdirs(dir: &Path) -> Vec<String> {
 /// The agents of a store (`<root>/agents/*`), sorted (with a Redis backend: the agents whose
 /// `sessions` namespace holds sessions).
 pub(crate) fn agents(ctx: &Ctx, root: &Path) -> Vec<String> {
-    match ctx.redis() {
+    match ctx.store() {
         Some(r) => r.agents(root).unwrap_or_default(),
         None => subdirs(&root.join("agents")),
     }
@@ -207,8 +207,8 @@ pub(crate) fn agents(ctx: &Ctx, root: &Path) -> Vec<String> {
 /// Redis backend (the key paths of its namespaces).
 pub(crate) fn store_root(ctx: &Ctx, flag: Option<&Path>) -> PathBuf {
     let root = state_root(flag);
-    match ctx.redis() {
-        Some(_) => RedisBackend::key(&root),
+    match ctx.store() {
+        Some(_) => StoreBackend::key(&root),
         None => root,
     }
 }
@@ -216,7 +216,7 @@ pub(crate) fn store_root(ctx: &Ctx, flag: Option<&Path>) -> PathBuf {
 /// True when `dir` is a directory (files) or holds sessions (Redis: the namespace or one below
 /// it).
 pub(crate) fn dir_exists(ctx: &Ctx, dir: &Path) -> anyhow::Result<bool> {
-    match ctx.redis() {
+    match ctx.store() {
         Some(r) => r.dir_exists(dir),
         None => Ok(dir.is_dir()),
     }
@@ -225,16 +225,16 @@ pub(crate) fn dir_exists(ctx: &Ctx, dir: &Path) -> anyhow::Result<bool> {
 /// [`sessions_dir`] in a Redis store: the namespace the locator names, when it holds sessions.
 fn redis_sessions_dir(
     ctx: &Ctx,
-    r: &RedisBackend,
+    r: &StoreBackend,
     loc: &Locator,
 ) -> anyhow::Result<Option<PathBuf>> {
     let dir = if loc.pi {
-        RedisBackend::key(&pi_sessions_dir())
+        StoreBackend::key(&pi_sessions_dir())
     } else if let Some(d) = &loc.dir {
-        RedisBackend::key(&expand_tilde(d))
+        StoreBackend::key(&expand_tilde(d))
     } else if let Some(agent) = &loc.agent {
         let root = store_root(ctx, loc.root.as_deref());
-        let dir = root.join("agents").join(agent).join("sessions");
+        let dir = r.agent_dir(&root, agent);
         if r.dir_exists(&dir)? {
             return Ok(Some(dir));
         }
@@ -315,7 +315,7 @@ pub(crate) fn sessions_dir(ctx: &Ctx, loc: &Locator) -> anyhow::Result<Option<Pa
     if let Some(agent) = &loc.agent {
         check_agent_id(agent)?;
     }
-    if let Some(r) = ctx.redis() {
+    if let Some(r) = ctx.store() {
         return redis_sessions_dir(ctx, r, loc);
     }
     if loc.pi {
@@ -399,7 +399,7 @@ pub(crate) fn sessions_dir(ctx: &Ctx, loc: &Locator) -> anyhow::Result<Option<Pa
 /// to resolve the directory; the locator's own errors ([`sessions_dir`]).
 pub(crate) fn write_root(ctx: &Ctx, file: Option<&Path>, loc: &Locator) -> anyhow::Result<PathBuf> {
     if let Some(f) = file {
-        return Ok(match ctx.redis() {
+        return Ok(match ctx.store() {
             Some(_) => session_path(ctx, f)
                 .parent()
                 .map_or_else(PathBuf::new, Path::to_path_buf),
@@ -411,7 +411,7 @@ pub(crate) fn write_root(ctx: &Ctx, file: Option<&Path>, loc: &Locator) -> anyho
             "--session needs --agent ID (or --dir DIR, or --pi) to say where the session is"
         ));
     };
-    if ctx.redis().is_some() {
+    if ctx.store().is_some() {
         return Ok(dir);
     }
     if let Some(agent) = &loc.agent {
@@ -449,7 +449,7 @@ fn jsonl_in(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 /// followed: symlinked sub-directories; not entered: sub-directories named `*.jsonl`, which
 /// are listed as files so that they are reported).
 pub(crate) fn session_files(ctx: &Ctx, dir: &Path) -> Listing {
-    if let Some(r) = ctx.redis() {
+    if let Some(r) = ctx.store() {
         return redis_session_files(r, dir);
     }
     let mut l = Listing::default();
@@ -478,7 +478,7 @@ pub(crate) fn session_files(ctx: &Ctx, dir: &Path) -> Listing {
 }
 
 /// [`session_files`] of a Redis namespace and the namespaces directly below it.
-fn redis_session_files(r: &RedisBackend, dir: &Path) -> Listing {
+fn redis_session_files(r: &StoreBackend, dir: &Path) -> Listing {
     let mut l = Listing::default();
     let subs = match r.sub_namespaces(dir) {
         Ok(subs) => subs,
@@ -502,7 +502,7 @@ fn redis_session_files(r: &RedisBackend, dir: &Path) -> Listing {
 
 /// True when something is stored at `p` (a file, even a dangling symlink; or a Redis session).
 fn present(ctx: &Ctx, p: &Path) -> bool {
-    match ctx.redis() {
+    match ctx.store() {
         Some(r) => r.exists(p).unwrap_or(false),
         None => std::fs::symlink_metadata(p).is_ok(),
     }
@@ -520,7 +520,7 @@ fn stem_of(p: &Path) -> String {
 /// The session id in a file's header: its first line only (64 KiB at most, as the reference
 /// sniffs headers), and only for regular files.
 pub(crate) fn header_id(ctx: &Ctx, p: &Path) -> Option<String> {
-    let line = match ctx.redis() {
+    let line = match ctx.store() {
         Some(r) => r.read_head(p)?,
         None => {
             if !matches!(fsx::probe(p), fsx::Found::Regular) {
@@ -550,7 +550,7 @@ fn one_of(
     how: &str,
 ) -> anyhow::Result<PathBuf> {
     // Names of one file (the file and symlinks to it) are one session: its own name is taken.
-    let hits = if hits.len() > 1 && ctx.redis().is_none() {
+    let hits = if hits.len() > 1 && ctx.store().is_none() {
         session_store::identity::alias_groups(&hits, dir)
             .iter()
             .map(|g| hits[g.primary].clone())
@@ -611,10 +611,8 @@ fn resolve_among(
     if present(ctx, &exact) {
         return Ok(exact);
     }
-    if ctx.redis().is_none()
-        && let Some(hit) = lookup_key(dir, name)?
-    {
-        return hit.existing_transcript();
+    if let Some(hit) = lookup_key(ctx, dir, name)? {
+        return hit.existing_transcript(ctx);
     }
     let listing = list();
     let by_name: Vec<PathBuf> = listing
@@ -674,9 +672,7 @@ fn resolve_among(
     known.extend(ids.into_iter().map(|(_, id)| id));
     known.sort();
     known.dedup();
-    if ctx.redis().is_none()
-        && let Some(note) = store_id_note(dir, stem)
-    {
+    if let Some(note) = store_id_note(ctx, dir, stem) {
         bail!(UsageError::new(note));
     }
     bail!(UsageError::new(format!(
@@ -695,25 +691,21 @@ fn resolve_among(
 /// a `sessions.json` row whose `sessionId` is `id` while its transcript does not exist, or a
 /// `.reset.`/`.deleted.` archive counted under `id` (openclaw-store.md R1.13). `None` when
 /// neither (or `dir` holds no readable store).
-fn store_id_note(dir: &Path, id: &str) -> Option<String> {
-    use session_semantics::openclaw_store::{
-        ArtifactKind, STORE_FILE_NAME, SessionStore, classify,
-    };
+fn store_id_note(ctx: &Ctx, dir: &Path, id: &str) -> Option<String> {
+    use session_semantics::openclaw_store::{ArtifactKind, STORE_FILE_NAME, classify};
     let store_path = dir.join(STORE_FILE_NAME);
-    if !store_path.is_file() {
+    if ctx.store().is_none() && !store_path.is_file() {
         return None;
     }
-    if let Ok(store) = SessionStore::load(&store_path) {
+    let shown_store = store_name(ctx, dir);
+    if let Some(Ok(store)) = load_store(ctx, dir) {
         for (k, e) in store.entries() {
             if e.session_id() != Some(id) {
                 continue;
             }
             let key = k.to_str_lossy().into_owned();
             let transcript = store.transcript_of(&key);
-            if transcript
-                .as_ref()
-                .is_some_and(|p| std::fs::symlink_metadata(p).is_ok())
-            {
+            if transcript.as_ref().is_some_and(|p| present(ctx, p)) {
                 continue;
             }
             return Some(match transcript {
@@ -722,7 +714,7 @@ fn store_id_note(dir: &Path, id: &str) -> Option<String> {
                      {} does not exist",
                     text::safe(id),
                     text::safe(&key),
-                    text::path(&store_path),
+                    shown_store,
                     text::path(&p)
                 ),
                 None => format!(
@@ -730,10 +722,14 @@ fn store_id_note(dir: &Path, id: &str) -> Option<String> {
                      transcript file",
                     text::safe(id),
                     text::safe(&key),
-                    text::path(&store_path)
+                    shown_store
                 ),
             });
         }
+    }
+    if ctx.store().is_some() {
+        // Archives are files beside the transcripts; a store backend keeps none there.
+        return None;
     }
     let mut archives: Vec<String> = std::fs::read_dir(dir)
         .ok()?
@@ -763,28 +759,68 @@ pub(crate) struct KeyHit {
     /// Its transcript (`SessionStore::transcript_of`): `None` when its `sessionId` names no
     /// file.
     pub(crate) transcript: Option<PathBuf>,
-    /// The store file.
-    pub(crate) store: PathBuf,
+    /// The store for messages: the file, or the SQLite database it was read from.
+    pub(crate) shown_store: String,
 }
 
 impl KeyHit {
     /// The transcript, which must exist: a row whose transcript is missing is an error
     /// naming the key and the path.
-    pub(crate) fn existing_transcript(self) -> anyhow::Result<PathBuf> {
+    pub(crate) fn existing_transcript(self, ctx: &Ctx) -> anyhow::Result<PathBuf> {
         match self.transcript {
-            Some(p) if std::fs::symlink_metadata(&p).is_ok() => Ok(p),
+            Some(p) if present(ctx, &p) => Ok(p),
             Some(p) => bail!(UsageError::new(format!(
                 "session key {:?} (in {}) names the transcript {}, which does not exist",
                 text::safe(&self.key),
-                text::path(&self.store),
+                self.shown_store,
                 text::path(&p)
             ))),
             None => bail!(UsageError::new(format!(
                 "session key {:?} (in {}) has no sessionId that names a transcript",
                 text::safe(&self.key),
-                text::path(&self.store)
+                self.shown_store
             ))),
         }
+    }
+}
+
+/// The OpenClaw store (`sessions.json`) of the sessions directory `dir`, `None` when there is
+/// none: the file `dir/sessions.json` (loaded when anything is there); with a SQLite backend
+/// the index of the database whose namespace `dir` is, read-only in memory
+/// ([`SessionStore::from_bytes_read_only`](session_semantics::openclaw_store::SessionStore::from_bytes_read_only));
+/// with Redis, none.
+pub(crate) fn load_store(
+    ctx: &Ctx,
+    dir: &Path,
+) -> Option<anyhow::Result<session_semantics::openclaw_store::SessionStore>> {
+    use session_semantics::openclaw_store::{STORE_FILE_NAME, SessionStore};
+    let path = dir.join(STORE_FILE_NAME);
+    match ctx.store() {
+        Some(r) => {
+            let bytes = match r.store_index(dir)? {
+                Ok(b) => b,
+                Err(e) => return Some(Err(e)),
+            };
+            Some(
+                SessionStore::from_bytes_read_only(&path, bytes, &r.describe())
+                    .map_err(anyhow::Error::from),
+            )
+        }
+        None => {
+            std::fs::symlink_metadata(&path).ok()?;
+            Some(SessionStore::load(&path).map_err(anyhow::Error::from))
+        }
+    }
+}
+
+/// How messages name the store of `dir`: the `sessions.json` file, or the SQLite database.
+pub(crate) fn store_name(ctx: &Ctx, dir: &Path) -> String {
+    match ctx.store().and_then(|r| r.sqlite_db_of_dir(dir)) {
+        Some(db) => format!(
+            "the SQLite store {}",
+            text::path(db.storage.db_path())
+        ),
+        None => text::path(&dir.join(session_semantics::openclaw_store::STORE_FILE_NAME)),
     }
 }
 
@@ -809,14 +845,13 @@ fn agent_of_dir(dir: &Path) -> Option<String> {
 /// rows are an ambiguity error listing them. `Ok(None)` when there is no store, or `name` holds no `:` and names no
 /// row. A `name` with a `:` that names no row, or a short form that matches rows of several
 /// agents, is an error listing the keys that exist; so is a store that cannot be read then.
-pub(crate) fn lookup_key(dir: &Path, name: &str) -> anyhow::Result<Option<KeyHit>> {
-    use session_semantics::openclaw_store::{STORE_FILE_NAME, SessionStore};
-    let path = dir.join(STORE_FILE_NAME);
-    if std::fs::symlink_metadata(&path).is_err() {
+pub(crate) fn lookup_key(ctx: &Ctx, dir: &Path, name: &str) -> anyhow::Result<Option<KeyHit>> {
+    let Some(loaded) = load_store(ctx, dir) else {
         return Ok(None);
-    }
+    };
+    let shown_store = store_name(ctx, dir);
     let keyish = name.contains(':');
-    let store = match SessionStore::load(&path) {
+    let store = match loaded {
         Ok(s) => s,
         Err(e) if keyish => bail!(UsageError::new(format!(
             "cannot look up session key {:?}: {e}",
@@ -887,7 +922,7 @@ pub(crate) fn lookup_key(dir: &Path, name: &str) -> anyhow::Result<Option<KeyHit
         0 if keyish => bail!(UsageError::new(format!(
             "unknown session key {:?} in {}{}",
             text::safe(name),
-            text::path(&path),
+            shown_store,
             suggestion(trimmed, &known, "key")
         ))),
         0 => Ok(None),
@@ -896,7 +931,7 @@ pub(crate) fn lookup_key(dir: &Path, name: &str) -> anyhow::Result<Option<KeyHit
             Ok(Some(KeyHit {
                 transcript: store.transcript_of(&key),
                 key,
-                store: path,
+                shown_store,
             }))
         }
         _ => {
@@ -904,7 +939,7 @@ pub(crate) fn lookup_key(dir: &Path, name: &str) -> anyhow::Result<Option<KeyHit
             bail!(UsageError::new(format!(
                 "session key {:?} is ambiguous in {}: it names the rows {}; give the full key",
                 text::safe(name),
-                text::path(&path),
+                shown_store,
                 shown.join(", ")
             )))
         }
@@ -931,8 +966,8 @@ fn check_file(ctx: &Ctx, p: &Path) -> anyhow::Result<PathBuf> {
 /// A FILE argument: `~` expanded; with a Redis backend also made absolute (its key path).
 fn session_path(ctx: &Ctx, p: &Path) -> PathBuf {
     let p = expand_tilde(p);
-    match ctx.redis() {
-        Some(_) => RedisBackend::key(&p),
+    match ctx.store() {
+        Some(_) => StoreBackend::key(&p),
         None => p,
     }
 }

@@ -19,6 +19,7 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context as _, bail};
 use session_store::Storage;
 use session_store::redis_store::{DEFAULT_PREFIX, RedisStorage};
+use session_store::sqlite::SqliteStorage;
 use session_store::{ReadOnlyOpen, SessionInfo, SessionManager};
 
 use crate::outcome::UsageError;
@@ -173,35 +174,111 @@ pub(crate) fn redact(url: &str) -> String {
     }
 }
 
-/// A connected Redis store that the inspection subcommands read from.
+/// One OpenClaw 2026.8+ per-agent database a run reads (`--backend sqlite:PATH`, or found
+/// under the state directory by [`discover_sqlite`]).
 #[derive(Debug)]
-pub(crate) struct RedisBackend {
-    spec: RedisSpec,
-    storage: RedisStorage,
-    shared: Arc<dyn Storage>,
-    /// Every namespace holding a session (`SCAN`ned once per run), sorted.
+pub(crate) struct SqliteDb {
+    /// The agent id of `schema_meta` (openclaw-sqlite.md §5), else the directory's.
+    pub(crate) agent: Option<String>,
+    /// The database as a read-only [`Storage`].
+    pub(crate) storage: Arc<SqliteStorage>,
+}
+
+/// What a [`StoreBackend`] reads.
+#[derive(Debug)]
+enum StoreKind {
+    /// One Redis store.
+    Redis {
+        spec: RedisSpec,
+        storage: RedisStorage,
+    },
+    /// One or more OpenClaw SQLite databases, each its own namespace (its virtual sessions
+    /// directory, [`SqliteStorage::sessions_dir`]).
+    Sqlite(Vec<SqliteDb>),
+}
+
+/// Sessions that live behind a [`Storage`] instead of in local files: a Redis store, or the
+/// OpenClaw 2026.8+ SQLite databases of a state directory. Paths name sessions in namespaces
+/// (a namespace is a sessions directory; the file name is the session), and nothing here
+/// writes.
+#[derive(Debug)]
+pub(crate) struct StoreBackend {
+    kind: StoreKind,
+    /// The storages and, for SQLite, the namespace each one holds (`None`: every namespace).
+    parts: Vec<(Option<PathBuf>, Arc<dyn Storage>)>,
+    /// Every namespace holding a session (`SCAN`ned once per run for Redis), sorted.
     namespaces: OnceLock<Result<Vec<PathBuf>, String>>,
 }
 
-impl RedisBackend {
-    /// Connects to the store `spec` names.
+impl StoreBackend {
+    /// Connects to the Redis store `spec` names.
     ///
     /// # Errors
     /// As [`RedisSpec::connect`].
     pub(crate) fn connect(spec: RedisSpec) -> anyhow::Result<Self> {
         let storage = spec.connect()?;
         let shared: Arc<dyn Storage> = Arc::new(storage.clone());
-        Ok(RedisBackend {
-            spec,
-            storage,
-            shared,
+        Ok(StoreBackend {
+            kind: StoreKind::Redis { spec, storage },
+            parts: vec![(None, shared)],
             namespaces: OnceLock::new(),
         })
     }
 
-    /// `redis://… (prefix …)`.
+    /// A backend over SQLite databases (at least one).
+    pub(crate) fn sqlite(dbs: Vec<SqliteDb>) -> Self {
+        let parts = dbs
+            .iter()
+            .map(|d| {
+                let shared: Arc<dyn Storage> = d.storage.clone();
+                (Some(d.storage.sessions_dir().to_path_buf()), shared)
+            })
+            .collect();
+        StoreBackend {
+            kind: StoreKind::Sqlite(dbs),
+            parts,
+            namespaces: OnceLock::new(),
+        }
+    }
+
+    /// The SQLite databases read, `None` for Redis.
+    pub(crate) fn sqlite_dbs(&self) -> Option<&[SqliteDb]> {
+        match &self.kind {
+            StoreKind::Sqlite(dbs) => Some(dbs),
+            StoreKind::Redis { .. } => None,
+        }
+    }
+
+    /// The SQLite database whose namespace is `dir`, if any.
+    pub(crate) fn sqlite_db_of_dir(&self, dir: &Path) -> Option<&SqliteDb> {
+        let dir = Self::key(dir);
+        self.sqlite_dbs()?
+            .iter()
+            .find(|d| d.storage.sessions_dir() == dir)
+    }
+
+    /// `redis://… (prefix …)`, or `the SQLite store PATH` (several: `the SQLite stores A, B`).
     pub(crate) fn describe(&self) -> String {
-        self.spec.describe()
+        match &self.kind {
+            StoreKind::Redis { spec, .. } => spec.describe(),
+            StoreKind::Sqlite(dbs) => {
+                let paths: Vec<String> =
+                    dbs.iter().map(|d| text::path(d.storage.db_path())).collect();
+                if paths.len() == 1 {
+                    format!("the SQLite store {}", paths[0])
+                } else {
+                    format!("the SQLite stores {}", paths.join(", "))
+                }
+            }
+        }
+    }
+
+    /// `redis` or `sqlite`, for messages that name where a namespace lives.
+    fn kind_name(&self) -> &'static str {
+        match self.kind {
+            StoreKind::Redis { .. } => "redis",
+            StoreKind::Sqlite(_) => "the SQLite store",
+        }
     }
 
     /// The key path of a path argument: `~` expanded by the caller, made absolute lexically.
@@ -209,15 +286,35 @@ impl RedisBackend {
         session_store::paths::resolve(path)
     }
 
+    /// The storage that holds `path` (a session or a namespace).
+    fn storage_for(&self, path: &Path) -> &Arc<dyn Storage> {
+        let key = Self::key(path);
+        self.parts
+            .iter()
+            .find(|(ns, _)| {
+                ns.as_ref()
+                    .is_none_or(|ns| key == *ns || key.parent() == Some(ns.as_path()))
+            })
+            .map_or(&self.parts[0].1, |(_, s)| s)
+    }
+
     /// The namespaces holding at least one session, sorted.
     ///
     /// # Errors
     /// The `SCAN` failed.
     pub(crate) fn namespaces(&self) -> anyhow::Result<&[PathBuf]> {
-        match self
-            .namespaces
-            .get_or_init(|| self.storage.all_dirs().map_err(|e| e.to_string()))
-        {
+        match self.namespaces.get_or_init(|| match &self.kind {
+            StoreKind::Redis { storage, .. } => storage.all_dirs().map_err(|e| e.to_string()),
+            StoreKind::Sqlite(dbs) => {
+                let mut v: Vec<PathBuf> = dbs
+                    .iter()
+                    .map(|d| d.storage.sessions_dir().to_path_buf())
+                    .collect();
+                v.sort();
+                v.dedup();
+                Ok(v)
+            }
+        }) {
             Ok(v) => Ok(v),
             Err(e) => bail!("cannot list the namespaces of {}: {e}", self.describe()),
         }
@@ -243,14 +340,20 @@ impl RedisBackend {
     /// # Errors
     /// The listing failed.
     pub(crate) fn sessions_in(&self, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-        self.storage
+        self.storage_for(dir)
             .list_sessions(dir)
             .with_context(|| format!("cannot list {} in {}", text::path(dir), self.describe()))
     }
 
-    /// The agents of the store at `root`: the `ID`s of the namespaces
-    /// `<root>/agents/<ID>/sessions` (and below), sorted.
+    /// The agents of the store at `root`, sorted: for Redis the `ID`s of the namespaces
+    /// `<root>/agents/<ID>/sessions` (and below); for SQLite the agent of each database.
     pub(crate) fn agents(&self, root: &Path) -> anyhow::Result<Vec<String>> {
+        if let Some(dbs) = self.sqlite_dbs() {
+            let mut ids: Vec<String> = dbs.iter().filter_map(|d| d.agent.clone()).collect();
+            ids.sort();
+            ids.dedup();
+            return Ok(ids);
+        }
         let agents_dir = root.join("agents");
         let mut ids: Vec<String> = self
             .namespaces()?
@@ -265,25 +368,38 @@ impl RedisBackend {
         Ok(ids)
     }
 
+    /// The sessions directory (namespace) of agent `agent` under `root`: for SQLite the
+    /// namespace of the agent's database, wherever it is.
+    pub(crate) fn agent_dir(&self, root: &Path, agent: &str) -> PathBuf {
+        if let Some(db) = self
+            .sqlite_dbs()
+            .and_then(|dbs| dbs.iter().find(|d| d.agent.as_deref() == Some(agent)))
+        {
+            return db.storage.sessions_dir().to_path_buf();
+        }
+        root.join("agents").join(agent).join("sessions")
+    }
+
     /// Whether a session is stored at `path`.
     ///
     /// # Errors
     /// The server failed, or the path cannot name a key.
     pub(crate) fn exists(&self, path: &Path) -> anyhow::Result<bool> {
-        Ok(self
-            .storage
-            .version(path)
-            .with_context(|| format!("cannot read {} from {}", text::path(path), self.describe()))?
-            .is_some())
+        let found: anyhow::Result<bool> = match &self.kind {
+            StoreKind::Redis { storage, .. } => Ok(storage.version(path)?.is_some()),
+            StoreKind::Sqlite(_) => Ok(self.storage_for(path).stat(path)?.is_some()),
+        };
+        found.with_context(|| format!("cannot read {} from {}", text::path(path), self.describe()))
     }
 
     /// Why `path` cannot be read as a session (`None` when one is stored there).
     pub(crate) fn not_readable_reason(&self, path: &Path) -> Option<String> {
         match self.exists(path) {
             Ok(true) => None,
-            Ok(false) if self.dir_exists(path).unwrap_or(false) => {
-                Some("is a sessions directory (a namespace) in redis".to_owned())
-            }
+            Ok(false) if self.dir_exists(path).unwrap_or(false) => Some(format!(
+                "is a sessions directory (a namespace) in {}",
+                self.kind_name()
+            )),
             Ok(false) => Some(format!("no such session in {}", self.describe())),
             Err(e) => Some(format!("cannot be read: {}", crate::output::error_text(&e))),
         }
@@ -318,19 +434,20 @@ impl RedisBackend {
     /// # Errors
     /// No session there; the server failed.
     pub(crate) fn read(&self, path: &Path) -> anyhow::Result<Vec<u8>> {
-        self.storage
+        self.storage_for(path)
             .read_all(path)
             .with_context(|| format!("cannot read {} from {}", text::path(path), self.describe()))
     }
 
     /// The header line (`readFirstLine`), `None` when there is no session or it is empty.
     pub(crate) fn read_head(&self, path: &Path) -> Option<Vec<u8>> {
-        self.storage.read_head(path).ok().flatten()
+        self.storage_for(path).read_head(path).ok().flatten()
     }
 
-    /// Size (bytes) and change time (ms since the epoch, the Redis change stamp) of a session.
+    /// Size (bytes) and change time (ms since the epoch, the store's change stamp) of a
+    /// session.
     pub(crate) fn stat(&self, path: &Path) -> Option<(u64, f64)> {
-        let s = self.storage.stat(path).ok()??;
+        let s = self.storage_for(path).stat(path).ok()??;
         Some((s.size, (s.mtime_ns / 1_000_000) as f64))
     }
 
@@ -339,7 +456,7 @@ impl RedisBackend {
     /// # Errors
     /// As [`Sessions::open_read_only`](session_store::Sessions::open_read_only).
     pub(crate) fn open_read_only(&self, path: &Path) -> anyhow::Result<ReadOnlyOpen> {
-        Ok(SessionManager::on(Arc::clone(&self.shared)).open_read_only(path, None)?)
+        Ok(SessionManager::on(Arc::clone(self.storage_for(path))).open_read_only(path, None)?)
     }
 
     /// `SessionInfo` of every listable session directly in namespace `dir` (`Sessions::list`).
@@ -347,10 +464,117 @@ impl RedisBackend {
     /// # Errors
     /// The namespace cannot be listed.
     pub(crate) fn infos(&self, dir: &Path) -> anyhow::Result<Vec<SessionInfo>> {
-        SessionManager::on(Arc::clone(&self.shared))
+        SessionManager::on(Arc::clone(self.storage_for(dir)))
             .list("", Some(dir))
             .with_context(|| format!("cannot list {} in {}", text::path(dir), self.describe()))
     }
+
+    /// The `sessions.json` text of the OpenClaw store whose sessions directory is `dir`, when
+    /// the backend keeps it elsewhere than in a file: for SQLite the text built from
+    /// `session_nodes` ([`SqliteStorage::store_index_json`]); `None` for Redis (which keeps no
+    /// store index) and for a namespace that is no database's.
+    ///
+    /// # Errors
+    /// `session_nodes` cannot be read, or an `entry_json` is not an object.
+    pub(crate) fn store_index(&self, dir: &Path) -> Option<anyhow::Result<Vec<u8>>> {
+        let db = self.sqlite_db_of_dir(dir)?;
+        Some(db.storage.store_index_json().with_context(|| {
+            format!(
+                "cannot read the session index (session_nodes) of {}",
+                text::path(db.storage.db_path())
+            )
+        }))
+    }
+}
+
+/// The file name OpenClaw 2026.8+ gives an agent's database (openclaw-sqlite.md §1.1).
+pub(crate) const AGENT_DB_NAME: &str = "openclaw-agent.sqlite";
+
+/// The database of the agent whose (legacy) sessions directory is `sessions_dir`
+/// (`<state>/agents/<id>/sessions` → `<state>/agents/<id>/agent/openclaw-agent.sqlite`), when
+/// that file exists.
+pub(crate) fn sqlite_db_beside(sessions_dir: &Path) -> Option<PathBuf> {
+    let agent_dir = sessions_dir.parent()?;
+    let db = agent_dir.join("agent").join(AGENT_DB_NAME);
+    (agent_dir.parent()?.file_name()? == "agents" && db.is_file()).then_some(db)
+}
+
+/// The agent databases of the state directory `root`: `<root>/agents/*/agent/
+/// openclaw-agent.sqlite` that are regular files, sorted by agent directory name.
+pub(crate) fn sqlite_dbs_under(root: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(rd) = std::fs::read_dir(root.join("agents")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, PathBuf)> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let db = e.path().join("agent").join(AGENT_DB_NAME);
+            db.is_file()
+                .then(|| (e.file_name().to_string_lossy().into_owned(), db))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Opens one database read-only (`--backend sqlite:PATH`, or found by discovery).
+///
+/// # Errors
+/// The file cannot be opened as an OpenClaw agent database (missing, not SQLite, another
+/// schema version), naming it.
+pub(crate) fn open_sqlite(db: &Path) -> anyhow::Result<SqliteDb> {
+    let storage = SqliteStorage::open(db).with_context(|| {
+        format!(
+            "cannot open the OpenClaw SQLite store {}",
+            text::path(db)
+        )
+    })?;
+    let agent = storage.store().agent_id().map(str::to_owned).or_else(|| {
+        let sessions_dir = storage.sessions_dir();
+        (sessions_dir.file_name()? == "sessions")
+            .then(|| sessions_dir.parent()?.file_name())
+            .flatten()
+            .map(|n| n.to_string_lossy().into_owned())
+    });
+    Ok(SqliteDb {
+        agent,
+        storage: Arc::new(storage),
+    })
+}
+
+/// The databases of the state directory `root` ([`sqlite_dbs_under`]) opened, with one
+/// warning per agent that also has a legacy `agents/<id>/sessions/sessions.json`: the
+/// database is what is read (OpenClaw 2026.8+ refuses to start with a legacy store that is
+/// not imported). `None` when `root` holds no database.
+///
+/// # Errors
+/// A database that cannot be opened.
+pub(crate) fn discover_sqlite(root: &Path) -> anyhow::Result<Option<Vec<SqliteDb>>> {
+    let found = sqlite_dbs_under(root);
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let mut dbs = Vec::with_capacity(found.len());
+    for (agent, db) in found {
+        let legacy = root
+            .join("agents")
+            .join(&agent)
+            .join("sessions")
+            .join(session_semantics::openclaw_store::STORE_FILE_NAME);
+        if legacy.is_file() {
+            eprintln!(
+                "warning: agent {:?} has both a legacy store {} and the OpenClaw 2026.8+ \
+                 database {}; reading the database (OpenClaw 2026.8+ does not start while a \
+                 legacy store is not imported); `sessions verify-import` compares the two",
+                text::safe(&agent),
+                text::path(&legacy),
+                text::path(&db)
+            );
+        }
+        dbs.push(open_sqlite(&db)?);
+    }
+    Ok(Some(dbs))
 }
 
 /// Where a run reads sessions: the local files (the default) or one Redis store. Chosen once
@@ -359,16 +583,17 @@ impl RedisBackend {
 pub(crate) enum Backend {
     /// Sessions are files (`--backend files`, or none given).
     Files,
-    /// Sessions are read from this Redis store (`--backend redis://…`).
-    Redis(RedisBackend),
+    /// Sessions are read from a Redis store (`--backend redis://…`) or from OpenClaw 2026.8+
+    /// SQLite databases (`--backend sqlite:PATH`, or found under the state directory).
+    Store(StoreBackend),
 }
 
 impl Backend {
-    /// The Redis store, `None` when sessions are files.
-    pub(crate) fn redis(&self) -> Option<&RedisBackend> {
+    /// The store sessions are read from, `None` when sessions are files.
+    pub(crate) fn store(&self) -> Option<&StoreBackend> {
         match self {
             Backend::Files => None,
-            Backend::Redis(r) => Some(r),
+            Backend::Store(r) => Some(r),
         }
     }
 
@@ -379,7 +604,7 @@ impl Backend {
     /// A message naming the path and what is there instead.
     pub(crate) fn require_session(&self, path: &Path) -> anyhow::Result<()> {
         match self {
-            Backend::Redis(r) => r.require_session(path),
+            Backend::Store(r) => r.require_session(path),
             Backend::Files => fsx::require_regular(path),
         }
     }
@@ -387,7 +612,7 @@ impl Backend {
     /// Why `path` cannot be read as a session, `None` when it can.
     pub(crate) fn not_readable_reason(&self, path: &Path) -> Option<String> {
         match self {
-            Backend::Redis(r) => r.not_readable_reason(path),
+            Backend::Store(r) => r.not_readable_reason(path),
             Backend::Files => fsx::not_readable_reason(path),
         }
     }
@@ -398,7 +623,7 @@ impl Backend {
     /// Not a session; the read failed.
     pub(crate) fn read_session(&self, path: &Path) -> anyhow::Result<Vec<u8>> {
         match self {
-            Backend::Redis(r) => r.read(path),
+            Backend::Store(r) => r.read(path),
             Backend::Files => {
                 fsx::require_regular(path)?;
                 Ok(session_store::io::read_file(path)?)
@@ -413,7 +638,7 @@ impl Backend {
     /// Not a session; the open failed.
     pub(crate) fn open_read_only(&self, path: &Path) -> anyhow::Result<ReadOnlyOpen> {
         match self {
-            Backend::Redis(r) => r.open_read_only(path),
+            Backend::Store(r) => r.open_read_only(path),
             Backend::Files => {
                 fsx::require_regular(path)?;
                 Ok(SessionManager::open_read_only(path, None)?)

@@ -776,7 +776,7 @@ impl FileResult {
 }
 
 fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
-    if ctx.redis().is_none()
+    if ctx.store().is_none()
         && let Some(note) = crate::store_files::store_file_note(path)
     {
         return FileResult::NotTranscript(note);

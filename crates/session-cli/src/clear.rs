@@ -181,7 +181,7 @@ pub(crate) fn run(ctx: &Ctx, req: &ClearRequest, out: &mut Output) -> anyhow::Re
     let Some(dir) = address::sessions_dir(ctx, &loc)? else {
         anyhow::bail!(UsageError::new("clear needs --agent ID"));
     };
-    if ctx.redis().is_none()
+    if ctx.store().is_none()
         && let Some(store) = store_ops::store_path(&dir)
     {
         if req.session.is_none() && !req.all {

@@ -1,14 +1,14 @@
 //! The context a subcommand runs in: what `main` decides once from the global options before
 //! the subcommand starts, passed down as `&Ctx` instead of being kept in a process global.
 //!
-//! Today that is where sessions are read ([`Backend`]: the files, or the Redis store of
-//! `--backend redis://…`) and what time it is ([`Ctx::now_ms`]: the system clock, or the
+//! Today that is where sessions are read ([`Backend`]: the files, the Redis store of
+//! `--backend redis://…`, or OpenClaw 2026.8+ SQLite databases) and what time it is ([`Ctx::now_ms`]: the system clock, or the
 //! global `--now TIME`, so runs are reproducible and tests can compare with the reference's
 //! outputs made under a fixed clock). The command's standard output ([`crate::output::Output`]) is not
 //! part of it: it is written to, so each function that prints takes it as `&mut Output` next to
 //! the shared `&Ctx`.
 
-use crate::backend::{Backend, RedisBackend};
+use crate::backend::{Backend, StoreBackend};
 
 /// The run's context; see the module documentation.
 #[derive(Debug)]
@@ -51,8 +51,10 @@ impl Ctx {
             .unwrap_or_else(session_format::ids::now_ms)
     }
 
-    /// The Redis store of `--backend`, `None` when sessions are files.
-    pub(crate) fn redis(&self) -> Option<&RedisBackend> {
-        self.backend.redis()
+    /// The store sessions are read from when they are not local files (the Redis store of
+    /// `--backend redis://…`, or the SQLite databases of `--backend sqlite:PATH` or of the
+    /// state directory); `None` when sessions are files.
+    pub(crate) fn store(&self) -> Option<&StoreBackend> {
+        self.backend.store()
     }
 }

@@ -837,7 +837,7 @@ fn check_out_path(ctx: &Ctx, session: &Path, out_path: &Path, force: bool) -> an
     }
     // A session read from Redis is not a file: OUT cannot be it.
     let same = match (
-        ctx.redis(),
+        ctx.store(),
         std::fs::canonicalize(session),
         std::fs::canonicalize(out_path),
     ) {

@@ -16,7 +16,7 @@ use session_format::json::{JsObject, JsValue};
 use session_store::SessionInfo;
 
 use crate::address::{self, Locator};
-use crate::backend::RedisBackend;
+use crate::backend::StoreBackend;
 use crate::ctx::Ctx;
 use crate::outcome::UsageError;
 use crate::output::Output;
@@ -144,7 +144,7 @@ fn scan_dir(
     for (path, reason) in listing.unreadable {
         skipped.push(Skipped { path, reason });
     }
-    let openclaw_store = ctx.redis().is_none() && dir.join("sessions.json").is_file();
+    let openclaw_store = ctx.store().is_none() && dir.join("sessions.json").is_file();
     listing
         .files
         .into_iter()
@@ -354,7 +354,7 @@ fn scan_all(cands: &[Candidate]) -> Vec<Scan> {
 }
 
 /// Why a Redis session was not listed (the texts of [`skip_reason`]).
-fn redis_skip_reason(r: &RedisBackend, path: &Path) -> String {
+fn redis_skip_reason(r: &StoreBackend, path: &Path) -> String {
     let bytes = match r.read(path) {
         Ok(b) => b,
         Err(e) => return format!("cannot read: {}", crate::output::error_text(&e)),
@@ -379,7 +379,7 @@ fn redis_skip_reason(r: &RedisBackend, path: &Path) -> String {
 
 /// [`scan_all`] for a Redis backend: one `Sessions::list` per namespace (each session read once),
 /// then the size and change time of each listed session.
-fn scan_redis(r: &RedisBackend, cands: &[Candidate]) -> Vec<Scan> {
+fn scan_redis(r: &StoreBackend, cands: &[Candidate]) -> Vec<Scan> {
     let dirs: BTreeSet<&Path> = cands.iter().filter_map(|c| c.path.parent()).collect();
     let mut infos: HashMap<PathBuf, SessionInfo> = HashMap::new();
     let mut failed: HashMap<&Path, String> = HashMap::new();
@@ -460,7 +460,7 @@ pub(crate) fn collect_dirs(
     for (agent, dir) in dirs {
         cands.extend(scan_dir(ctx, dir, agent.as_deref(), &mut skipped));
     }
-    let scans = match ctx.redis() {
+    let scans = match ctx.store() {
         Some(r) => scan_redis(r, &cands),
         None => scan_all(&cands),
     };
@@ -471,7 +471,7 @@ pub(crate) fn collect_dirs(
             Scan::Skipped(s) => skipped.push(s),
         }
     }
-    let mut listed = if ctx.redis().is_some() {
+    let mut listed = if ctx.store().is_some() {
         found.into_iter().map(|(l, _)| l).collect()
     } else {
         merge_aliases(found)

@@ -25,9 +25,13 @@ pub(crate) fn run(
     let show_agent = all || !loc.names_dir();
     let (store_dirs, file_dirs): (Vec<_>, Vec<_>) = dirs
         .into_iter()
-        .partition(|(_, d)| ctx.redis().is_none() && store_list::is_store_dir(d));
+        .partition(|(_, d)| match ctx.store() {
+            None => store_list::is_store_dir(d),
+            // A SQLite database's namespace is its agent's store (its index is session_nodes).
+            Some(r) => r.sqlite_db_of_dir(d).is_some(),
+        });
     if !store_dirs.is_empty() {
-        let stores = store_list::load(&store_dirs, flags, ctx.now_ms())?;
+        let stores = store_list::load(ctx, &store_dirs, flags)?;
         let (files, skipped) = if file_dirs.is_empty() {
             (Vec::new(), Vec::new())
         } else {

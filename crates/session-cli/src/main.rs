@@ -82,6 +82,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use anyhow::bail;
 use clap::{Args, Parser, Subcommand};
 
 use crate::address::{Locator, SessionSelector};
@@ -670,55 +671,224 @@ impl Command {
     }
 }
 
-/// The run's context from `--backend` and `--redis-prefix`: connects to a Redis backend for the
-/// subcommands that read one, refuses them elsewhere.
+/// The refusal of a write command on an OpenClaw 2026.8+ SQLite store (exit code 2, the usage
+/// and refusal code), naming the database.
+fn sqlite_write_refusal(name: &str, db: &std::path::Path) -> UsageError {
+    UsageError::new(format!(
+        "{} is an OpenClaw 2026.8+ SQLite store, read-only here; `sessions {name}` writes \
+         nothing to it (OpenClaw owns the database; list, tree, context, show, stats, check and \
+         export to stdout read it)",
+        text::path(db)
+    ))
+}
+
+/// The databases of the agents a write command would change, when it names the OpenClaw
+/// state directory (or a sessions directory beside a database): every one of them makes the
+/// command refuse before it does anything.
+fn write_targets_in_sqlite(command: &Command) -> Vec<PathBuf> {
+    use address::state_root;
+    use backend::{sqlite_db_beside, sqlite_dbs_under};
+    let agent_db = |root: Option<&std::path::Path>, agent: &str| {
+        sqlite_db_beside(&state_root(root).join("agents").join(agent).join("sessions"))
+    };
+    let all = |root: Option<&std::path::Path>| -> Vec<PathBuf> {
+        sqlite_dbs_under(&state_root(root))
+            .into_iter()
+            .map(|(_, db)| db)
+            .collect()
+    };
+    let selector = |file: Option<&std::path::Path>, sel: &SessionSelector| -> Vec<PathBuf> {
+        let loc = &sel.locator;
+        if let Some(f) = file {
+            let f = session_store::paths::resolve(&address::expand_tilde(f));
+            return f.parent().and_then(sqlite_db_beside).into_iter().collect();
+        }
+        if let Some(d) = &loc.dir {
+            return sqlite_db_beside(&session_store::paths::resolve(&address::expand_tilde(d)))
+                .into_iter()
+                .collect();
+        }
+        match &loc.agent {
+            Some(agent) => agent_db(loc.root.as_deref(), agent).into_iter().collect(),
+            None => Vec::new(),
+        }
+    };
+    match command {
+        Command::Archive(a) => match &a.agent {
+            Some(agent) => agent_db(a.root.as_deref(), agent).into_iter().collect(),
+            None => all(a.root.as_deref()),
+        },
+        Command::Clear(a) => agent_db(a.root.as_deref(), &a.agent).into_iter().collect(),
+        Command::Cleanup(a) => {
+            if let Some(store) = &a.store {
+                let store = session_store::paths::resolve(&address::expand_tilde(store));
+                store.parent().and_then(sqlite_db_beside).into_iter().collect()
+            } else if let Some(agent) = &a.agent {
+                agent_db(a.root.as_deref(), agent).into_iter().collect()
+            } else {
+                all(a.root.as_deref())
+            }
+        }
+        Command::Repair(a) => selector(a.file.as_deref(), &a.selector),
+        Command::Unlock(a) => match &a.sessions_dir {
+            Some(d) => sqlite_db_beside(&session_store::paths::resolve(&address::expand_tilde(d)))
+                .into_iter()
+                .collect(),
+            None => selector(None, &a.selector),
+        },
+        Command::Demo(a) => all(Some(&a.root)),
+        Command::Migrate(a) => {
+            let to = session_store::paths::resolve(&address::expand_tilde(&a.to));
+            sqlite_db_beside(&to).into_iter().collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The state directory a read command addresses through `--root`/`--agent` (or by default),
+/// `None` when it names files, `--dir` or `--pi` instead: the directory where OpenClaw 2026.8+
+/// databases are looked for.
+fn state_dir_read(command: &Command) -> Option<PathBuf> {
+    let by_selector = |file: bool, sel: &SessionSelector| {
+        let loc = &sel.locator;
+        (!file && loc.dir.is_none() && !loc.pi).then(|| address::state_root(loc.root.as_deref()))
+    };
+    match command {
+        Command::List(a) => (a.locator.dir.is_none() && !a.locator.pi)
+            .then(|| address::state_root(a.locator.root.as_deref())),
+        Command::Tree(a) => by_selector(a.file.is_some(), &a.selector),
+        Command::Context(a) => by_selector(a.file.is_some(), &a.selector),
+        Command::Show(a) => by_selector(a.args.len() > 1, &a.selector),
+        Command::Stats(a) => by_selector(!a.files.is_empty(), &a.selector),
+        Command::Check(a) => by_selector(!a.files.is_empty(), &a.selector),
+        Command::Export(a) => by_selector(a.file.is_some(), &a.selector),
+        _ => None,
+    }
+}
+
+/// Refuses `export -o OUT` into the (virtual) sessions directory of a SQLite store.
+fn refuse_export_into_sqlite(ctx: &Ctx, command: &Command) -> anyhow::Result<()> {
+    let Command::Export(a) = command else {
+        return Ok(());
+    };
+    let Some(out) = a.output.as_deref().filter(|o| o.as_os_str() != "-") else {
+        return Ok(());
+    };
+    let out = session_store::paths::resolve(&address::expand_tilde(out));
+    let Some(parent) = out.parent() else {
+        return Ok(());
+    };
+    let db = ctx
+        .store()
+        .and_then(|s| s.sqlite_db_of_dir(parent))
+        .map(|d| d.storage.db_path().to_path_buf())
+        .or_else(|| backend::sqlite_db_beside(parent));
+    match db {
+        Some(db) => Err(sqlite_write_refusal("export -o", &db).into()),
+        None => Ok(()),
+    }
+}
+
+/// The run's context from `--backend` and `--redis-prefix`: connects to a Redis backend or
+/// opens the SQLite databases for the subcommands that read one, refuses them elsewhere; finds
+/// the OpenClaw 2026.8+ databases of the state directory when no `--backend` is given; refuses
+/// a write command whose target is a SQLite store.
 fn context(cli: &Cli) -> anyhow::Result<Ctx> {
+    let ctx = context_of_backend(cli)?;
+    refuse_export_into_sqlite(&ctx, &cli.command)?;
+    Ok(ctx)
+}
+
+fn context_of_backend(cli: &Cli) -> anyhow::Result<Ctx> {
     let name = cli.command.name();
     let migrate = matches!(cli.command, Command::Migrate(_));
     if matches!(cli.command, Command::Keys(_)) {
         // `keys parse` classifies a key string and reads no store: a backend changes nothing.
         return Ok(Ctx::new(Backend::Files, cli.now));
     }
+    if let Command::Migrate(a) = &cli.command
+        && let Some(db) = a.to.to_str().and_then(|t| t.strip_prefix("sqlite:"))
+    {
+        bail!(sqlite_write_refusal(
+            "migrate",
+            &address::expand_tilde(std::path::Path::new(db))
+        ));
+    }
     let url = match cli.backend.as_deref() {
-        None | Some("files" | "file") => None,
-        Some(url) => Some(url),
+        None => {
+            if cli.redis_prefix.is_some() && !migrate {
+                bail!(UsageError::new(
+                    "--redis-prefix needs --backend redis://HOST:PORT/ (or migrate)"
+                ));
+            }
+            if let Some(db) = write_targets_in_sqlite(&cli.command).first() {
+                bail!(sqlite_write_refusal(name, db));
+            }
+            if let Some(root) = state_dir_read(&cli.command)
+                && let Some(dbs) = backend::discover_sqlite(&root)?
+            {
+                return Ok(Ctx::new(
+                    Backend::Store(backend::StoreBackend::sqlite(dbs)),
+                    cli.now,
+                ));
+            }
+            return Ok(Ctx::new(Backend::Files, cli.now));
+        }
+        Some("files" | "file") => {
+            if cli.redis_prefix.is_some() && !migrate {
+                bail!(UsageError::new(
+                    "--redis-prefix needs --backend redis://HOST:PORT/ (or migrate)"
+                ));
+            }
+            return Ok(Ctx::new(Backend::Files, cli.now));
+        }
+        Some(url) => url,
     };
-    if migrate && cli.backend.is_some() {
-        anyhow::bail!(UsageError::new(
+    if migrate {
+        bail!(UsageError::new(
             "--backend does not apply to migrate: give the two sides with --from and --to (a \
              directory and a redis:// URL)"
         ));
     }
-    let Some(url) = url else {
-        if cli.redis_prefix.is_some() && !migrate {
-            anyhow::bail!(UsageError::new(
-                "--redis-prefix needs --backend redis://HOST:PORT/ (or migrate)"
+    if let Some(db) = url.strip_prefix("sqlite:") {
+        let db = address::expand_tilde(std::path::Path::new(db));
+        if db.as_os_str().is_empty() {
+            bail!(UsageError::new(
+                "--backend sqlite:PATH needs the database's path, e.g. sqlite:~/.openclaw/agents/\
+                 main/agent/openclaw-agent.sqlite"
             ));
         }
-        return Ok(Ctx::new(Backend::Files, cli.now));
-    };
+        if !cli.command.reads_a_backend() {
+            bail!(sqlite_write_refusal(name, &db));
+        }
+        let opened = backend::open_sqlite(&db).map_err(|e| UsageError::new(output::error_text(&e)))?;
+        return Ok(Ctx::new(
+            Backend::Store(backend::StoreBackend::sqlite(vec![opened])),
+            cli.now,
+        ));
+    }
     let spec = backend::parse_redis(url, cli.redis_prefix.as_deref()).map_err(|e| {
         UsageError::new(format!(
-            "--backend: {e}; the backends are `files` (the default) and redis://…"
+            "--backend: {e}; the backends are `files` (the default), sqlite:PATH and redis://…"
         ))
     })?;
     if matches!(cli.command, Command::Demo(_)) {
-        anyhow::bail!(UsageError::new(
+        bail!(UsageError::new(
             "`sessions demo` builds its demo store as files under --root; --backend does not \
              apply (to try the demo on Redis, build it, then copy it with `sessions migrate \
              --from DIR --to redis://HOST:PORT/`)"
         ));
     }
     if !cli.command.reads_a_backend() {
-        anyhow::bail!(UsageError::new(format!(
+        bail!(UsageError::new(format!(
             "`sessions {name}` works on files only; --backend {} applies to list, tree, context, \
              show, stats, check and export (`sessions migrate` copies sessions between files and \
              Redis)",
             text::safe(&spec.shown_url())
         )));
     }
-    let redis = backend::RedisBackend::connect(spec)?;
-    Ok(Ctx::new(Backend::Redis(redis), cli.now))
+    let redis = backend::StoreBackend::connect(spec)?;
+    Ok(Ctx::new(Backend::Store(redis), cli.now))
 }
 
 /// Refuses every `--agent ID` and `--session NAME` that is not a valid path component

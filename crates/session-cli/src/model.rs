@@ -59,7 +59,7 @@ fn header_warning(path: &Path, ro: &ReadOnlyOpen) -> Option<String> {
 /// "not a session file"; a corrupt header over recoverable entries gives a warning.
 pub(crate) fn open(ctx: &Ctx, path: &Path) -> anyhow::Result<Opened> {
     let shown = text::path(path);
-    if ctx.redis().is_none()
+    if ctx.store().is_none()
         && let Some(note) = crate::store_files::store_file_note(path)
     {
         bail!(UsageError::new(format!("{shown} is {note}")));

@@ -8,11 +8,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use session_format::json::{JsObject, JsValue};
+use std::collections::BTreeMap;
+
+use session_semantics::openclaw_store::ArchiveReason;
 use session_semantics::openclaw_store::listing::{
-    ArchivedTranscript, DISPLAY_FIELDS, ListOptions, StoreListing, StoreRow, TranscriptState,
-    list_store,
+    ArchivedTranscript, DISPLAY_FIELDS, ListOptions, StorageFacts, StoreListing, StoreRow,
+    TranscriptState, list_loaded_store, list_store,
 };
 
+use crate::ctx::Ctx;
 use crate::list::Listed;
 use crate::output::Output;
 use crate::text;
@@ -34,33 +38,109 @@ pub(crate) struct ListFlags {
 pub(crate) struct StoreDir {
     pub(crate) agent: Option<String>,
     pub(crate) listing: StoreListing,
+    /// The archived keys of a SQLite store (`session_nodes.archived_at` non-NULL, §2.13
+    /// recipe 1): their rows, taken out of [`StoreListing::rows`], with the archive time
+    /// (epoch ms).
+    pub(crate) archived_keys: Vec<(StoreRow, i64)>,
+    /// Where the store is read: the `sessions.json` file, or the SQLite database.
+    pub(crate) source: PathBuf,
 }
 
-/// Loads the store of each directory (`now_ms`: the global `--now`).
+/// Loads the store of each directory (`now_ms`: the global `--now`): the `sessions.json`
+/// file, or (SQLite backend) the database's `session_nodes`, whose transcripts' facts come
+/// from the database and whose archived keys are set apart; `--archived` then lists them and
+/// the reclaimed generations of `session_transcript_archives` (§2.12) instead of archive
+/// files.
 ///
 /// # Errors
-/// A store that cannot be read or is not a JSON object, naming the file.
+/// A store that cannot be read or is not a JSON object, naming the file or the database.
 pub(crate) fn load(
+    ctx: &Ctx,
     dirs: &[(Option<String>, PathBuf)],
     flags: &ListFlags,
-    now_ms: i64,
 ) -> anyhow::Result<Vec<StoreDir>> {
     let opts = ListOptions {
-        now_ms,
+        now_ms: ctx.now_ms(),
         active_minutes: flags.active_minutes,
         // The limit is applied over every store together, after the merge.
         limit: None,
     };
     dirs.iter()
         .map(|(agent, dir)| {
+            if let Some(db) = ctx.store().and_then(|r| r.sqlite_db_of_dir(dir)) {
+                return load_sqlite(ctx, agent.clone(), dir, db, &opts);
+            }
             let listing = list_store(dir, &opts)
                 .with_context(|| format!("cannot list the session store {}", text::path(dir)))?;
             Ok(StoreDir {
                 agent: agent.clone(),
+                source: listing.store_path.clone(),
                 listing,
+                archived_keys: Vec::new(),
             })
         })
         .collect()
+}
+
+/// [`load`] of one SQLite database (namespace `dir`).
+fn load_sqlite(
+    ctx: &Ctx,
+    agent: Option<String>,
+    dir: &Path,
+    db: &crate::backend::SqliteDb,
+    opts: &ListOptions,
+) -> anyhow::Result<StoreDir> {
+    let shown = text::path(db.storage.db_path());
+    let store = match crate::address::load_store(ctx, dir) {
+        Some(r) => r.with_context(|| format!("cannot list the session store {shown}"))?,
+        None => anyhow::bail!("cannot list the session store {shown}: no session index"),
+    };
+    let storage: std::sync::Arc<dyn session_store::Storage> = db.storage.clone();
+    let mut listing = list_loaded_store(&store, opts, &StorageFacts::new(storage));
+    let (archived_at, reclaimed) = {
+        let sq = db.storage.store();
+        let sessions = sq
+            .sessions()
+            .with_context(|| format!("cannot list the sessions of {shown}"))?;
+        let archives = sq
+            .transcript_archives()
+            .with_context(|| format!("cannot list the reclaimed transcripts of {shown}"))?;
+        let archived: BTreeMap<String, i64> = sessions
+            .into_iter()
+            .filter_map(|s| Some((s.session_key, s.archived_at?)))
+            .collect();
+        (archived, archives)
+    };
+    let mut archived_keys = Vec::new();
+    let rows = std::mem::take(&mut listing.rows);
+    for r in rows {
+        match archived_at.get(&r.key) {
+            Some(at) => archived_keys.push((r, *at)),
+            None => listing.rows.push(r),
+        }
+    }
+    listing.total_count = listing.rows.len();
+    listing.archives = reclaimed
+        .into_iter()
+        .map(|a| ArchivedTranscript {
+            path: dir.join(&a.archive_name),
+            reason: if a.reason == "reset" {
+                ArchiveReason::Reset
+            } else {
+                ArchiveReason::Deleted
+            },
+            original: format!("{}.jsonl", a.session_id),
+            session_id: Some(a.session_id),
+            archived_at_ms: a.created_at,
+            size: a.stored_bytes,
+        })
+        .collect();
+    Ok(StoreDir {
+        agent,
+        listing,
+        archived_keys,
+        source: db.storage.db_path().to_path_buf(),
+    })
 }
 
 /// A printed row: a store key, an orphan transcript, or a transcript of a directory without
@@ -90,6 +170,16 @@ fn row_flags(r: &StoreRow) -> Vec<&'static str> {
         f.push("shared");
     }
     f
+}
+
+/// A row's `label` (the SessionEntry's, trimmed; `None` when empty or not a string).
+fn row_label(r: &StoreRow) -> Option<String> {
+    r.entry
+        .fields()
+        .get("label")
+        .and_then(JsValue::as_str_lossy)
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
 }
 
 /// The reference's `formatKTokens`: thousands with one decimal below 10 000, none above.
@@ -227,6 +317,8 @@ fn row_json(r: &Row<'_>) -> JsValue {
             o.insert("messages", opt_num(k.messages.map(|m| m as f64)));
             o.insert("size", opt_num(k.size.map(|s| s as f64)));
             o.insert("flags", strings(row_flags(k)));
+            o.insert("label", opt_str(row_label(k).as_deref()));
+            o.insert("archived", JsValue::Bool(false));
             o.insert(
                 "sharedWith",
                 strings(k.shared_with.iter().map(String::as_str)),
@@ -269,22 +361,6 @@ fn row_json(r: &Row<'_>) -> JsValue {
     JsValue::Object(o)
 }
 
-fn archive_json(agent: Option<&str>, a: &ArchivedTranscript) -> JsValue {
-    let mut o = JsObject::new();
-    o.insert("agentId", opt_str(agent));
-    o.insert("reason", JsValue::from(a.reason.as_str()));
-    o.insert("original", JsValue::from(a.original.as_str()));
-    o.insert("sessionId", opt_str(a.session_id.as_deref()));
-    o.insert(
-        "archivedAt",
-        opt_str(text::iso(a.archived_at_ms as f64).as_deref()),
-    );
-    o.insert("archivedAtMs", num(a.archived_at_ms as f64));
-    o.insert("size", num(a.size as f64));
-    o.insert("path", JsValue::from(a.path.display().to_string()));
-    JsValue::Object(o)
-}
-
 /// `path` made absolute against the current directory (as the reference prints store paths);
 /// unchanged when it already is or the current directory is unknown.
 fn absolute(path: &Path) -> PathBuf {
@@ -306,7 +382,7 @@ fn head(o: &mut JsObject, stores: &[StoreDir], aggregate: bool) {
                         st.insert("agentId", opt_str(s.agent.as_deref()));
                         st.insert(
                             "path",
-                            JsValue::from(absolute(&s.listing.store_path).display().to_string()),
+                            JsValue::from(absolute(&s.source).display().to_string()),
                         );
                         JsValue::Object(st)
                     })
@@ -318,7 +394,7 @@ fn head(o: &mut JsObject, stores: &[StoreDir], aggregate: bool) {
         o.insert(
             "path",
             stores.first().map_or(JsValue::Null, |s| {
-                JsValue::from(absolute(&s.listing.store_path).display().to_string())
+                JsValue::from(absolute(&s.source).display().to_string())
             }),
         );
     }
@@ -403,6 +479,10 @@ pub(crate) fn write(
 }
 
 fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String> {
+    // A LABEL column after KEY when some row has a label.
+    let labels = rows
+        .iter()
+        .any(|r| matches!(r.row, RowKind::Key(k) if row_label(k).is_some()));
     let mut cells: Vec<Vec<String>> = Vec::with_capacity(rows.len());
     for r in rows {
         let mut c = Vec::with_capacity(11);
@@ -417,6 +497,9 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
         match r.row {
             RowKind::Key(k) => {
                 c.push(text::safe(&k.key).into_owned());
+                if labels {
+                    c.push(row_label(k).map_or_else(|| "-".to_owned(), |l| text::safe(&l).into_owned()));
+                }
                 c.push(k.kind.to_owned());
                 c.push(
                     k.channel
@@ -437,6 +520,9 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
             }
             RowKind::Orphan(o) => {
                 c.extend(["-", "-", "-", "-", "-", "-"].map(str::to_owned));
+                if labels {
+                    c.push("-".to_owned());
+                }
                 c.push(o.messages.map_or_else(|| "-".to_owned(), text::thousands));
                 c.push(text::human_bytes(o.size));
                 c.push(
@@ -451,6 +537,9 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
             }
             RowKind::File(l) => {
                 c.extend(["-", "-", "-", "-", "-", "-"].map(str::to_owned));
+                if labels {
+                    c.push("-".to_owned());
+                }
                 c.push(text::thousands(l.info.unique_message_count));
                 c.push(text::human_bytes(l.size));
                 c.push(String::new());
@@ -463,8 +552,11 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
     if show_agent {
         heads.push("AGENT");
     }
+    heads.push("KEY");
+    if labels {
+        heads.push("LABEL");
+    }
     heads.extend([
-        "KEY",
         "KIND",
         "CHANNEL",
         "MODEL",
@@ -475,13 +567,81 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
         "FLAGS",
         "PATH",
     ]);
-    let off = usize::from(show_agent);
+    let key = usize::from(show_agent);
+    let off = key + usize::from(labels);
     let right: Vec<bool> = (0..heads.len())
         .map(|i| i == off + 6 || i == off + 7)
         .collect();
-    // Left out first when the terminal is narrow: CHANNEL, MODEL, SIZE, MSGS, TOKENS.
-    let drop = [off + 2, off + 3, off + 7, off + 6, off + 4];
-    text::fit_table(&heads, &cells, &right, Some(off), &drop, width)
+    // Left out first when the terminal is narrow: CHANNEL, MODEL, SIZE, MSGS, TOKENS (then
+    // LABEL).
+    let mut drop = vec![off + 2, off + 3, off + 7, off + 6, off + 4];
+    if labels {
+        drop.push(key + 1);
+    }
+    text::fit_table(&heads, &cells, &right, Some(key), &drop, width)
+}
+
+/// One line of `list --archived`: an archive file (or a SQLite store's reclaimed generation),
+/// or an archived key of a SQLite store.
+struct ArchiveLine<'a> {
+    agent: Option<&'a str>,
+    at_ms: i64,
+    reason: &'static str,
+    /// The archived key (SQLite archived keys only).
+    key: Option<&'a str>,
+    original: String,
+    session_id: Option<&'a str>,
+    size: Option<u64>,
+    path: Option<&'a Path>,
+}
+
+fn archive_lines(stores: &[StoreDir]) -> Vec<ArchiveLine<'_>> {
+    let mut all: Vec<ArchiveLine<'_>> = Vec::new();
+    for s in stores {
+        let agent = s.agent.as_deref();
+        all.extend(s.listing.archives.iter().map(|a| ArchiveLine {
+            agent,
+            at_ms: a.archived_at_ms,
+            reason: a.reason.as_str(),
+            key: None,
+            original: a.original.clone(),
+            session_id: a.session_id.as_deref(),
+            size: Some(a.size),
+            path: Some(&a.path),
+        }));
+        all.extend(s.archived_keys.iter().map(|(r, at)| ArchiveLine {
+            agent: r.agent_id.as_deref().or(agent),
+            at_ms: *at,
+            reason: "archived",
+            key: Some(r.key.as_str()),
+            original: r.key.clone(),
+            session_id: r.session_id.as_deref(),
+            size: r.size,
+            path: r.transcript.as_deref(),
+        }));
+    }
+    all.sort_by_key(|a| std::cmp::Reverse(a.at_ms));
+    all
+}
+
+fn archive_json(a: &ArchiveLine<'_>) -> JsValue {
+    let mut o = JsObject::new();
+    o.insert("agentId", opt_str(a.agent));
+    o.insert("reason", JsValue::from(a.reason));
+    if let Some(key) = a.key {
+        o.insert("key", JsValue::from(key));
+    }
+    o.insert("original", JsValue::from(a.original.as_str()));
+    o.insert("sessionId", opt_str(a.session_id));
+    o.insert("archivedAt", opt_str(text::iso(a.at_ms as f64).as_deref()));
+    o.insert("archivedAtMs", num(a.at_ms as f64));
+    o.insert("size", opt_num(a.size.map(|v| v as f64)));
+    o.insert(
+        "path",
+        a.path
+            .map_or(JsValue::Null, |p| JsValue::from(p.display().to_string())),
+    );
+    JsValue::Object(o)
 }
 
 fn write_archives(
@@ -491,18 +651,14 @@ fn write_archives(
     json: bool,
     out: &mut Output,
 ) -> anyhow::Result<()> {
-    let mut all: Vec<(Option<&str>, &ArchivedTranscript)> = stores
-        .iter()
-        .flat_map(|s| s.listing.archives.iter().map(|a| (s.agent.as_deref(), a)))
-        .collect();
-    all.sort_by_key(|a| std::cmp::Reverse(a.1.archived_at_ms));
+    let all = archive_lines(stores);
     if json {
         let mut o = JsObject::new();
         head(&mut o, stores, aggregate);
         o.insert("count", num(all.len() as f64));
         o.insert(
             "archives",
-            JsValue::Array(all.iter().map(|(ag, a)| archive_json(*ag, a)).collect()),
+            JsValue::Array(all.iter().map(archive_json).collect()),
         );
         out.line(&session_format::normalize::to_json_string_indented(
             &JsValue::Object(o),
@@ -521,19 +677,22 @@ fn write_archives(
     heads.extend(["ARCHIVED (UTC)", "REASON", "SESSION ID", "SIZE", "PATH"]);
     let cells: Vec<Vec<String>> = all
         .iter()
-        .map(|(agent, a)| {
+        .map(|a| {
             let mut c = Vec::new();
             if aggregate {
-                c.push(agent.map_or_else(|| "-".to_owned(), |g| text::safe(g).into_owned()));
+                c.push(a.agent.map_or_else(|| "-".to_owned(), |g| text::safe(g).into_owned()));
             }
-            c.push(text::utc_minutes(a.archived_at_ms as f64));
-            c.push(a.reason.as_str().to_owned());
-            c.push(a.session_id.as_deref().map_or_else(
+            c.push(text::utc_minutes(a.at_ms as f64));
+            c.push(match a.key {
+                Some(key) => format!("archived key {}", text::safe(key)),
+                None => a.reason.to_owned(),
+            });
+            c.push(a.session_id.map_or_else(
                 || text::safe(&a.original).into_owned(),
                 |s| text::safe(s).into_owned(),
             ));
-            c.push(text::human_bytes(a.size));
-            c.push(text::path(&a.path));
+            c.push(a.size.map_or_else(|| "-".to_owned(), text::human_bytes));
+            c.push(a.path.map_or_else(|| "-".to_owned(), text::path));
             c
         })
         .collect();

@@ -346,7 +346,7 @@ pub(crate) fn resolve_named(
     dir: &Path,
     name: &str,
 ) -> anyhow::Result<Named> {
-    if let Some(hit) = crate::address::lookup_key(dir, name)? {
+    if let Some(hit) = crate::address::lookup_key(ctx, dir, name)? {
         return Ok(Named::Row(hit.key));
     }
     let path = crate::address::resolve_direct_session(ctx, dir, name)?;

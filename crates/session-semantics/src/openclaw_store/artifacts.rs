@@ -307,7 +307,17 @@ pub fn transcript_has_no_messages(path: &Path) -> bool {
     let Ok(bytes) = session_store::io::read_file(path) else {
         return false;
     };
-    let text = String::from_utf8_lossy(&bytes);
+    bytes_have_no_messages(&bytes)
+}
+
+/// [`transcript_has_no_messages`] over a transcript's bytes (a session kept elsewhere than in
+/// a file): at most [`EMPTY_TRANSCRIPT_MAX_BYTES`] bytes, and every non-blank line parses as
+/// JSON and is not a message record.
+pub fn bytes_have_no_messages(bytes: &[u8]) -> bool {
+    if bytes.len() as u64 > EMPTY_TRANSCRIPT_MAX_BYTES {
+        return false;
+    }
+    let text = String::from_utf8_lossy(bytes);
     for line in text.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
         if session_format::js::trim(line).is_empty() {

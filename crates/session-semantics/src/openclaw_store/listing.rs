@@ -8,8 +8,12 @@
 //! `.bak.`, R1.13) are listed apart ([`StoreListing::archives`]); checkpoints, trajectory
 //! sidecars, store temp files and sub-directories are never sessions (R1.14, R1.15).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use session_store::Storage;
 
 use session_format::json::{JsObject, JsValue};
 
@@ -291,6 +295,85 @@ fn mtime_ms(meta: &std::fs::Metadata) -> Option<f64> {
     })
 }
 
+/// Where a listing reads the facts of the transcripts its rows name (state, size, messages):
+/// the files ([`FileFacts`]), or a [`Storage`] ([`StorageFacts`]).
+pub trait TranscriptFacts {
+    /// The state of the transcript at `path`, its size in bytes and its message count
+    /// ([`StoreRow::state`], [`StoreRow::size`], [`StoreRow::messages`]); `(Missing, None,
+    /// None)` when there is none.
+    fn inspect(&self, path: &Path) -> (TranscriptState, Option<u64>, Option<usize>);
+}
+
+/// The facts of transcripts that are local files (what [`list_store`] reads).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FileFacts;
+
+impl TranscriptFacts for FileFacts {
+    fn inspect(&self, path: &Path) -> (TranscriptState, Option<u64>, Option<usize>) {
+        inspect(path)
+    }
+}
+
+/// The facts of transcripts kept behind a [`Storage`] (an OpenClaw 2026.8+ SQLite database,
+/// Redis): the size is the session's bytes, the message count that of
+/// [`session_store::Sessions::list`] over the transcript's namespace (listed once per
+/// namespace), the state [`bytes_have_no_messages`](super::artifacts::bytes_have_no_messages)
+/// over the bytes. Only reads.
+pub struct StorageFacts {
+    storage: Arc<dyn Storage>,
+    /// Message counts by path, per namespace listed so far.
+    listed: RefCell<BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>>,
+}
+
+impl std::fmt::Debug for StorageFacts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StorageFacts")
+            .field("storage", &self.storage.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StorageFacts {
+    /// Facts read from `storage`.
+    pub fn new(storage: Arc<dyn Storage>) -> Self {
+        Self {
+            storage,
+            listed: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    fn messages(&self, path: &Path) -> Option<usize> {
+        let dir = path.parent()?.to_path_buf();
+        let mut listed = self.listed.borrow_mut();
+        let counts = listed.entry(dir.clone()).or_insert_with(|| {
+            session_store::SessionManager::on(Arc::clone(&self.storage))
+                .list("", Some(&dir))
+                .map(|infos| {
+                    infos
+                        .into_iter()
+                        .map(|i| (i.path, i.unique_message_count))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        counts.get(path).copied()
+    }
+}
+
+impl TranscriptFacts for StorageFacts {
+    fn inspect(&self, path: &Path) -> (TranscriptState, Option<u64>, Option<usize>) {
+        let Ok(bytes) = self.storage.read_all(path) else {
+            return (TranscriptState::Missing, None, None);
+        };
+        let state = if super::artifacts::bytes_have_no_messages(&bytes) {
+            TranscriptState::HeaderOnly
+        } else {
+            TranscriptState::Present
+        };
+        (state, Some(bytes.len() as u64), self.messages(path))
+    }
+}
+
 /// Size, messages and state of the file at `path`.
 fn inspect(path: &Path) -> (TranscriptState, Option<u64>, Option<usize>) {
     match std::fs::metadata(path) {
@@ -320,12 +403,29 @@ pub fn list_store(
 ) -> Result<StoreListing, SessionStoreError> {
     let store_path = sessions_dir.join(STORE_FILE_NAME);
     let store = SessionStore::load(&store_path)?;
+    let mut listing = list_loaded_store(&store, opts, &FileFacts);
+    let (orphans, archives) = scan_dir(&store, sessions_dir);
+    listing.orphans = orphans;
+    listing.archives = archives;
+    Ok(listing)
+}
+
+/// [`list_store`] of a store already loaded (e.g. read from a SQLite database's index with
+/// [`SessionStore::from_bytes_read_only`]), the transcripts' facts read through `facts`. No
+/// directory is scanned: [`StoreListing::orphans`] and [`StoreListing::archives`] are empty.
+/// Only reads.
+pub fn list_loaded_store(
+    store: &SessionStore,
+    opts: &ListOptions,
+    facts: &dyn TranscriptFacts,
+) -> StoreListing {
+    let store_path = store.path().to_path_buf();
     let now = opts.now_ms as f64;
     let mut all: Vec<StoreRow> = store
         .entries()
         .map(|(key, entry)| {
             let key = key.to_str_lossy().into_owned();
-            row_of(&store, key, entry, now)
+            row_of(store, key, entry, now, facts)
         })
         .collect();
     mark_shared(&mut all);
@@ -343,17 +443,22 @@ pub fn list_store(
     if let Some(limit) = opts.limit {
         all.truncate(limit);
     }
-    let (orphans, archives) = scan_dir(&store, sessions_dir);
-    Ok(StoreListing {
+    StoreListing {
         store_path,
         rows: all,
         total_count,
-        orphans,
-        archives,
-    })
+        orphans: Vec::new(),
+        archives: Vec::new(),
+    }
 }
 
-fn row_of(store: &SessionStore, key: String, entry: &StoreEntry, now: f64) -> StoreRow {
+fn row_of(
+    store: &SessionStore,
+    key: String,
+    entry: &StoreEntry,
+    now: f64,
+    facts: &dyn TranscriptFacts,
+) -> StoreRow {
     let f = entry.fields();
     let session_id = entry.session_id().map(str::to_owned);
     let updated_at = entry.updated_at();
@@ -362,7 +467,7 @@ fn row_of(store: &SessionStore, key: String, entry: &StoreEntry, now: f64) -> St
         .and_then(|id| transcript_path(store.sessions_dir(), id, entry));
     let (state, size, messages) = transcript
         .as_deref()
-        .map_or((TranscriptState::Missing, None, None), inspect);
+        .map_or((TranscriptState::Missing, None, None), |p| facts.inspect(p));
     let (model_provider, model) = display_model(f);
     let total_tokens = f
         .get("totalTokens")

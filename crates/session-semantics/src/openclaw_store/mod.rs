@@ -91,6 +91,20 @@ pub enum SessionStoreError {
         /// The store file.
         path: PathBuf,
     },
+    /// The store was loaded from bytes held elsewhere than in its file
+    /// ([`SessionStore::from_bytes_read_only`], e.g. the index of an OpenClaw 2026.8+ SQLite
+    /// database): it cannot be saved, and nothing was written.
+    #[error(
+        "session store {} is read-only: it was read from {origin}, not from that file; nothing \
+         was written",
+        path.display()
+    )]
+    ReadOnly {
+        /// The store's (virtual) path.
+        path: PathBuf,
+        /// Where the bytes came from, for messages (e.g. `the SQLite store /s/agent.sqlite`).
+        origin: String,
+    },
     /// Reading or writing the file failed.
     #[error("session store {}: {source}", path.display())]
     Io {
@@ -208,6 +222,9 @@ pub struct SessionStore {
     changes: Vec<LoadChange>,
     loaded: Option<Vec<u8>>,
     stamp: Option<Stamp>,
+    /// `Some(origin)` for a store read from bytes ([`SessionStore::from_bytes_read_only`]):
+    /// saving it fails.
+    read_only: Option<String>,
 }
 
 /// What [`SessionStore::save`] did.
@@ -279,6 +296,7 @@ impl SessionStore {
                     changes: Vec::new(),
                     loaded: None,
                     stamp: None,
+                    read_only: None,
                 });
             }
             let bytes = io::read_file(path).map_err(io_err)?;
@@ -293,6 +311,41 @@ impl SessionStore {
                 });
             }
         };
+        let mut store = Self::parse(path, bytes)?;
+        store.stamp = stamp;
+        Ok(store)
+    }
+
+    /// A store read from `bytes` instead of from its file, with every normalisation of
+    /// [`SessionStore::load`] (R2.8–R2.16, R2.25): for a store whose index is kept elsewhere,
+    /// such as the `session_nodes` of an OpenClaw 2026.8+ SQLite database
+    /// (openclaw-sqlite.md §2.13 recipe 1). `path` is where the store would be
+    /// (`<sessionsDir>/sessions.json`): transcripts are resolved against its directory. The
+    /// store is read-only in memory: [`SessionStore::save`] fails with
+    /// [`SessionStoreError::ReadOnly`] and never writes `path`. `origin` names where the bytes
+    /// came from, for that error.
+    ///
+    /// # Errors
+    /// As [`SessionStore::load`] for the bytes: [`SessionStoreError::Corrupt`] (with the byte
+    /// offset), [`SessionStoreError::NotAnObject`].
+    pub fn from_bytes_read_only(
+        path: &Path,
+        bytes: Vec<u8>,
+        origin: &str,
+    ) -> Result<Self, SessionStoreError> {
+        let mut store = Self::parse(path, bytes)?;
+        store.read_only = Some(origin.to_owned());
+        Ok(store)
+    }
+
+    /// Whether the store was read from bytes and cannot be saved
+    /// ([`SessionStore::from_bytes_read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only.is_some()
+    }
+
+    /// The store parsed from the bytes of `path`, normalised; no stamp.
+    fn parse(path: &Path, bytes: Vec<u8>) -> Result<Self, SessionStoreError> {
         let value = parse_value(&bytes).map_err(|source| SessionStoreError::Corrupt {
             path: path.to_path_buf(),
             offset: source.offset,
@@ -326,7 +379,8 @@ impl SessionStore {
             entries,
             changes,
             loaded: Some(bytes),
-            stamp,
+            stamp: None,
+            read_only: None,
         })
     }
 
@@ -511,6 +565,12 @@ impl SessionStore {
         &mut self,
         before_check: &mut dyn FnMut(),
     ) -> Result<SaveOutcome, SessionStoreError> {
+        if let Some(origin) = &self.read_only {
+            return Err(SessionStoreError::ReadOnly {
+                path: self.path.clone(),
+                origin: origin.clone(),
+            });
+        }
         let (text, blobs) = self.projection();
         let path = self.path.clone();
         let io_err = |source| SessionStoreError::Io {

@@ -16,7 +16,7 @@ mod storage;
 mod view;
 
 pub use error::{RowProblem, SqliteError};
-pub use storage::{SQLITE_STORAGE_DEV, SqliteStorage};
+pub use storage::{SQLITE_STORAGE_DEV, SqliteArchive, SqliteStorage};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};

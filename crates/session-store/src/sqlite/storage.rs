@@ -222,7 +222,59 @@ fn fnv1a(parts: &[&str]) -> u64 {
     h
 }
 
+/// One reclaimed (deleted or reset) transcript generation kept in
+/// `session_transcript_archives` (openclaw-sqlite.md §2.12). Times are epoch milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SqliteArchive {
+    /// The key the generation belonged to.
+    pub session_key: String,
+    /// The generation's session id.
+    pub session_id: String,
+    /// `deleted` or `reset`.
+    pub reason: String,
+    /// `archive_name`: the file name OpenClaw publishes the archive under.
+    pub archive_name: String,
+    /// `created_at`: when the generation was reclaimed.
+    pub created_at: i64,
+    /// Length of `archive_blob` in bytes (as stored: zstd when `encoding` is `zstd`).
+    pub stored_bytes: u64,
+    /// `encoding`: `identity` or `zstd`.
+    pub encoding: String,
+}
+
 impl SqliteStore {
+    /// Every row of `session_transcript_archives`, newest `created_at` first (then by
+    /// `archive_name`). The blobs are not read.
+    ///
+    /// # Errors
+    /// [`SqliteError::Query`] when the table cannot be read.
+    pub fn transcript_archives(&self) -> Result<Vec<SqliteArchive>, SqliteError> {
+        let what = "session_transcript_archives";
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT session_key, session_id, reason, archive_name, created_at, \
+                 length(archive_blob), encoding FROM session_transcript_archives \
+                 ORDER BY created_at DESC, archive_name",
+            )
+            .map_err(self.query_err(what))?;
+        stmt.query_map([], |r| {
+            Ok(SqliteArchive {
+                session_key: r.get(0)?,
+                session_id: r.get(1)?,
+                reason: r.get(2)?,
+                archive_name: r.get(3)?,
+                created_at: r.get(4)?,
+                stored_bytes: u64::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
+                encoding: r.get(6)?,
+            })
+        })
+        .map_err(self.query_err(what))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(self.query_err(what))
+    }
+
     /// `(session_key, entry_json)` of every `session_nodes` row in row order.
     pub(super) fn node_entries(&self) -> Result<Vec<(String, String)>, SqliteError> {
         let what = "session_nodes";
