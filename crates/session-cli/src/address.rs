@@ -816,10 +816,7 @@ pub(crate) fn load_store(
 /// How messages name the store of `dir`: the `sessions.json` file, or the SQLite database.
 pub(crate) fn store_name(ctx: &Ctx, dir: &Path) -> String {
     match ctx.store().and_then(|r| r.sqlite_db_of_dir(dir)) {
-        Some(db) => format!(
-            "the SQLite store {}",
-            text::path(db.storage.db_path())
-        ),
+        Some(db) => format!("the SQLite store {}", text::path(db.storage.db_path())),
         None => text::path(&dir.join(session_semantics::openclaw_store::STORE_FILE_NAME)),
     }
 }

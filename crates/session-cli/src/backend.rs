@@ -262,8 +262,10 @@ impl StoreBackend {
         match &self.kind {
             StoreKind::Redis { spec, .. } => spec.describe(),
             StoreKind::Sqlite(dbs) => {
-                let paths: Vec<String> =
-                    dbs.iter().map(|d| text::path(d.storage.db_path())).collect();
+                let paths: Vec<String> = dbs
+                    .iter()
+                    .map(|d| text::path(d.storage.db_path()))
+                    .collect();
                 if paths.len() == 1 {
                     format!("the SQLite store {}", paths[0])
                 } else {
@@ -524,12 +526,8 @@ pub(crate) fn sqlite_dbs_under(root: &Path) -> Vec<(String, PathBuf)> {
 /// The file cannot be opened as an OpenClaw agent database (missing, not SQLite, another
 /// schema version), naming it.
 pub(crate) fn open_sqlite(db: &Path) -> anyhow::Result<SqliteDb> {
-    let storage = SqliteStorage::open(db).with_context(|| {
-        format!(
-            "cannot open the OpenClaw SQLite store {}",
-            text::path(db)
-        )
-    })?;
+    let storage = SqliteStorage::open(db)
+        .with_context(|| format!("cannot open the OpenClaw SQLite store {}", text::path(db)))?;
     let agent = storage.store().agent_id().map(str::to_owned).or_else(|| {
         let sessions_dir = storage.sessions_dir();
         (sessions_dir.file_name()? == "sessions")
@@ -572,7 +570,10 @@ pub(crate) fn discover_sqlite(root: &Path) -> anyhow::Result<Option<Vec<SqliteDb
                 text::path(&db)
             );
         }
-        dbs.push(open_sqlite(&db)?);
+        // In a state directory the agent is the directory's (where OpenClaw keeps it).
+        let mut opened = open_sqlite(&db)?;
+        opened.agent = Some(agent);
+        dbs.push(opened);
     }
     Ok(Some(dbs))
 }

@@ -435,6 +435,13 @@ pub(crate) fn listed_dirs(
         };
         return Ok(vec![(loc.agent.clone(), dir)]);
     }
+    if let Some(dbs) = ctx.store().and_then(|r| r.sqlite_dbs()) {
+        // Every agent database read (found under the state directory, or --backend sqlite:).
+        return Ok(dbs
+            .iter()
+            .map(|d| (d.agent.clone(), d.storage.sessions_dir().to_path_buf()))
+            .collect());
+    }
     let root = address::store_root(ctx, loc.root.as_deref());
     let agents_dir = root.join("agents");
     if !address::dir_exists(ctx, &agents_dir)? {

@@ -23,9 +23,8 @@ pub(crate) fn run(
 ) -> anyhow::Result<()> {
     let dirs = listed_dirs(ctx, loc, all)?;
     let show_agent = all || !loc.names_dir();
-    let (store_dirs, file_dirs): (Vec<_>, Vec<_>) = dirs
-        .into_iter()
-        .partition(|(_, d)| match ctx.store() {
+    let (store_dirs, file_dirs): (Vec<_>, Vec<_>) =
+        dirs.into_iter().partition(|(_, d)| match ctx.store() {
             None => store_list::is_store_dir(d),
             // A SQLite database's namespace is its agent's store (its index is session_nodes).
             Some(r) => r.sqlite_db_of_dir(d).is_some(),

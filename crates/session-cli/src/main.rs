@@ -722,7 +722,11 @@ fn write_targets_in_sqlite(command: &Command) -> Vec<PathBuf> {
         Command::Cleanup(a) => {
             if let Some(store) = &a.store {
                 let store = session_store::paths::resolve(&address::expand_tilde(store));
-                store.parent().and_then(sqlite_db_beside).into_iter().collect()
+                store
+                    .parent()
+                    .and_then(sqlite_db_beside)
+                    .into_iter()
+                    .collect()
             } else if let Some(agent) = &a.agent {
                 agent_db(a.root.as_deref(), agent).into_iter().collect()
             } else {
@@ -861,7 +865,8 @@ fn context_of_backend(cli: &Cli) -> anyhow::Result<Ctx> {
         if !cli.command.reads_a_backend() {
             bail!(sqlite_write_refusal(name, &db));
         }
-        let opened = backend::open_sqlite(&db).map_err(|e| UsageError::new(output::error_text(&e)))?;
+        let opened =
+            backend::open_sqlite(&db).map_err(|e| UsageError::new(output::error_text(&e)))?;
         return Ok(Ctx::new(
             Backend::Store(backend::StoreBackend::sqlite(vec![opened])),
             cli.now,

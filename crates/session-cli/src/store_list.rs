@@ -498,7 +498,10 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
             RowKind::Key(k) => {
                 c.push(text::safe(&k.key).into_owned());
                 if labels {
-                    c.push(row_label(k).map_or_else(|| "-".to_owned(), |l| text::safe(&l).into_owned()));
+                    c.push(
+                        row_label(k)
+                            .map_or_else(|| "-".to_owned(), |l| text::safe(&l).into_owned()),
+                    );
                 }
                 c.push(k.kind.to_owned());
                 c.push(
@@ -680,7 +683,10 @@ fn write_archives(
         .map(|a| {
             let mut c = Vec::new();
             if aggregate {
-                c.push(a.agent.map_or_else(|| "-".to_owned(), |g| text::safe(g).into_owned()));
+                c.push(
+                    a.agent
+                        .map_or_else(|| "-".to_owned(), |g| text::safe(g).into_owned()),
+                );
             }
             c.push(text::utc_minutes(a.at_ms as f64));
             c.push(match a.key {

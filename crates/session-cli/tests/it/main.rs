@@ -35,6 +35,7 @@ mod retention_guard_rails;
 mod running_gateway;
 mod same_session_id;
 mod sidecars_not_sessions;
+mod sqlite_installs;
 mod unlock_addressing;
 mod write_command_reports;
 mod write_commands;

@@ -1,0 +1,679 @@
+//! OpenClaw 2026.8+ installs: the per-agent SQLite store (`agents/<id>/agent/
+//! openclaw-agent.sqlite`) is found under the state directory (or named with `--backend
+//! sqlite:PATH`) and read, never written. Each test works on a copy of the fixture made by the
+//! real OpenClaw 2026.9.6 (`shared/fixtures/openclaw-9.6-sqlite/`) and skips without it.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use session_store::sqlite::SqliteStorage;
+use sha2::{Digest, Sha256};
+
+use crate::support::{Run, run_in, shared_dir, tempdir};
+
+/// The six fixture sessions: (name of `expected/<name>.lines.jsonl`, key, session id).
+const SESSIONS: [(&str, &str, &str); 6] = [
+    (
+        "dm-branch-label",
+        "agent:main:dm:alice",
+        "11111111-1111-4111-8111-111111111111",
+    ),
+    (
+        "compaction",
+        "agent:main:main",
+        "22222222-2222-4222-8222-222222222222",
+    ),
+    (
+        "large-zstd",
+        "agent:main:large",
+        "33333333-3333-4333-8333-333333333333",
+    ),
+    (
+        "unicode-escapes",
+        "agent:main:unicode",
+        "44444444-4444-4444-8444-444444444444",
+    ),
+    (
+        "malformed-mid-torn-tail",
+        "agent:main:broken",
+        "55555555-5555-4555-8555-555555555555",
+    ),
+    (
+        "v1-no-ids",
+        "agent:main:legacy-v1",
+        "66666666-6666-4666-8666-666666666666",
+    ),
+];
+
+const REFUSAL: &str = "is an OpenClaw 2026.8+ SQLite store, read-only here";
+
+fn fixture(test: &str) -> Option<PathBuf> {
+    Some(shared_dir(test)?.join("fixtures/openclaw-9.6-sqlite"))
+}
+
+/// `<state>/agents/<agent>/agent/openclaw-agent.sqlite`, a copy of the fixture's database.
+fn plant_db(fixture: &Path, state: &Path, agent: &str) -> PathBuf {
+    let dir = state.join("agents").join(agent).join("agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("openclaw-agent.sqlite");
+    std::fs::copy(fixture.join("db/openclaw-agent.sqlite"), &db).unwrap();
+    db
+}
+
+/// The JSONL-era store of the same sessions: `agents/main/sessions/<sessionId>.jsonl` holding
+/// the rows OpenClaw stored (`expected/<name>.lines.jsonl`) and a `sessions.json` equal to
+/// `store_index_json()`'s text.
+fn plant_files(fixture: &Path, db: &Path, state: &Path) {
+    let dir = state.join("agents/main/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, _, id) in SESSIONS {
+        let bytes = std::fs::read(fixture.join(format!("expected/{name}.lines.jsonl"))).unwrap();
+        std::fs::write(dir.join(format!("{id}.jsonl")), bytes).unwrap();
+    }
+    let index = SqliteStorage::open(db).unwrap().store_index_json().unwrap();
+    std::fs::write(dir.join("sessions.json"), index).unwrap();
+}
+
+fn sha256(path: &Path) -> String {
+    Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The files beside the database other than itself (`-wal`, `-shm`, `-journal`).
+fn beside(db: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(db.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "openclaw-agent.sqlite")
+        .collect();
+    v.sort();
+    v
+}
+
+fn run(cwd: &Path, args: &[&str]) -> Run {
+    run_in(cwd, args)
+}
+
+/// The stdout and stderr of a run, normalised in two ways only: each occurrence of the state
+/// directory `state` is replaced by `<STATE>` (the lines that name a session's path: the
+/// SQLite session's virtual path and the file's path differ by their state directory alone),
+/// and the wall-clock timings of `stats` (`open time …` and `"openMs"`/`"treeMs"`), which
+/// differ between two runs on the same file, are replaced by `<TIMING>`.
+fn normalised(run: &Run, state: &Path) -> (String, String) {
+    let state = state.display().to_string();
+    let timing = |line: &str| {
+        let t = line.trim_start();
+        if t.starts_with("open time ") {
+            "  open time <TIMING>".to_owned()
+        } else if t.starts_with("\"openMs\":") || t.starts_with("\"treeMs\":") {
+            let (name, _) = t.split_once(':').unwrap();
+            format!("{name}: <TIMING>")
+        } else {
+            line.to_owned()
+        }
+    };
+    let stdout: Vec<String> = run.stdout.split('\n').map(timing).collect();
+    (
+        stdout.join("\n").replace(&state, "<STATE>"),
+        run.stderr.replace(&state, "<STATE>"),
+    )
+}
+
+#[test]
+fn every_read_command_prints_the_same_for_a_sqlite_session_as_for_its_file() {
+    let Some(fx) =
+        fixture("every_read_command_prints_the_same_for_a_sqlite_session_as_for_its_file")
+    else {
+        return;
+    };
+    let tmp = tempdir();
+    let sq = tmp.path().join("sq");
+    let files = tmp.path().join("files");
+    let db = plant_db(&fx, &sq, "main");
+    plant_files(&fx, &db, &files);
+    let before = sha256(&db);
+    let db_arg = format!("sqlite:{}", db.display());
+    let mut compared = 0;
+    for (name, key, id) in SESSIONS {
+        let meta: Value = serde_json::from_slice(
+            &std::fs::read(fx.join(format!("expected/{name}.meta.json"))).unwrap(),
+        )
+        .unwrap();
+        let leaf = meta["leafEventId"].as_str().unwrap().to_owned();
+        let commands: Vec<Vec<String>> = vec![
+            vec!["tree".into()],
+            vec!["tree".into(), "--json".into()],
+            vec!["tree".into(), "--depth".into(), "2".into()],
+            vec!["context".into()],
+            vec!["context".into(), "--json".into()],
+            vec!["show".into(), leaf.clone()],
+            vec!["show".into(), "--raw".into(), leaf.clone()],
+            vec!["show".into(), "@2".into()],
+            vec!["show".into(), "--raw".into(), "@1".into()],
+            vec!["stats".into()],
+            vec!["stats".into(), "--json".into()],
+            vec!["check".into()],
+            vec!["check".into(), "--json".into()],
+            vec!["export".into()],
+            vec!["export".into(), "--format".into(), "json".into()],
+            vec!["export".into(), "--format".into(), "jsonl".into()],
+            vec!["export".into(), "--format".into(), "markdown".into()],
+            vec!["export".into(), "--format".into(), "html".into()],
+        ];
+        for command in &commands {
+            for session in [key, id] {
+                let tail = [
+                    "--agent",
+                    "main",
+                    "--session",
+                    session,
+                    "--now",
+                    "2026-07-02T00:00:00Z",
+                ];
+                let mut file_args: Vec<&str> = command.iter().map(String::as_str).collect();
+                let show_entry = (command[0] == "show").then(|| file_args.pop().unwrap());
+                let mut sq_args = file_args.clone();
+                let mut backend_args = vec!["--backend", db_arg.as_str()];
+                backend_args.extend(file_args.iter().copied());
+                let files_root = files.display().to_string();
+                let sq_root = sq.display().to_string();
+                file_args.extend(["--root", files_root.as_str()]);
+                sq_args.extend(["--root", sq_root.as_str()]);
+                for args in [&mut file_args, &mut sq_args, &mut backend_args] {
+                    args.extend(tail);
+                    args.extend(show_entry);
+                }
+                let want = run(tmp.path(), &file_args);
+                assert!(
+                    want.code == 0 || (command[0] == "check" && want.code == 1),
+                    "{file_args:?}: {want:?}"
+                );
+                for (args, state) in [(&sq_args, &sq), (&backend_args, &sq)] {
+                    let got = run(tmp.path(), args);
+                    assert_eq!(got.code, want.code, "{args:?}: {}", got.stderr);
+                    assert_eq!(
+                        normalised(&got, state),
+                        normalised(&want, &files),
+                        "{args:?} prints what {file_args:?} prints"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 6 * 18 * 2 * 2);
+    assert_eq!(sha256(&db), before);
+    assert_eq!(beside(&db), Vec::<String>::new());
+}
+
+#[test]
+fn list_on_a_sqlite_store_gives_one_row_per_key_as_its_jsonl_store() {
+    let Some(fx) = fixture("list_on_a_sqlite_store_gives_one_row_per_key_as_its_jsonl_store")
+    else {
+        return;
+    };
+    let tmp = tempdir();
+    let sq = tmp.path().join("sq");
+    let files = tmp.path().join("files");
+    let db = plant_db(&fx, &sq, "main");
+    plant_files(&fx, &db, &files);
+    let now = ["--now", "2026-07-02T00:00:00Z"];
+    let list = |root: &Path, extra: &[&str]| {
+        let mut args = vec!["list", "--json", "--root"];
+        let root = root.display().to_string();
+        args.push(&root);
+        args.extend(now);
+        args.extend(extra);
+        let r = run(tmp.path(), &args);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert_eq!(r.stderr, "");
+        serde_json::from_str::<Value>(&r.stdout).unwrap()
+    };
+    let got = list(&sq, &[]);
+    let rows = got["sessions"].as_array().unwrap();
+    let facts: Vec<(String, String, Value, u64, u64, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_owned(),
+                r["sessionId"].as_str().unwrap().to_owned(),
+                r["label"].clone(),
+                r["messages"].as_u64().unwrap(),
+                r["size"].as_u64().unwrap(),
+                r["archived"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let size = |name: &str| {
+        std::fs::metadata(fx.join(format!("expected/{name}.lines.jsonl")))
+            .unwrap()
+            .len()
+    };
+    // Newest updatedAt first (the fixture's sessions are one minute apart, in this order).
+    let want: Vec<(String, String, Value, u64, u64, bool)> =
+        [(5, 4), (4, 2), (3, 4), (2, 7), (1, 6), (0, 6)]
+            .iter()
+            .map(|&(i, messages)| {
+                let (name, key, id) = SESSIONS[i];
+                let label = if i == 0 {
+                    Value::from("Alice DM")
+                } else {
+                    Value::Null
+                };
+                (
+                    key.to_owned(),
+                    id.to_owned(),
+                    label,
+                    messages,
+                    size(name),
+                    false,
+                )
+            })
+            .collect();
+    assert_eq!(facts, want);
+    assert_eq!(got["count"], 6);
+    assert_eq!(got["totalCount"], 6);
+    assert_eq!(
+        got["stores"][0]["path"],
+        Value::from(db.display().to_string())
+    );
+    // The same listing as the JSONL-era store's, apart from the paths.
+    let mut files_json = list(&files, &[]);
+    let mut sq_json = got.clone();
+    for v in [&mut files_json, &mut sq_json] {
+        v["stores"][0]["path"] = Value::Null;
+        for r in v["sessions"].as_array_mut().unwrap() {
+            r["path"] = Value::Null;
+        }
+    }
+    assert_eq!(sq_json, files_json);
+    // The table: one row per key, the label in its column.
+    let r = run(
+        tmp.path(),
+        &[
+            "list",
+            "--wide",
+            "--root",
+            &sq.display().to_string(),
+            "--now",
+            "2026-07-02T00:00:00Z",
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 7, "{}", r.stdout);
+    assert!(lines[0].starts_with("AGENT  KEY  "), "{}", lines[0]);
+    assert!(lines[0].contains(" LABEL "), "{}", lines[0]);
+    assert!(
+        lines[6].starts_with("main   agent:main:dm:alice   Alice DM  direct"),
+        "{}",
+        lines[6]
+    );
+    // --archived: nothing archived and nothing reclaimed in the fixture.
+    let archived = list(&sq, &["--archived"]);
+    assert_eq!(archived["count"], 0);
+    assert_eq!(archived["archives"], Value::Array(Vec::new()));
+}
+
+#[test]
+fn reading_a_sqlite_store_never_changes_the_database() {
+    let Some(fx) = fixture("reading_a_sqlite_store_never_changes_the_database") else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    let before = sha256(&db);
+    let root = state.display().to_string();
+    let db_arg = format!("sqlite:{}", db.display());
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["list", "--root", &root],
+        vec!["list", "--root", &root, "--json", "--archived"],
+        vec!["list", "--backend", &db_arg],
+        vec![
+            "tree",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "main",
+        ],
+        vec![
+            "context",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "large",
+        ],
+        vec![
+            "show",
+            "--raw",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "broken",
+            "@1",
+        ],
+        vec!["stats", "--root", &root, "--agent", "main"],
+        vec!["check", "--root", &root, "--agent", "main"],
+        vec!["check", "--backend", &db_arg, "--agent", "main", "--json"],
+        vec![
+            "export",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "unicode",
+            "--format",
+            "html",
+        ],
+        vec![
+            "tree",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "nosuch",
+        ],
+    ];
+    for args in &runs {
+        let r = run(tmp.path(), args);
+        assert!(r.code == 0 || args.contains(&"nosuch"), "{args:?}: {r:?}");
+        assert_eq!(sha256(&db), before, "{args:?} left the database as it was");
+        assert_eq!(beside(&db), Vec::<String>::new(), "{args:?}");
+    }
+    // Nothing else appeared in the state directory either (no sessions/ directory).
+    assert_eq!(
+        crate::support::listing(&state),
+        vec![
+            "agents/".to_owned(),
+            "agents/main/".to_owned(),
+            "agents/main/agent/".to_owned(),
+            "agents/main/agent/openclaw-agent.sqlite".to_owned()
+        ]
+    );
+}
+
+#[test]
+fn every_write_command_refuses_a_sqlite_store_before_doing_anything() {
+    let Some(fx) = fixture("every_write_command_refuses_a_sqlite_store_before_doing_anything")
+    else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    let before = sha256(&db);
+    let root = state.display().to_string();
+    let db_arg = format!("sqlite:{}", db.display());
+    let sessions = state.join("agents/main/sessions");
+    let virtual_file = sessions
+        .join("22222222-2222-4222-8222-222222222222.jsonl")
+        .display()
+        .to_string();
+    let export_out = sessions.join("out.html").display().to_string();
+    let redis_dst = "redis://127.0.0.1:1/";
+    let _ = redis_dst;
+    let runs: Vec<Vec<&str>> = vec![
+        vec![
+            "archive",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--max-age",
+            "1d",
+        ],
+        vec!["archive", "--root", &root, "--all", "--dry-run"],
+        vec![
+            "clear", "--root", &root, "--agent", "main", "--all", "--yes",
+        ],
+        vec![
+            "clear",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "main",
+            "--dry-run",
+        ],
+        vec!["cleanup", "--root", &root, "--agent", "main", "--enforce"],
+        vec!["cleanup", "--root", &root, "--all-agents", "--dry-run"],
+        vec![
+            "repair",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "main",
+        ],
+        vec!["repair", &virtual_file],
+        vec!["unlock", "--stale", "--root", &root, "--agent", "main"],
+        vec!["demo", "--root", &root],
+        vec!["archive", "--backend", &db_arg, "--all"],
+        vec![
+            "repair",
+            "--backend",
+            &db_arg,
+            "--agent",
+            "main",
+            "--session",
+            "main",
+        ],
+        vec![
+            "export",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "main",
+            "--format",
+            "html",
+            "-o",
+            &export_out,
+        ],
+        vec![
+            "export",
+            "--backend",
+            &db_arg,
+            "--agent",
+            "main",
+            "--session",
+            "main",
+            "-o",
+            &export_out,
+        ],
+        vec!["migrate", "--from", &root, "--to", &db_arg],
+    ];
+    for args in &runs {
+        let r = run(tmp.path(), args);
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert_eq!(r.stdout, "", "{args:?}");
+        assert!(
+            r.stderr.starts_with("error: ") && r.stderr.contains(REFUSAL),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert_eq!(sha256(&db), before, "{args:?}");
+        assert_eq!(beside(&db), Vec::<String>::new(), "{args:?}");
+        assert!(!sessions.exists(), "{args:?} made {}", sessions.display());
+    }
+    let r = run(
+        tmp.path(),
+        &[
+            "archive",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--max-age",
+            "1d",
+        ],
+    );
+    assert_eq!(
+        r.stderr,
+        format!(
+            "error: {} is an OpenClaw 2026.8+ SQLite store, read-only here; `sessions archive` \
+             writes nothing to it (OpenClaw owns the database; list, tree, context, show, stats, \
+             check and export to stdout read it)\n",
+            db.display()
+        )
+    );
+}
+
+#[test]
+fn a_legacy_store_beside_the_database_is_named_in_one_warning_and_not_read() {
+    let Some(fx) =
+        fixture("a_legacy_store_beside_the_database_is_named_in_one_warning_and_not_read")
+    else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    let legacy_dir = state.join("agents/main/sessions");
+    std::fs::create_dir_all(&legacy_dir).unwrap();
+    let legacy = legacy_dir.join("sessions.json");
+    std::fs::write(
+        &legacy,
+        br#"{"agent:main:old":{"sessionId":"77777777-7777-4777-8777-777777777777","updatedAt":1}}"#,
+    )
+    .unwrap();
+    let root = state.display().to_string();
+    let r = run(tmp.path(), &["list", "--json", "--root", &root]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let keys: Vec<&str> = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys.len(), 6);
+    assert!(!keys.contains(&"agent:main:old"));
+    assert_eq!(
+        r.stderr,
+        format!(
+            "warning: agent \"main\" has both a legacy store {} and the OpenClaw 2026.8+ database \
+             {}; reading the database (OpenClaw 2026.8+ does not start while a legacy store is \
+             not imported); `sessions verify-import` compares the two\n",
+            legacy.display(),
+            db.display()
+        )
+    );
+    // --backend files reads the legacy files instead, without the warning.
+    let r = run(
+        tmp.path(),
+        &["list", "--json", "--backend", "files", "--root", &root],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stderr, "");
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["sessions"][0]["key"], "agent:main:old");
+    assert_eq!(v["count"], 1);
+}
+
+#[test]
+fn every_agent_with_a_database_is_listed() {
+    let Some(fx) = fixture("every_agent_with_a_database_is_listed") else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let main = plant_db(&fx, &state, "main");
+    let work = plant_db(&fx, &state, "work");
+    let root = state.display().to_string();
+    let r = run(tmp.path(), &["list", "--json", "--root", &root]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["count"], 12);
+    assert_eq!(v["allAgents"], true);
+    let stores: Vec<(&str, &str)> = v["stores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["agentId"].as_str().unwrap(), s["path"].as_str().unwrap()))
+        .collect();
+    let (m, w) = (main.display().to_string(), work.display().to_string());
+    assert_eq!(stores, vec![("main", m.as_str()), ("work", w.as_str())]);
+    let paths: Vec<&str> = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    let work_sessions = state.join("agents/work/sessions").display().to_string();
+    assert_eq!(
+        paths
+            .iter()
+            .filter(|p| p.starts_with(&work_sessions))
+            .count(),
+        6
+    );
+    // --agent picks one of them; its sessions are at its virtual sessions directory.
+    let r = run(
+        tmp.path(),
+        &[
+            "tree",
+            "--root",
+            &root,
+            "--agent",
+            "work",
+            "--session",
+            "agent:main:main",
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.starts_with(&format!(
+            "{work_sessions}/22222222-2222-4222-8222-222222222222.jsonl — 7 entries"
+        )),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn an_unknown_key_on_a_sqlite_store_names_the_database_and_the_keys() {
+    let Some(fx) = fixture("an_unknown_key_on_a_sqlite_store_names_the_database_and_the_keys")
+    else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    let r = run(
+        tmp.path(),
+        &[
+            "tree",
+            "--root",
+            &state.display().to_string(),
+            "--agent",
+            "main",
+            "--session",
+            "agent:main:dm:alicee",
+        ],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "error: unknown session key \"agent:main:dm:alicee\" in the SQLite store {}; did you \
+             mean: agent:main:dm:alice, agent:main:main, agent:main:unicode, agent:main:large, \
+             agent:main:legacy-v1?\n",
+            db.display()
+        )
+    );
+}
