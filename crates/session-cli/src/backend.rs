@@ -1,6 +1,15 @@
-//! Where the inspection subcommands read sessions: the local files (the default) or a Redis
-//! store (`--backend redis://HOST:PORT/[DB][?prefix=NAME]`), through
-//! [`session_store::Storage`] ([`session_store::redis_store::RedisStorage`]).
+//! Where the inspection subcommands read sessions: the local files (the default), a Redis
+//! store (`--backend redis://HOST:PORT/[DB][?prefix=NAME]`), or OpenClaw 2026.8+ per-agent
+//! SQLite databases (`--backend sqlite:PATH`, or found under the state directory,
+//! [`discover_sqlite`]), the last two through [`session_store::Storage`]
+//! ([`session_store::redis_store::RedisStorage`], [`SqliteStorage`]) behind one
+//! [`StoreBackend`]: sessions live in namespaces, paths are keys.
+//!
+//! A SQLite database's namespace is its virtual sessions directory
+//! ([`SqliteStorage::sessions_dir`]: `<state>/agents/<id>/sessions` for the standard layout,
+//! openclaw-sqlite.md §1.1); its `sessions.json` is the text built from `session_nodes`
+//! ([`StoreBackend::store_index`]). Nothing is written: the database is opened read-only
+//! (§1.5), and every write command refuses it in `main`.
 //!
 //! With a Redis backend a path names keys exactly as the store maps them
 //! ([`session_store::redis_store::keys`]): the directory is the namespace (the hash tag

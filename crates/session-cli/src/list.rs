@@ -70,7 +70,8 @@ OpenClaw stores: a sessions directory holding sessions.json is listed one row pe
 as `openclaw sessions` lists it, joined with the files beside it. Rows are newest `updatedAt`
 first (ties in the file's order); --active MINUTES keeps rows updated in the last MINUTES
 minutes; --limit N|all (default 100) keeps the N newest keys; --all-agents is --all. Columns:
-[AGENT] (the key's own agent, as JSON agentId) KEY, KIND (the reference's kind: direct, group, cron, spawn-child, global, unknown),
+[AGENT] (the key's own agent, as JSON agentId) KEY, [LABEL] (the entry's label, a column
+only when some listed key has one), KIND (the reference's kind: direct, group, cron, spawn-child, global, unknown),
 CHANNEL, MODEL (the row's model, else the default openai/gpt-5.5), TOKENS (CTX %) (totalTokens
 over contextTokens, else 200k, as `0.4k/200k (0%)`), AGE (since updatedAt and the global
 --now, as the reference writes it: `just now`, `12m ago`, `4h ago` under 48 hours, `2d ago`;
@@ -86,14 +87,17 @@ true when every agent is listed), \"count\", \"totalCount\", \"limitApplied\", \
 \"activeMinutes\", \"orphanCount\", \"sessions\": [{\"key\", \"updatedAt\", \"ageMs\", \"sessionId\", the row's
 fields as `openclaw sessions --json` prints them (\"totalTokens\", \"model\", \"modelProvider\",
 \"contextTokens\", …, same names and values), \"agentId\", \"kind\", \"id\", \"channel\",
-\"contextPercent\", \"messages\", \"size\", \"flags\", \"sharedWith\", \"path\"}], \"skipped\"}; an
-orphan has \"key\": null. `count` is the reference's (store keys shown); the orphan rows are
+\"contextPercent\", \"messages\", \"size\", \"flags\", \"label\" (the entry's label, else null),
+\"archived\" (false: archived keys are listed by --archived only), \"sharedWith\", \"path\"}],
+\"skipped\"}; an orphan has \"key\": null. --archived --json: {\"path\" or \"stores\", \"count\",
+\"archives\": [{\"agentId\", \"reason\", \"key\" (archived keys only), \"original\", \"sessionId\",
+\"archivedAt\", \"archivedAtMs\", \"size\", \"path\"}]}. `count` is the reference's (store keys shown); the orphan rows are
 counted in `orphanCount`; store paths are absolute, as the reference prints them. A sessions.json that is not a JSON object is an error naming it.
 Elsewhere --active and --limit select by MODIFIED.
 
 Width: the table fits the COLUMNS environment variable when set, else the terminal's width;
 output to a pipe or file without COLUMNS is never cut. To fit, PATH (last) is cut with `…`,
-then KEY in its middle, then CHANNEL, MODEL, SIZE, MSGS and TOKENS are left out; PATH is left
+then KEY in its middle, then LABEL, CHANNEL, MODEL, SIZE, MSGS and TOKENS are left out; PATH is left
 out rather than cut below 12 columns, then KEY is cut further and the remaining columns are
 left out, rightmost first (KIND, AGE and SIZE cells are never cut). --wide prints every cell
 in full (in the file table too: NAME / FIRST MESSAGE).
@@ -101,7 +105,16 @@ in full (in the file table too: NAME / FIRST MESSAGE).
 With --backend redis://… the sessions are read from the Redis store instead (the paths name its
 namespaces and keys; see `sessions --help`); the output is the same, except that the file's
 modification time is replaced by the session's last change in Redis (`mtime`, and the MODIFIED
-fallback).";
+fallback).
+
+OpenClaw 2026.8+ (SQLite): when the state directory holds agents/<ID>/agent/openclaw-agent.sqlite
+(or with --backend sqlite:PATH), each agent's database is its store, listed one row per key as
+above, from the database's session_nodes (the sessions.json it stands for) and its transcript
+rows (MSGS, SIZE, FLAGS): no directory is scanned, so there are no orphan rows. A key with
+archived_at set is an archived key: not listed, except by --archived, which lists the archived
+keys (REASON `archived key KEY`, JSON reason \"archived\" with \"key\") and the reclaimed
+generations of session_transcript_archives (reason deleted or reset, SIZE the stored archive)
+instead of archive files. JSON \"path\"/\"stores\" name the database. Nothing is written.";
 
 /// A file to look at, with the agent it belongs to and the directory whose listing found it.
 #[derive(Debug, Clone)]

@@ -33,13 +33,18 @@
 //!   `session_store::Storage` (the same output, paths shown absolute; nothing written
 //!   there); `keys parse` (which reads no store) ignores it, every other subcommand refuses
 //!   it. `migrate` copies sessions between files and Redis, byte for byte,
-//!   never replacing a destination session.
+//!   never replacing a destination session;
+//! - OpenClaw 2026.8+ SQLite installs (`<root>/agents/<id>/agent/openclaw-agent.sqlite`, found
+//!   when a read command addresses the state directory, or `--backend sqlite:PATH`) are read
+//!   through the same backend as Redis (`backend::StoreBackend`, over
+//!   `session_store::sqlite::SqliteStorage`), read-only; every write command refuses them
+//!   before doing anything (exit code 2).
 //!
 //! Layout (`cargo xtask modules session-cli` prints the graph): one module per subcommand, over
 //! shared modules each using only those listed after it: `model` (the read-only open and the
 //! tree walk; it also uses the `check` subcommand's findings), `address` (the session a command
 //! line names), `ctx` (the backend and output a run uses, passed down as `&Ctx`), `backend`
-//! (files or Redis), `fsx` (what is at a path), `output`, `render` and `report`, then `text` and
+//! (files, Redis or SQLite), `fsx` (what is at a path), `output`, `render` and `report`, then `text` and
 //! `outcome` (exit codes, `UsageError`). Among the subcommands, `demo` reuses `context`, `list`
 //! and `tree`, and `archive` reuses `clear`; both write OpenClaw stores (`sessions.json`)
 //! through `store_ops` (which uses `address` and `report`). session-store is built with `redis` (`--backend`,
@@ -149,6 +154,22 @@ Sessions in Redis (--backend URL, before or after the subcommand):
 `sessions migrate --from SRC --to DST` copies every session between a directory and a Redis
 store, either way, byte for byte (see `sessions migrate --help`).
 
+OpenClaw 2026.8+ installs (SQLite, read-only):
+  --root DIR                         when DIR (or $OPENCLAW_STATE_DIR, else ~/.openclaw) holds
+                                     agents/<ID>/agent/openclaw-agent.sqlite, list, tree,
+                                     context, show, stats, check and export read each agent's
+                                     database instead of files: its sessions appear at
+                                     <root>/agents/<ID>/sessions/<sessionId>.jsonl (where the
+                                     JSONL-era store kept them), its keys come from the database,
+                                     and the output is what the same session prints as a file.
+                                     A legacy agents/<ID>/sessions/sessions.json beside a
+                                     database is not read (a warning names both).
+  --backend sqlite:PATH              read that one database (agent id from its schema_meta)
+  --backend files                    read the JSONL files even where a database exists
+Every write command (archive, clear, cleanup, repair, unlock, demo, export -o into the
+sessions directory, migrate --to sqlite:) refuses a SQLite store before doing anything (exit
+code 2): OpenClaw owns the database.
+
 Exit codes: 0 ok; 1 `check` found problems, or a write command (repair, unlock, archive,
 clear, cleanup, migrate) changed something (with --dry-run: would change something); 2 usage or I/O
 error (also when some of several files could not be read by `check` or `stats`, a lock could
@@ -176,8 +197,10 @@ fn parse_depth(s: &str) -> Result<usize, String> {
 #[derive(Debug, Parser)]
 #[command(name = "sessions", version, about = ABOUT, long_about = LONG_ABOUT)]
 struct Cli {
-    /// Where list, tree, context, show, stats, check and export read sessions: `files` (the
-    /// default) or a Redis store, `redis://HOST:PORT/[DB][?prefix=NAME]`.
+    /// Where list, tree, context, show, stats, check and export read sessions: `files`, an
+    /// OpenClaw 2026.8+ database `sqlite:PATH` (read-only), or a Redis store,
+    /// `redis://HOST:PORT/[DB][?prefix=NAME]` [default: the state directory's agent databases
+    /// when it has any, else files].
     #[arg(long, global = true, value_name = "URL")]
     backend: Option<String>,
     /// The Redis key prefix (for --backend and migrate) [default: openclaw:sessions].

@@ -575,12 +575,12 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
     let right: Vec<bool> = (0..heads.len())
         .map(|i| i == off + 6 || i == off + 7)
         .collect();
-    // Left out first when the terminal is narrow: CHANNEL, MODEL, SIZE, MSGS, TOKENS (then
-    // LABEL).
-    let mut drop = vec![off + 2, off + 3, off + 7, off + 6, off + 4];
+    // Left out first when the terminal is narrow: LABEL, CHANNEL, MODEL, SIZE, MSGS, TOKENS.
+    let mut drop = Vec::with_capacity(6);
     if labels {
         drop.push(key + 1);
     }
+    drop.extend([off + 2, off + 3, off + 7, off + 6, off + 4]);
     text::fit_table(&heads, &cells, &right, Some(key), &drop, width)
 }
 

@@ -944,8 +944,8 @@ fn the_other_subcommands_refuse_a_redis_backend() {
         r.stderr,
         "error: --backend: rediss://:***@127.0.0.1:1/: TLS (rediss://) is not supported (this \
          build's redis client has no TLS); use redis:// or redis+unix:// (for a server that \
-         requires TLS, through a local TLS tunnel); the backends are `files` (the default) and \
-         redis://…\n"
+         requires TLS, through a local TLS tunnel); the backends are `files` (the default), \
+         sqlite:PATH and redis://…\n"
     );
     let r = run_in(
         dir.path(),
@@ -980,7 +980,8 @@ fn the_other_subcommands_refuse_a_redis_backend() {
     assert_eq!(
         r.stderr,
         "error: --backend: http://h/ is not a redis URL: use redis://HOST:PORT/[DB][?prefix=NAME] \
-         (or redis+unix:///PATH); the backends are `files` (the default) and redis://…\n"
+         (or redis+unix:///PATH); the backends are `files` (the default), sqlite:PATH and \
+         redis://…\n"
     );
 }
 

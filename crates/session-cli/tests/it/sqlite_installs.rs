@@ -2,6 +2,7 @@
 //! openclaw-agent.sqlite`) is found under the state directory (or named with `--backend
 //! sqlite:PATH`) and read, never written. Each test works on a copy of the fixture made by the
 //! real OpenClaw 2026.9.6 (`shared/fixtures/openclaw-9.6-sqlite/`) and skips without it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +10,7 @@ use serde_json::Value;
 use session_store::sqlite::SqliteStorage;
 use sha2::{Digest, Sha256};
 
-use crate::support::{Run, run_in, shared_dir, tempdir};
+use crate::support::{Run, plant, run_in, shared_dir, tempdir};
 
 /// The six fixture sessions: (name of `expected/<name>.lines.jsonl`, key, session id).
 const SESSIONS: [(&str, &str, &str); 6] = [
@@ -53,10 +54,14 @@ fn fixture(test: &str) -> Option<PathBuf> {
 
 /// `<state>/agents/<agent>/agent/openclaw-agent.sqlite`, a copy of the fixture's database.
 fn plant_db(fixture: &Path, state: &Path, agent: &str) -> PathBuf {
-    let dir = state.join("agents").join(agent).join("agent");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("openclaw-agent.sqlite");
-    std::fs::copy(fixture.join("db/openclaw-agent.sqlite"), &db).unwrap();
+    let db = state
+        .join("agents")
+        .join(agent)
+        .join("agent/openclaw-agent.sqlite");
+    plant(
+        &db,
+        &std::fs::read(fixture.join("db/openclaw-agent.sqlite")).unwrap(),
+    );
     db
 }
 
@@ -65,13 +70,12 @@ fn plant_db(fixture: &Path, state: &Path, agent: &str) -> PathBuf {
 /// `store_index_json()`'s text.
 fn plant_files(fixture: &Path, db: &Path, state: &Path) {
     let dir = state.join("agents/main/sessions");
-    std::fs::create_dir_all(&dir).unwrap();
     for (name, _, id) in SESSIONS {
         let bytes = std::fs::read(fixture.join(format!("expected/{name}.lines.jsonl"))).unwrap();
-        std::fs::write(dir.join(format!("{id}.jsonl")), bytes).unwrap();
+        plant(&dir.join(format!("{id}.jsonl")), &bytes);
     }
     let index = SqliteStorage::open(db).unwrap().store_index_json().unwrap();
-    std::fs::write(dir.join("sessions.json"), index).unwrap();
+    plant(&dir.join("sessions.json"), &index);
 }
 
 fn sha256(path: &Path) -> String {
@@ -421,8 +425,6 @@ fn every_write_command_refuses_a_sqlite_store_before_doing_anything() {
         .display()
         .to_string();
     let export_out = sessions.join("out.html").display().to_string();
-    let redis_dst = "redis://127.0.0.1:1/";
-    let _ = redis_dst;
     let runs: Vec<Vec<&str>> = vec![
         vec![
             "archive",
@@ -543,14 +545,11 @@ fn a_legacy_store_beside_the_database_is_named_in_one_warning_and_not_read() {
     let tmp = tempdir();
     let state = tmp.path().join("state");
     let db = plant_db(&fx, &state, "main");
-    let legacy_dir = state.join("agents/main/sessions");
-    std::fs::create_dir_all(&legacy_dir).unwrap();
-    let legacy = legacy_dir.join("sessions.json");
-    std::fs::write(
+    let legacy = state.join("agents/main/sessions/sessions.json");
+    plant(
         &legacy,
         br#"{"agent:main:old":{"sessionId":"77777777-7777-4777-8777-777777777777","updatedAt":1}}"#,
-    )
-    .unwrap();
+    );
     let root = state.display().to_string();
     let r = run(tmp.path(), &["list", "--json", "--root", &root]);
     assert_eq!(r.code, 0, "{r:?}");

@@ -35,7 +35,9 @@ pub const DEFAULT_PROVIDER: &str = "openai";
 /// catalog gives one (R5.4: 200 000 tokens).
 pub const DEFAULT_CONTEXT_TOKENS: f64 = 200_000.0;
 
-pub use super::artifacts::{EMPTY_TRANSCRIPT_MAX_BYTES, transcript_has_no_messages};
+pub use super::artifacts::{
+    EMPTY_TRANSCRIPT_MAX_BYTES, bytes_have_no_messages, transcript_has_no_messages,
+};
 
 /// Which rows to list (R5.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -317,7 +319,7 @@ impl TranscriptFacts for FileFacts {
 /// The facts of transcripts kept behind a [`Storage`] (an OpenClaw 2026.8+ SQLite database,
 /// Redis): the size is the session's bytes, the message count that of
 /// [`session_store::Sessions::list`] over the transcript's namespace (listed once per
-/// namespace), the state [`bytes_have_no_messages`](super::artifacts::bytes_have_no_messages)
+/// namespace), the state [`bytes_have_no_messages`]
 /// over the bytes. Only reads.
 pub struct StorageFacts {
     storage: Arc<dyn Storage>,
@@ -365,7 +367,7 @@ impl TranscriptFacts for StorageFacts {
         let Ok(bytes) = self.storage.read_all(path) else {
             return (TranscriptState::Missing, None, None);
         };
-        let state = if super::artifacts::bytes_have_no_messages(&bytes) {
+        let state = if bytes_have_no_messages(&bytes) {
             TranscriptState::HeaderOnly
         } else {
             TranscriptState::Present

@@ -32,3 +32,4 @@ mod retention_odd_layouts;
 mod retention_races;
 mod session;
 mod session_file_fallbacks;
+mod store_from_bytes;
