@@ -241,7 +241,9 @@ impl SqliteStore {
             )
             .map_err(self.query_err(what))?;
         let rows: Vec<(String, String, i64, bool)> = stmt
-            .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .query_map([session_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
             .and_then(|rows| rows.collect())
             .map_err(self.query_err(what))?;
         let mut findings = Vec::new();
@@ -408,20 +410,16 @@ impl SqliteStore {
             )
             .optional()
             .map_err(err())?;
-        match (leaf.indexed_seq, leaf.max_seq) {
-            _ if index_row.is_none() => {
-                if leaf.max_seq.is_some() {
-                    findings.push(Finding::IndexMissing { session_id: id() });
-                }
-            }
-            (Some(indexed_seq), Some(max_seq)) if indexed_seq < max_seq => {
+        match (index_row, leaf.indexed_seq, leaf.max_seq) {
+            (None, _, Some(_)) => findings.push(Finding::IndexMissing { session_id: id() }),
+            (Some(_), Some(indexed_seq), Some(max_seq)) if indexed_seq < max_seq => {
                 findings.push(Finding::IndexBehind {
                     session_id: id(),
                     indexed_seq,
                     max_seq,
                 });
             }
-            (Some(indexed_seq), max_seq) if max_seq.is_none_or(|m| indexed_seq > m) => {
+            (Some(_), Some(indexed_seq), max_seq) if max_seq.is_none_or(|m| indexed_seq > m) => {
                 findings.push(Finding::IndexAhead {
                     session_id: id(),
                     indexed_seq,

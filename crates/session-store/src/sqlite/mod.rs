@@ -150,7 +150,10 @@ impl SqliteStore {
         self.agent_id.as_deref()
     }
 
-    pub(crate) fn query_err(&self, what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> SqliteError {
+    pub(crate) fn query_err(
+        &self,
+        what: impl Into<String>,
+    ) -> impl FnOnce(rusqlite::Error) -> SqliteError {
         let path = self.path.clone();
         let what = what.into();
         move |source| SqliteError::Query { path, what, source }
@@ -290,7 +293,11 @@ impl SqliteStore {
     }
 
     /// [`Self::leaf`] inside the caller's read transaction `tx`.
-    pub(crate) fn leaf_in(&self, tx: &Connection, session_id: &str) -> Result<SqliteLeaf, SqliteError> {
+    pub(crate) fn leaf_in(
+        &self,
+        tx: &Connection,
+        session_id: &str,
+    ) -> Result<SqliteLeaf, SqliteError> {
         let what = format!("leaf of session {session_id}");
         self.require_window(tx, session_id)?;
         let index: Option<(Option<i64>, Option<String>, i64)> = tx
@@ -369,7 +376,11 @@ impl SqliteStore {
         Ok(ids)
     }
 
-    pub(crate) fn require_window(&self, tx: &Connection, session_id: &str) -> Result<(), SqliteError> {
+    pub(crate) fn require_window(
+        &self,
+        tx: &Connection,
+        session_id: &str,
+    ) -> Result<(), SqliteError> {
         let found: Option<i64> = tx
             .query_row(
                 "SELECT 1 FROM session_windows WHERE session_id = ?1",

@@ -1,22 +1,5 @@
-//! Opening a store and checking its schema (`openclaw-sqlite.md` §1.3, §1.5, §5).
-//!
-//! The rules, in the order they are applied to `PRAGMA user_version`:
-//!
-//! | `user_version` | result |
-//! |---|---|
-//! | 23 ([`KNOWN_SCHEMA_VERSION`]) | read |
-//! | > 23 | [`SqliteError::SchemaNewer`], unless [`OpenOptions::force_schema`]: then read with a [`SqliteWarning::NewerSchema`] |
-//! | 17–22 | [`SqliteError::SchemaNeedsIdentityMigration`] (OpenClaw's own advice) |
-//! | 0 and no table at all | [`SqliteError::EmptyDatabase`] |
-//! | otherwise below 17 | [`SqliteError::SchemaNeedsMediaMigration`] |
-//!
-//! Then every table and column the reader reads ([`READ_COLUMNS`]) must exist
-//! ([`SqliteError::MissingSchemaItem`] names the first missing one); `transcript_events`
-//! without `event_zstd`/`event_utf8_bytes` is read through `event_json` only, as OpenClaw's
-//! doctor reader does, with a [`SqliteWarning::NoZstdColumns`]. Last, `schema_meta`'s
-//! `primary` row must have role `agent`, `schema_version` equal to `user_version`, a
-//! non-empty `agent_id`, and, when the path is `agents/<id>/agent/openclaw-agent.sqlite`,
-//! that `<id>` ([`SqliteError::AgentMismatch`]).
+//! Opening a store and checking its schema (`openclaw-sqlite.md` §1.3, §1.5, §5); the rules
+//! are in [`SqliteStore::open_with`]'s docs.
 
 use super::sidecars::Sidecars;
 use super::{KNOWN_SCHEMA_VERSION, SqliteError, SqliteStore};
@@ -25,13 +8,19 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
-/// The tables and columns this reader (and [`SqliteStorage`](super)) reads, checked at open
+/// The tables and columns this reader (and the SQLite `Storage` over it) reads, checked at open
 /// through `pragma_table_info` (§5). `transcript_events.event_zstd` and `event_utf8_bytes`
 /// are optional and checked apart.
 pub const READ_COLUMNS: &[(&str, &[&str])] = &[
     (
         "schema_meta",
-        &["meta_key", "role", "schema_version", "agent_id", "app_version"],
+        &[
+            "meta_key",
+            "role",
+            "schema_version",
+            "agent_id",
+            "app_version",
+        ],
     ),
     (
         "session_nodes",
@@ -62,16 +51,27 @@ pub const READ_COLUMNS: &[(&str, &[&str])] = &[
         ],
     ),
     ("transcript_events", &["session_id", "seq", "event_json"]),
-    ("transcript_event_identities", &["session_id", "event_id", "seq"]),
+    (
+        "transcript_event_identities",
+        &["session_id", "event_id", "seq"],
+    ),
     (
         "session_transcript_index_state",
-        &["session_id", "indexed_seq", "leaf_event_id", "needs_rebuild"],
+        &[
+            "session_id",
+            "indexed_seq",
+            "leaf_event_id",
+            "needs_rebuild",
+        ],
     ),
     (
         "session_transcript_active_events",
         &["session_id", "active_position", "event_seq"],
     ),
-    ("transcript_rewrite_watermarks", &["session_id", "generation"]),
+    (
+        "transcript_rewrite_watermarks",
+        &["session_id", "generation"],
+    ),
 ];
 
 /// How [`SqliteStore::open_with`] treats the schema (§5).
@@ -103,26 +103,47 @@ pub enum SqliteWarning {
     },
     /// `transcript_events` lacks `event_zstd` or `event_utf8_bytes`: rows are read from
     /// `event_json` only (§5).
-    #[error("transcript_events has no event_zstd/event_utf8_bytes columns; reading event_json only")]
+    #[error(
+        "transcript_events has no event_zstd/event_utf8_bytes columns; reading event_json only"
+    )]
     NoZstdColumns,
 }
 
 impl SqliteStore {
     /// Opens `path` read-only as `openclaw-sqlite.md` §1.5 says: `SQLITE_OPEN_READONLY` (a
     /// missing file is an error, never created), `busy_timeout` 5000 ms, `query_only = ON`,
-    /// `trusted_schema = OFF`, no `journal_mode` change; then checks the schema (§5) as the
-    /// [module docs](self) list, in one read transaction.
+    /// `trusted_schema = OFF`, no `journal_mode` change; then checks the schema (§5) in one
+    /// read transaction.
+    ///
+    /// The rules, in the order they are applied to `PRAGMA user_version`:
+    ///
+    /// | `user_version` | result |
+    /// |---|---|
+    /// | 23 ([`KNOWN_SCHEMA_VERSION`]) | read |
+    /// | > 23 | [`SqliteError::SchemaNewer`], unless [`OpenOptions::force_schema`]: then read with a [`SqliteWarning::NewerSchema`] |
+    /// | 17–22 | [`SqliteError::SchemaNeedsIdentityMigration`] (OpenClaw's own advice) |
+    /// | 0 and no table at all | [`SqliteError::EmptyDatabase`] |
+    /// | otherwise below 17 | [`SqliteError::SchemaNeedsMediaMigration`] |
+    ///
+    /// Then every table and column the reader reads ([`READ_COLUMNS`]) must exist
+    /// ([`SqliteError::MissingSchemaItem`] names the first missing one); `transcript_events`
+    /// without `event_zstd`/`event_utf8_bytes` is read through `event_json` only, as OpenClaw's
+    /// doctor reader does, with a [`SqliteWarning::NoZstdColumns`]. Last, `schema_meta`'s
+    /// `primary` row must have role `agent`, `schema_version` equal to `user_version`, a
+    /// non-empty `agent_id`, and, when the path is `agents/<id>/agent/openclaw-agent.sqlite`,
+    /// that `<id>` ([`SqliteError::AgentMismatch`]).
     ///
     /// A read-only open of a WAL-mode database that has no `-wal`/`-shm` makes SQLite create
     /// both (§1.5 rule 3); which of them existed before is recorded here, and the ones this
-    /// open created are removed again when the store is dropped or closed, if unused
-    /// ([`SqliteStore::close`]). The main file's bytes are never changed.
+    /// open created are removed again when the store is dropped or closed, if unused (the
+    /// rules are in [`SidecarCleanup`](super::SidecarCleanup)). The main file's bytes are never
+    /// changed.
     ///
     /// # Errors
     /// [`SqliteError::Open`] when the file cannot be opened or set up;
     /// [`SqliteError::SchemaNewer`], [`SqliteError::SchemaNeedsIdentityMigration`],
     /// [`SqliteError::SchemaNeedsMediaMigration`], [`SqliteError::EmptyDatabase`] for a
-    /// `user_version` other than 23 (see the module docs);
+    /// `user_version` other than 23 (the table above);
     /// [`SqliteError::MissingSchemaItem`] naming the first missing table or column;
     /// [`SqliteError::SchemaVersion`] when `schema_meta.schema_version` differs from
     /// `user_version`; [`SqliteError::SchemaMeta`] without an agent `schema_meta` row or with
@@ -250,12 +271,13 @@ impl SqliteStore {
                 known: KNOWN_SCHEMA_VERSION,
             });
         }
-        let agent_id = agent_id.filter(|id| !id.trim().is_empty()).ok_or_else(|| {
-            SqliteError::SchemaMeta {
-                path: path.clone(),
-                problem: "schema_meta agent_id is empty".to_owned(),
-            }
-        })?;
+        let agent_id =
+            agent_id
+                .filter(|id| !id.trim().is_empty())
+                .ok_or_else(|| SqliteError::SchemaMeta {
+                    path: path.clone(),
+                    problem: "schema_meta agent_id is empty".to_owned(),
+                })?;
         if let Some(dir_agent) = dir_agent_id(&self.path)
             && agent_id.trim().to_lowercase() != dir_agent
         {

@@ -1,33 +1,37 @@
 //! The `-wal` and `-shm` files that a read-only open of a WAL-mode database may create
-//! (`openclaw-sqlite.md` §1.5 rule 3), and removing them again.
-//!
-//! SQLite (3.54.1, and the bundled one here) creates `<db>-wal` and `<db>-shm` when a
-//! read-only connection first reads a WAL-mode database that has neither, and leaves them after
-//! closing. They hold nothing (the `-wal` stays 0 bytes: a read-only connection never writes
-//! frames) and OpenClaw does not mind them, but a reader should leave the directory as it found
-//! it. So [`SqliteStore::open_with`](super::SqliteStore::open_with) records which sidecars
-//! existed before it opened the file and the identity (device and inode) of each one its first
-//! read created; when the store is dropped or [closed](super::SqliteStore::close), after its
-//! connection is closed, each sidecar **this store created** is removed when all of these hold:
-//!
-//! - it is still the file the open created (same device and inode);
-//! - the `-wal`, if present, is 0 bytes (no committed transaction can be lost);
-//! - no process (this one included: another connection of ours counts) has the database, its
-//!   `-wal` or its `-shm` open, judged by the `/proc/<pid>/fd/*` links on Linux.
-//!
-//! A sidecar that existed before the open is never touched. On systems other than Linux the
-//! process check is not possible, so created sidecars are left in place and reported as
-//! [`KeptBecause::Unsupported`]. Processes whose descriptor table cannot be read (other users'
-//! processes, without privileges) are not seen; a writer that opens the database in the
-//! instant between the scan and the removal is not seen either (SQLite then recreates the
-//! files, or a connection that already had the `-shm` open keeps using the removed one: that is
-//! why only 0-byte `-wal`s are removed and the scan includes our own process).
+//! (`openclaw-sqlite.md` §1.5 rule 3), and removing them again; the rules are in
+//! [`SidecarCleanup`]'s docs.
 
 use std::path::{Path, PathBuf};
 
 /// What happened to the sidecars a store found or created
 /// ([`SqliteStore::close`](super::SqliteStore::close)). Sidecars that neither existed before
 /// the open nor were created by it are not listed.
+///
+/// SQLite (3.54.1, and the bundled one here) creates `<db>-wal` and `<db>-shm` when a
+/// read-only connection first reads a WAL-mode database that has neither, and leaves them after
+/// closing. They hold nothing (the `-wal` stays 0 bytes: a read-only connection never writes
+/// frames) and OpenClaw does not mind them, but a reader should leave the directory as it found
+/// it. So [`SqliteStore::open_with`](super::SqliteStore::open_with) records which sidecars
+/// existed before it opened the file and the identity (device and inode) of each one its first
+/// read created; when the store is dropped or [closed](super::SqliteStore::close), after its
+/// connection is closed, each sidecar **this store created** is removed when all of these hold:
+///
+/// - it is still the file the open created (same device and inode);
+/// - the `-wal`, if present, is 0 bytes (no committed transaction can be lost);
+/// - no process (this one included: another connection of ours counts) has the database, its
+///   `-wal` or its `-shm` open, judged by the `/proc/<pid>/fd/*` links on Linux.
+///
+/// A sidecar that existed before the open is never touched. On systems other than Linux the
+/// process check is not possible, so created sidecars are left in place and reported as
+/// [`KeptBecause::Unsupported`].
+///
+/// Limits of the check: processes whose descriptor table cannot be read (other users'
+/// processes, without privileges) are not seen, and neither is a process that opens the
+/// database in the microseconds between the scan and the removal. Such a process could be left
+/// using the removed `-shm` while a later one creates a new one. The window is the time of two
+/// `unlink` calls, and the files removed hold nothing (0-byte `-wal`); a live OpenClaw that
+/// already has the database open is always seen and its sidecars kept.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SidecarCleanup {
@@ -136,8 +140,7 @@ impl Sidecars {
         }
     }
 
-    /// Removes the sidecars this store created when the rules of the [module docs](self)
-    /// allow it. Call only after the store's connection is closed. Runs once.
+    /// Removes the sidecars this store created when the rules of [`SidecarCleanup`] allow it. Call only after the store's connection is closed. Runs once.
     pub(crate) fn cleanup(&mut self) -> SidecarCleanup {
         let mut report = SidecarCleanup::default();
         if std::mem::replace(&mut self.done, true) {
@@ -246,8 +249,8 @@ fn in_use(_db: &Path) -> Result<(), KeptBecause> {
 }
 
 impl super::SqliteStore {
-    /// Closes the connection, then removes the `-wal`/`-shm` this store's open created, as the
-    /// [module docs](self) say, and reports what happened to each sidecar. Dropping the store
+    /// Closes the connection, then removes the `-wal`/`-shm` this store's open created, as
+    /// [`SidecarCleanup`] says, and reports what happened to each sidecar. Dropping the store
     /// does the same without the report.
     ///
     /// # Errors
@@ -260,11 +263,12 @@ impl super::SqliteStore {
             mut sidecars,
             ..
         } = self;
-        conn.close().map_err(|(_conn, source)| super::SqliteError::Query {
-            path,
-            what: "close".to_owned(),
-            source,
-        })?;
+        conn.close()
+            .map_err(|(_conn, source)| super::SqliteError::Query {
+                path,
+                what: "close".to_owned(),
+                source,
+            })?;
         Ok(sidecars.cleanup())
     }
 }

@@ -47,7 +47,9 @@ fn sqlite_check_key_and_window_findings() {
     let (_dir, db) = copy_db(&fixture);
     exec(
         &db,
-        &format!("UPDATE session_nodes SET current_session_id = 'gone' WHERE session_key = '{ALICE_KEY}'"),
+        &format!(
+            "UPDATE session_nodes SET current_session_id = 'gone' WHERE session_key = '{ALICE_KEY}'"
+        ),
     );
     let store = SqliteStore::open(&db).unwrap();
     let want = [Finding::MissingWindow {
@@ -282,6 +284,33 @@ fn sqlite_check_index_findings() {
                 recomputed_leaf: Some("u4".to_owned()),
                 materialised_branch: strs(&["u1", "a1", "u3", "a3"]),
                 recomputed_branch: strs(&["u1", "a1", "u3", "a3", "u4"]),
+            },
+        ]
+    );
+    // The last row removed after indexing: the index is ahead of the rows.
+    assert_eq!(
+        findings_after(
+            &fixture,
+            &format!("DELETE FROM transcript_events WHERE session_id = '{ALICE}' AND seq = 7")
+        ),
+        [
+            Finding::IdentityWithoutRow {
+                session_id: ALICE.to_owned(),
+                event_id: "a3".to_owned(),
+                seq: 7,
+            },
+            Finding::IndexAhead {
+                session_id: ALICE.to_owned(),
+                indexed_seq: 7,
+                max_seq: Some(6),
+            },
+            Finding::LeafDisagrees {
+                session_id: ALICE.to_owned(),
+                fresh: false,
+                materialised_leaf: Some("a3".to_owned()),
+                recomputed_leaf: Some("u3".to_owned()),
+                materialised_branch: strs(&["u1", "a1", "u3", "a3"]),
+                recomputed_branch: strs(&["u1", "a1", "u3"]),
             },
         ]
     );

@@ -15,8 +15,7 @@ const ALICE_BRANCH: [&str; 4] = ["u1", "a1", "u3", "a3"];
 /// All six sessions: recomputed == materialised == expected, from the fresh index.
 #[test]
 fn sqlite_recomputed_leaf_equals_materialised_on_the_fixture() {
-    let Some(fixture) = fixture("sqlite_recomputed_leaf_equals_materialised_on_the_fixture")
-    else {
+    let Some(fixture) = fixture("sqlite_recomputed_leaf_equals_materialised_on_the_fixture") else {
         return;
     };
     let (_dir, db) = copy_db(&fixture);
@@ -98,8 +97,7 @@ fn sqlite_missing_index_row_uses_the_recomputed_leaf() {
 /// recomputed leaf and ends the recomputed branch.
 #[test]
 fn sqlite_row_appended_past_the_index_is_the_recomputed_leaf() {
-    let Some(fixture) = fixture("sqlite_row_appended_past_the_index_is_the_recomputed_leaf")
-    else {
+    let Some(fixture) = fixture("sqlite_row_appended_past_the_index_is_the_recomputed_leaf") else {
         return;
     };
     let (_dir, db) = copy_db(&fixture);

@@ -7,9 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use crate::sqlite_common::{ALICE, LARGE, copy_db, copy_db_at, exec, fixture, rw};
-use session_store::sqlite::{
-    OpenOptions, RowProblem, SqliteError, SqliteStore, SqliteWarning,
-};
+use session_store::sqlite::{OpenOptions, RowProblem, SqliteError, SqliteStore, SqliteWarning};
 
 const FORCE: OpenOptions = OpenOptions { force_schema: true };
 
