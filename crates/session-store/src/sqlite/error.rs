@@ -183,6 +183,30 @@ pub enum SqliteError {
         #[source]
         source: std::io::Error,
     },
+    /// A write was asked of the read-only SQLite store: OpenClaw owns the database (its writer
+    /// claims, triggers and projections), so nothing here ever writes it
+    /// ([`SqliteStorage`](super::SqliteStorage)'s write methods; `openclaw-sqlite.md` §4.7.4).
+    #[error(
+        "{}: the OpenClaw SQLite store is read-only here ({what}); use OpenClaw's own commands \
+         to change it, or `sessions migrate` to get a JSONL copy",
+        path.display()
+    )]
+    ReadOnly {
+        /// The session's path in the store's virtual layout.
+        path: PathBuf,
+        /// The refused operation, e.g. `append`.
+        what: &'static str,
+    },
+    /// A `session_nodes.entry_json` is not a JSON object (§2.2).
+    #[error("{}: session key {session_key}: entry_json is not a JSON object: {problem}", path.display())]
+    BadEntry {
+        /// The database file.
+        path: PathBuf,
+        /// The row's session key.
+        session_key: String,
+        /// What is wrong with it (with the byte offset for text that does not parse).
+        problem: String,
+    },
 }
 
 /// What is wrong with one `transcript_events` row (§2.4 table checks, §2.5 decoding).

@@ -38,6 +38,7 @@ mod error;
 mod leaf;
 mod schema;
 mod sidecars;
+mod storage;
 mod view;
 
 pub use check::Finding;
@@ -45,6 +46,7 @@ pub use error::{RowProblem, SqliteError};
 pub use leaf::{LeafSource, ResolvedLeaf};
 pub use schema::{OpenOptions, READ_COLUMNS, SqliteWarning};
 pub use sidecars::{KeptBecause, SidecarCleanup};
+pub use storage::{SQLITE_STORAGE_DEV, SqliteStorage};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension};
@@ -227,19 +229,19 @@ impl SqliteStore {
             .conn
             .unchecked_transaction()
             .map_err(self.query_err(what.clone()))?;
+        self.require_window(&tx, session_id)?;
         let lines = self.lines_in(&tx, session_id)?;
         tx.finish().map_err(self.query_err(what))?;
         Ok(lines)
     }
 
-    /// [`Self::lines`] inside the caller's read transaction `tx`.
+    /// [`Self::lines`] inside the caller's read transaction `tx`, the window known to exist.
     pub(crate) fn lines_in(
         &self,
         tx: &Connection,
         session_id: &str,
     ) -> Result<Vec<Vec<u8>>, SqliteError> {
         let what = format!("lines of session {session_id}");
-        self.require_window(tx, session_id)?;
         let mut stmt = tx
             .prepare(self.events_select())
             .map_err(self.query_err(what.clone()))?;

@@ -52,6 +52,7 @@ mod sqlite_consistency_checks;
 mod sqlite_leaf_recompute;
 mod sqlite_schema_versions;
 mod sqlite_sidecars;
+mod sqlite_storage;
 mod sqlite_store;
 mod sqlite_wal_concurrent_writer;
 mod storage_conformance;

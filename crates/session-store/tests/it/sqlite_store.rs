@@ -10,7 +10,7 @@ use session_store::sqlite::{KNOWN_SCHEMA_VERSION, RowProblem, SqliteError, Sqlit
 use std::path::{Path, PathBuf};
 
 /// The six fixture sessions: (expected file stem, key, session id).
-const SESSIONS: [(&str, &str, &str); 6] = [
+pub(crate) const SESSIONS: [(&str, &str, &str); 6] = [
     (
         "dm-branch-label",
         "agent:main:dm:alice",
@@ -46,7 +46,7 @@ const SESSIONS: [(&str, &str, &str); 6] = [
 const LARGE: &str = "33333333-3333-4333-8333-333333333333";
 
 /// The fixture folder, or `None` (with a recorded skip) without `../shared`.
-fn fixture(test: &str) -> Option<PathBuf> {
+pub(crate) fn fixture(test: &str) -> Option<PathBuf> {
     Some(session_test_support::shared_dir(test)?.join("fixtures/openclaw-9.6-sqlite"))
 }
 
