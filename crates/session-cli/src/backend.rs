@@ -480,6 +480,29 @@ impl StoreBackend {
             .with_context(|| format!("cannot list {} in {}", text::path(dir), self.describe()))
     }
 
+    /// The database consistency findings of the SQLite session at `path`
+    /// ([`session_store::sqlite::SqliteStore::check_session`], openclaw-sqlite.md §2.13
+    /// recipe 7): `None` when `path` is no SQLite session.
+    ///
+    /// # Errors
+    /// The check could not run (a query failed), naming the database.
+    pub(crate) fn sqlite_findings(
+        &self,
+        path: &Path,
+    ) -> Option<anyhow::Result<Vec<session_store::sqlite::Finding>>> {
+        let parent = path.parent()?;
+        let db = self.sqlite_db_of_dir(parent)?;
+        let id = db.storage.session_id_of(path)?;
+        let findings = db.storage.store().check_session(&id);
+        Some(findings.with_context(|| {
+            format!(
+                "cannot check session {} in {}",
+                text::safe(&id),
+                text::path(db.storage.db_path())
+            )
+        }))
+    }
+
     /// The `sessions.json` text of the OpenClaw store whose sessions directory is `dir`, when
     /// the backend keeps it elsewhere than in a file: for SQLite the text built from
     /// `session_nodes` ([`SqliteStorage::store_index_json`]); `None` for Redis (which keeps no
@@ -535,6 +558,10 @@ pub(crate) fn sqlite_dbs_under(root: &Path) -> Vec<(String, PathBuf)> {
 /// The file cannot be opened as an OpenClaw agent database (missing, not SQLite, another
 /// schema version), naming it.
 pub(crate) fn open_sqlite(db: &Path) -> anyhow::Result<SqliteDb> {
+    // Absolute (lexically), so every path the store derives from it is absolute too: the
+    // in-memory session of `SqliteStore::open_session` (used by `check_session`) is keyed by
+    // `<db>/<id>.jsonl` and looked up after `paths::resolve`.
+    let db = &session_store::paths::resolve(db);
     let storage = SqliteStorage::open(db)
         .with_context(|| format!("cannot open the OpenClaw SQLite store {}", text::path(db)))?;
     let agent = storage.store().agent_id().map(str::to_owned).or_else(|| {

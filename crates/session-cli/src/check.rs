@@ -89,6 +89,16 @@ message` for warnings, `FILE: info: multiple-tips: tips: <id>, <id>` for the tip
 `FILE: ok (N entries)` when the file has no error, then a summary line. A file that cannot be
 read is `FILE: error: why`.
 
+A session of an OpenClaw 2026.8+ SQLite store (see `sessions --help`) is checked as the file of
+its rows, then its database rows are checked too (openclaw-sqlite.md §2.13 recipe 7), each
+finding a problem of kind `sqlite-…` without line or byte: errors `sqlite-missing-window`,
+`sqlite-invalid-entry`, `sqlite-window-without-node`, `sqlite-seq-start`, `sqlite-seq-gap`,
+`sqlite-bad-row`, `sqlite-identity-mismatch`, `sqlite-identity-without-row`,
+`sqlite-active-row-without-identity`, `sqlite-index-ahead`, `sqlite-not-a-session`,
+`sqlite-leaf-disagrees` (with a fresh index); warnings `sqlite-index-missing`,
+`sqlite-index-behind`, `sqlite-needs-rebuild`, `sqlite-leaf-disagrees` (with a stale index).
+Nothing is written to the database.
+
 JSON output (--json): an array with one object per file:
   {\"file\", \"ok\", \"error\": string | null, \"tips\": [id] | null,
    \"problems\": [{\"kind\", \"severity\", \"line\", \"byteOffset\", \"message\"}]}
@@ -804,6 +814,12 @@ fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
                     },
                 );
             }
+            if let Some(findings) = ctx.store().and_then(|r| r.sqlite_findings(path)) {
+                match findings {
+                    Ok(findings) => problems.extend(findings.iter().map(sqlite_problem)),
+                    Err(e) => return FileResult::Failed(output::error_text(&e)),
+                }
+            }
             FileResult::Checked {
                 entries: ro.session.entry_count(),
                 problems,
@@ -815,6 +831,41 @@ fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
             text::path(path),
             output::error_text(&e)
         )),
+    }
+}
+
+/// A consistency finding of a SQLite session's database rows as a problem of `check`: kind
+/// `sqlite-<finding>`, an error, except a leaf that differs from ours while the index says it
+/// is stale (`sqlite-leaf-disagrees` of a stale index: a warning, OpenClaw recomputes it).
+fn sqlite_problem(f: &session_store::sqlite::Finding) -> Problem {
+    use session_store::sqlite::Finding as F;
+    let (kind, severity) = match f {
+        F::MissingWindow { .. } => ("sqlite-missing-window", Severity::Error),
+        F::InvalidEntry { .. } => ("sqlite-invalid-entry", Severity::Error),
+        F::WindowWithoutNode { .. } => ("sqlite-window-without-node", Severity::Error),
+        F::SeqStart { .. } => ("sqlite-seq-start", Severity::Error),
+        F::SeqGap { .. } => ("sqlite-seq-gap", Severity::Error),
+        F::BadRow { .. } => ("sqlite-bad-row", Severity::Error),
+        F::IdentityMismatch { .. } => ("sqlite-identity-mismatch", Severity::Error),
+        F::IdentityWithoutRow { .. } => ("sqlite-identity-without-row", Severity::Error),
+        F::ActiveRowWithoutIdentity { .. } => {
+            ("sqlite-active-row-without-identity", Severity::Error)
+        }
+        F::IndexMissing { .. } => ("sqlite-index-missing", Severity::Warning),
+        F::IndexBehind { .. } => ("sqlite-index-behind", Severity::Warning),
+        F::IndexAhead { .. } => ("sqlite-index-ahead", Severity::Error),
+        F::NeedsRebuild { .. } => ("sqlite-needs-rebuild", Severity::Warning),
+        F::NotASession { .. } => ("sqlite-not-a-session", Severity::Error),
+        F::LeafDisagrees { fresh: false, .. } => ("sqlite-leaf-disagrees", Severity::Warning),
+        F::LeafDisagrees { .. } => ("sqlite-leaf-disagrees", Severity::Error),
+        _ => ("sqlite-inconsistent", Severity::Error),
+    };
+    Problem {
+        kind,
+        severity,
+        line: None,
+        byte: None,
+        message: text::safe(&f.to_string()).into_owned(),
     }
 }
 

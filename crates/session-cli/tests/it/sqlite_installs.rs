@@ -52,7 +52,9 @@ fn fixture(test: &str) -> Option<PathBuf> {
     Some(shared_dir(test)?.join("fixtures/openclaw-9.6-sqlite"))
 }
 
-/// `<state>/agents/<agent>/agent/openclaw-agent.sqlite`, a copy of the fixture's database.
+/// `<state>/agents/<agent>/agent/openclaw-agent.sqlite`, a copy of the fixture's database
+/// (for another agent than `main`, its `schema_meta` row names that agent, as OpenClaw's
+/// would; the keys stay `agent:main:…`).
 fn plant_db(fixture: &Path, state: &Path, agent: &str) -> PathBuf {
     let db = state
         .join("agents")
@@ -62,6 +64,14 @@ fn plant_db(fixture: &Path, state: &Path, agent: &str) -> PathBuf {
         &db,
         &std::fs::read(fixture.join("db/openclaw-agent.sqlite")).unwrap(),
     );
+    if agent != "main" {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE schema_meta SET agent_id = ?1 WHERE meta_key = 'primary'",
+            [agent],
+        )
+        .unwrap();
+    }
     db
 }
 
@@ -675,4 +685,83 @@ fn an_unknown_key_on_a_sqlite_store_names_the_database_and_the_keys() {
             db.display()
         )
     );
+}
+
+#[test]
+fn check_on_a_sqlite_session_reports_the_database_findings() {
+    let Some(fx) = fixture("check_on_a_sqlite_session_reports_the_database_findings") else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    // OpenClaw's validator rejected the entry of agent:main:main (entry_valid = -1, §2.2).
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE session_nodes SET entry_valid = -1 WHERE session_key = 'agent:main:main'",
+            [],
+        )
+        .unwrap();
+    }
+    assert_eq!(beside(&db), Vec::<String>::new());
+    let before = sha256(&db);
+    let root = state.display().to_string();
+    let r = run(
+        tmp.path(),
+        &[
+            "check",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "main",
+        ],
+    );
+    let path = state.join("agents/main/sessions/22222222-2222-4222-8222-222222222222.jsonl");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        format!(
+            "{p}: sqlite-invalid-entry: key agent:main:main: entry_json was marked invalid \
+             (entry_valid = -1)\nchecked 1 file: 0 ok, 1 with problems (1 problem)\n",
+            p = path.display()
+        )
+    );
+    let r = run(
+        tmp.path(),
+        &[
+            "check",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "main",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let problems = &v[0]["problems"];
+    assert_eq!(problems[0]["kind"], "sqlite-invalid-entry", "{}", r.stdout);
+    assert_eq!(problems[0]["severity"], "error");
+    assert_eq!(problems.as_array().unwrap().len(), 1);
+    // The other sessions are consistent.
+    let r = run(
+        tmp.path(),
+        &[
+            "check",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "large",
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(sha256(&db), before);
+    assert_eq!(beside(&db), Vec::<String>::new());
 }
