@@ -765,3 +765,41 @@ fn check_on_a_sqlite_session_reports_the_database_findings() {
     assert_eq!(sha256(&db), before);
     assert_eq!(beside(&db), Vec::<String>::new());
 }
+
+#[test]
+fn reading_a_wal_mode_database_leaves_no_wal_or_shm_behind() {
+    let Some(fx) = fixture("reading_a_wal_mode_database_leaves_no_wal_or_shm_behind") else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+    assert_eq!(beside(&db), Vec::<String>::new());
+    let before = sha256(&db);
+    let root = state.display().to_string();
+    for args in [
+        vec!["list", "--root", &root],
+        vec![
+            "tree",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            "main",
+        ],
+        vec!["check", "--root", &root, "--agent", "main"],
+    ] {
+        let r = run(tmp.path(), &args);
+        assert_eq!(r.code, 0, "{args:?}: {r:?}");
+        assert_eq!(sha256(&db), before, "{args:?}");
+        assert_eq!(beside(&db), Vec::<String>::new(), "{args:?}");
+    }
+}
