@@ -479,8 +479,7 @@ pub fn write_openclaw_store(n: usize, seed: u64, state: &Path) -> Result<Opencla
         session_store::io::create_exclusive(&path, &t.bytes, 0o600)
             .with_context(|| format!("writing {}", path.display()))?;
         let mtime = SystemTime::UNIX_EPOCH + Duration::from_millis(t.last_ms as u64);
-        std::fs::File::open(&path)
-            .and_then(|f| f.set_modified(mtime))
+        session_store::io::set_modified(&path, mtime)
             .with_context(|| format!("setting the mtime of {}", path.display()))?;
         let mut entry = serde_json::Map::new();
         entry.insert("sessionId".into(), session_id.into());
