@@ -10,6 +10,13 @@
 //!   node 20), alternating the order, and prints — and writes into `docs/BENCHMARKS.md`
 //!   between the `bench-compare` markers — the medians, ours/reference ratios, peak RSS of every
 //!   process (`wait4`), the targets (docs/BENCHMARKS.md) and the machine.
+//! - The OpenClaw store data sets: `openclaw1k` / `openclaw10k` (a JSONL-era state directory,
+//!   [`generate::write_openclaw_store`]) and `sqlite1k` / `sqlite10k` (the same store after the
+//!   real `openclaw doctor --session-sqlite import` of OpenClaw 2026.9.6, [`Openclaw96`]; skipped
+//!   with a message when it is not installed). `bench-compare` runs whole CLI commands on them
+//!   ([`cli_args`]): our `sessions list` / `tree` / `export --root STATE` against 2026.9.6's own
+//!   `openclaw sessions --json`, each a fresh process timed from spawn to exit; a command that
+//!   fails is a row with its reason.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -448,6 +455,10 @@ impl Dataset {
         let path = self.path();
         if self.is_fresh() {
             return Ok(path);
+        }
+        if matches!(self.kind, Kind::SqliteStore { .. }) {
+            // Before anything is printed or removed: without it, the set is skipped.
+            Openclaw96::locate()?;
         }
         session_store::io::ensure_dir(&data_dir())?;
         eprintln!(
@@ -2267,6 +2278,99 @@ mod tests {
             run_cli(&ok, Imp::OpenClaw96, &w, Some(&state)).unwrap_err(),
             "OpenClaw 2026.9.6 is not installed"
         );
+    }
+
+    /// The CLI table: a failing command of ours is a row with its reason, next to the
+    /// reference's figures; a count that differs is flagged.
+    #[test]
+    fn cli_table_shows_failures_and_differing_counts() {
+        let args = CompareArgs {
+            quick: true,
+            reps: None,
+            timeout: 120,
+            only: Vec::new(),
+            no_pi: true,
+            pi_node: None,
+            write: false,
+            no_write: true,
+            no_openclaw96: false,
+        };
+        let wls: Vec<Workload> = workloads(true)
+            .into_iter()
+            .filter(|w| ["sqlite-list", "sqlite-tree", "store-list"].contains(&w.key))
+            .collect();
+        let sample = |ms: f64, count: u64, rss_kib: u64| Sample {
+            first_ms: ms,
+            warm_ms: Vec::new(),
+            count,
+            wall_ms: ms,
+            rss_kib,
+        };
+        let mut cells = BTreeMap::new();
+        cells.insert(
+            ("sqlite-list", Imp::Ours),
+            Cell {
+                samples: vec![sample(40.0, 0, 9_765)],
+                stopped: None,
+            },
+        );
+        cells.insert(
+            ("sqlite-list", Imp::OpenClaw96),
+            Cell {
+                samples: vec![
+                    sample(4_000.0, 1_000, 312_500),
+                    sample(4_400.0, 1_000, 322_266),
+                ],
+                stopped: None,
+            },
+        );
+        cells.insert(
+            ("sqlite-tree", Imp::Ours),
+            Cell {
+                samples: Vec::new(),
+                stopped: Some(
+                    "failed (exit status: 1): error: no session agent:main:main".to_owned(),
+                ),
+            },
+        );
+        cells.insert(
+            ("store-list", Imp::Ours),
+            Cell {
+                samples: vec![sample(120.0, 1_000, 48_828)],
+                stopped: None,
+            },
+        );
+        let report = Report {
+            args: &args,
+            reps: 1,
+            imps: vec![Imp::Ours, Imp::OpenClaw96],
+            workloads: wls,
+            cells,
+            data: Vec::new(),
+            machine: Vec::new(),
+            command: "cargo xtask bench-compare --quick".to_owned(),
+            date: "2026-12-02".to_owned(),
+            notes: vec!["A note.".to_owned()],
+        };
+        let t = report.cli_table();
+        let rows: Vec<&str> = t.lines().filter(|l| l.starts_with("| ")).collect();
+        assert_eq!(rows.len(), 4, "{t}");
+        assert_eq!(
+            rows[1],
+            "| list, 1,000 sessions, 2026.9.6 SQLite store (`sessions list --root S --json --limit all` / `openclaw sessions --json --limit all`) | 0 (**differs**: OpenClaw96 1000) | 40.0 ms / 10 MB | 4.20 s / 325 MB | 0.00952 (105.0× faster) |"
+        );
+        assert_eq!(
+            rows[2],
+            "| tree of the 3,000-entry session, SQLite store (`sessions tree --root S --agent main --session agent:main:main --json`) | — | failed (exit status: 1): error: no session agent:main:main | no such command | — |"
+        );
+        assert_eq!(
+            rows[3],
+            "| list, the same 1,000 sessions, JSONL-era store (`sessions list --root S --json --limit all`) | 1000 | 120 ms / 50 MB | no such command | — |"
+        );
+        let md = report.markdown();
+        assert!(md.ends_with("\nA note.\n"), "{md}");
+        // The CLI rows are not in the in-process tables.
+        assert!(!md.contains("| list, 1,000 sessions, 2026.9.6 SQLite store (`sessions list --root S --json --limit all` / `openclaw sessions --json --limit all`) | 0 |"));
     }
 
     #[test]
