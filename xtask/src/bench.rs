@@ -1538,10 +1538,21 @@ impl Report<'_> {
             } else {
                 "no such command".to_owned()
             };
-            let r = ratio(
-                self.cell(w.key, Imp::Ours).and_then(Cell::wall),
-                self.cell(w.key, Imp::OpenClaw96).and_then(Cell::wall),
-            );
+            let counts =
+                [Imp::Ours, Imp::OpenClaw96].map(|i| self.cell(w.key, i).and_then(Cell::count));
+            // No ratio between commands that did not do the same work.
+            let r = if w.op != "version"
+                && counts[0].is_some()
+                && counts[1].is_some()
+                && counts[0] != counts[1]
+            {
+                "— (counts differ)".to_owned()
+            } else {
+                ratio(
+                    self.cell(w.key, Imp::Ours).and_then(Cell::wall),
+                    self.cell(w.key, Imp::OpenClaw96).and_then(Cell::wall),
+                )
+            };
             let _ = writeln!(s, "| {} | {count} | {ours} | {theirs} | {r} |", w.title);
         }
         s
@@ -1913,7 +1924,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
                 let guarded = guarded_files(&report.data, w, path);
                 let guard: Vec<_> = guarded.iter().map(|p| file_state(p)).collect();
                 eprint!(
-                    "bench-compare: [{}/{reps}] {:<11} {:<19} ",
+                    "bench-compare: [{}/{reps}] {:<13} {:<19} ",
                     rep + 1,
                     w.key,
                     imp.label()
@@ -2357,7 +2368,7 @@ mod tests {
         assert_eq!(rows.len(), 4, "{t}");
         assert_eq!(
             rows[1],
-            "| list, 1,000 sessions, 2026.9.6 SQLite store (`sessions list --root S --json --limit all` / `openclaw sessions --json --limit all`) | 0 (**differs**: OpenClaw96 1000) | 40.0 ms / 10 MB | 4.20 s / 325 MB | 0.00952 (105.0× faster) |"
+            "| list, 1,000 sessions, 2026.9.6 SQLite store (`sessions list --root S --json --limit all` / `openclaw sessions --json --limit all`) | 0 (**differs**: OpenClaw96 1000) | 40.0 ms / 10 MB | 4.20 s / 325 MB | — (counts differ) |"
         );
         assert_eq!(
             rows[2],
