@@ -111,7 +111,9 @@ enum Store {
         redis: RedisStorage,
     },
     /// OpenClaw 2026.8+ agent databases (a source only), read-only through [`SqliteStorage`].
-    Sqlite { dbs: Vec<AgentDb> },
+    Sqlite {
+        dbs: Vec<AgentDb>,
+    },
 }
 
 /// One agent database of a SQLite source.
@@ -141,7 +143,14 @@ impl Side {
             Store::Sqlite { dbs } => {
                 let names: Vec<String> = dbs
                     .iter()
-                    .map(|d| text::path(d.storage.db_path().strip_prefix(&self.root).unwrap_or(d.storage.db_path())))
+                    .map(|d| {
+                        text::path(
+                            d.storage
+                                .db_path()
+                                .strip_prefix(&self.root)
+                                .unwrap_or(d.storage.db_path()),
+                        )
+                    })
                     .collect();
                 format!(
                     "{} (OpenClaw SQLite: {})",
@@ -292,12 +301,9 @@ impl Source {
             Source::Session(storage) => storage
                 .read_all(from)
                 .map_err(|e| format!("cannot read the source: {}", io_text(&e))),
-            Source::StoreIndex { db, .. } => db.store_index_json().map_err(|e| {
-                format!(
-                    "cannot build sessions.json: {}",
-                    text::safe(&e.to_string())
-                )
-            }),
+            Source::StoreIndex { db, .. } => db
+                .store_index_json()
+                .map_err(|e| format!("cannot build sessions.json: {}", text::safe(&e.to_string()))),
         }
     }
 
@@ -320,7 +326,11 @@ impl Source {
                             .to_owned(),
                     );
                 }
-                Ok((bytes, Some(system_time(before.mtime_ns)), Seen::Snapshot(before)))
+                Ok((
+                    bytes,
+                    Some(system_time(before.mtime_ns)),
+                    Seen::Snapshot(before),
+                ))
             }
             Source::StoreIndex { changed, .. } => Ok((self.read(from)?, *changed, Seen::Bytes)),
         }
@@ -372,11 +382,14 @@ fn agent_dbs(state: &Path) -> Vec<PathBuf> {
 /// database file or a state directory), or a plain `--from DIR` holding agent databases when
 /// `--to` is a directory too (files ⇄ files has no other meaning). The root the exported
 /// files are placed under (relative `agents/<agentId>/sessions/…`) and the databases.
-fn sqlite_source(req: &MigrateRequest, to_redis: bool) -> anyhow::Result<Option<(PathBuf, Vec<PathBuf>)>> {
+fn sqlite_source(
+    req: &MigrateRequest,
+    to_redis: bool,
+) -> anyhow::Result<Option<(PathBuf, Vec<PathBuf>)>> {
     let (path, explicit) = match (&req.from_root, &req.from) {
         (Some(root), _) => (root.clone(), true),
         (None, Some(from)) => match from.to_str().and_then(|s| s.strip_prefix("sqlite:")) {
-            Some(rest) if rest.is_empty() => bail!(UsageError::new(
+            Some("") => bail!(UsageError::new(
                 "--from sqlite: needs a path: sqlite:PATH (an openclaw-agent.sqlite file or a \
                  state directory holding agents/*/agent/openclaw-agent.sqlite)"
             )),
@@ -399,7 +412,7 @@ fn sqlite_source(req: &MigrateRequest, to_redis: bool) -> anyhow::Result<Option<
             };
             Ok(Some((root, vec![path])))
         }
-        fsx::Found::Other(kind) if kind == "directory" => {
+        fsx::Found::Other("directory") => {
             let dbs = agent_dbs(&path);
             if dbs.is_empty() {
                 if explicit {
@@ -468,7 +481,8 @@ fn sides(req: &MigrateRequest) -> anyhow::Result<(Side, Side)> {
             storage,
         };
         let dst = if to_redis {
-            let spec = backend::parse_redis(&req.to.to_string_lossy(), req.redis_prefix.as_deref())?;
+            let spec =
+                backend::parse_redis(&req.to.to_string_lossy(), req.redis_prefix.as_deref())?;
             let redis = spec.connect()?;
             Side {
                 storage: Arc::new(redis.clone()),
@@ -490,9 +504,10 @@ fn sides(req: &MigrateRequest) -> anyhow::Result<(Side, Side)> {
                     "{} is a regular file, not a directory",
                     text::path(&dir)
                 ))),
-                fsx::Found::Other(kind) if kind != "directory" => bail!(UsageError::new(
-                    format!("{} is a {kind}, not a directory", text::path(&dir))
-                )),
+                fsx::Found::Other(kind) if kind != "directory" => bail!(UsageError::new(format!(
+                    "{} is a {kind}, not a directory",
+                    text::path(&dir)
+                ))),
                 _ => {}
             }
             Side {
@@ -747,12 +762,18 @@ fn sqlite_items(
         let storage: Arc<dyn Storage> = db.storage.clone();
         for s in &sessions {
             let from = db.storage.session_path(&s.session_id);
-            if let Err(e) = session_store::validate_name(session_store::NameKind::SessionId, &s.session_id) {
+            if let Err(e) =
+                session_store::validate_name(session_store::NameKind::SessionId, &s.session_id)
+            {
                 left.push(LeftAlone {
                     path: from,
                     reason: format!(
                         "{} of {}: {e} (it cannot name a file)",
-                        if s.current { "the transcript" } else { "an earlier generation" },
+                        if s.current {
+                            "the transcript"
+                        } else {
+                            "an earlier generation"
+                        },
                         text::safe(&s.session_key)
                     ),
                 });
@@ -778,12 +799,13 @@ fn sqlite_items(
                 continue;
             } else {
                 let at = superseded_at(s, &sessions);
-                let Some(ts) =
-                    session_semantics::openclaw_store::format_archive_timestamp(at)
+                let Some(ts) = session_semantics::openclaw_store::format_archive_timestamp(at)
                 else {
                     left.push(LeftAlone {
                         path: from,
-                        reason: format!("an earlier generation whose time {at} has no archive name"),
+                        reason: format!(
+                            "an earlier generation whose time {at} has no archive name"
+                        ),
                     });
                     continue;
                 };
@@ -1138,19 +1160,19 @@ pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outc
                 if is_index != index_pass || items[n].fate != Fate::Copy {
                     continue;
                 }
-                let failed_here = is_index
-                    .then(|| {
-                        let dir = items[n].rel.parent();
-                        items
-                            .iter()
-                            .filter(|o| {
-                                o.rel.parent() == dir
-                                    && !matches!(o.kind, Kind::StoreIndex { .. })
-                                    && matches!(o.fate, Fate::Failed(_))
-                            })
-                            .count()
-                    })
-                    .unwrap_or(0);
+                let failed_here = if is_index {
+                    let dir = items[n].rel.parent();
+                    items
+                        .iter()
+                        .filter(|o| {
+                            o.rel.parent() == dir
+                                && !matches!(o.kind, Kind::StoreIndex { .. })
+                                && matches!(o.fate, Fate::Failed(_))
+                        })
+                        .count()
+                } else {
+                    0
+                };
                 let i = &mut items[n];
                 bar.set_message(text::path(&i.rel));
                 i.fate = if failed_here > 0 {
