@@ -1,7 +1,11 @@
 //! `sessions migrate --from SRC --to DST`: copies every session between a directory of JSONL
 //! files and a Redis store, in either direction, byte for byte, through
 //! [`session_store::Storage`] on both sides ([`FileStorage`]: `session_store::io`,
-//! new files 0600; [`RedisStorage`]: create-if-absent scripts).
+//! new files 0600; [`RedisStorage`]: create-if-absent scripts); or exports an OpenClaw
+//! 2026.8+ SQLite store (`--from sqlite:PATH`, `--from-root DIR`; read-only through
+//! [`SqliteStorage`]) as a JSONL-era store: `<sessionId>.jsonl` per current generation,
+//! `<sessionId>.jsonl.reset.<ts>` per earlier one, `sessions.json` from `session_nodes`
+//! (`openclaw-sqlite.md` §2.2, §2.3, §2.13; `openclaw-store.md` R1.6, R1.12, R1.13).
 //!
 //! A copy keeps the source's last change: a file copied to Redis gets the file's modification
 //! time as its change stamp and last activity, a Redis session copied to a file gets its last
@@ -34,9 +38,36 @@ use crate::output::Output;
 use crate::{fsx, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
-Copy every session between a directory of JSONL files and a Redis store, in either direction:
+Copy every session between a directory of JSONL files and a Redis store, in either direction,
+or export an OpenClaw 2026.8+ SQLite store as a JSONL-era store (files or Redis):
   sessions migrate --from DIR --to redis://HOST:PORT/[DB][?prefix=NAME]
   sessions migrate --from redis://HOST:PORT/ --to DIR [--redis-root PATH]
+  sessions migrate --from sqlite:PATH --to DIR|redis://HOST:PORT/
+  sessions migrate --from-root STATE_DIR --to DIR|redis://HOST:PORT/
+
+From SQLite: PATH is one agent database (agents/<ID>/agent/openclaw-agent.sqlite) or a state
+directory, whose every agents/*/agent/openclaw-agent.sqlite is exported (as --from-root; a
+plain --from STATE_DIR holding such databases, with --to a directory, does the same). The
+databases are opened read-only and their bytes never change. Per agent, below --to:
+  agents/<ID>/sessions/<sessionId>.jsonl   each key's current transcript generation: its rows
+                                           in seq order, one line each (zstd rows decoded)
+  agents/<ID>/sessions/<sessionId>.jsonl.reset.<ts>
+                                           each earlier generation of a key, as a reset archive
+                                           (ts: when the next generation began, e.g.
+                                           2026-07-01T10-01-00.000Z), which OpenClaw 2026.6.11's
+                                           maintenance counts as an archive, not an orphan
+  agents/<ID>/sessions/sessions.json       one entry per session_nodes row, in row order: the
+                                           stored SessionEntry (entry_json) unchanged, written
+                                           as OpenClaw writes sessions.json; it has no
+                                           sessionFile, so OpenClaw 2026.6.11 and `sessions`
+                                           read <sessionId>.jsonl beside it (the store can be
+                                           moved); written after the agent's transcripts, and
+                                           not at all when one of them failed
+A transcript's modification time is its generation's last change, sessions.json's the newest
+entry's updatedAt. To Redis: the current transcripts as sessions (keys under --redis-root,
+default the state directory); earlier generations and sessions.json are not sessions and are
+listed as left alone (export to a directory to keep them). A session id that cannot be a file
+name is left alone.
 
 Which sessions: from a directory, every regular file named *.jsonl in it and in all its
 sub-directories (an OpenClaw state directory: agents/<ID>/sessions/, archive/ included; symlinks
@@ -69,8 +100,9 @@ stop the writers, then run again. New files get mode 0600 (directories are creat
 nothing is written with --dry-run, which reads both sides and prints the plan. A progress bar
 is shown on stderr when it is a terminal.
 
-Output: one line per session (copied, would copy, identical, exists, not copied, failed, left
-alone) and a summary line.
+Output: one line per session or file (copied, would copy, identical, exists, not copied,
+failed, left alone; from SQLite with its key, or the number of keys of sessions.json) and a
+summary line.
 
 JSON output (--json):
   {\"from\": side, \"to\": side, \"dryRun\", \"refused\",
@@ -82,7 +114,10 @@ JSON output (--json):
    \"counts\": {\"copied\", \"wouldCopy\", \"identical\", \"exists\", \"failed\", \"leftAlone\"},
    \"bytesCopied\"}
 where side is {\"backend\": \"files\", \"dir\"} or {\"backend\": \"redis\", \"url\", \"prefix\",
-\"root\"} (a password in the URL shown as ***).
+\"root\"} (a password in the URL shown as ***), or for a SQLite source {\"backend\": \"sqlite\",
+\"root\", \"databases\": [{\"agent\", \"path\"}]}; from SQLite each item's \"source\" is its
+database and it adds \"kind\": \"transcript\"|\"earlierGeneration\"|\"storeIndex\",
+\"sessionKey\" and \"sessionId\" (null for sessions.json).
 
 Exit codes: 0 nothing to copy (everything already there); 1 sessions were copied (with
 --dry-run: would be); 2 usage or I/O error, a destination that exists with other bytes (nothing
@@ -509,6 +544,14 @@ fn sides(req: &MigrateRequest) -> anyhow::Result<(Side, Side)> {
                     text::path(&dir)
                 ))),
                 _ => {}
+            }
+            if dir == src.root {
+                bail!(UsageError::new(format!(
+                    "--to {} is the state directory of the SQLite store: its sessions/ folders \
+                     are where OpenClaw 2026.8+ looks for a legacy store to import; export to \
+                     another directory",
+                    text::path(&dir)
+                )));
             }
             Side {
                 store: Store::Files,

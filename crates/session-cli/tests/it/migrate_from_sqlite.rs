@@ -754,3 +754,30 @@ fn an_unreadable_transcript_fails_and_keeps_its_agents_sessions_json_back() {
     want.sort();
     assert_eq!(session_test_support::dir_names(&dst), want);
 }
+
+#[test]
+fn an_export_into_the_databases_own_state_dir_is_refused() {
+    let test = "an_export_into_the_databases_own_state_dir_is_refused";
+    let Some(state) = State::new(test) else {
+        return;
+    };
+    let before = listing(&state.root());
+    let r = sessions(
+        state.dir.path(),
+        &[
+            "migrate",
+            "--from-root",
+            state.root().to_str().unwrap(),
+            "--to",
+            state.root().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("is the state directory of the SQLite store"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(listing(&state.root()), before);
+}
