@@ -781,3 +781,60 @@ fn an_export_into_the_databases_own_state_dir_is_refused() {
     );
     assert_eq!(listing(&state.root()), before);
 }
+
+#[test]
+fn every_agent_database_of_a_state_dir_is_exported_into_its_own_agent_dir() {
+    let test = "every_agent_database_of_a_state_dir_is_exported_into_its_own_agent_dir";
+    let Some(state) = State::new(test) else {
+        return;
+    };
+    // A second agent: the same database under agents/ops/ (the directory names the agent).
+    let ops_db = state.root().join("agents/ops/agent/openclaw-agent.sqlite");
+    plant(&ops_db, &std::fs::read(state.db()).unwrap());
+    let dst = state.dst();
+    let r = sessions(
+        state.dir.path(),
+        &[
+            "migrate",
+            "--from-root",
+            state.root().to_str().unwrap(),
+            "--to",
+            dst.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["from"]["databases"],
+        json!([
+            {"agent": "main", "path": state.db().to_str().unwrap()},
+            {"agent": "ops", "path": ops_db.to_str().unwrap()},
+        ])
+    );
+    assert_eq!(v["counts"]["copied"], 14);
+    for agent in ["main", "ops"] {
+        let dir = dst.join(format!("agents/{agent}/sessions"));
+        let mut want: Vec<String> = SESSIONS
+            .iter()
+            .map(|(_, _, id)| format!("{id}.jsonl"))
+            .collect();
+        want.push("sessions.json".to_owned());
+        want.sort();
+        assert_eq!(session_test_support::dir_names(&dir), want, "{agent}");
+        for (name, _, id) in SESSIONS {
+            assert_eq!(
+                std::fs::read(dir.join(format!("{id}.jsonl"))).unwrap(),
+                state.expected(name),
+                "{agent} {name}"
+            );
+        }
+    }
+    let ours = sessions(
+        state.dir.path(),
+        &["list", "--root", dst.to_str().unwrap(), "--all", "--json"],
+    );
+    assert_eq!(ours.code, 0, "{}", ours.stderr);
+    let ours: Value = serde_json::from_str(&ours.stdout).unwrap();
+    assert_eq!(ours["count"], 12, "{ours}");
+}
