@@ -48,7 +48,92 @@ pub enum SqliteError {
         /// The version this reader knows ([`super::KNOWN_SCHEMA_VERSION`]).
         known: i64,
     },
-    /// `schema_meta` has no `primary` row, or its role is not `agent` (§1.3, §5).
+    /// `PRAGMA user_version` is 17 to 22: the session-identity layout predates schema 23 and
+    /// OpenClaw itself refuses the file until its doctor migrates it (§5).
+    #[error(
+        "{}: uses schema version {version}; stop active agents and run `openclaw doctor --fix` \
+         to migrate session identities before using it",
+        path.display()
+    )]
+    SchemaNeedsIdentityMigration {
+        /// The database file.
+        path: PathBuf,
+        /// `PRAGMA user_version`.
+        version: i64,
+    },
+    /// `PRAGMA user_version` is below 17 (0 included) on a database that has tables: OpenClaw
+    /// wants its persisted-media migration first (§5).
+    #[error(
+        "{}: uses schema version {version}; run `openclaw doctor --fix` to migrate persisted \
+         media before using it",
+        path.display()
+    )]
+    SchemaNeedsMediaMigration {
+        /// The database file.
+        path: PathBuf,
+        /// `PRAGMA user_version`.
+        version: i64,
+    },
+    /// `PRAGMA user_version` is 0 and the file has no tables at all (no `schema_meta`, no
+    /// application table): a new, empty database, not a store to read (§5).
+    #[error("{}: not an OpenClaw agent database (empty)", path.display())]
+    EmptyDatabase {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// `PRAGMA user_version` is newer than [`super::KNOWN_SCHEMA_VERSION`] and
+    /// [`OpenOptions::force_schema`](super::OpenOptions::force_schema) is off (§5).
+    #[error(
+        "{}: uses schema version {version}, newer than version {known} that this reader knows; \
+         force_schema (`--force-schema`) tries a best-effort read",
+        path.display()
+    )]
+    SchemaNewer {
+        /// The database file.
+        path: PathBuf,
+        /// `PRAGMA user_version`.
+        version: i64,
+        /// [`super::KNOWN_SCHEMA_VERSION`].
+        known: i64,
+    },
+    /// A table or column this reader reads is missing (checked through `pragma_table_info`
+    /// at open; §5). Only the first missing one is named.
+    #[error(
+        "{}: schema version {version} has no {}; this reader needs it",
+        path.display(),
+        match column {
+            Some(column) => format!("column {table}.{column}"),
+            None => format!("table {table}"),
+        }
+    )]
+    MissingSchemaItem {
+        /// The database file.
+        path: PathBuf,
+        /// `PRAGMA user_version`.
+        version: i64,
+        /// The table, e.g. `"transcript_events"`.
+        table: &'static str,
+        /// The missing column, or `None` when the whole table is missing.
+        column: Option<&'static str>,
+    },
+    /// The file lies at `agents/<id>/agent/openclaw-agent.sqlite` but `schema_meta.agent_id`
+    /// names another agent (§1.3, §5; compared trimmed and lowercased, as OpenClaw
+    /// normalises agent ids).
+    #[error(
+        "{}: schema_meta says the database belongs to agent '{schema_agent}', but it lies in \
+         the directory of agent '{dir_agent}'",
+        path.display()
+    )]
+    AgentMismatch {
+        /// The database file.
+        path: PathBuf,
+        /// `schema_meta.agent_id` as stored.
+        schema_agent: String,
+        /// The `<id>` directory of the path.
+        dir_agent: String,
+    },
+    /// `schema_meta` has no `primary` row, its role is not `agent`, or its agent_id is empty
+    /// (§1.3, §5).
     #[error("{}: not an OpenClaw agent store: {problem}", path.display())]
     SchemaMeta {
         /// The database file.

@@ -2,26 +2,55 @@
 //! (`<state>/agents/<agentId>/agent/openclaw-agent.sqlite`, schema 23 in 2026.9.6), as
 //! `openclaw-sqlite.md` describes them.
 //!
-//! [`SqliteStore::open`] opens the file as §1.5 says; [`SqliteStore::sessions`] lists the
-//! session windows with their keys (§2.2, §2.3); [`SqliteStore::lines`] gives one session's rows
-//! in `seq` order as their JSON text, zstd rows decoded and checked (§2.4, §2.5);
-//! [`SqliteStore::leaf`] reads the materialised leaf (§2.8) and [`SqliteStore::active_branch`]
-//! the materialised active branch (§2.9); recomputing them when the index is stale is not done
-//! here yet. [`SqliteStore::open_session`] opens one session as a read-only
-//! [`SessionManager`](crate::SessionManager), so the JSONL read path works on it. Nothing here writes: the connection
-//! is read-only and `query_only`.
+//! - **Opening** (`schema.rs`): [`SqliteStore::open`] / [`SqliteStore::open_with`] open the
+//!   file as §1.5 says (read-only, busy timeout 5000 ms, `query_only`, `trusted_schema = OFF`)
+//!   and check the schema as §5 says: `user_version` 23 is read; 17–22 and below 17 are refused
+//!   with OpenClaw's own advice, an empty file as "not an OpenClaw agent database", a newer
+//!   version unless [`OpenOptions::force_schema`]; every table and column the reader uses
+//!   ([`READ_COLUMNS`]) must exist; `transcript_events` without the zstd columns is read
+//!   through `event_json` only; `schema_meta` must name a non-empty agent, the directory's
+//!   one when the path is `agents/<id>/agent/openclaw-agent.sqlite`. What was accepted with a
+//!   caution is in [`SqliteStore::warnings`].
+//! - **Reading** (this file, `view.rs`): [`SqliteStore::sessions`] lists the session windows
+//!   with their keys (§2.2, §2.3); [`SqliteStore::lines`] gives one session's rows in `seq`
+//!   order as their JSON text, zstd rows decoded and checked (§2.4, §2.5);
+//!   [`SqliteStore::open_session`] opens one session as a read-only
+//!   [`SessionManager`](crate::SessionManager), so the JSONL read path works on it.
+//! - **Leaf and branch** (`leaf.rs`): [`SqliteStore::leaf`] and [`SqliteStore::active_branch`]
+//!   read what OpenClaw materialised (§2.8, §2.9); [`SqliteStore::resolved_leaf`] also
+//!   recomputes both from the rows with our navigation rules, returns the materialised ones when
+//!   the index is fresh and ours when it is stale, and says when they disagree.
+//! - **Checks** (`check.rs`): [`SqliteStore::check_session`] and [`SqliteStore::check_all`]
+//!   list the inconsistencies of §2.13 recipe 7 and more as [`Finding`]s (missing windows,
+//!   `seq` gaps, undecodable rows, bad identities, stale index, leaf disagreement, invalid
+//!   entries), never stopping at the first.
+//! - **Sidecars** (`sidecars.rs`): a read-only open of a WAL-mode database may create `-wal`
+//!   and `-shm` (§1.5 rule 3); the ones this store created are removed again on drop or
+//!   [`SqliteStore::close`] when the `-wal` is empty and no process has the files open
+//!   (Linux; elsewhere they are left and reported). Pre-existing sidecars are never touched.
+//!
+//! Nothing here writes to the database: the connection is read-only and `query_only`, and each
+//! read runs in one read transaction, so a WAL-mode writer never blocks it and it never sees
+//! half a commit.
 
+mod check;
 mod error;
+mod leaf;
+mod schema;
+mod sidecars;
 mod storage;
 mod view;
 
+pub use check::Finding;
 pub use error::{RowProblem, SqliteError};
+pub use leaf::{LeafSource, ResolvedLeaf};
+pub use schema::{OpenOptions, READ_COLUMNS, SqliteWarning};
+pub use sidecars::{KeptBecause, SidecarCleanup};
 pub use storage::{SQLITE_STORAGE_DEV, SqliteStorage};
 
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The agent schema version this reader knows (`PRAGMA user_version` and
 /// `schema_meta.schema_version` of OpenClaw 2026.9.6; §5).
@@ -33,10 +62,15 @@ const MAX_ZSTD_BYTES: usize = 4_194_304;
 /// An OpenClaw per-agent SQLite store opened read-only (§1.5).
 #[derive(Debug)]
 pub struct SqliteStore {
+    // Declared first so that it is dropped (closed) before `sidecars` cleans up (§1.5 rule 3).
     conn: Connection,
     path: PathBuf,
     app_version: Option<String>,
     agent_id: Option<String>,
+    /// Whether `transcript_events` has `event_zstd` and `event_utf8_bytes` (§5).
+    zstd_columns: bool,
+    warnings: Vec<SqliteWarning>,
+    sidecars: sidecars::Sidecars,
 }
 
 /// One transcript generation (`session_windows` row, §2.3) with its key's `session_nodes` row
@@ -94,45 +128,13 @@ pub struct SqliteLeaf {
 }
 
 impl SqliteStore {
-    /// Opens `path` read-only as `openclaw-sqlite.md` §1.5 says: `SQLITE_OPEN_READONLY` (a
-    /// missing file is an error, never created), `busy_timeout` 5000 ms, `query_only = ON`,
-    /// `trusted_schema = OFF`, no `journal_mode` change; then checks the schema (§5):
-    /// `PRAGMA user_version` and `schema_meta.schema_version` must both be
-    /// [`KNOWN_SCHEMA_VERSION`] and the `primary` row's role `agent`.
-    ///
-    /// A read-only open of a WAL-mode database that has no `-wal`/`-shm` makes SQLite create
-    /// both (§1.5 rule 3); the main file's bytes are never changed.
+    /// Opens `path` read-only as `openclaw-sqlite.md` §1.5 says, with the default
+    /// [`OpenOptions`] (only schema 23 accepted): [`Self::open_with`].
     ///
     /// # Errors
-    /// [`SqliteError::Open`] when the file cannot be opened or set up;
-    /// [`SqliteError::SchemaVersion`] naming the version found;
-    /// [`SqliteError::SchemaMeta`] without an agent `schema_meta` row;
-    /// [`SqliteError::Query`] when the schema cannot be read.
+    /// As [`Self::open_with`].
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore, SqliteError> {
-        let path = path.as_ref().to_path_buf();
-        let open_err = |source| SqliteError::Open {
-            path: path.clone(),
-            source,
-        };
-        let conn = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(open_err)?;
-        conn.busy_timeout(Duration::from_millis(5000))
-            .map_err(open_err)?;
-        conn.pragma_update(None, "query_only", true)
-            .map_err(open_err)?;
-        conn.pragma_update(None, "trusted_schema", false)
-            .map_err(open_err)?;
-        let mut store = SqliteStore {
-            conn,
-            path,
-            app_version: None,
-            agent_id: None,
-        };
-        store.check_schema()?;
-        Ok(store)
+        Self::open_with(path, &OpenOptions::default())
     }
 
     /// The database file this store reads.
@@ -150,62 +152,13 @@ impl SqliteStore {
         self.agent_id.as_deref()
     }
 
-    fn query_err(&self, what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> SqliteError {
+    pub(crate) fn query_err(
+        &self,
+        what: impl Into<String>,
+    ) -> impl FnOnce(rusqlite::Error) -> SqliteError {
         let path = self.path.clone();
         let what = what.into();
         move |source| SqliteError::Query { path, what, source }
-    }
-
-    /// The §5 checks, in one read transaction so both versions come from one snapshot.
-    fn check_schema(&mut self) -> Result<(), SqliteError> {
-        let tx = self
-            .conn
-            .unchecked_transaction()
-            .map_err(self.query_err("schema version"))?;
-        let user_version: i64 = tx
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(self.query_err("PRAGMA user_version"))?;
-        if user_version != KNOWN_SCHEMA_VERSION {
-            return Err(SqliteError::SchemaVersion {
-                path: self.path.clone(),
-                origin: "PRAGMA user_version",
-                version: user_version,
-                known: KNOWN_SCHEMA_VERSION,
-            });
-        }
-        let meta: Option<(String, i64, Option<String>, Option<String>)> = tx
-            .query_row(
-                "SELECT role, schema_version, agent_id, app_version FROM schema_meta \
-                 WHERE meta_key = 'primary'",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()
-            .map_err(self.query_err("schema_meta"))?;
-        tx.finish().map_err(self.query_err("schema version"))?;
-        let Some((role, version, agent_id, app_version)) = meta else {
-            return Err(SqliteError::SchemaMeta {
-                path: self.path.clone(),
-                problem: "no schema_meta row 'primary'".to_owned(),
-            });
-        };
-        if role != "agent" {
-            return Err(SqliteError::SchemaMeta {
-                path: self.path.clone(),
-                problem: format!("schema_meta role is '{role}', not 'agent'"),
-            });
-        }
-        if version != KNOWN_SCHEMA_VERSION {
-            return Err(SqliteError::SchemaVersion {
-                path: self.path.clone(),
-                origin: "schema_meta",
-                version,
-                known: KNOWN_SCHEMA_VERSION,
-            });
-        }
-        self.agent_id = agent_id;
-        self.app_version = app_version;
-        Ok(())
     }
 
     /// Every transcript generation of the agent: `session_windows` joined with its key's
@@ -283,13 +236,14 @@ impl SqliteStore {
     }
 
     /// [`Self::lines`] inside the caller's read transaction `tx`, the window known to exist.
-    fn lines_in(&self, tx: &Connection, session_id: &str) -> Result<Vec<Vec<u8>>, SqliteError> {
+    pub(crate) fn lines_in(
+        &self,
+        tx: &Connection,
+        session_id: &str,
+    ) -> Result<Vec<Vec<u8>>, SqliteError> {
         let what = format!("lines of session {session_id}");
         let mut stmt = tx
-            .prepare(
-                "SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events \
-                 WHERE session_id = ?1 ORDER BY seq",
-            )
+            .prepare(self.events_select())
             .map_err(self.query_err(what.clone()))?;
         let mut rows = stmt
             .query([session_id])
@@ -297,37 +251,30 @@ impl SqliteStore {
         let mut lines = Vec::new();
         while let Some(row) = rows.next().map_err(self.query_err(what.clone()))? {
             let seq: i64 = row.get(0).map_err(self.query_err(what.clone()))?;
-            let bad = |problem| SqliteError::BadRow {
+            let json = row.get_ref(1).map_err(self.query_err(what.clone()))?;
+            let zstd = row.get_ref(2).map_err(self.query_err(what.clone()))?;
+            let stored_len: Option<i64> = row.get(3).map_err(self.query_err(what.clone()))?;
+            let text = row_text(json, zstd, stored_len).map_err(|problem| SqliteError::BadRow {
                 path: self.path.clone(),
                 session_id: session_id.to_owned(),
                 seq,
                 problem,
-            };
-            let json = row.get_ref(1).map_err(self.query_err(what.clone()))?;
-            let zstd = row.get_ref(2).map_err(self.query_err(what.clone()))?;
-            let stored_len: Option<i64> = row.get(3).map_err(self.query_err(what.clone()))?;
-            let text = match (json, zstd) {
-                (ValueRef::Text(text), ValueRef::Null) => {
-                    std::str::from_utf8(text).map_err(|e| {
-                        bad(RowProblem::Utf8 {
-                            valid_up_to: e.valid_up_to(),
-                        })
-                    })?;
-                    text.to_vec()
-                }
-                (ValueRef::Null, ValueRef::Blob(blob)) => {
-                    decode_zstd(blob, stored_len).map_err(bad)?
-                }
-                (json, zstd) => {
-                    return Err(bad(RowProblem::PayloadColumns {
-                        json: !matches!(json, ValueRef::Null),
-                        zstd: !matches!(zstd, ValueRef::Null),
-                    }));
-                }
-            };
+            })?;
             lines.push(text);
         }
         Ok(lines)
+    }
+
+    /// The query of one session's rows in `seq` order: `seq`, `event_json`, `event_zstd`,
+    /// `event_utf8_bytes`; the last two `NULL` when the table lacks them (§5).
+    pub(crate) fn events_select(&self) -> &'static str {
+        if self.zstd_columns {
+            "SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events \
+             WHERE session_id = ?1 ORDER BY seq"
+        } else {
+            "SELECT seq, event_json, NULL, NULL FROM transcript_events \
+             WHERE session_id = ?1 ORDER BY seq"
+        }
     }
 
     /// The session's leaf as `session_transcript_index_state` holds it, with whether that index
@@ -342,7 +289,19 @@ impl SqliteStore {
             .conn
             .unchecked_transaction()
             .map_err(self.query_err(what.clone()))?;
-        self.require_window(&tx, session_id)?;
+        let leaf = self.leaf_in(&tx, session_id)?;
+        tx.finish().map_err(self.query_err(what))?;
+        Ok(leaf)
+    }
+
+    /// [`Self::leaf`] inside the caller's read transaction `tx`.
+    pub(crate) fn leaf_in(
+        &self,
+        tx: &Connection,
+        session_id: &str,
+    ) -> Result<SqliteLeaf, SqliteError> {
+        let what = format!("leaf of session {session_id}");
+        self.require_window(tx, session_id)?;
         let index: Option<(Option<i64>, Option<String>, i64)> = tx
             .query_row(
                 "SELECT indexed_seq, leaf_event_id, needs_rebuild \
@@ -358,8 +317,7 @@ impl SqliteStore {
                 [session_id],
                 |r| r.get(0),
             )
-            .map_err(self.query_err(what.clone()))?;
-        tx.finish().map_err(self.query_err(what))?;
+            .map_err(self.query_err(what))?;
         Ok(match index {
             Some((indexed_seq, leaf_event_id, needs_rebuild)) => SqliteLeaf {
                 fresh: needs_rebuild == 0 && indexed_seq == max_seq,
@@ -391,7 +349,19 @@ impl SqliteStore {
             .conn
             .unchecked_transaction()
             .map_err(self.query_err(what.clone()))?;
-        self.require_window(&tx, session_id)?;
+        let ids = self.active_branch_in(&tx, session_id)?;
+        tx.finish().map_err(self.query_err(what))?;
+        Ok(ids)
+    }
+
+    /// [`Self::active_branch`] inside the caller's read transaction `tx`.
+    pub(crate) fn active_branch_in(
+        &self,
+        tx: &Connection,
+        session_id: &str,
+    ) -> Result<Vec<String>, SqliteError> {
+        let what = format!("active branch of session {session_id}");
+        self.require_window(tx, session_id)?;
         let mut stmt = tx
             .prepare(
                 "SELECT i.event_id FROM session_transcript_active_events a \
@@ -404,13 +374,15 @@ impl SqliteStore {
             .query_map([session_id], |r| r.get::<_, String>(0))
             .map_err(self.query_err(what.clone()))?
             .collect::<Result<Vec<_>, _>>()
-            .map_err(self.query_err(what.clone()))?;
-        drop(stmt);
-        tx.finish().map_err(self.query_err(what))?;
+            .map_err(self.query_err(what))?;
         Ok(ids)
     }
 
-    fn require_window(&self, tx: &Connection, session_id: &str) -> Result<(), SqliteError> {
+    pub(crate) fn require_window(
+        &self,
+        tx: &Connection,
+        session_id: &str,
+    ) -> Result<(), SqliteError> {
         let found: Option<i64> = tx
             .query_row(
                 "SELECT 1 FROM session_windows WHERE session_id = ?1",
@@ -426,6 +398,27 @@ impl SqliteStore {
                 session_id: session_id.to_owned(),
             }),
         }
+    }
+}
+
+/// One row's JSON text from its `event_json`, `event_zstd` and `event_utf8_bytes` (§2.4, §2.5).
+pub(crate) fn row_text(
+    json: ValueRef<'_>,
+    zstd: ValueRef<'_>,
+    stored_len: Option<i64>,
+) -> Result<Vec<u8>, RowProblem> {
+    match (json, zstd) {
+        (ValueRef::Text(text), ValueRef::Null) => {
+            std::str::from_utf8(text).map_err(|e| RowProblem::Utf8 {
+                valid_up_to: e.valid_up_to(),
+            })?;
+            Ok(text.to_vec())
+        }
+        (ValueRef::Null, ValueRef::Blob(blob)) => decode_zstd(blob, stored_len),
+        (json, zstd) => Err(RowProblem::PayloadColumns {
+            json: !matches!(json, ValueRef::Null),
+            zstd: !matches!(zstd, ValueRef::Null),
+        }),
     }
 }
 

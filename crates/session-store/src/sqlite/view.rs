@@ -24,8 +24,17 @@ impl SqliteStore {
     /// does not open; [`SqliteError::Staging`] when the in-memory store refuses the bytes.
     pub fn open_session(&self, session_id: &str) -> Result<ReadOnlyOpen, SqliteError> {
         let lines = self.lines(session_id)?;
+        self.open_lines(session_id, &lines)
+    }
+
+    /// [`Self::open_session`] over rows already read ([`Self::lines`]).
+    pub(crate) fn open_lines(
+        &self,
+        session_id: &str,
+        lines: &[Vec<u8>],
+    ) -> Result<ReadOnlyOpen, SqliteError> {
         let mut jsonl = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-        for line in &lines {
+        for line in lines {
             jsonl.extend_from_slice(line);
             jsonl.push(b'\n');
         }
