@@ -791,6 +791,14 @@ fn every_agent_database_of_a_state_dir_is_exported_into_its_own_agent_dir() {
     // A second agent: the same database under agents/ops/ (the directory names the agent).
     let ops_db = state.root().join("agents/ops/agent/openclaw-agent.sqlite");
     plant(&ops_db, &std::fs::read(state.db()).unwrap());
+    // Its schema_meta names its agent, as OpenClaw's own database of agent `ops` does.
+    rusqlite::Connection::open(&ops_db)
+        .unwrap()
+        .execute(
+            "UPDATE schema_meta SET agent_id = 'ops' WHERE meta_key = 'primary'",
+            [],
+        )
+        .unwrap();
     let dst = state.dst();
     let r = sessions(
         state.dir.path(),
