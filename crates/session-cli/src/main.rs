@@ -146,7 +146,8 @@ Sessions in Redis (--backend URL, before or after the subcommand):
                                      name the session. No TLS (rediss://). [default: files]
   --redis-prefix NAME                the key prefix [default: openclaw:sessions]
 `sessions migrate --from SRC --to DST` copies every session between a directory and a Redis
-store, either way, byte for byte (see `sessions migrate --help`).
+store, either way, byte for byte, and exports an OpenClaw 2026.8+ SQLite store (`--from
+sqlite:PATH`) as a JSONL-era store (see `sessions migrate --help`).
 
 Exit codes: 0 ok; 1 `check` found problems, or a write command (repair, unlock, archive,
 clear, cleanup, migrate) changed something (with --dry-run: would change something); 2 usage or I/O
@@ -248,8 +249,8 @@ enum Command {
     /// of deleting (--dry-run writes nothing).
     #[command(long_about = cleanup::LONG_ABOUT)]
     Cleanup(CleanupArgs),
-    /// Copy every session between a directory and a Redis store, byte for byte (--dry-run
-    /// writes nothing).
+    /// Copy every session between a directory and a Redis store, byte for byte, or export an
+    /// OpenClaw SQLite store as JSONL files (--dry-run writes nothing).
     #[command(long_about = migrate::LONG_ABOUT)]
     Migrate(MigrateArgs),
     /// Developer tool: run a conformance op-script in a temporary directory and print its
@@ -608,10 +609,17 @@ struct ClearArgs {
 
 #[derive(Debug, Args)]
 struct MigrateArgs {
-    /// Where the sessions are: a directory, or `redis://HOST:PORT/[DB][?prefix=NAME]`.
-    #[arg(long, value_name = "SRC")]
-    from: PathBuf,
-    /// Where they go: a redis:// URL when SRC is a directory, a directory when SRC is Redis.
+    /// Where the sessions are: a directory, `redis://HOST:PORT/[DB][?prefix=NAME]`, or
+    /// `sqlite:PATH` (an OpenClaw 2026.8+ agent database, or a state directory holding
+    /// agents/*/agent/openclaw-agent.sqlite).
+    #[arg(long, value_name = "SRC", required_unless_present = "from_root")]
+    from: Option<PathBuf>,
+    /// Export every agent database of this OpenClaw 2026.8+ state directory
+    /// (agents/*/agent/openclaw-agent.sqlite), as `--from sqlite:DIR`.
+    #[arg(long, value_name = "DIR", conflicts_with = "from")]
+    from_root: Option<PathBuf>,
+    /// Where they go: a redis:// URL when SRC is a directory, a directory when SRC is Redis,
+    /// a directory or a redis:// URL when SRC is SQLite.
     #[arg(long, value_name = "DST")]
     to: PathBuf,
     /// The key path in Redis that corresponds to the directory side [default: the directory's
@@ -950,6 +958,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Migrate(a) => migrate::run(
             &migrate::MigrateRequest {
                 from: a.from,
+                from_root: a.from_root,
                 to: a.to,
                 redis_root: a.redis_root,
                 redis_prefix: cli.redis_prefix,

@@ -18,6 +18,7 @@ mod honest_counts;
 mod honest_texts;
 mod hostile_names;
 mod link_swapped_during_repair;
+mod migrate_from_sqlite;
 mod multiple_tips;
 mod needs_migration;
 mod non_regular_files;
