@@ -851,6 +851,80 @@ fn migrate_row(
     }
 }
 
+/// Why a line of the file cannot be salvaged ([`salvage_lines`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum BadLine {
+    /// The line is not valid UTF-8; `offset` is the file offset of the first bad byte.
+    Utf8 {
+        /// File offset of the first invalid byte.
+        offset: usize,
+    },
+    /// The line is not JSON (its offset is within the trimmed line).
+    Json(JsonError),
+}
+
+/// One physical line, judged on its own ([`salvage_lines`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LineFate {
+    /// Blank or whitespace only.
+    Blank,
+    /// Parses as JSON: kept byte for byte by a salvage. `truthy` is false for `null`, `false`,
+    /// `0` and `""`, which doctor skips.
+    Parseable {
+        /// Whether the value is truthy (doctor makes a row of it).
+        truthy: bool,
+    },
+    /// Cannot be parsed; `torn` when it is the file's last line and has no `\n`.
+    Bad {
+        /// Why.
+        problem: BadLine,
+        /// A torn tail.
+        torn: bool,
+    },
+}
+
+/// Every physical line of `bytes` judged on its own, in file order: strict UTF-8 per line, a
+/// leading BOM ignored on the first, JavaScript `trim`, `JSON.parse`. Unlike doctor's reader
+/// nothing stops at a bad line, so the lines after it are found (openclaw-sqlite.md §4.7.4).
+pub fn salvage_lines(bytes: &[u8]) -> Vec<(LineSpan, LineFate)> {
+    line_spans(bytes)
+        .into_iter()
+        .map(|span| {
+            let mut raw = &bytes[span.offset..span.offset + span.len];
+            if span.offset == 0 {
+                raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
+            }
+            let skipped = span.len - raw.len();
+            let fate = match std::str::from_utf8(raw) {
+                Err(e) => LineFate::Bad {
+                    problem: BadLine::Utf8 {
+                        offset: span.offset + skipped + e.valid_up_to(),
+                    },
+                    torn: !span.terminated,
+                },
+                Ok(_) => {
+                    let text = trim_js_end(trim_js_start(raw));
+                    if text.is_empty() {
+                        LineFate::Blank
+                    } else {
+                        match parse_value(text) {
+                            Ok(v) => LineFate::Parseable {
+                                truthy: v.is_truthy(),
+                            },
+                            Err(e) => LineFate::Bad {
+                                problem: BadLine::Json(e),
+                                torn: !span.terminated,
+                            },
+                        }
+                    }
+                }
+            };
+            (span, fate)
+        })
+        .collect()
+}
+
 /// A re-serialisation that turned a source line into different text with the same meaning
 /// (§3), found by [`line_changes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -12,6 +12,7 @@
 //! is read-only and `query_only`.
 
 mod error;
+pub mod verify;
 mod view;
 
 pub use error::{RowProblem, SqliteError};

@@ -48,6 +48,7 @@ mod repair;
 mod repair_incremental;
 mod replay;
 mod sqlite_store;
+mod sqlite_verify;
 mod storage_conformance;
 mod storage_fenced_rewrite;
 mod storage_semantics;
