@@ -479,7 +479,7 @@ struct VerifyImportArgs {
     /// Print JSON instead of text (shape in `sessions verify-import --help`).
     #[arg(long)]
     json: bool,
-    /// Write OUT_DIR/<sessionId>.jsonl with every parseable line of each damaged session's
+    /// Write `OUT_DIR/<sessionId>.jsonl` with every parseable line of each damaged session's
     /// transcript (new files only, mode 0600; OUT_DIR must lie outside the state directory).
     #[arg(long, value_name = "OUT_DIR")]
     salvage: Option<PathBuf>,

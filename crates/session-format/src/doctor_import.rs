@@ -8,14 +8,14 @@
 //!    `JSON.parse`d, falsy values skipped. The first JSON error stops the read (the lines before
 //!    it are the readable prefix); invalid UTF-8 stops it at the start of the chunk holding the
 //!    bad byte: every line that had not ended before that chunk is lost (§4.6).
-//! 2. [`derive`]: the per-row normalisation and migration: the header made canonical (`id` =
+//! 2. [`derive()`]: the per-row normalisation and migration: the header made canonical (`id` =
 //!    the session id, `type`, `timestamp`/`cwd` defaulted to `""`, `sessionId` deleted),
 //!    assistant/toolResult string content wrapped into a text part, a toolResult object content
 //!    wrapped into an array, then for recognised rows the v1→v2 migration (ids
 //!    `<prefix>-<base36 row index>`, a linear `parentId` chain, `firstKeptEntryIndex` →
 //!    `firstKeptEntryId`) and v2→v3 (`hookMessage` → `custom` with `customType: "hook"`, header
 //!    `version: 3`); each row is then `JSON.stringify`d.
-//! 3. The stage's repair pass and the database write, also in [`derive`]: the legacy codex
+//! 3. The stage's repair pass and the database write, also in [`derive()`]: the legacy codex
 //!    provider/api rename, an exact repeat of an earlier row with the same id dropped, a row
 //!    whose text equals an earlier row's dropped (the write deduplicates by text), and a row
 //!    whose id an earlier stored row already has refused (the identity table's primary key).

@@ -473,9 +473,31 @@ fn imports_damaged_by_invalid_utf8_and_a_repeated_id_report_exactly_their_lost_l
         assistant("a1", "u1", "first", 2),
         assistant("a1", "u1", "second", 2),
     ]);
+    // Invalid UTF-8 after 64 KiB: 40 rows of about 1.9 KiB, then the bad byte, then one more.
+    let c = "bbbbbbbb-0000-4000-8000-000000000003";
+    let filler = "All work and no play makes Jack a dull boy. ".repeat(41);
+    let mut rows = vec![header(c)];
+    for i in 0..40usize {
+        rows.push(if i % 2 == 1 {
+            assistant(&format!("a{i}"), &format!("u{}", i - 1), &filler, 2)
+        } else {
+            let p = (i > 0).then(|| format!("a{}", i - 1));
+            user(&format!("u{i}"), p.as_deref(), &filler, 1)
+        });
+    }
+    let mut late = file(&rows);
+    let bad_at = late.len();
+    late.extend_from_slice(b"\xff\n");
+    late.extend_from_slice(&file(&[user("u99", Some("a39"), "after bad byte", 1)]));
+    assert!(bad_at > 65_536);
+    let first_cut_line = 1 + late[..65_536].iter().filter(|b| **b == b'\n').count();
     legacy_store(
         &state,
-        &[("agent:main:utf8", a, bad), ("agent:main:dup", b, dup)],
+        &[
+            ("agent:main:utf8", a, bad),
+            ("agent:main:dup", b, dup),
+            ("agent:main:late", c, late),
+        ],
     );
     let (rc, _) = import(&cli, &state);
     assert_eq!(rc, 1, "the same-id conflict is a blocking issue");
@@ -529,7 +551,32 @@ fn imports_damaged_by_invalid_utf8_and_a_repeated_id_report_exactly_their_lost_l
         })
         .collect();
     assert_eq!(lost, [(4, "a1", "id-conflict")]);
-    assert_eq!(v["totals"]["lostLines"], 4);
+    // After 64 KiB: the lines not ended before the refused chunk are lost, up to the bad byte
+    // and after it; the rest landed (the lines are compared row by row).
+    let late = get(c, "legacy");
+    let lost: Vec<u64> = late["lost"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["line"].as_u64().unwrap())
+        .collect();
+    let want: Vec<u64> = (first_cut_line as u64..=41).chain([43]).collect();
+    assert_eq!(lost, want);
+    assert!(
+        late["lost"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["reason"] == "after-invalid-utf8")
+    );
+    assert_eq!(
+        late["storedRows"].as_u64().unwrap(),
+        first_cut_line as u64 - 1
+    );
+    assert_eq!(late["expectedRows"], late["storedRows"]);
+    assert_eq!(late["stop"]["chunkOffset"], 65_536);
+    assert_eq!(late["unparseable"][0]["line"], 42);
+    assert_eq!(v["totals"]["lostLines"], 4 + want.len());
 }
 
 #[test]
@@ -570,4 +617,39 @@ fn a_salvaged_file_is_accepted_by_the_real_import() {
     let v = json_of(&check);
     assert_eq!(v["sessions"][0]["storedRows"], lines);
     assert_eq!(v["sessions"][0]["verdict"], "clean");
+}
+
+#[test]
+fn a_legacy_transcript_the_database_never_got_is_a_missing_session() {
+    let Some((_dir, state, db, fixture)) =
+        fixture_state("a_legacy_transcript_the_database_never_got_is_a_missing_session")
+    else {
+        return;
+    };
+    let before = sha(&db);
+    let id = "99999999-9999-4999-8999-999999999999";
+    let src = std::fs::read(fixture.join("source/compaction.jsonl")).unwrap();
+    let text = String::from_utf8(src)
+        .unwrap()
+        .replace("22222222-2222-4222-8222-222222222222", id);
+    plant(
+        &state.join(format!("agents/main/sessions/{id}.jsonl")),
+        text.as_bytes(),
+    );
+    let run = verify(&[os("--root"), state.as_os_str(), os("--json")]);
+    assert_eq!(run.code, 1);
+    assert_eq!(sha(&db), before);
+    let v = json_of(&run);
+    let missing: Vec<&Value> = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["verdict"] == "session-missing")
+        .collect();
+    assert_eq!(missing.len(), 1);
+    assert_eq!(missing[0]["sessionId"], id);
+    assert_eq!(missing[0]["kind"], "legacy");
+    assert_eq!(missing[0]["expectedRows"], 8);
+    assert_eq!(missing[0]["storedRows"], 0);
+    assert_eq!(v["totals"]["sessionMissing"], 1);
 }
