@@ -368,6 +368,27 @@ fn read_manifests(state: &Path, report: &mut VerifyReport) -> Vec<ManifestMove> 
     out
 }
 
+/// `(key, sessionId, file name)` of each row of a legacy `sessions.json` (the file name is the
+/// base name of `sessionFile`, else `<sessionId>.jsonl`); empty when there is none or it does
+/// not parse.
+fn legacy_index(path: &Path) -> Vec<(String, String, String)> {
+    let Ok(bytes) = crate::io::read_file(path) else {
+        return Vec::new();
+    };
+    let Ok(JsValue::Object(rows)) = parse_value(&bytes) else {
+        return Vec::new();
+    };
+    rows.iter()
+        .filter_map(|(key, entry)| {
+            let id = get_str(entry, "sessionId")?;
+            let file = get_str(entry, "sessionFile")
+                .map(|f| file_name(&f).to_owned())
+                .unwrap_or_else(|| format!("{id}.jsonl"));
+            Some((key.to_str_lossy().into_owned(), id, file))
+        })
+        .collect()
+}
+
 fn file_name(p: &str) -> &str {
     p.rsplit(['/', '\\']).next().unwrap_or(p)
 }
@@ -539,10 +560,16 @@ pub fn verify_state(state: &Path) -> Result<VerifyReport, VerifyError> {
                 }),
             }
         }
+        // A sessions.json left beside them (doctor keeps it when validation failed) names each
+        // file's key and session id.
+        let index = legacy_index(&sessions_dir.join("sessions.json"));
         for path in list_files(&sessions_dir, |n| n.ends_with(".jsonl"))? {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
             let stem = name.strip_suffix(".jsonl").unwrap_or(name);
-            let sid = stem.rsplit('_').next().unwrap_or(stem).to_owned();
+            let indexed = index.iter().find(|(_, _, file)| file == name);
+            let sid = indexed
+                .map(|(_, id, _)| id.clone())
+                .unwrap_or_else(|| stem.rsplit('_').next().unwrap_or(stem).to_owned());
             let abs = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
             let m = moves.iter().find(|m| {
                 m.source_path.as_deref().map(file_name) == Some(name)
@@ -552,7 +579,9 @@ pub fn verify_state(state: &Path) -> Result<VerifyReport, VerifyError> {
                 agent_id: agent.clone(),
                 kind: SourceKind::Legacy,
                 session_id: sid,
-                session_key: m.and_then(|m| m.session_key.clone()),
+                session_key: m
+                    .and_then(|m| m.session_key.clone())
+                    .or_else(|| indexed.map(|(key, _, _)| key.clone())),
                 classification: m.and_then(|m| m.classification.clone()),
                 id_source: abs,
                 path,
