@@ -749,13 +749,19 @@ pub fn derive(read: &ReadResult, session_id: &str, id_prefix: &str) -> Derivatio
         navigable.push(repeat_candidate);
     }
     // The stage's repair: an exact repeat of the last navigable row with the same id goes.
+    // Every object row with a string id but a session row registers its id (the stage's tree);
+    // only entries and leaf controls are dropped as repeats.
     let mut last_by_id: HashMap<String, usize> = HashMap::new();
     for i in 0..rows.len() {
-        if !navigable[i] {
+        if rows[i].entry_type.as_deref() == Some("session")
+            || rows[i].id.is_none()
+            || !rows[i].text.starts_with('{')
+        {
             continue;
         }
         let id = rows[i].id.clone().unwrap_or_default();
-        if let Some(&prev) = last_by_id.get(&id)
+        if navigable[i]
+            && let Some(&prev) = last_by_id.get(&id)
             && rows[prev].text == rows[i].text
         {
             rows[i].dropped = Some(Dropped::RepeatedRow {

@@ -537,7 +537,10 @@ fn imports_damaged_by_invalid_utf8_and_a_repeated_id_report_exactly_their_lost_l
     assert_eq!(utf8["unparseable"][0]["problem"], "utf8");
     // Same id, other text: left in sessions/; the second a1 (line 4) is lost.
     let dup = get(b, "legacy");
-    assert_eq!(dup["sessionKey"], "agent:main:dup", "from the sessions.json doctor left");
+    assert_eq!(
+        dup["sessionKey"], "agent:main:dup",
+        "from the sessions.json doctor left"
+    );
     assert_eq!(dup["storedRows"], 3);
     let lost: Vec<(u64, &str, &str)> = dup["lost"]
         .as_array()
