@@ -77,6 +77,7 @@ mod store_ops;
 mod text;
 mod tree;
 mod unlock;
+mod verify_import;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -253,6 +254,10 @@ enum Command {
     /// OpenClaw SQLite store as JSONL files (--dry-run writes nothing).
     #[command(long_about = migrate::LONG_ABOUT)]
     Migrate(MigrateArgs),
+    /// Verify OpenClaw's import of the legacy JSONL store into SQLite against its archives,
+    /// and salvage what it lost (--salvage OUT_DIR; never writes into the state directory).
+    #[command(name = "verify-import", long_about = verify_import::LONG_ABOUT)]
+    VerifyImport(VerifyImportArgs),
     /// Developer tool: run a conformance op-script in a temporary directory and print its
     /// normalized output.
     #[command(long_about = replay::LONG_ABOUT, hide = true)]
@@ -467,6 +472,23 @@ struct UnlockArgs {
     json: bool,
 }
 
+#[derive(Debug, Args)]
+struct VerifyImportArgs {
+    /// The OpenClaw state directory [default: $OPENCLAW_STATE_DIR, else ~/.openclaw].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Print JSON instead of text (shape in `sessions verify-import --help`).
+    #[arg(long)]
+    json: bool,
+    /// Write `OUT_DIR/<sessionId>.jsonl` with every parseable line of each damaged session's
+    /// transcript (new files only, mode 0600; OUT_DIR must lie outside the state directory).
+    #[arg(long, value_name = "OUT_DIR")]
+    salvage: Option<PathBuf>,
+    /// With --salvage: list the files that would be written and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
 #[derive(Debug, Subcommand)]
 enum KeysCommand {
     /// Parse and classify a session key (`agent:<agentId>:<rest>`).
@@ -659,6 +681,7 @@ impl Command {
             Command::Clear(_) => "clear",
             Command::Cleanup(_) => "cleanup",
             Command::Migrate(_) => "migrate",
+            Command::VerifyImport(_) => "verify-import",
             Command::Replay(_) => "replay",
         }
     }
@@ -779,6 +802,7 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
         | Command::Unlock(_)
         | Command::Keys(_)
         | Command::Migrate(_)
+        | Command::VerifyImport(_)
         | Command::Replay(_) => Ok(()),
     }
 }
@@ -964,6 +988,15 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 redis_prefix: cli.redis_prefix,
                 dry_run: a.dry_run,
                 json: a.json,
+            },
+            &mut out,
+        )?,
+        Command::VerifyImport(a) => verify_import::run(
+            &verify_import::VerifyRequest {
+                root: address::state_root(a.root.as_deref()),
+                json: a.json,
+                salvage: a.salvage,
+                dry_run: a.dry_run,
             },
             &mut out,
         )?,

@@ -37,5 +37,6 @@ mod running_gateway;
 mod same_session_id;
 mod sidecars_not_sessions;
 mod unlock_addressing;
+mod verify_import;
 mod write_command_reports;
 mod write_commands;
