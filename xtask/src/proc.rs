@@ -39,8 +39,22 @@ impl Finished {
 /// # Errors
 /// The process cannot be spawned or waited for.
 pub fn run_measured(cmd: &mut Command, timeout: Duration) -> Result<Finished> {
+    run_measured_with_stdout(cmd, timeout, Stdio::piped())
+}
+
+/// [`run_measured`] with the child's standard output sent to `stdout` (a file, say, so that a
+/// large output is not held by this process, whose peak RSS a later child would inherit); the
+/// returned `stdout` is empty unless `stdout` is [`Stdio::piped`].
+///
+/// # Errors
+/// The process cannot be spawned or waited for.
+pub fn run_measured_with_stdout(
+    cmd: &mut Command,
+    timeout: Duration,
+    stdout: Stdio,
+) -> Result<Finished> {
     cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(stdout)
         .stderr(Stdio::piped());
     let start = Instant::now();
     let mut child = cmd.spawn().with_context(|| format!("spawning {cmd:?}"))?;
@@ -161,6 +175,23 @@ mod tests {
         .unwrap();
         assert_eq!(big.stdout.trim(), "67108864");
         assert!(big.max_rss_kib >= 64 * 1024, "{}", big.max_rss_kib);
+    }
+
+    #[test]
+    fn stdout_can_go_to_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.txt");
+        session_store::io::write_raw(&out, b"").unwrap();
+        let file = session_store::io::open_append_nofollow(&out, false).unwrap();
+        let f = run_measured_with_stdout(
+            Command::new("sh").args(["-c", "echo to-file; echo err >&2"]),
+            Duration::from_secs(30),
+            Stdio::from(file),
+        )
+        .unwrap();
+        assert_eq!(f.stdout, "");
+        assert_eq!(f.stderr, "err\n");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "to-file\n");
     }
 
     #[test]

@@ -82,6 +82,7 @@ mod store_ops;
 mod text;
 mod tree;
 mod unlock;
+mod verify_import;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -152,7 +153,8 @@ Sessions in Redis (--backend URL, before or after the subcommand):
                                      name the session. No TLS (rediss://). [default: files]
   --redis-prefix NAME                the key prefix [default: openclaw:sessions]
 `sessions migrate --from SRC --to DST` copies every session between a directory and a Redis
-store, either way, byte for byte (see `sessions migrate --help`).
+store, either way, byte for byte, and exports an OpenClaw 2026.8+ SQLite store (`--from
+sqlite:PATH`) as a JSONL-era store (see `sessions migrate --help`).
 
 OpenClaw 2026.8+ installs (SQLite, read-only):
   --root DIR                         when DIR (or $OPENCLAW_STATE_DIR, else ~/.openclaw) holds
@@ -272,10 +274,14 @@ enum Command {
     /// of deleting (--dry-run writes nothing).
     #[command(long_about = cleanup::LONG_ABOUT)]
     Cleanup(CleanupArgs),
-    /// Copy every session between a directory and a Redis store, byte for byte (--dry-run
-    /// writes nothing).
+    /// Copy every session between a directory and a Redis store, byte for byte, or export an
+    /// OpenClaw SQLite store as JSONL files (--dry-run writes nothing).
     #[command(long_about = migrate::LONG_ABOUT)]
     Migrate(MigrateArgs),
+    /// Verify OpenClaw's import of the legacy JSONL store into SQLite against its archives,
+    /// and salvage what it lost (--salvage OUT_DIR; never writes into the state directory).
+    #[command(name = "verify-import", long_about = verify_import::LONG_ABOUT)]
+    VerifyImport(VerifyImportArgs),
     /// Developer tool: run a conformance op-script in a temporary directory and print its
     /// normalized output.
     #[command(long_about = replay::LONG_ABOUT, hide = true)]
@@ -490,6 +496,23 @@ struct UnlockArgs {
     json: bool,
 }
 
+#[derive(Debug, Args)]
+struct VerifyImportArgs {
+    /// The OpenClaw state directory [default: $OPENCLAW_STATE_DIR, else ~/.openclaw].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Print JSON instead of text (shape in `sessions verify-import --help`).
+    #[arg(long)]
+    json: bool,
+    /// Write `OUT_DIR/<sessionId>.jsonl` with every parseable line of each damaged session's
+    /// transcript (new files only, mode 0600; OUT_DIR must lie outside the state directory).
+    #[arg(long, value_name = "OUT_DIR")]
+    salvage: Option<PathBuf>,
+    /// With --salvage: list the files that would be written and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
 #[derive(Debug, Subcommand)]
 enum KeysCommand {
     /// Parse and classify a session key (`agent:<agentId>:<rest>`).
@@ -632,10 +655,17 @@ struct ClearArgs {
 
 #[derive(Debug, Args)]
 struct MigrateArgs {
-    /// Where the sessions are: a directory, or `redis://HOST:PORT/[DB][?prefix=NAME]`.
-    #[arg(long, value_name = "SRC")]
-    from: PathBuf,
-    /// Where they go: a redis:// URL when SRC is a directory, a directory when SRC is Redis.
+    /// Where the sessions are: a directory, `redis://HOST:PORT/[DB][?prefix=NAME]`, or
+    /// `sqlite:PATH` (an OpenClaw 2026.8+ agent database, or a state directory holding
+    /// agents/*/agent/openclaw-agent.sqlite).
+    #[arg(long, value_name = "SRC", required_unless_present = "from_root")]
+    from: Option<PathBuf>,
+    /// Export every agent database of this OpenClaw 2026.8+ state directory
+    /// (agents/*/agent/openclaw-agent.sqlite), as `--from sqlite:DIR`.
+    #[arg(long, value_name = "DIR", conflicts_with = "from")]
+    from_root: Option<PathBuf>,
+    /// Where they go: a redis:// URL when SRC is a directory, a directory when SRC is Redis,
+    /// a directory or a redis:// URL when SRC is SQLite.
     #[arg(long, value_name = "DST")]
     to: PathBuf,
     /// The key path in Redis that corresponds to the directory side [default: the directory's
@@ -675,6 +705,7 @@ impl Command {
             Command::Clear(_) => "clear",
             Command::Cleanup(_) => "cleanup",
             Command::Migrate(_) => "migrate",
+            Command::VerifyImport(_) => "verify-import",
             Command::Replay(_) => "replay",
         }
     }
@@ -969,6 +1000,7 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
         | Command::Unlock(_)
         | Command::Keys(_)
         | Command::Migrate(_)
+        | Command::VerifyImport(_)
         | Command::Replay(_) => Ok(()),
     }
 }
@@ -1148,11 +1180,21 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Migrate(a) => migrate::run(
             &migrate::MigrateRequest {
                 from: a.from,
+                from_root: a.from_root,
                 to: a.to,
                 redis_root: a.redis_root,
                 redis_prefix: cli.redis_prefix,
                 dry_run: a.dry_run,
                 json: a.json,
+            },
+            &mut out,
+        )?,
+        Command::VerifyImport(a) => verify_import::run(
+            &verify_import::VerifyRequest {
+                root: address::state_root(a.root.as_deref()),
+                json: a.json,
+                salvage: a.salvage,
+                dry_run: a.dry_run,
             },
             &mut out,
         )?,

@@ -1,7 +1,11 @@
 //! `sessions migrate --from SRC --to DST`: copies every session between a directory of JSONL
 //! files and a Redis store, in either direction, byte for byte, through
 //! [`session_store::Storage`] on both sides ([`FileStorage`]: `session_store::io`,
-//! new files 0600; [`RedisStorage`]: create-if-absent scripts).
+//! new files 0600; [`RedisStorage`]: create-if-absent scripts); or exports an OpenClaw
+//! 2026.8+ SQLite store (`--from sqlite:PATH`, `--from-root DIR`; read-only through
+//! [`SqliteStorage`]) as a JSONL-era store: `<sessionId>.jsonl` per current generation,
+//! `<sessionId>.jsonl.reset.<ts>` per earlier one, `sessions.json` from `session_nodes`
+//! (`openclaw-sqlite.md` §2.2, §2.3, §2.13; `openclaw-store.md` R1.6, R1.12, R1.13).
 //!
 //! A copy keeps the source's last change: a file copied to Redis gets the file's modification
 //! time as its change stamp and last activity, a Redis session copied to a file gets its last
@@ -23,6 +27,7 @@ use anyhow::bail;
 use serde_json::{Value, json};
 use session_store::SessionFileSnapshot;
 use session_store::redis_store::{Fence, RedisStorage, RedisStoreError, RedisVersion};
+use session_store::sqlite::{SqliteSession, SqliteStorage};
 use session_store::{FileStorage, Storage};
 
 use crate::address;
@@ -33,9 +38,36 @@ use crate::output::Output;
 use crate::{fsx, text};
 
 pub(crate) const LONG_ABOUT: &str = "\
-Copy every session between a directory of JSONL files and a Redis store, in either direction:
+Copy every session between a directory of JSONL files and a Redis store, in either direction,
+or export an OpenClaw 2026.8+ SQLite store as a JSONL-era store (files or Redis):
   sessions migrate --from DIR --to redis://HOST:PORT/[DB][?prefix=NAME]
   sessions migrate --from redis://HOST:PORT/ --to DIR [--redis-root PATH]
+  sessions migrate --from sqlite:PATH --to DIR|redis://HOST:PORT/
+  sessions migrate --from-root STATE_DIR --to DIR|redis://HOST:PORT/
+
+From SQLite: PATH is one agent database (agents/<ID>/agent/openclaw-agent.sqlite) or a state
+directory, whose every agents/*/agent/openclaw-agent.sqlite is exported (as --from-root; a
+plain --from STATE_DIR holding such databases, with --to a directory, does the same). The
+databases are opened read-only and their bytes never change. Per agent, below --to:
+  agents/<ID>/sessions/<sessionId>.jsonl   each key's current transcript generation: its rows
+                                           in seq order, one line each (zstd rows decoded)
+  agents/<ID>/sessions/<sessionId>.jsonl.reset.<ts>
+                                           each earlier generation of a key, as a reset archive
+                                           (ts: when the next generation began, e.g.
+                                           2026-07-01T10-01-00.000Z), which OpenClaw 2026.6.11's
+                                           maintenance counts as an archive, not an orphan
+  agents/<ID>/sessions/sessions.json       one entry per session_nodes row, in row order: the
+                                           stored SessionEntry (entry_json) unchanged, written
+                                           as OpenClaw writes sessions.json; it has no
+                                           sessionFile, so OpenClaw 2026.6.11 and `sessions`
+                                           read <sessionId>.jsonl beside it (the store can be
+                                           moved); written after the agent's transcripts, and
+                                           not at all when one of them failed
+A transcript's modification time is its generation's last change, sessions.json's the newest
+entry's updatedAt. To Redis: the current transcripts as sessions (keys under --redis-root,
+default the state directory); earlier generations and sessions.json are not sessions and are
+listed as left alone (export to a directory to keep them). A session id that cannot be a file
+name is left alone.
 
 Which sessions: from a directory, every regular file named *.jsonl in it and in all its
 sub-directories (an OpenClaw state directory: agents/<ID>/sessions/, archive/ included; symlinks
@@ -68,8 +100,9 @@ stop the writers, then run again. New files get mode 0600 (directories are creat
 nothing is written with --dry-run, which reads both sides and prints the plan. A progress bar
 is shown on stderr when it is a terminal.
 
-Output: one line per session (copied, would copy, identical, exists, not copied, failed, left
-alone) and a summary line.
+Output: one line per session or file (copied, would copy, identical, exists, not copied,
+failed, left alone; from SQLite with its key, or the number of keys of sessions.json) and a
+summary line.
 
 JSON output (--json):
   {\"from\": side, \"to\": side, \"dryRun\", \"refused\",
@@ -81,7 +114,10 @@ JSON output (--json):
    \"counts\": {\"copied\", \"wouldCopy\", \"identical\", \"exists\", \"failed\", \"leftAlone\"},
    \"bytesCopied\"}
 where side is {\"backend\": \"files\", \"dir\"} or {\"backend\": \"redis\", \"url\", \"prefix\",
-\"root\"} (a password in the URL shown as ***).
+\"root\"} (a password in the URL shown as ***), or for a SQLite source {\"backend\": \"sqlite\",
+\"root\", \"databases\": [{\"agent\", \"path\"}]}; from SQLite each item's \"source\" is its
+database and it adds \"kind\": \"transcript\"|\"earlierGeneration\"|\"storeIndex\",
+\"sessionKey\" and \"sessionId\" (null for sessions.json).
 
 Exit codes: 0 nothing to copy (everything already there); 1 sessions were copied (with
 --dry-run: would be); 2 usage or I/O error, a destination that exists with other bytes (nothing
@@ -90,7 +126,10 @@ written), or a failed copy.";
 /// The arguments of `migrate`.
 #[derive(Debug, Clone)]
 pub(crate) struct MigrateRequest {
-    pub(crate) from: PathBuf,
+    /// `--from`: a directory, a redis:// URL or `sqlite:PATH` (`None` with `--from-root`).
+    pub(crate) from: Option<PathBuf>,
+    /// `--from-root DIR`: an OpenClaw state directory whose agent databases are exported.
+    pub(crate) from_root: Option<PathBuf>,
     pub(crate) to: PathBuf,
     pub(crate) redis_root: Option<PathBuf>,
     pub(crate) redis_prefix: Option<String>,
@@ -106,6 +145,19 @@ enum Store {
         spec: RedisSpec,
         redis: RedisStorage,
     },
+    /// OpenClaw 2026.8+ agent databases (a source only), read-only through [`SqliteStorage`].
+    Sqlite {
+        dbs: Vec<AgentDb>,
+    },
+}
+
+/// One agent database of a SQLite source.
+#[derive(Debug)]
+struct AgentDb {
+    /// The agent id: `<agentId>` of `<state>/agents/<agentId>/agent/openclaw-agent.sqlite`,
+    /// else the database's `schema_meta.agent_id`, else `main`.
+    agent: String,
+    storage: Arc<SqliteStorage>,
 }
 
 #[derive(Debug)]
@@ -123,6 +175,24 @@ impl Side {
             Store::Redis { spec, .. } => {
                 format!("{}, keys under {}", spec.describe(), text::path(&self.root))
             }
+            Store::Sqlite { dbs } => {
+                let names: Vec<String> = dbs
+                    .iter()
+                    .map(|d| {
+                        text::path(
+                            d.storage
+                                .db_path()
+                                .strip_prefix(&self.root)
+                                .unwrap_or(d.storage.db_path()),
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{} (OpenClaw SQLite: {})",
+                    text::path(&self.root),
+                    names.join(", ")
+                )
+            }
         }
     }
 
@@ -136,7 +206,22 @@ impl Side {
                 "prefix": spec.prefix,
                 "root": root,
             }),
+            Store::Sqlite { dbs } => json!({
+                "backend": "sqlite",
+                "root": root,
+                "databases": dbs
+                    .iter()
+                    .map(|d| json!({
+                        "agent": d.agent,
+                        "path": d.storage.db_path().to_string_lossy(),
+                    }))
+                    .collect::<Vec<_>>(),
+            }),
         }
+    }
+
+    fn is_sqlite(&self) -> bool {
+        matches!(self.store, Store::Sqlite { .. })
     }
 }
 
@@ -162,10 +247,140 @@ enum Fate {
 #[derive(Debug)]
 struct Item {
     rel: PathBuf,
+    /// Where the source is read: a file, a Redis key path, or a SQLite session's virtual
+    /// path ([`SqliteStorage::session_path`]).
     from: PathBuf,
+    /// The source as reported: `from`, or the database file for a SQLite source.
+    shown: PathBuf,
     to: PathBuf,
     bytes: u64,
     fate: Fate,
+    src: Source,
+    kind: Kind,
+}
+
+/// Where an item's bytes come from.
+#[derive(Debug, Clone)]
+enum Source {
+    /// The session at the item's `from` in this storage.
+    Session(Arc<dyn Storage>),
+    /// The `sessions.json` built from this database's `session_nodes`
+    /// ([`SqliteStorage::store_index_json`]), with the time the copy gets (the newest
+    /// `session_nodes.updated_at`, the last row mutation; `None`: the time of the copy).
+    StoreIndex {
+        db: Arc<SqliteStorage>,
+        changed: Option<SystemTime>,
+    },
+}
+
+/// What an item is (the `kind` of the JSON output when the source is SQLite).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    /// A session file or Redis session (files ⇄ Redis).
+    Session,
+    /// A key's current transcript generation, `<sessionId>.jsonl`.
+    Transcript { key: String, session_id: String },
+    /// An earlier generation of a key, `<sessionId>.jsonl.reset.<ts>`.
+    Earlier { key: String, session_id: String },
+    /// An agent's `sessions.json`.
+    StoreIndex { agent: String, keys: usize },
+}
+
+impl Kind {
+    fn name(&self) -> &'static str {
+        match self {
+            Kind::Session => "session",
+            Kind::Transcript { .. } => "transcript",
+            Kind::Earlier { .. } => "earlierGeneration",
+            Kind::StoreIndex { .. } => "storeIndex",
+        }
+    }
+
+    fn key(&self) -> Option<&str> {
+        match self {
+            Kind::Transcript { key, .. } | Kind::Earlier { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Kind::Transcript { session_id, .. } | Kind::Earlier { session_id, .. } => {
+                Some(session_id)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What [`Source::read_stable`] saw, to tell whether the source changed since.
+enum Seen {
+    Snapshot(SessionFileSnapshot),
+    Bytes,
+}
+
+impl Source {
+    /// The source's size in bytes, `None` when it vanished.
+    fn size(&self, from: &Path) -> Result<Option<u64>, String> {
+        match self {
+            Source::Session(storage) => storage
+                .stat(from)
+                .map(|s| s.map(|s| s.size))
+                .map_err(|e| format!("cannot read the source: {}", io_text(&e))),
+            Source::StoreIndex { .. } => self.read(from).map(|b| Some(b.len() as u64)),
+        }
+    }
+
+    fn read(&self, from: &Path) -> Result<Vec<u8>, String> {
+        match self {
+            Source::Session(storage) => storage
+                .read_all(from)
+                .map_err(|e| format!("cannot read the source: {}", io_text(&e))),
+            Source::StoreIndex { db, .. } => db
+                .store_index_json()
+                .map_err(|e| format!("cannot build sessions.json: {}", text::safe(&e.to_string()))),
+        }
+    }
+
+    /// The bytes, the time the copy gets, and what was seen: a session is stat-read-stat (a
+    /// change in between refuses it), the store index is built once.
+    fn read_stable(&self, from: &Path) -> Result<(Vec<u8>, Option<SystemTime>, Seen), String> {
+        match self {
+            Source::Session(storage) => {
+                let stat = || -> Result<Option<SessionFileSnapshot>, String> {
+                    storage
+                        .stat(from)
+                        .map_err(|e| format!("cannot read the source: {}", io_text(&e)))
+                };
+                let before = stat()?.ok_or("the source session vanished before it was read")?;
+                let bytes = self.read(from)?;
+                if stat()? != Some(before) {
+                    return Err(
+                        "the source changed while it was read (a writer is active?); not copied: \
+                         stop the writers and run again"
+                            .to_owned(),
+                    );
+                }
+                Ok((
+                    bytes,
+                    Some(system_time(before.mtime_ns)),
+                    Seen::Snapshot(before),
+                ))
+            }
+            Source::StoreIndex { changed, .. } => Ok((self.read(from)?, *changed, Seen::Bytes)),
+        }
+    }
+
+    /// Whether the source still is as `seen` (and, for the store index, builds `bytes` again).
+    fn unchanged(&self, from: &Path, seen: &Seen, bytes: &[u8]) -> Result<bool, String> {
+        match (self, seen) {
+            (Source::Session(storage), Seen::Snapshot(before)) => storage
+                .stat(from)
+                .map(|now| now.as_ref() == Some(before))
+                .map_err(|e| format!("cannot read the source again: {}", io_text(&e))),
+            _ => Ok(self.read(from)? == bytes),
+        }
+    }
 }
 
 /// A path that is not migrated, and why.
@@ -180,20 +395,187 @@ fn local_dir(p: &Path) -> PathBuf {
     session_store::paths::resolve(&address::expand_tilde(p))
 }
 
-/// Parses both sides: exactly one is a Redis URL.
+/// The database file name of an agent (`openclaw-sqlite.md` §1.1).
+const AGENT_DB_NAME: &str = "openclaw-agent.sqlite";
+
+/// The agent databases of a state directory, `agents/*/agent/openclaw-agent.sqlite` (regular
+/// files, sorted by agent id).
+fn agent_dbs(state: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(state.join("agents")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("agent").join(AGENT_DB_NAME))
+        .filter(|p| matches!(fsx::probe(p), fsx::Found::Regular))
+        .collect();
+    found.sort();
+    found
+}
+
+/// The SQLite source a request names, if any: `--from-root DIR`, `--from sqlite:PATH` (a
+/// database file or a state directory), or a plain `--from DIR` holding agent databases when
+/// `--to` is a directory too (files ⇄ files has no other meaning). The root the exported
+/// files are placed under (relative `agents/<agentId>/sessions/…`) and the databases.
+fn sqlite_source(
+    req: &MigrateRequest,
+    to_redis: bool,
+) -> anyhow::Result<Option<(PathBuf, Vec<PathBuf>)>> {
+    let (path, explicit) = match (&req.from_root, &req.from) {
+        (Some(root), _) => (root.clone(), true),
+        (None, Some(from)) => match from.to_str().and_then(|s| s.strip_prefix("sqlite:")) {
+            Some("") => bail!(UsageError::new(
+                "--from sqlite: needs a path: sqlite:PATH (an openclaw-agent.sqlite file or a \
+                 state directory holding agents/*/agent/openclaw-agent.sqlite)"
+            )),
+            Some(rest) => (PathBuf::from(rest), true),
+            None if !to_redis && !from.to_str().is_some_and(backend::is_redis_url) => {
+                (from.clone(), false)
+            }
+            None => return Ok(None),
+        },
+        (None, None) => bail!(UsageError::new("give --from SRC or --from-root DIR")),
+    };
+    let path = local_dir(&path);
+    match fsx::probe(&path) {
+        fsx::Found::Regular if explicit => {
+            let root = match path.parent().and_then(Path::parent).and_then(Path::parent) {
+                Some(agents) if SqliteStorage::default_sessions_dir(&path) != path => {
+                    agents.parent().unwrap_or(agents).to_path_buf()
+                }
+                _ => path.parent().unwrap_or(&path).to_path_buf(),
+            };
+            Ok(Some((root, vec![path])))
+        }
+        fsx::Found::Other("directory") => {
+            let dbs = agent_dbs(&path);
+            if dbs.is_empty() {
+                if explicit {
+                    bail!(UsageError::new(format!(
+                        "{}: no OpenClaw SQLite store (agents/*/agent/{AGENT_DB_NAME}) in it",
+                        text::path(&path)
+                    )));
+                }
+                return Ok(None);
+            }
+            Ok(Some((path, dbs)))
+        }
+        _ if explicit => bail!(UsageError::new(format!(
+            "{}: no such database file or state directory",
+            text::path(&path)
+        ))),
+        _ => Ok(None),
+    }
+}
+
+/// Opens the databases of a SQLite source (read-only) and names their agents.
+fn open_dbs(dbs: &[PathBuf]) -> anyhow::Result<Vec<AgentDb>> {
+    let mut out = Vec::with_capacity(dbs.len());
+    for db in dbs {
+        let storage = SqliteStorage::open(db).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let standard = SqliteStorage::default_sessions_dir(storage.db_path());
+        let agent = if standard != storage.db_path() {
+            standard
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+        } else {
+            None
+        }
+        .or_else(|| storage.store().agent_id().map(str::to_owned))
+        .unwrap_or_else(|| "main".to_owned());
+        if session_store::validate_name(session_store::NameKind::AgentId, &agent).is_err() {
+            bail!(
+                "{}: its agent id {:?} cannot be a directory name",
+                text::path(storage.db_path()),
+                text::safe(&agent)
+            );
+        }
+        out.push(AgentDb {
+            agent,
+            storage: Arc::new(storage),
+        });
+    }
+    Ok(out)
+}
+
+/// Parses both sides: exactly one is a Redis URL, or the source is SQLite and the
+/// destination a directory or a Redis URL.
 fn sides(req: &MigrateRequest) -> anyhow::Result<(Side, Side)> {
     let is_redis = |p: &Path| p.to_str().is_some_and(backend::is_redis_url);
-    let (from_redis, to_redis) = (is_redis(&req.from), is_redis(&req.to));
+    let to_redis = is_redis(&req.to);
+    if let Some((root, dbs)) = sqlite_source(req, to_redis)? {
+        let dbs = open_dbs(&dbs)?;
+        let storage: Arc<dyn Storage> = match dbs.first() {
+            Some(d) => d.storage.clone(),
+            None => FileStorage::shared(),
+        };
+        let src = Side {
+            store: Store::Sqlite { dbs },
+            root,
+            storage,
+        };
+        let dst = if to_redis {
+            let spec =
+                backend::parse_redis(&req.to.to_string_lossy(), req.redis_prefix.as_deref())?;
+            let redis = spec.connect()?;
+            Side {
+                storage: Arc::new(redis.clone()),
+                store: Store::Redis { spec, redis },
+                root: req
+                    .redis_root
+                    .as_deref()
+                    .map_or_else(|| src.root.clone(), local_dir),
+            }
+        } else {
+            if req.redis_root.is_some() {
+                bail!(UsageError::new(
+                    "--redis-root applies when one side is a redis store"
+                ));
+            }
+            let dir = local_dir(&req.to);
+            match fsx::probe(&dir) {
+                fsx::Found::Regular => bail!(UsageError::new(format!(
+                    "{} is a regular file, not a directory",
+                    text::path(&dir)
+                ))),
+                fsx::Found::Other(kind) if kind != "directory" => bail!(UsageError::new(format!(
+                    "{} is a {kind}, not a directory",
+                    text::path(&dir)
+                ))),
+                _ => {}
+            }
+            if dir == src.root {
+                bail!(UsageError::new(format!(
+                    "--to {} is the state directory of the SQLite store: its sessions/ folders \
+                     are where OpenClaw 2026.8+ looks for a legacy store to import; export to \
+                     another directory",
+                    text::path(&dir)
+                )));
+            }
+            Side {
+                store: Store::Files,
+                root: dir,
+                storage: FileStorage::shared(),
+            }
+        };
+        return Ok((src, dst));
+    }
+    let Some(from) = req.from.as_deref() else {
+        bail!(UsageError::new("give --from SRC or --from-root DIR"));
+    };
+    let from_redis = is_redis(from);
     let (url, dir) = match (from_redis, to_redis) {
-        (true, false) => (&req.from, &req.to),
-        (false, true) => (&req.to, &req.from),
+        (true, false) => (from, req.to.as_path()),
+        (false, true) => (req.to.as_path(), from),
         (true, true) => bail!(UsageError::new(
             "both --from and --to are redis URLs; migrate copies between a directory and a redis \
              store (one side each)"
         )),
         (false, false) => bail!(UsageError::new(
             "neither --from nor --to is a redis URL; migrate copies between a directory and a \
-             redis store: give redis://HOST:PORT/ on one side"
+             redis store (give redis://HOST:PORT/ on one side), or exports an OpenClaw SQLite \
+             store (--from sqlite:PATH)"
         )),
     };
     let spec = backend::parse_redis(&url.to_string_lossy(), req.redis_prefix.as_deref())?;
@@ -310,6 +692,8 @@ fn sources(side: &Side) -> anyhow::Result<(Vec<PathBuf>, Vec<LeftAlone>, Vec<Lef
     let (mut found, mut left, mut broken) = (Vec::new(), Vec::new(), Vec::new());
     match &side.store {
         Store::Files => walk(&side.root, 0, &mut found, &mut left, &mut broken),
+        // Listed with their keys and generations by `sqlite_items`.
+        Store::Sqlite { .. } => {}
         Store::Redis { spec, redis } => {
             let dirs = redis
                 .all_dirs()
@@ -365,16 +749,182 @@ fn io_text(e: &std::io::Error) -> String {
     text::safe(&e.to_string()).into_owned()
 }
 
+/// When an earlier generation was superseded, in epoch milliseconds: the `created_at` of the
+/// generation that replaced it (the window naming it as `previous_session_id`, else the key's
+/// next window by `created_at`), else its own last change. It names the archive
+/// `<sessionId>.jsonl.reset.<ts>`, as the JSONL-era rollover names the old transcript at the
+/// time of the reset (openclaw-store.md §3.3, R1.13); taken from the database, so a second
+/// run names the same file.
+fn superseded_at(s: &SqliteSession, all: &[SqliteSession]) -> i64 {
+    let others = || {
+        all.iter()
+            .filter(|o| o.session_key == s.session_key && o.session_id != s.session_id)
+    };
+    let by_link = others()
+        .filter(|o| o.previous_session_id.as_deref() == Some(s.session_id.as_str()))
+        .map(|o| o.window_created_at)
+        .min();
+    let next = || {
+        others()
+            .filter(|o| {
+                (o.window_created_at, o.session_id.as_str())
+                    > (s.window_created_at, s.session_id.as_str())
+            })
+            .map(|o| o.window_created_at)
+            .min()
+    };
+    by_link.or_else(next).unwrap_or(s.window_updated_at)
+}
+
+/// The items of a SQLite source, per agent database (`agents/<agentId>/sessions/` below both
+/// roots): every key's current generation as `<sessionId>.jsonl`, every earlier generation as
+/// the reset archive `<sessionId>.jsonl.reset.<ts>` ([`superseded_at`]), and `sessions.json`
+/// from `session_nodes`. A Redis destination holds sessions only: the earlier generations and
+/// `sessions.json` are left alone there (as a files → Redis migration of the exported
+/// directory leaves them).
+fn sqlite_items(
+    dbs: &[AgentDb],
+    dst: &Side,
+    left: &mut Vec<LeftAlone>,
+    broken: &mut Vec<LeftAlone>,
+) -> Vec<Item> {
+    let to_redis = matches!(dst.store, Store::Redis { .. });
+    let mut items = Vec::new();
+    for db in dbs {
+        let rel_dir = PathBuf::from("agents").join(&db.agent).join("sessions");
+        let sessions = match db.storage.store().sessions() {
+            Ok(v) => v,
+            Err(e) => {
+                broken.push(LeftAlone {
+                    path: db.storage.db_path().to_path_buf(),
+                    reason: format!("cannot list its sessions: {}", text::safe(&e.to_string())),
+                });
+                continue;
+            }
+        };
+        let storage: Arc<dyn Storage> = db.storage.clone();
+        for s in &sessions {
+            let from = db.storage.session_path(&s.session_id);
+            if let Err(e) =
+                session_store::validate_name(session_store::NameKind::SessionId, &s.session_id)
+            {
+                left.push(LeftAlone {
+                    path: from,
+                    reason: format!(
+                        "{} of {}: {e} (it cannot name a file)",
+                        if s.current {
+                            "the transcript"
+                        } else {
+                            "an earlier generation"
+                        },
+                        text::safe(&s.session_key)
+                    ),
+                });
+                continue;
+            }
+            let (name, kind) = if s.current {
+                (
+                    format!("{}.jsonl", s.session_id),
+                    Kind::Transcript {
+                        key: s.session_key.clone(),
+                        session_id: s.session_id.clone(),
+                    },
+                )
+            } else if to_redis {
+                left.push(LeftAlone {
+                    path: from,
+                    reason: format!(
+                        "an earlier generation of {}: its JSONL-era file is a reset archive, not a \
+                         session, and Redis holds sessions only (migrate to a directory to keep it)",
+                        text::safe(&s.session_key)
+                    ),
+                });
+                continue;
+            } else {
+                let at = superseded_at(s, &sessions);
+                let Some(ts) = session_semantics::openclaw_store::format_archive_timestamp(at)
+                else {
+                    left.push(LeftAlone {
+                        path: from,
+                        reason: format!(
+                            "an earlier generation whose time {at} has no archive name"
+                        ),
+                    });
+                    continue;
+                };
+                (
+                    format!("{}.jsonl.reset.{ts}", s.session_id),
+                    Kind::Earlier {
+                        key: s.session_key.clone(),
+                        session_id: s.session_id.clone(),
+                    },
+                )
+            };
+            let rel = rel_dir.join(name);
+            items.push(Item {
+                to: dst.root.join(&rel),
+                rel,
+                from,
+                shown: db.storage.db_path().to_path_buf(),
+                bytes: 0,
+                fate: Fate::Copy,
+                src: Source::Session(storage.clone()),
+                kind,
+            });
+        }
+        let index_path = db.storage.db_path().to_path_buf();
+        if to_redis {
+            left.push(LeftAlone {
+                path: index_path,
+                reason: "its sessions.json (built from session_nodes) is not a session: Redis \
+                         holds sessions only (migrate to a directory to keep it)"
+                    .to_owned(),
+            });
+            continue;
+        }
+        let keys = db
+            .storage
+            .store_index_json()
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Map<String, Value>>(&b).ok())
+            .map_or(0, |m| m.len());
+        let changed = sessions
+            .iter()
+            .map(|s| s.updated_at)
+            .max()
+            .and_then(|ms| u64::try_from(ms).ok())
+            .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms));
+        let rel = rel_dir.join("sessions.json");
+        items.push(Item {
+            to: dst.root.join(&rel),
+            rel,
+            shown: index_path.clone(),
+            from: index_path,
+            bytes: 0,
+            fate: Fate::Copy,
+            src: Source::StoreIndex {
+                db: db.storage.clone(),
+                changed,
+            },
+            kind: Kind::StoreIndex {
+                agent: db.agent.clone(),
+                keys,
+            },
+        });
+    }
+    items
+}
+
 /// What the plan finds at a destination: nothing, the same bytes, or something else.
-fn plan_one(src: &Side, dst: &Side, item: &mut Item) {
-    match src.storage.stat(&item.from) {
-        Ok(Some(s)) => item.bytes = s.size,
+fn plan_one(dst: &Side, item: &mut Item) {
+    match item.src.size(&item.from) {
+        Ok(Some(size)) => item.bytes = size,
         Ok(None) => {
             item.fate = Fate::Failed("the source session vanished before it was read".to_owned());
             return;
         }
         Err(e) => {
-            item.fate = Fate::Failed(format!("cannot read the source: {}", io_text(&e)));
+            item.fate = Fate::Failed(e);
             return;
         }
     }
@@ -394,7 +944,7 @@ fn plan_one(src: &Side, dst: &Side, item: &mut Item) {
                 return;
             }
         },
-        Store::Redis { .. } => match dst.storage.stat(&item.to) {
+        Store::Redis { .. } | Store::Sqlite { .. } => match dst.storage.stat(&item.to) {
             Ok(s) => s.is_some(),
             Err(e) => {
                 item.fate = Fate::Failed(format!("cannot check the destination: {}", io_text(&e)));
@@ -407,7 +957,7 @@ fn plan_one(src: &Side, dst: &Side, item: &mut Item) {
         return;
     }
     let theirs = dst.storage.read_all(&item.to);
-    let ours = src.storage.read_all(&item.from);
+    let ours = item.src.read(&item.from);
     item.fate = match (ours, theirs) {
         (Ok(a), Ok(b)) if a == b => Fate::Identical,
         (Ok(a), Ok(b)) => Fate::Exists(format!(
@@ -415,7 +965,7 @@ fn plan_one(src: &Side, dst: &Side, item: &mut Item) {
             plural(a.len(), "byte", "bytes"),
             plural(b.len(), "byte", "bytes")
         )),
-        (Err(e), _) => Fate::Failed(format!("cannot read the source: {}", io_text(&e))),
+        (Err(e), _) => Fate::Failed(e),
         (_, Err(e)) => Fate::Failed(format!("cannot read the destination: {}", io_text(&e))),
     };
 }
@@ -431,7 +981,13 @@ enum Created {
 /// Creates the destination session (never replacing one) with `changed`, the source's last
 /// change, as its own: a file's modification time (set after the create, through
 /// `session_store::io`), a Redis session's change stamp and last activity.
-fn create(dst: &Side, path: &Path, bytes: &[u8], changed: SystemTime) -> Result<Created, String> {
+fn create(
+    dst: &Side,
+    path: &Path,
+    bytes: &[u8],
+    changed: Option<SystemTime>,
+) -> Result<Created, String> {
+    let changed = changed.unwrap_or_else(SystemTime::now);
     let exists = "it appeared at the destination meanwhile (not replaced)".to_owned();
     match &dst.store {
         Store::Files => {
@@ -467,6 +1023,7 @@ fn create(dst: &Side, path: &Path, bytes: &[u8], changed: SystemTime) -> Result<
             Err(RedisStoreError::AlreadyExists { .. }) => Err(exists),
             Err(e) => Err(format!("cannot write: {}", text::safe(&e.to_string()))),
         },
+        Store::Sqlite { .. } => Err("an OpenClaw SQLite store is read-only here".to_owned()),
     }
 }
 
@@ -495,27 +1052,12 @@ fn remove_copy(dst: &Side, path: &Path, created: &Created) -> Result<(), String>
     }
 }
 
-/// Copies one session: stat-read-stat on the source, create-if-absent at the destination,
-/// read back and compare, then the source checked once more. Returns the bytes copied.
-fn copy_one(src: &Side, dst: &Side, from: &Path, to: &Path) -> Result<u64, String> {
-    let stat = |what: &str| -> Result<Option<SessionFileSnapshot>, String> {
-        src.storage
-            .stat(from)
-            .map_err(|e| format!("cannot read the source{what}: {}", io_text(&e)))
-    };
-    let before = stat("")?.ok_or("the source session vanished before it was read")?;
-    let bytes = src
-        .storage
-        .read_all(from)
-        .map_err(|e| format!("cannot read the source: {}", io_text(&e)))?;
-    if stat("")? != Some(before) {
-        return Err(
-            "the source changed while it was read (a writer is active?); not copied: \
-                    stop the writers and run again"
-                .to_owned(),
-        );
-    }
-    let created = create(dst, to, &bytes, system_time(before.mtime_ns))?;
+/// Copies one item: the source read stably ([`Source::read_stable`]), create-if-absent at the
+/// destination, read back and compared, then the source checked once more. Returns the bytes
+/// copied.
+fn copy_one(src: &Source, dst: &Side, from: &Path, to: &Path) -> Result<u64, String> {
+    let (bytes, changed, seen) = src.read_stable(from)?;
+    let created = create(dst, to, &bytes, changed)?;
     let undo = |why: String| -> String {
         match remove_copy(dst, to, &created) {
             Ok(()) => format!("{why}; the copy was removed again"),
@@ -539,7 +1081,7 @@ fn copy_one(src: &Side, dst: &Side, from: &Path, to: &Path) -> Result<u64, Strin
             )));
         }
     }
-    if stat(" again")? != Some(before) {
+    if !src.unchanged(from, &seen, &bytes)? {
         return Err(undo(
             "the source changed during the copy (a writer is active?): stop the writers and run \
              again"
@@ -611,8 +1153,11 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// Usage errors (sides), the Redis store cannot be reached or listed, stdout.
 pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outcome> {
     let (src, dst) = sides(req)?;
-    let (found, mut left_alone, broken) = sources(&src)?;
-    let mut items: Vec<Item> = Vec::with_capacity(found.len());
+    let (found, mut left_alone, mut broken) = sources(&src)?;
+    let mut items: Vec<Item> = match &src.store {
+        Store::Sqlite { dbs } => sqlite_items(dbs, &dst, &mut left_alone, &mut broken),
+        _ => Vec::with_capacity(found.len()),
+    };
     for from in found {
         let Some(rel) = relative(&src.root, &from) else {
             left_alone.push(LeftAlone {
@@ -621,15 +1166,20 @@ pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outc
             });
             continue;
         };
-        let mut item = Item {
+        items.push(Item {
             to: dst.root.join(&rel),
             rel,
+            shown: from.clone(),
             from,
             bytes: 0,
             fate: Fate::Copy,
-        };
-        plan_one(&src, &dst, &mut item);
-        items.push(item);
+            src: Source::Session(src.storage.clone()),
+            kind: Kind::Session,
+        });
+    }
+    items.sort_by(|a, b| a.rel.cmp(&b.rel));
+    for item in &mut items {
+        plan_one(&dst, item);
     }
     let refused = items.iter().any(|i| matches!(i.fate, Fate::Exists(_)));
     let mut copied_bytes = 0u64;
@@ -644,17 +1194,48 @@ pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outc
     } else {
         let todo = items.iter().filter(|i| i.fate == Fate::Copy).count();
         let bar = progress(todo);
-        for i in items.iter_mut().filter(|i| i.fate == Fate::Copy) {
-            bar.set_message(text::path(&i.rel));
-            i.fate = match copy_one(&src, &dst, &i.from, &i.to) {
-                Ok(n) => {
-                    copied_bytes += n;
-                    i.bytes = n;
-                    Fate::Copied
+        // Transcripts first, each store index last: an interrupted run leaves transcripts no
+        // row names yet (the next run writes the index), never rows naming missing transcripts
+        // (which OpenClaw's `--fix-missing` would prune).
+        for index_pass in [false, true] {
+            for n in 0..items.len() {
+                let is_index = matches!(items[n].kind, Kind::StoreIndex { .. });
+                if is_index != index_pass || items[n].fate != Fate::Copy {
+                    continue;
                 }
-                Err(e) => Fate::Failed(e),
-            };
-            bar.inc(1);
+                let failed_here = if is_index {
+                    let dir = items[n].rel.parent();
+                    items
+                        .iter()
+                        .filter(|o| {
+                            o.rel.parent() == dir
+                                && !matches!(o.kind, Kind::StoreIndex { .. })
+                                && matches!(o.fate, Fate::Failed(_))
+                        })
+                        .count()
+                } else {
+                    0
+                };
+                let i = &mut items[n];
+                bar.set_message(text::path(&i.rel));
+                i.fate = if failed_here > 0 {
+                    Fate::Failed(format!(
+                        "not written: {} of this agent could not be migrated (its rows would \
+                         name missing transcripts); fix that and run again",
+                        plural(failed_here, "transcript", "transcripts")
+                    ))
+                } else {
+                    match copy_one(&i.src, &dst, &i.from, &i.to) {
+                        Ok(n) => {
+                            copied_bytes += n;
+                            i.bytes = n;
+                            Fate::Copied
+                        }
+                        Err(e) => Fate::Failed(e),
+                    }
+                };
+                bar.inc(1);
+            }
         }
         bar.finish_and_clear();
     }
@@ -673,12 +1254,18 @@ pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outc
     let mut left_all: Vec<&LeftAlone> = left_alone.iter().collect();
     left_all.sort_by(|a, b| a.path.cmp(&b.path));
     let shown_rel = |p: &Path| text::path(p.strip_prefix(&src.root).unwrap_or(p));
+    // An export from SQLite writes transcripts, reset archives and sessions.json: files.
+    let (one, many, one_exists, many_exist) = if src.is_sqlite() {
+        ("file", "files", "file exists", "files exist")
+    } else {
+        ("session", "sessions", "session exists", "sessions exist")
+    };
 
     if req.json {
         let sessions: Vec<Value> = items
             .iter()
             .map(|i| {
-                json!({
+                let mut v = json!({
                     "path": i.rel.to_string_lossy(),
                     "source": i.from.to_string_lossy(),
                     "destination": i.to.to_string_lossy(),
@@ -688,7 +1275,15 @@ pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outc
                         Fate::Exists(e) | Fate::Failed(e) => Value::from(e.as_str()),
                         _ => Value::Null,
                     },
-                })
+                });
+                if src.is_sqlite() {
+                    // The database the item is read from (its sessions have no file there).
+                    v["source"] = Value::from(i.shown.to_string_lossy());
+                    v["kind"] = Value::from(i.kind.name());
+                    v["sessionKey"] = i.kind.key().map_or(Value::Null, Value::from);
+                    v["sessionId"] = i.kind.session_id().map_or(Value::Null, Value::from);
+                }
+                v
             })
             .collect();
         let left: Vec<Value> = left_all
@@ -727,10 +1322,22 @@ pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outc
             }
             let label = text::pad(fate_label(&i.fate), 12);
             let rel = text::path(&i.rel);
+            let note = match &i.kind {
+                Kind::Session => String::new(),
+                Kind::Transcript { key, .. } => format!(", {}", text::safe(key)),
+                Kind::Earlier { key, .. } => {
+                    format!(", an earlier generation of {}", text::safe(key))
+                }
+                Kind::StoreIndex { agent, keys } => format!(
+                    ", {} of agent {}",
+                    plural(*keys, "key", "keys"),
+                    text::safe(agent)
+                ),
+            };
             out.line(&match &i.fate {
                 Fate::Exists(e) | Fate::Failed(e) => format!("{label}{rel}: {}", text::safe(e)),
-                Fate::Identical => format!("{label}{rel} (already at the destination)"),
-                _ => format!("{label}{rel} ({})", text::human_bytes(i.bytes)),
+                Fate::Identical => format!("{label}{rel} (already at the destination{note})"),
+                _ => format!("{label}{rel} ({}{note})", text::human_bytes(i.bytes)),
             })?;
         }
         for l in &left_all {
@@ -759,14 +1366,14 @@ pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outc
             format!(
                 "refused: {} at the destination with other contents; nothing written (migrate \
                  never replaces a session: move those away or migrate to another place)",
-                plural(exists, "session exists", "sessions exist")
+                plural(exists, one_exists, many_exist)
             )
         } else if items.is_empty() && left_all.is_empty() && broken.is_empty() {
             format!("no sessions under {}", src.describe())
         } else if req.dry_run {
             format!(
                 "dry run: would copy {} ({}); {rest}; nothing written",
-                plural(would, "session", "sessions"),
+                plural(would, one, many),
                 text::human_bytes(would_bytes)
             )
         } else if copied == 0 {
@@ -774,7 +1381,7 @@ pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outc
         } else {
             format!(
                 "copied {} ({}, each read back and verified); {rest}",
-                plural(copied, "session", "sessions"),
+                plural(copied, one, many),
                 text::human_bytes(copied_bytes)
             )
         };
@@ -784,14 +1391,14 @@ pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outc
         out.error(&format!(
             "refusing to migrate: {} at the destination with other contents (listed); nothing \
              was written",
-            plural(exists, "session exists", "sessions exist")
+            plural(exists, one_exists, many_exist)
         ))?;
         return Ok(Outcome::Failed);
     }
     if failed > 0 {
         out.error(&format!(
             "{} could not be migrated",
-            plural(failed, "session", "sessions")
+            plural(failed, one, many)
         ))?;
         return Ok(Outcome::Failed);
     }
@@ -834,7 +1441,7 @@ mod tests {
             storage: FileStorage::shared(),
         };
         let path = dir.path().join("s.jsonl");
-        let created = create(&dst, &path, COPY, changed()).unwrap();
+        let created = create(&dst, &path, COPY, Some(changed())).unwrap();
         // A gateway appends to the fresh copy: same inode, other bytes.
         session_store::io::append_raw(&path, LINE).unwrap();
         assert_eq!(
@@ -844,7 +1451,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), [COPY, LINE].concat());
         // An untouched copy is removed.
         let other = dir.path().join("t.jsonl");
-        let created = create(&dst, &other, COPY, changed()).unwrap();
+        let created = create(&dst, &other, COPY, Some(changed())).unwrap();
         assert_eq!(remove_copy(&dst, &other, &created), Ok(()));
         assert!(!other.exists());
     }
@@ -869,7 +1476,7 @@ mod tests {
             root: PathBuf::from("/r"),
         };
         let path = Path::new("/r/s.jsonl");
-        let created = create(&dst, path, COPY, changed()).unwrap();
+        let created = create(&dst, path, COPY, Some(changed())).unwrap();
         // Same generation, a new version and length: a generation-only fence would delete it.
         redis
             .append(
@@ -885,7 +1492,7 @@ mod tests {
         );
         assert_eq!(redis.load(path).unwrap().unwrap().1, [COPY, LINE].concat());
         let other = Path::new("/r/t.jsonl");
-        let created = create(&dst, other, COPY, changed()).unwrap();
+        let created = create(&dst, other, COPY, Some(changed())).unwrap();
         assert_eq!(remove_copy(&dst, other, &created), Ok(()));
         assert!(redis.load(other).unwrap().is_none());
     }

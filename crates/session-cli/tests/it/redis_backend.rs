@@ -973,7 +973,8 @@ fn the_other_subcommands_refuse_a_redis_backend() {
     assert_eq!(
         r.stderr,
         "error: neither --from nor --to is a redis URL; migrate copies between a directory and a \
-         redis store: give redis://HOST:PORT/ on one side\n"
+         redis store (give redis://HOST:PORT/ on one side), or exports an OpenClaw SQLite store \
+         (--from sqlite:PATH)\n"
     );
     let r = run_in(dir.path(), ["--backend", "http://h/", "list"]);
     assert_eq!(r.code, 2);

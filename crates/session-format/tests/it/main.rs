@@ -7,6 +7,7 @@
 
 mod support;
 
+mod doctor_import_probes;
 mod entries;
 mod fixtures;
 mod ids_time_migrate;

@@ -29,6 +29,12 @@
 //!   [`SqliteStore::close`] when the `-wal` is empty and no process has the files open
 //!   (Linux; elsewhere they are left and reported). Pre-existing sidecars are never touched.
 //!
+//! - **Import verification** ([`verify`]): re-derives what OpenClaw's doctor import should have
+//!   stored for each legacy archive and compares it row by row with the database (§4.7);
+//!   salvages the parseable lines of a damaged transcript into a new JSONL file.
+//! - **Storage** (`storage.rs`): [`SqliteStorage`], the database behind the
+//!   [`Storage`](crate::Storage) seam, read-only.
+//!
 //! Nothing here writes to the database: the connection is read-only and `query_only`, and each
 //! read runs in one read transaction, so a WAL-mode writer never blocks it and it never sees
 //! half a commit.
@@ -39,6 +45,7 @@ mod leaf;
 mod schema;
 mod sidecars;
 mod storage;
+pub mod verify;
 mod view;
 
 pub use check::Finding;
