@@ -8,9 +8,11 @@ use std::sync::Arc;
 
 impl SqliteStore {
     /// The path the session's JSONL has in the in-memory store of [`Self::open_session`]:
-    /// `<database file>/<session_id>.jsonl`. It is never a file on disk.
+    /// `<database file, made absolute>/<session_id>.jsonl`. It is never a file on disk.
     pub fn session_path(&self, session_id: &str) -> PathBuf {
-        self.path.join(format!("{session_id}.jsonl"))
+        // Absolute (lexically), as the in-memory store keys its sessions: a database opened by
+        // a relative path must find its sessions where it put them.
+        crate::paths::resolve(&self.path).join(format!("{session_id}.jsonl"))
     }
 
     /// Opens one session as a read-only [`SessionManager`]: its rows ([`Self::lines`], each

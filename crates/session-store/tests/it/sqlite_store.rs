@@ -446,3 +446,25 @@ fn sqlite_open_session_reads_through_the_jsonl_path() {
     assert_eq!(open.session.get_entries().count(), 7);
     assert_eq!(store.session_path(LARGE), db.join(format!("{LARGE}.jsonl")));
 }
+
+/// A database opened by a relative path opens its sessions (and checks them) as one opened by
+/// its absolute path: the in-memory session path is absolute either way.
+#[test]
+fn sqlite_store_opened_by_a_relative_path_opens_its_sessions() {
+    let Some(fixture) = fixture("sqlite_store_opened_by_a_relative_path_opens_its_sessions") else {
+        return;
+    };
+    let (_dir, db) = copy_db(&fixture);
+    let cwd = std::env::current_dir().unwrap();
+    let mut relative = PathBuf::new();
+    for _ in cwd.components().skip(1) {
+        relative.push("..");
+    }
+    relative.push(db.strip_prefix("/").unwrap());
+    assert!(relative.is_relative());
+    let store = SqliteStore::open(&relative).unwrap();
+    let open = store.open_session(LARGE).unwrap();
+    assert_eq!(open.session.get_entries().count(), 7);
+    assert_eq!(store.session_path(LARGE), db.join(format!("{LARGE}.jsonl")));
+    assert_eq!(store.check_session(LARGE).unwrap(), Vec::new());
+}
