@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 
 use session_semantics::openclaw_store::ArchiveReason;
 use session_semantics::openclaw_store::listing::{
-    ArchivedTranscript, DISPLAY_FIELDS, ListOptions, StorageFacts, StoreListing, StoreRow,
-    TranscriptState, list_loaded_store, list_store,
+    ArchivedTranscript, DISPLAY_FIELDS, EMPTY_TRANSCRIPT_MAX_BYTES, ListOptions, StoreListing,
+    StoreRow, TranscriptFacts, TranscriptState, bytes_have_no_messages, list_loaded_store,
+    list_store,
 };
 
 use crate::ctx::Ctx;
@@ -82,6 +83,37 @@ pub(crate) fn load(
         .collect()
 }
 
+/// The transcript facts of a SQLite database's listing: size and message count from the
+/// database's own aggregates ([`session_store::sqlite::SqliteStore::transcript_summaries`]),
+/// so no transcript is decoded; only a session small enough to be header-only
+/// ([`EMPTY_TRANSCRIPT_MAX_BYTES`]) is read, to tell header-only from present exactly as for
+/// a file.
+struct SqliteFacts {
+    by_path: std::collections::HashMap<PathBuf, session_store::sqlite::TranscriptSummary>,
+    storage: std::sync::Arc<dyn session_store::Storage>,
+}
+
+impl TranscriptFacts for SqliteFacts {
+    fn inspect(&self, path: &Path) -> (TranscriptState, Option<u64>, Option<usize>) {
+        let Some(summary) = self.by_path.get(path) else {
+            return (TranscriptState::Missing, None, None);
+        };
+        let messages = usize::try_from(summary.messages).ok();
+        if summary.bytes <= EMPTY_TRANSCRIPT_MAX_BYTES {
+            let Ok(bytes) = self.storage.read_all(path) else {
+                return (TranscriptState::Missing, None, None);
+            };
+            let state = if bytes_have_no_messages(&bytes) {
+                TranscriptState::HeaderOnly
+            } else {
+                TranscriptState::Present
+            };
+            return (state, Some(bytes.len() as u64), messages);
+        }
+        (TranscriptState::Present, Some(summary.bytes), messages)
+    }
+}
+
 /// [`load`] of one SQLite database (namespace `dir`).
 fn load_sqlite(
     ctx: &Ctx,
@@ -96,7 +128,19 @@ fn load_sqlite(
         None => anyhow::bail!("cannot list the session store {shown}: no session index"),
     };
     let storage: std::sync::Arc<dyn session_store::Storage> = db.storage.clone();
-    let mut listing = list_loaded_store(&store, opts, &StorageFacts::new(storage));
+    let summaries = db
+        .storage
+        .store()
+        .transcript_summaries()
+        .with_context(|| format!("cannot list the sessions of {shown}"))?;
+    let facts = SqliteFacts {
+        by_path: summaries
+            .into_iter()
+            .map(|(id, s)| (db.storage.session_path(&id), s))
+            .collect(),
+        storage,
+    };
+    let mut listing = list_loaded_store(&store, opts, &facts);
     let (archived_at, reclaimed) = {
         let sq = db.storage.store();
         let sessions = sq

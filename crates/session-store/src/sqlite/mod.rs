@@ -53,7 +53,7 @@ pub use error::{RowProblem, SqliteError};
 pub use leaf::{LeafSource, ResolvedLeaf};
 pub use schema::{OpenOptions, READ_COLUMNS, SqliteWarning};
 pub use sidecars::{KeptBecause, SidecarCleanup};
-pub use storage::{SQLITE_STORAGE_DEV, SqliteArchive, SqliteStorage};
+pub use storage::{SQLITE_STORAGE_DEV, SqliteArchive, SqliteStorage, TranscriptSummary};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension};

@@ -201,6 +201,21 @@ impl SqliteStorage {
     }
 }
 
+/// What a listing needs of one transcript generation without reading its rows
+/// ([`SqliteStore::transcript_summaries`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct TranscriptSummary {
+    /// `transcript_events` rows.
+    pub rows: u64,
+    /// The session's JSONL length in bytes: each row's UTF-8 length (`event_utf8_bytes`, else
+    /// the byte length of `event_json`) plus one `\n`.
+    pub bytes: u64,
+    /// Message entries: `transcript_event_identities` rows of `event_type` `message` (ids are
+    /// unique per session, §2.7, so each message id counts once).
+    pub messages: u64,
+}
+
 /// A [`SqliteError`] as the [`Storage`] contract wants it: an unknown session is
 /// [`io::ErrorKind::NotFound`], anything else [`io::ErrorKind::Other`] with the error kept.
 fn to_io(e: SqliteError) -> io::Error {
@@ -288,11 +303,74 @@ impl SqliteStore {
             .map_err(self.query_err(what))
     }
 
+    /// A [`TranscriptSummary`] of every session window, by session id, from two aggregate
+    /// queries in one read transaction (§2.4, §2.7): no row text is decoded, so listing ten
+    /// thousand sessions does not read their transcripts. A window without rows has a zero
+    /// summary.
+    ///
+    /// # Errors
+    /// [`SqliteError::Query`] when the tables cannot be read.
+    pub fn transcript_summaries(
+        &self,
+    ) -> Result<std::collections::HashMap<String, TranscriptSummary>, SqliteError> {
+        let what = "transcript summaries";
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(self.query_err(what))?;
+        let mut out: std::collections::HashMap<String, TranscriptSummary> = self
+            .window_ids_in(&tx)?
+            .into_iter()
+            .map(|id| (id, TranscriptSummary::default()))
+            .collect();
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT session_id, COUNT(*), COALESCE(SUM(COALESCE(event_utf8_bytes, \
+                     length(CAST(event_json AS BLOB)), 0)), 0) FROM transcript_events \
+                     GROUP BY session_id",
+                )
+                .map_err(self.query_err(what))?;
+            let mut rows = stmt.query([]).map_err(self.query_err(what))?;
+            while let Some(r) = rows.next().map_err(self.query_err(what))? {
+                let id: String = r.get(0).map_err(self.query_err(what))?;
+                let count: i64 = r.get(1).map_err(self.query_err(what))?;
+                let bytes: i64 = r.get(2).map_err(self.query_err(what))?;
+                if let Some(s) = out.get_mut(&id) {
+                    s.rows = u64::try_from(count).unwrap_or(0);
+                    s.bytes = u64::try_from(bytes + count).unwrap_or(0);
+                }
+            }
+        }
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT session_id, COUNT(*) FROM transcript_event_identities \
+                     WHERE event_type = 'message' GROUP BY session_id",
+                )
+                .map_err(self.query_err(what))?;
+            let mut rows = stmt.query([]).map_err(self.query_err(what))?;
+            while let Some(r) = rows.next().map_err(self.query_err(what))? {
+                let id: String = r.get(0).map_err(self.query_err(what))?;
+                let count: i64 = r.get(1).map_err(self.query_err(what))?;
+                if let Some(s) = out.get_mut(&id) {
+                    s.messages = u64::try_from(count).unwrap_or(0);
+                }
+            }
+        }
+        tx.finish().map_err(self.query_err(what))?;
+        Ok(out)
+    }
+
     /// The session ids of every `session_windows` row.
     fn window_ids(&self) -> Result<Vec<String>, SqliteError> {
+        self.window_ids_in(&self.conn)
+    }
+
+    /// [`Self::window_ids`] on `conn` (the store's connection or its open transaction).
+    fn window_ids_in(&self, conn: &Connection) -> Result<Vec<String>, SqliteError> {
         let what = "session_windows";
-        let mut stmt = self
-            .conn
+        let mut stmt = conn
             .prepare("SELECT session_id FROM session_windows")
             .map_err(self.query_err(what))?;
         stmt.query_map([], |r| r.get(0))

@@ -347,3 +347,35 @@ fn sqlite_storage_builds_sessions_json_from_session_nodes() {
     );
     assert_eq!(alice.get("sessionFile"), None);
 }
+
+/// `transcript_summaries` gives, without decoding a row, what reading each session gives: its
+/// JSONL length, its row count and its message entries (zstd rows included).
+#[test]
+fn sqlite_transcript_summaries_equal_what_reading_the_sessions_gives() {
+    let Some(fixture) =
+        fixture("sqlite_transcript_summaries_equal_what_reading_the_sessions_gives")
+    else {
+        return;
+    };
+    let (_tmp, _state, db) = state_copy(&fixture);
+    let storage = Arc::new(SqliteStorage::open(&db).unwrap());
+    let summaries = storage.store().transcript_summaries().unwrap();
+    assert_eq!(summaries.len(), 6);
+    let infos = SessionManager::on(storage.clone())
+        .list("", Some(storage.sessions_dir()))
+        .unwrap();
+    for (name, _key, id) in SESSIONS {
+        let want = expected_lines(&fixture, name);
+        let s = summaries[id];
+        assert_eq!(s.bytes, want.len() as u64, "{name}");
+        assert_eq!(
+            s.rows,
+            want.iter().filter(|&&b| b == b'\n').count() as u64,
+            "{name}"
+        );
+        let info = infos.iter().find(|i| i.id == id).unwrap();
+        assert_eq!(s.messages, info.unique_message_count as u64, "{name}");
+    }
+    let large = summaries["33333333-3333-4333-8333-333333333333"];
+    assert_eq!((large.rows, large.messages), (8, 7));
+}
