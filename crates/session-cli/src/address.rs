@@ -232,6 +232,21 @@ fn redis_sessions_dir(
         StoreBackend::key(&pi_sessions_dir())
     } else if let Some(d) = &loc.dir {
         StoreBackend::key(&expand_tilde(d))
+    } else if let Some(agent) = &loc.agent
+        && let Some(db) = r.named_sqlite()
+    {
+        // `--backend sqlite:PATH`: the agent is the database's (schema_meta), wherever it is.
+        match db.agent.as_deref() {
+            None => return Ok(Some(db.storage.sessions_dir().to_path_buf())),
+            Some(a) if a == agent => return Ok(Some(db.storage.sessions_dir().to_path_buf())),
+            Some(a) => bail!(UsageError::new(format!(
+                "unknown agent {agent:?}: {} holds the sessions of agent {:?} (its schema_meta); \
+                 use --agent {} or leave --agent out",
+                r.describe(),
+                text::safe(a),
+                text::shell_quote(a)
+            ))),
+        }
     } else if let Some(agent) = &loc.agent {
         let root = store_root(ctx, loc.root.as_deref());
         let dir = r.agent_dir(&root, agent);
@@ -379,6 +394,18 @@ pub(crate) fn sessions_dir(ctx: &Ctx, loc: &Locator) -> anyhow::Result<Option<Pa
         text::path(&agent_dir),
         suggestion(agent, &known, "agent")
     )))
+}
+
+/// [`sessions_dir`] for `--session NAME`: with `--backend sqlite:PATH` and no
+/// `--agent`/`--dir`/`--pi`, the database's sessions directory (its one agent).
+fn session_dir(ctx: &Ctx, loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
+    if let Some(dir) = sessions_dir(ctx, loc)? {
+        return Ok(Some(dir));
+    }
+    Ok(ctx
+        .store()
+        .and_then(StoreBackend::named_sqlite)
+        .map(|db| db.storage.sessions_dir().to_path_buf()))
 }
 
 /// The store root of a write command (`repair`; `archive` and `clear` reach the same rule
@@ -674,6 +701,55 @@ fn resolve_among(
     known.dedup();
     if let Some(note) = store_id_note(ctx, dir, stem) {
         bail!(UsageError::new(note));
+    }
+    if let Some(r) = ctx.store()
+        && r.sqlite_db_of_dir(dir).is_some()
+    {
+        // A SQLite store's sessions are addressed by key first: the close matches among its
+        // keys and session ids, else its keys.
+        let keys: Vec<String> = match load_store(ctx, dir) {
+            Some(Ok(store)) => store
+                .entries()
+                .map(|(k, _)| k.to_str_lossy().into_owned())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut candidates = keys.clone();
+        candidates.extend(known.iter().cloned());
+        // A key also matches by its part after `agent:<id>:` (`dm:alice` for `alice`).
+        let short = |k: &str| -> String {
+            k.strip_prefix("agent:")
+                .and_then(|r| r.split_once(':'))
+                .map_or_else(|| k.to_owned(), |(_, rest)| rest.to_owned())
+        };
+        let shorts: Vec<String> = keys.iter().map(|k| short(k)).collect();
+        let mut close: Vec<String> = close_matches(stem, &shorts)
+            .into_iter()
+            .filter_map(|s| keys.iter().find(|k| short(k) == s).cloned())
+            .collect();
+        for c in close_matches(stem, &candidates) {
+            if close.len() < 5 && !close.iter().any(|k| k == c) {
+                close.push(c.to_owned());
+            }
+        }
+        let hint = if !close.is_empty() {
+            let shown: Vec<String> = close.iter().map(|c| text::safe(c).into_owned()).collect();
+            format!("; did you mean: {}?", shown.join(", "))
+        } else if !keys.is_empty() {
+            suggestion(stem, &keys, "key")
+        } else {
+            suggestion(stem, &candidates, "session")
+        };
+        bail!(UsageError::new(format!(
+            "unknown session {name:?} in {}{}{}",
+            store_name(ctx, dir),
+            if short_prefix {
+                " (a session id prefix needs at least 8 characters)"
+            } else {
+                ""
+            },
+            hint
+        )));
     }
     bail!(UsageError::new(format!(
         "unknown session {name:?} in {}{}{}",
@@ -992,7 +1068,7 @@ pub(crate) fn resolve_one(
                      --session NAME, or --pi --session NAME"
                 ));
             };
-            let Some(dir) = sessions_dir(ctx, &sel.locator)? else {
+            let Some(dir) = session_dir(ctx, &sel.locator)? else {
                 bail!(UsageError::new(
                     "--session needs --agent ID (or --dir DIR, or --pi) to say where the session is"
                 ));
@@ -1024,14 +1100,14 @@ pub(crate) fn resolve_many(
         return Ok(files.iter().map(|f| session_path(ctx, f)).collect());
     }
     if let Some(name) = &sel.session {
-        let Some(dir) = sessions_dir(ctx, &sel.locator)? else {
+        let Some(dir) = session_dir(ctx, &sel.locator)? else {
             bail!(UsageError::new(
                 "--session needs --agent ID (or --dir DIR, or --pi) to say where the session is"
             ));
         };
         return Ok(vec![resolve_session(ctx, &dir, name)?]);
     }
-    let Some(dir) = sessions_dir(ctx, &sel.locator)? else {
+    let Some(dir) = session_dir(ctx, &sel.locator)? else {
         bail!(UsageError::new(
             "no session given: pass FILEs, or --agent ID / --dir DIR / --pi (optionally with \
              --session NAME)"

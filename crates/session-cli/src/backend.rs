@@ -217,6 +217,9 @@ pub(crate) struct StoreBackend {
     parts: Vec<(Option<PathBuf>, Arc<dyn Storage>)>,
     /// Every namespace holding a session (`SCAN`ned once per run for Redis), sorted.
     namespaces: OnceLock<Result<Vec<PathBuf>, String>>,
+    /// True when the one database was named with `--backend sqlite:PATH` (not discovered):
+    /// `--agent` is then resolved against it, and it is the default sessions directory.
+    named: bool,
 }
 
 impl StoreBackend {
@@ -231,6 +234,7 @@ impl StoreBackend {
             kind: StoreKind::Redis { spec, storage },
             parts: vec![(None, shared)],
             namespaces: OnceLock::new(),
+            named: false,
         })
     }
 
@@ -247,6 +251,25 @@ impl StoreBackend {
             kind: StoreKind::Sqlite(dbs),
             parts,
             namespaces: OnceLock::new(),
+            named: false,
+        }
+    }
+
+    /// A backend over the one database named by `--backend sqlite:PATH`
+    /// ([`StoreBackend::named_sqlite`]).
+    pub(crate) fn sqlite_named(db: SqliteDb) -> Self {
+        StoreBackend {
+            named: true,
+            ..Self::sqlite(vec![db])
+        }
+    }
+
+    /// The database named by `--backend sqlite:PATH`, `None` for Redis and for databases found
+    /// under a state directory.
+    pub(crate) fn named_sqlite(&self) -> Option<&SqliteDb> {
+        match self.sqlite_dbs() {
+            Some([db]) if self.named => Some(db),
+            _ => None,
         }
     }
 

@@ -77,5 +77,27 @@ pub(crate) fn run(
             text::shell_quote(&dir.display().to_string())
         ))?;
     }
+    if listed.is_empty() && ctx.store().is_none() && loc.dir.is_none() && !loc.pi {
+        // `--backend files` on an OpenClaw 2026.8+ install: its sessions are in the databases.
+        let root = crate::address::state_root(loc.root.as_deref());
+        let dbs: Vec<String> = crate::backend::sqlite_dbs_under(&root)
+            .iter()
+            .filter(|(agent, _)| loc.agent.as_deref().is_none_or(|a| a == agent))
+            .map(|(_, db)| text::path(db))
+            .collect();
+        if !dbs.is_empty() {
+            out.warn(&format!(
+                "no session files, but {} holds OpenClaw 2026.8+ SQLite {} {}; without \
+                 --backend files they are read",
+                text::path(&root),
+                if dbs.len() == 1 {
+                    "database"
+                } else {
+                    "databases"
+                },
+                dbs.join(", ")
+            ))?;
+        }
+    }
     Ok(())
 }

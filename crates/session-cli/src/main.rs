@@ -824,6 +824,98 @@ fn state_dir_read(command: &Command) -> Option<PathBuf> {
     }
 }
 
+/// The usage error for `--backend sqlite:DIR` with a directory: the option needs a database
+/// file (naming the agent databases found under `dir` as a state directory), and `--root DIR`
+/// reads a state directory's databases.
+fn sqlite_backend_is_a_dir(dir: &std::path::Path) -> UsageError {
+    let found = backend::sqlite_dbs_under(dir);
+    let example = found.first().map_or_else(
+        || dir.join("agents/main/agent").join(backend::AGENT_DB_NAME),
+        |(_, db)| db.clone(),
+    );
+    let mut msg = format!(
+        "--backend sqlite: needs the database file, not a directory: {} is a directory (e.g. \
+         --backend sqlite:{})",
+        text::path(dir),
+        text::shell_quote(&example.display().to_string())
+    );
+    if found.is_empty() {
+        msg.push_str("; it holds no agents/<id>/agent/openclaw-agent.sqlite");
+    } else {
+        let shown: Vec<String> = found.iter().map(|(_, db)| text::path(db)).collect();
+        msg.push_str(&format!("; databases found under it: {}", shown.join(", ")));
+    }
+    msg.push_str(&format!(
+        "; --root {} reads a state directory's databases",
+        text::shell_quote(&dir.display().to_string())
+    ));
+    UsageError::new(msg)
+}
+
+/// The FILE arguments of a read command (`~` expanded), empty when it names none.
+fn file_args(command: &Command) -> Vec<PathBuf> {
+    let files: Vec<&std::path::Path> = match command {
+        Command::Tree(a) => a.file.iter().map(PathBuf::as_path).collect(),
+        Command::Context(a) => a.file.iter().map(PathBuf::as_path).collect(),
+        Command::Export(a) => a.file.iter().map(PathBuf::as_path).collect(),
+        Command::Show(a) if a.args.len() > 1 => vec![std::path::Path::new(&a.args[0])],
+        Command::Stats(a) => a.files.iter().map(PathBuf::as_path).collect(),
+        Command::Check(a) => a.files.iter().map(PathBuf::as_path).collect(),
+        _ => Vec::new(),
+    };
+    files.into_iter().map(address::expand_tilde).collect()
+}
+
+/// The databases to read FILE arguments from: a FILE that does not exist on disk but is the
+/// virtual path of a session of an OpenClaw 2026.8+ agent database (`<state>/agents/<id>/
+/// sessions/<sessionId>.jsonl` with `<state>/agents/<id>/agent/openclaw-agent.sqlite` present,
+/// the path `list` prints) is read from that database. A FILE that exists is read as the file
+/// it is, with one warning per such file whose agent keeps its sessions in a database (the
+/// file is a leftover of the legacy store). `None` when no FILE needs a database (then every
+/// FILE is a file, and a missing one is reported as missing).
+///
+/// # Errors
+/// A database that cannot be opened.
+fn sqlite_of_file_args(files: &[PathBuf]) -> anyhow::Result<Option<Vec<backend::SqliteDb>>> {
+    let mut virtual_dbs: Vec<PathBuf> = Vec::new();
+    let mut real = false;
+    for f in files {
+        let abs = session_store::paths::resolve(f);
+        let Some(db) = abs.parent().and_then(backend::sqlite_db_beside) else {
+            continue;
+        };
+        if std::fs::symlink_metadata(f).is_ok() {
+            real = true;
+            eprintln!(
+                "warning: {} is a leftover legacy transcript: the sessions of its agent live in \
+                 the OpenClaw 2026.8+ database {}; reading the file as given (`sessions \
+                 verify-import` compares the two)",
+                text::path(f),
+                text::path(&db)
+            );
+        } else if !virtual_dbs.contains(&db) {
+            virtual_dbs.push(db);
+        }
+    }
+    if virtual_dbs.is_empty() || real {
+        return Ok(None);
+    }
+    let mut dbs = Vec::with_capacity(virtual_dbs.len());
+    for db in virtual_dbs {
+        let mut opened = backend::open_sqlite(&db)?;
+        // The agent is the directory's (where OpenClaw keeps it), as in discovery.
+        if let Some(agent) = db
+            .parent()
+            .and_then(std::path::Path::parent)
+            .and_then(std::path::Path::file_name)
+        {
+            opened.agent = Some(agent.to_string_lossy().into_owned());
+        }
+        dbs.push(opened);
+    }
+    Ok(Some(dbs))
+}
+
 /// Refuses `export -o OUT` into the (virtual) sessions directory of a SQLite store.
 fn refuse_export_into_sqlite(ctx: &Ctx, command: &Command) -> anyhow::Result<()> {
     let Command::Export(a) = command else {
@@ -890,6 +982,12 @@ fn context_of_backend(cli: &Cli) -> anyhow::Result<Ctx> {
                     cli.now,
                 ));
             }
+            if let Some(dbs) = sqlite_of_file_args(&file_args(&cli.command))? {
+                return Ok(Ctx::new(
+                    Backend::Store(backend::StoreBackend::sqlite(dbs)),
+                    cli.now,
+                ));
+            }
             return Ok(Ctx::new(Backend::Files, cli.now));
         }
         Some("files" | "file") => {
@@ -916,13 +1014,16 @@ fn context_of_backend(cli: &Cli) -> anyhow::Result<Ctx> {
                  main/agent/openclaw-agent.sqlite"
             ));
         }
+        if db.is_dir() {
+            bail!(sqlite_backend_is_a_dir(&db));
+        }
         if !cli.command.reads_a_backend() {
             bail!(sqlite_write_refusal(name, &db));
         }
         let opened =
             backend::open_sqlite(&db).map_err(|e| UsageError::new(output::error_text(&e)))?;
         return Ok(Ctx::new(
-            Backend::Store(backend::StoreBackend::sqlite(vec![opened])),
+            Backend::Store(backend::StoreBackend::sqlite_named(opened)),
             cli.now,
         ));
     }

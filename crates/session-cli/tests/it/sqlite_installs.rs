@@ -803,3 +803,245 @@ fn reading_a_wal_mode_database_leaves_no_wal_or_shm_behind() {
         assert_eq!(beside(&db), Vec::<String>::new(), "{args:?}");
     }
 }
+
+#[test]
+fn a_path_list_printed_is_read_from_the_database_and_a_leftover_file_is_named() {
+    let Some(fx) =
+        fixture("a_path_list_printed_is_read_from_the_database_and_a_leftover_file_is_named")
+    else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    let before = sha256(&db);
+    let path = state.join("agents/main/sessions/22222222-2222-4222-8222-222222222222.jsonl");
+    let shown = path.display().to_string();
+    let r = run(tmp.path(), &["tree", &shown]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stderr, "");
+    assert!(
+        r.stdout.starts_with(&format!(
+            "{shown} — 7 entries, 1 root, 0 branch points, leaf a3\n"
+        )),
+        "{}",
+        r.stdout
+    );
+    // Relative, as typed in the state's parent.
+    let r = run(
+        tmp.path(),
+        &[
+            "tree",
+            "state/agents/main/sessions/22222222-2222-4222-8222-222222222222.jsonl",
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.starts_with(&format!("{shown} — 7 entries")),
+        "{}",
+        r.stdout
+    );
+    // A virtual path the database does not hold names the database.
+    let missing = state.join("agents/main/sessions/nosuch.jsonl");
+    let r = run(tmp.path(), &["tree", &missing.display().to_string()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "error: no session {} in the SQLite store {}\n",
+            missing.display(),
+            db.display()
+        )
+    );
+    assert_eq!(sha256(&db), before);
+    // A real file there is read as given, with one warning.
+    plant(
+        &path,
+        &std::fs::read(fx.join("expected/dm-branch-label.lines.jsonl")).unwrap(),
+    );
+    let r = run(tmp.path(), &["tree", &shown]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "warning: {shown} is a leftover legacy transcript: the sessions of its agent live in \
+             the OpenClaw 2026.8+ database {}; reading the file as given (`sessions \
+             verify-import` compares the two)\n",
+            db.display()
+        )
+    );
+    let from_file = run(tmp.path(), &["tree", "--backend", "files", &shown]);
+    assert_eq!(from_file.code, 0, "{from_file:?}");
+    assert_eq!(r.stdout, from_file.stdout);
+    assert!(
+        !r.stdout
+            .contains("— 7 entries, 1 root, 0 branch points, leaf a3")
+    );
+}
+
+#[test]
+fn a_state_directory_as_the_sqlite_backend_is_a_usage_error_naming_its_databases() {
+    let Some(fx) =
+        fixture("a_state_directory_as_the_sqlite_backend_is_a_usage_error_naming_its_databases")
+    else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    plant_db(&fx, &state, "main");
+    plant_db(&fx, &state, "work");
+    let r = run(tmp.path(), &["--backend", "sqlite:state", "list"]);
+    assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{r:?}");
+    assert_eq!(
+        r.stderr,
+        "error: --backend sqlite: needs the database file, not a directory: state is a directory \
+         (e.g. --backend sqlite:state/agents/main/agent/openclaw-agent.sqlite); databases found \
+         under it: state/agents/main/agent/openclaw-agent.sqlite, \
+         state/agents/work/agent/openclaw-agent.sqlite; --root state reads a state directory's \
+         databases\n"
+    );
+    std::fs::create_dir_all(tmp.path().join("empty")).unwrap();
+    let r = run(tmp.path(), &["--backend", "sqlite:empty", "list"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(
+        r.stderr,
+        "error: --backend sqlite: needs the database file, not a directory: empty is a directory \
+         (e.g. --backend sqlite:empty/agents/main/agent/openclaw-agent.sqlite); it holds no \
+         agents/<id>/agent/openclaw-agent.sqlite; --root empty reads a state directory's \
+         databases\n"
+    );
+}
+
+#[test]
+fn a_database_outside_the_layout_addresses_its_own_agent() {
+    let Some(fx) = fixture("a_database_outside_the_layout_addresses_its_own_agent") else {
+        return;
+    };
+    let tmp = tempdir();
+    let db = tmp.path().join("copy/x.sqlite");
+    plant(
+        &db,
+        &std::fs::read(fx.join("db/openclaw-agent.sqlite")).unwrap(),
+    );
+    let backend = format!("sqlite:{}", db.display());
+    let want = format!(
+        "{}/22222222-2222-4222-8222-222222222222.jsonl — 7 entries, 1 root, 0 branch points, \
+         leaf a3\n",
+        db.display()
+    );
+    for args in [
+        vec![
+            "--backend",
+            &backend,
+            "tree",
+            "--session",
+            "agent:main:main",
+        ],
+        vec!["--backend", &backend, "tree", "--session", "main"],
+        vec![
+            "--backend",
+            &backend,
+            "tree",
+            "--agent",
+            "main",
+            "--session",
+            "main",
+        ],
+    ] {
+        let r = run(tmp.path(), &args);
+        assert_eq!(r.code, 0, "{args:?}: {r:?}");
+        assert!(r.stdout.starts_with(&want), "{args:?}: {}", r.stdout);
+    }
+    let r = run(
+        tmp.path(),
+        &[
+            "--backend",
+            &backend,
+            "tree",
+            "--agent",
+            "work",
+            "--session",
+            "main",
+        ],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "error: unknown agent \"work\": the SQLite store {} holds the sessions of agent \
+             \"main\" (its schema_meta); use --agent main or leave --agent out\n",
+            db.display()
+        )
+    );
+}
+
+#[test]
+fn an_unknown_session_name_on_a_sqlite_store_lists_close_keys() {
+    let Some(fx) = fixture("an_unknown_session_name_on_a_sqlite_store_lists_close_keys") else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    let root = state.display().to_string();
+    let unknown = |name: &str| {
+        let r = run(
+            tmp.path(),
+            &[
+                "tree",
+                "--root",
+                &root,
+                "--agent",
+                "main",
+                "--session",
+                name,
+            ],
+        );
+        assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{r:?}");
+        r.stderr
+    };
+    let store = db.display();
+    assert_eq!(
+        unknown("alicee"),
+        format!(
+            "error: unknown session \"alicee\" in the SQLite store {store}; did you mean: \
+             agent:main:dm:alice?\n"
+        )
+    );
+    assert_eq!(
+        unknown("lage"),
+        format!(
+            "error: unknown session \"lage\" in the SQLite store {store}; did you mean: \
+             agent:main:large, agent:main:legacy-v1?\n"
+        )
+    );
+    assert_eq!(
+        unknown("nosuch"),
+        format!(
+            "error: unknown session \"nosuch\" in the SQLite store {store}; keys: \
+             agent:main:dm:alice, agent:main:main, agent:main:large, agent:main:unicode, \
+             agent:main:broken, agent:main:legacy-v1\n"
+        )
+    );
+}
+
+#[test]
+fn listing_files_on_a_sqlite_only_install_names_the_databases() {
+    let Some(fx) = fixture("listing_files_on_a_sqlite_only_install_names_the_databases") else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    plant_db(&fx, &state, "main");
+    let r = run(
+        tmp.path(),
+        &["--backend", "files", "list", "--root", "state"],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout, "no sessions found\n");
+    assert_eq!(
+        r.stderr,
+        "warning: no session files, but state holds OpenClaw 2026.8+ SQLite database \
+         state/agents/main/agent/openclaw-agent.sqlite; without --backend files they are read\n"
+    );
+}
