@@ -567,8 +567,13 @@ pub(crate) fn sqlite_dbs_under(root: &Path) -> Vec<(String, PathBuf)> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| {
             let db = e.path().join("agent").join(AGENT_DB_NAME);
-            db.is_file()
-                .then(|| (e.file_name().to_string_lossy().into_owned(), db))
+            // A database that cannot even be looked at (a directory without permission) is
+            // kept, so that opening it fails naming it instead of the agent vanishing.
+            let found = match std::fs::metadata(&db) {
+                Ok(m) => m.is_file(),
+                Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+            };
+            found.then(|| (e.file_name().to_string_lossy().into_owned(), db))
         })
         .collect();
     found.sort();
@@ -612,6 +617,7 @@ pub(crate) fn discover_sqlite(root: &Path) -> anyhow::Result<Option<Vec<SqliteDb
     if found.is_empty() {
         return Ok(None);
     }
+    warn_agents_without_database(root, &found);
     let mut dbs = Vec::with_capacity(found.len());
     for (agent, db) in found {
         let legacy = root
@@ -635,6 +641,43 @@ pub(crate) fn discover_sqlite(root: &Path) -> anyhow::Result<Option<Vec<SqliteDb
         dbs.push(opened);
     }
     Ok(Some(dbs))
+}
+
+/// One warning per agent of `root` that has no database but a JSONL-era sessions directory
+/// (`sessions.json` or `*.jsonl` in `agents/<id>/sessions/`) while other agents have one: a run
+/// that reads the databases does not read those files, so they must not vanish unnoticed.
+fn warn_agents_without_database(root: &Path, found: &[(String, PathBuf)]) {
+    let Ok(rd) = std::fs::read_dir(root.join("agents")) else {
+        return;
+    };
+    let mut names: Vec<String> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !found.iter().any(|(a, _)| a == n))
+        .collect();
+    names.sort();
+    for agent in names {
+        let sessions = root.join("agents").join(&agent).join("sessions");
+        let holds_sessions = std::fs::read_dir(&sessions).is_ok_and(|rd| {
+            rd.filter_map(Result::ok).any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name == session_semantics::openclaw_store::STORE_FILE_NAME
+                    || name.ends_with(".jsonl")
+            })
+        });
+        if holds_sessions {
+            eprintln!(
+                "warning: agent {:?} has no OpenClaw 2026.8+ database, only the JSONL-era store \
+                 {}: it is not read while the other agents' databases are (read it with \
+                 `sessions --backend files … --agent {}`; `openclaw doctor --fix` imports it)",
+                text::safe(&agent),
+                text::path(&sessions),
+                text::safe(&agent)
+            );
+        }
+    }
 }
 
 /// Where a run reads sessions: the local files (the default) or one Redis store. Chosen once

@@ -1045,3 +1045,38 @@ fn listing_files_on_a_sqlite_only_install_names_the_databases() {
          state/agents/main/agent/openclaw-agent.sqlite; without --backend files they are read\n"
     );
 }
+
+/// In a state directory where some agents have a database and another only a JSONL-era store,
+/// the run reads the databases and names the other agent's store in one warning (it is not
+/// read, so it must not vanish unnoticed); its files are untouched.
+#[test]
+fn an_agent_without_a_database_beside_others_is_named_in_a_warning() {
+    let Some(fx) = fixture("an_agent_without_a_database_beside_others_is_named_in_a_warning")
+    else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    plant_db(&fx, &state, "main");
+    let ops = state.join("agents/ops/sessions");
+    std::fs::create_dir_all(&ops).unwrap();
+    std::fs::write(ops.join("sessions.json"), b"{}").unwrap();
+    std::fs::write(ops.join("a.jsonl"), b"").unwrap();
+    // An agent directory without any session file is not worth a warning.
+    std::fs::create_dir_all(state.join("agents/idle/sessions")).unwrap();
+    let root = state.display().to_string();
+    let r = run(tmp.path(), &["list", "--json", "--root", &root]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["count"], 6);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "warning: agent \"ops\" has no OpenClaw 2026.8+ database, only the JSONL-era store \
+             {}: it is not read while the other agents' databases are (read it with `sessions \
+             --backend files … --agent ops`; `openclaw doctor --fix` imports it)\n",
+            ops.display()
+        )
+    );
+    assert_eq!(std::fs::read(ops.join("sessions.json")).unwrap(), b"{}");
+}
