@@ -1060,8 +1060,8 @@ fn an_agent_without_a_database_beside_others_is_named_in_a_warning() {
     plant_db(&fx, &state, "main");
     let ops = state.join("agents/ops/sessions");
     std::fs::create_dir_all(&ops).unwrap();
-    std::fs::write(ops.join("sessions.json"), b"{}").unwrap();
-    std::fs::write(ops.join("a.jsonl"), b"").unwrap();
+    session_store::io::write_raw(&ops.join("sessions.json"), b"{}").unwrap();
+    session_store::io::write_raw(&ops.join("a.jsonl"), b"").unwrap();
     // An agent directory without any session file is not worth a warning.
     std::fs::create_dir_all(state.join("agents/idle/sessions")).unwrap();
     let root = state.display().to_string();
