@@ -71,8 +71,13 @@ totals: {sessions, clean, lost, differs, sessionMissing, lostLines, unparseableL
 rowsReserialised, rowsLossy, rowsEquivalent, rowsDiffering, unreadable}}. Lines are 1-based,
 offsets are bytes from the start of the file, seq is the row's position in the database.
 
+An agent with transcripts but no agents/<id>/agent/openclaw-agent.sqlite has not been imported
+yet: it is listed under notImported [{agentId, database, transcripts}] (totals.notImported) and
+its transcripts are not judged.
+
 Exit codes: 0 nothing was lost; 1 some line was lost, a session is missing, or a row differs
-beyond the documented transforms; 2 usage error, or a file or database could not be read.";
+beyond the documented transforms (also after --salvage: the database still lacks the lines);
+2 usage error, a file or database could not be read, or an agent has no database yet.";
 
 /// What the command line asked for.
 #[derive(Debug)]
@@ -205,13 +210,15 @@ pub(crate) fn run(req: &VerifyRequest, out: &mut Output) -> anyhow::Result<Outco
         .sessions
         .iter()
         .any(|s| s.verdict != SessionVerdict::Clean);
-    Ok(if !report.unreadable.is_empty() {
-        Outcome::Failed
-    } else if problems {
-        Outcome::Problems
-    } else {
-        Outcome::Ok
-    })
+    Ok(
+        if !report.unreadable.is_empty() || !report.not_imported.is_empty() {
+            Outcome::Failed
+        } else if problems {
+            Outcome::Problems
+        } else {
+            Outcome::Ok
+        },
+    )
 }
 
 /// A session whose salvage is written: lines lost, or the whole session missing.
@@ -411,6 +418,10 @@ fn report_json(req: &VerifyRequest, report: &VerifyReport, files: &[SalvageFile]
         "unreadable": report.unreadable.iter().map(|u| json!({
             "path": u.path.display().to_string(), "problem": u.problem,
         })).collect::<Vec<_>>(),
+        "notImported": report.not_imported.iter().map(|n| json!({
+            "agentId": n.agent_id, "database": n.database.display().to_string(),
+            "transcripts": n.transcripts,
+        })).collect::<Vec<_>>(),
         "salvage": salvage,
         "totals": {
             "sessions": report.sessions.len(),
@@ -425,6 +436,7 @@ fn report_json(req: &VerifyRequest, report: &VerifyReport, files: &[SalvageFile]
             "rowsEquivalent": t.equivalent,
             "rowsDiffering": t.differing,
             "unreadable": report.unreadable.len(),
+            "notImported": report.not_imported.len(),
         },
     })
 }
@@ -457,9 +469,20 @@ fn print_human(
                 .map(|c| format!(" ({})", text::safe(c)))
                 .unwrap_or_default()
         ))?;
+        // `expected_rows` is what doctor's own reading of the file should store; the lines it
+        // never read (after an unparseable line or bad UTF-8) or refused (id conflict) come on
+        // top of it for the whole archive.
+        let never_read = s
+            .lost
+            .iter()
+            .filter(|l| !matches!(l.reason, LostReason::NotInDatabase))
+            .count();
         let mut summary = format!(
-            "  rows: {} stored, {} expected",
-            s.stored_rows, s.expected_rows
+            "  rows: {} in the database, {} expected from the whole archive, {} line{} lost",
+            s.stored_rows,
+            s.expected_rows + never_read,
+            s.lost.len(),
+            if s.lost.len() == 1 { "" } else { "s" },
         );
         if s.appended_after_import > 0 {
             summary.push_str(&format!(
@@ -583,18 +606,39 @@ fn print_human(
             ))?;
         }
     }
+    for n in &report.not_imported {
+        out.line(&format!(
+            "agent {}: NOT IMPORTED: no OpenClaw 2026.8+ database at {}; nothing has been \
+             imported yet, so its {} legacy transcript{} {} not verified — OpenClaw 2026.9.6 \
+             imports with `openclaw doctor --fix`",
+            text::safe(&n.agent_id),
+            text::path(&n.database),
+            n.transcripts,
+            if n.transcripts == 1 { "" } else { "s" },
+            if n.transcripts == 1 { "is" } else { "are" },
+        ))?;
+    }
+    if report.sessions.is_empty() && !report.not_imported.is_empty() {
+        out.line(&format!(
+            "no OpenClaw 2026.8+ database under {}; nothing has been imported yet — OpenClaw \
+             2026.9.6 imports with `openclaw doctor --fix`",
+            text::path(&req.root.join("agents"))
+        ))?;
+        return Ok(());
+    }
     let t = totals(report);
     out.line(&format!(
-        "{} session{}: {} clean, {} with lost lines ({} line{}), {} differing, {} missing; {} \
-         unparseable line{}; {} row{} re-serialised ({} lossy), {} equivalent, {} differing",
+        "{} session{}: {} clean, {} with lost lines, {} differing, {} missing entirely; {} \
+         line{} lost in all; {} unparseable line{}; {} row{} re-serialised ({} lossy), {} \
+         equivalent, {} differing",
         report.sessions.len(),
         if report.sessions.len() == 1 { "" } else { "s" },
         t.clean,
         t.lost,
-        t.lost_lines,
-        if t.lost_lines == 1 { "" } else { "s" },
         t.differs,
         t.missing,
+        t.lost_lines,
+        if t.lost_lines == 1 { "" } else { "s" },
         t.unparseable,
         if t.unparseable == 1 { "" } else { "s" },
         t.reserialised,
@@ -603,7 +647,22 @@ fn print_human(
         t.equivalent,
         t.differing,
     ))?;
+    if req.salvage.is_none() && report.sessions.iter().any(damaged) {
+        out.line(
+            "next: `sessions verify-import --salvage OUT_DIR` writes each damaged session's \
+             parseable lines to OUT_DIR/<sessionId>.jsonl (outside the state directory)",
+        )?;
+    }
     if let Some(dir) = &req.salvage {
+        if !files.is_empty() && !req.dry_run {
+            out.line(
+                "next: to put a salvaged transcript back, stop the gateway, copy it to \
+                 agents/<id>/sessions/<sessionId>.jsonl, add its key to agents/<id>/sessions/\
+                 sessions.json ({\"<key>\":{\"sessionId\":…,\"sessionFile\":\"<sessionId>.jsonl\"}}) \
+                 and run `openclaw doctor --session-sqlite import` (README: \"Putting a salvaged \
+                 transcript back\")",
+            )?;
+        }
         if files.is_empty() {
             out.line(&format!(
                 "salvage: nothing to salvage; nothing written to {}",

@@ -392,6 +392,15 @@ impl Openclaw96Cli {
     /// &["--session-sqlite", "import", "--json"])`. Panics when node cannot start; the caller
     /// checks the exit status.
     pub fn run_doctor(&self, state_dir: &Path, args: &[&str]) -> std::process::Output {
+        let mut all = vec!["doctor"];
+        all.extend_from_slice(args);
+        self.run(state_dir, &all)
+    }
+
+    /// Runs `openclaw <args>` (any command, e.g. `["sessions", "--json", "--limit", "all"]`)
+    /// with the environment [`Openclaw96Cli::run_doctor`] describes. Panics when node cannot
+    /// start; the caller checks the exit status.
+    pub fn run(&self, state_dir: &Path, args: &[&str]) -> std::process::Output {
         let side = |suffix: &str| {
             let mut p = state_dir.as_os_str().to_owned();
             p.push(suffix);
@@ -412,7 +421,6 @@ impl Openclaw96Cli {
         }
         let mut cmd = std::process::Command::new(&self.node);
         cmd.arg(&self.cli)
-            .arg("doctor")
             .args(args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())

@@ -9,6 +9,7 @@ mod support;
 
 mod alias_locks_in_retention;
 mod aliased_sessions;
+mod channel_after_the_96_import;
 mod cli;
 mod dangling_first_kept;
 mod demo;

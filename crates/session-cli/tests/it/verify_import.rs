@@ -80,9 +80,19 @@ fn the_fixture_reports_the_broken_sessions_lost_lines_and_exits_1() {
             "agent:main:legacy-v1  66666666-6666-4666-8666-666666666666  clean: nothing lost",
             "agent:main:main  22222222-2222-4222-8222-222222222222  clean: nothing lost",
             "agent:main:unicode  44444444-4444-4444-8444-444444444444  clean: nothing lost",
-            "6 sessions: 5 clean, 1 with lost lines (2 lines), 0 differing, 0 missing; 2 \
-             unparseable lines; 8 rows re-serialised (0 lossy), 0 equivalent, 0 differing",
+            "6 sessions: 5 clean, 1 with lost lines, 0 differing, 0 missing entirely; 2 lines \
+             lost in all; 2 unparseable lines; 8 rows re-serialised (0 lossy), 0 equivalent, 0 \
+             differing",
+            "next: `sessions verify-import --salvage OUT_DIR` writes each damaged session's \
+             parseable lines to OUT_DIR/<sessionId>.jsonl (outside the state directory)",
         ]
+    );
+    assert!(
+        text.stdout.contains(
+            "\n  rows: 3 in the database, 5 expected from the whole archive, 2 lines lost\n"
+        ),
+        "{}",
+        text.stdout
     );
     let lost: Vec<&str> = text
         .stdout
@@ -125,7 +135,7 @@ fn the_fixture_reports_the_broken_sessions_lost_lines_and_exits_1() {
         v["totals"],
         serde_json::json!({"sessions": 6, "clean": 5, "lost": 1, "differs": 0, "sessionMissing": 0,
             "lostLines": 2, "unparseableLines": 2, "rowsReserialised": 8, "rowsLossy": 0,
-            "rowsEquivalent": 0, "rowsDiffering": 0, "unreadable": 0})
+            "rowsEquivalent": 0, "rowsDiffering": 0, "unreadable": 0, "notImported": 0})
     );
     let broken = &v["sessions"][0];
     assert_eq!(broken["sessionId"], BROKEN);
@@ -656,4 +666,56 @@ fn a_legacy_transcript_the_database_never_got_is_a_missing_session() {
     assert_eq!(missing[0]["expectedRows"], 8);
     assert_eq!(missing[0]["storedRows"], 0);
     assert_eq!(v["totals"]["sessionMissing"], 1);
+}
+
+#[test]
+fn a_state_dir_with_no_database_is_not_imported_yet_exit_2() {
+    let dir = tempdir();
+    let state = dir.path().join("state");
+    let a = "eeeeeeee-0000-4000-8000-000000000001";
+    let b = "eeeeeeee-0000-4000-8000-000000000002";
+    legacy_store(
+        &state,
+        &[
+            (
+                "agent:main:main",
+                a,
+                file(&[header(a), user("u1", None, "hi", 1)]),
+            ),
+            (
+                "agent:main:other",
+                b,
+                file(&[header(b), user("u1", None, "hi", 1)]),
+            ),
+        ],
+    );
+    let run = verify(&[os("--root"), state.as_os_str()]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let db = state.join("agents/main/agent/openclaw-agent.sqlite");
+    assert_eq!(
+        run.stdout.lines().collect::<Vec<_>>(),
+        [
+            format!(
+                "agent main: NOT IMPORTED: no OpenClaw 2026.8+ database at {}; nothing has been \
+                 imported yet, so its 2 legacy transcripts are not verified — OpenClaw 2026.9.6 \
+                 imports with `openclaw doctor --fix`",
+                db.display()
+            ),
+            format!(
+                "no OpenClaw 2026.8+ database under {}; nothing has been imported yet — \
+                 OpenClaw 2026.9.6 imports with `openclaw doctor --fix`",
+                state.join("agents").display()
+            ),
+        ]
+    );
+    let json = verify(&[os("--root"), state.as_os_str(), os("--json")]);
+    assert_eq!(json.code, 2);
+    let v = json_of(&json);
+    assert_eq!(v["sessions"], serde_json::json!([]));
+    assert_eq!(
+        v["notImported"],
+        serde_json::json!([{"agentId": "main", "database": db.display().to_string(), "transcripts": 2}])
+    );
+    assert_eq!(v["totals"]["sessionMissing"], 0);
+    assert_eq!(v["totals"]["notImported"], 1);
 }

@@ -93,7 +93,9 @@ pub struct StoreRow {
     /// `now − updatedAt` in milliseconds; `None` without `updatedAt` or when it is 0 (as the
     /// reference's `updatedAt ? … : null`).
     pub age_ms: Option<f64>,
-    /// The channel: `channel`, else `lastChannel`, else `deliveryContext.channel`, else
+    /// The channel ([`entry_channel`]): for an entry in the 2026.9.6 shape (`delivery.kind`
+    /// = `"external"`), `delivery.context.channel`, else `delivery.origin.provider`; for the
+    /// 2026.6.11 shape `channel`, else `lastChannel`, else `deliveryContext.channel`, else
     /// `origin.provider`.
     pub channel: Option<String>,
     /// The display model (R5.4): `modelOverride`, else `model`, else [`DEFAULT_MODEL`].
@@ -259,6 +261,31 @@ fn str_field(o: &JsObject, name: &str) -> Option<String> {
         .and_then(JsValue::as_str_lossy)
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())
+}
+
+/// The channel an entry was reached on, `None` when it names none (shown as `-`).
+///
+/// Two entry shapes exist. OpenClaw 2026.9.6's doctor moves an entry's `channel`,
+/// `lastChannel`, `deliveryContext` and `origin` into one `delivery` object
+/// (`{"kind":"external","route":{…},"context":{"channel":…},"origin":{"provider":…}}`) when it
+/// imports a legacy store into SQLite; 2026.9.6 reads the channel of such an entry as
+/// `delivery.context.channel ?? delivery.origin.provider` (its `sessionDeliveryChannel`, also
+/// the `channel` of its projected compatibility fields), and only when `delivery.kind` is
+/// `"external"`. An entry without that `delivery` keeps the 2026.6.11 rule: `channel`, else
+/// `lastChannel`, else `deliveryContext.channel`, else `origin.provider`. Values are trimmed;
+/// empty strings count as absent.
+pub fn entry_channel(f: &JsObject) -> Option<String> {
+    let external = f
+        .get("delivery")
+        .and_then(JsValue::as_object)
+        .filter(|d| d.get("kind").and_then(JsValue::as_str_lossy).as_deref() == Some("external"));
+    if let Some(d) = external {
+        return nested_str(d, "context", "channel").or_else(|| nested_str(d, "origin", "provider"));
+    }
+    str_field(f, "channel")
+        .or_else(|| str_field(f, "lastChannel"))
+        .or_else(|| nested_str(f, "deliveryContext", "channel"))
+        .or_else(|| nested_str(f, "origin", "provider"))
 }
 
 fn nested_str(o: &JsObject, outer: &str, inner: &str) -> Option<String> {
@@ -484,10 +511,7 @@ fn row_of(
         session_id,
         updated_at,
         age_ms: updated_at.filter(|u| *u != 0.0).map(|u| now - u),
-        channel: str_field(f, "channel")
-            .or_else(|| str_field(f, "lastChannel"))
-            .or_else(|| nested_str(f, "deliveryContext", "channel"))
-            .or_else(|| nested_str(f, "origin", "provider")),
+        channel: entry_channel(f),
         model,
         model_provider,
         total_tokens,
@@ -599,4 +623,65 @@ fn scan_dir(store: &SessionStore, dir: &Path) -> (Vec<OrphanTranscript>, Vec<Arc
     });
     archives.sort_by_key(|a| std::cmp::Reverse(a.archived_at_ms));
     (orphans, archives)
+}
+
+#[cfg(test)]
+mod channel_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::entry_channel;
+    use session_format::json::{JsValue, parse_value};
+
+    fn channel(entry: &str) -> Option<String> {
+        let v: JsValue = parse_value(entry.as_bytes()).unwrap();
+        entry_channel(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn the_96_delivery_shape_reads_context_then_origin() {
+        // The entry_json 2026.9.6's doctor wrote for a legacy `"channel":"telegram"` entry.
+        let imported = r#"{"sessionId":"s","updatedAt":1,"chatType":"direct","delivery":{"kind":"external","route":{"channel":"telegram"},"context":{"channel":"telegram"},"origin":{"provider":"telegram"}}}"#;
+        assert_eq!(channel(imported).as_deref(), Some("telegram"));
+        let origin_only = r#"{"delivery":{"kind":"external","route":{},"context":{},"origin":{"provider":" slack "}}}"#;
+        assert_eq!(channel(origin_only).as_deref(), Some("slack"));
+        let context_first = r#"{"delivery":{"kind":"external","route":{"channel":"r"},"context":{"channel":"c"},"origin":{"provider":"o"}}}"#;
+        assert_eq!(channel(context_first).as_deref(), Some("c"));
+        // The delivery object wins over stale top-level fields, as 9.6's projection does.
+        let both = r#"{"channel":"old","delivery":{"kind":"external","route":{},"context":{"channel":"new"},"origin":{}}}"#;
+        assert_eq!(channel(both).as_deref(), Some("new"));
+        let neither =
+            r#"{"delivery":{"kind":"external","route":{},"context":{"channel":""},"origin":{}}}"#;
+        assert_eq!(channel(neither), None);
+    }
+
+    #[test]
+    fn a_non_external_delivery_falls_back_to_the_611_rule() {
+        let internal =
+            r#"{"lastChannel":"discord","delivery":{"kind":"internal","context":{"channel":"x"}}}"#;
+        assert_eq!(channel(internal).as_deref(), Some("discord"));
+    }
+
+    #[test]
+    fn the_611_shape_reads_channel_last_channel_delivery_context_origin() {
+        assert_eq!(
+            channel(r#"{"channel":"a","lastChannel":"b","deliveryContext":{"channel":"c"},"origin":{"provider":"d"}}"#).as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            channel(
+                r#"{"lastChannel":"b","deliveryContext":{"channel":"c"},"origin":{"provider":"d"}}"#
+            )
+            .as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            channel(r#"{"deliveryContext":{"channel":"c"},"origin":{"provider":"d"}}"#).as_deref(),
+            Some("c")
+        );
+        assert_eq!(
+            channel(r#"{"origin":{"provider":"d"}}"#).as_deref(),
+            Some("d")
+        );
+        assert_eq!(channel(r#"{"channel":"  "}"#), None);
+    }
 }

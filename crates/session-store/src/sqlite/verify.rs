@@ -17,7 +17,9 @@
 //! ([`RowVerdict::Equivalent`]); differing beyond that ([`RowVerdict::Differs`]); or lost
 //! ([`LostLine`]: after the first unparseable line, after an invalid-UTF-8 chunk, refused as an
 //! id conflict, or absent from the database). A session whose window is absent is
-//! [`SessionVerdict::SessionMissing`].
+//! [`SessionVerdict::SessionMissing`]. An agent with transcripts but no
+//! `agent/openclaw-agent.sqlite` at all has not been imported yet: it is listed in
+//! [`VerifyReport::not_imported`] and its transcripts are not judged.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -254,11 +256,26 @@ pub struct Unreadable {
     pub problem: String,
 }
 
+/// An agent with legacy transcripts but no `agents/<id>/agent/openclaw-agent.sqlite`: nothing
+/// of it has been imported yet, so there is nothing to verify (its transcripts are not reported
+/// as missing sessions).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NotImported {
+    /// The agent id (its folder name under `agents/`).
+    pub agent_id: String,
+    /// Where OpenClaw 2026.8+ keeps its database: `<state>/agents/<id>/agent/openclaw-agent.sqlite`.
+    pub database: PathBuf,
+    /// The legacy transcripts found for it (archives, protected sources, `sessions/*.jsonl`).
+    pub transcripts: usize,
+}
+
 /// Everything [`verify_state`] found.
 #[derive(Debug, Default)]
 pub struct VerifyReport {
     /// One report per transcript, by agent, then path.
     pub sessions: Vec<SessionReport>,
+    /// Agents with transcripts and no database: not imported yet, so not verified.
+    pub not_imported: Vec<NotImported>,
     /// Files that could not be read (transcripts, manifests, databases).
     pub unreadable: Vec<Unreadable>,
     /// Manifests read.
@@ -450,7 +467,8 @@ fn real_path(p: &Option<String>) -> Option<PathBuf> {
 /// # Errors
 /// [`VerifyError::NoAgents`] when `state/agents` is not a directory; [`VerifyError::List`] when
 /// a folder cannot be listed. Files and databases that cannot be read are listed in
-/// [`VerifyReport::unreadable`] instead.
+/// [`VerifyReport::unreadable`] instead; agents without a database in
+/// [`VerifyReport::not_imported`].
 pub fn verify_state(state: &Path) -> Result<VerifyReport, VerifyError> {
     let agents_dir = state.join("agents");
     if !agents_dir.is_dir() {
@@ -591,6 +609,14 @@ pub fn verify_state(state: &Path) -> Result<VerifyReport, VerifyError> {
             continue;
         }
         let db_path = agent_dir.join("agent").join("openclaw-agent.sqlite");
+        if !db_path.is_file() {
+            report.not_imported.push(NotImported {
+                agent_id: agent.clone(),
+                database: db_path,
+                transcripts: subjects.len(),
+            });
+            continue;
+        }
         let store = if db_path.is_file() {
             match SqliteStore::open(&db_path) {
                 Ok(s) => Some(s),
