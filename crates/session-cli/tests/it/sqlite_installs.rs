@@ -803,3 +803,101 @@ fn reading_a_wal_mode_database_leaves_no_wal_or_shm_behind() {
         assert_eq!(beside(&db), Vec::<String>::new(), "{args:?}");
     }
 }
+
+/// An archived key (`session_nodes.archived_at` set) is listed by default, as OpenClaw
+/// 2026.9.6's `openclaw sessions --json --limit all` lists it, in the same newest-first order,
+/// with `archived: true` and the FLAGS `archived`; `--archived` lists it alone.
+#[test]
+fn sqlite_archived_keys_are_listed_and_flagged() {
+    let Some(fx) = fixture("sqlite_archived_keys_are_listed_and_flagged") else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    let (_, archived_key, archived_id) = SESSIONS[2];
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let n = conn
+            .execute(
+                "UPDATE session_nodes SET archived_at = 1782950400000 WHERE session_key = ?1",
+                [archived_key],
+            )
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+    let root = state.display().to_string();
+    let now = "2026-07-02T00:00:00Z";
+    let r = run(
+        tmp.path(),
+        &["list", "--json", "--root", &root, "--now", now],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stderr, "");
+    let got: Value = serde_json::from_str(&r.stdout).unwrap();
+    let rows: Vec<(String, bool, Value)> = got["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_owned(),
+                r["archived"].as_bool().unwrap(),
+                r["flags"].clone(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, bool, Value)> = [5, 4, 3, 2, 1, 0]
+        .iter()
+        .map(|&i| {
+            let key = SESSIONS[i].1;
+            let archived = i == 2;
+            let flags = if archived {
+                serde_json::json!(["archived"])
+            } else {
+                serde_json::json!([])
+            };
+            (key.to_owned(), archived, flags)
+        })
+        .collect();
+    assert_eq!(rows, want);
+    assert_eq!(got["count"], 6);
+    assert_eq!(got["totalCount"], 6);
+
+    // The table's FLAGS cell.
+    let r = run(
+        tmp.path(),
+        &["list", "--wide", "--root", &root, "--now", now],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let flagged: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.split_whitespace().any(|w| w == "archived"))
+        .collect();
+    assert_eq!(flagged.len(), 1, "{}", r.stdout);
+    assert!(flagged[0].contains(archived_key), "{}", flagged[0]);
+
+    // --archived: the archived key only.
+    let r = run(
+        tmp.path(),
+        &[
+            "list",
+            "--json",
+            "--archived",
+            "--root",
+            &root,
+            "--now",
+            now,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let got: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(got["count"], 1);
+    let archives = got["archives"].as_array().unwrap();
+    assert_eq!(archives.len(), 1);
+    assert_eq!(archives[0]["reason"], "archived");
+    assert_eq!(archives[0]["key"], archived_key);
+    assert_eq!(archives[0]["sessionId"], archived_id);
+    assert_eq!(archives[0]["archivedAtMs"], 1_782_950_400_000_i64);
+}
