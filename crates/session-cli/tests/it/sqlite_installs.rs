@@ -901,3 +901,53 @@ fn sqlite_archived_keys_are_listed_and_flagged() {
     assert_eq!(archives[0]["sessionId"], archived_id);
     assert_eq!(archives[0]["archivedAtMs"], 1_782_950_400_000_i64);
 }
+
+/// `check` of a SQLite session with no `transcript_events` row: the `empty` problem says the
+/// database holds no row of it, with no advice about a writable open (there is no file).
+#[test]
+fn sqlite_check_of_a_session_without_rows_says_no_rows() {
+    let Some(fx) = fixture("sqlite_check_of_a_session_without_rows_says_no_rows") else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    let (_, key, id) = SESSIONS[1];
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.pragma_update(None, "foreign_keys", false).unwrap();
+        let n = conn
+            .execute("DELETE FROM transcript_events WHERE session_id = ?1", [id])
+            .unwrap();
+        assert!(n > 0);
+    }
+    let root = state.display().to_string();
+    let r = run(
+        tmp.path(),
+        &[
+            "check",
+            "--json",
+            "--root",
+            &root,
+            "--agent",
+            "main",
+            "--session",
+            key,
+        ],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(!r.stdout.contains("writable open"), "{}", r.stdout);
+    let got: Value = serde_json::from_str(&r.stdout).unwrap();
+    let text = got.to_string();
+    let empty: Vec<&Value> = got[0]["problems"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{text}"))
+        .iter()
+        .filter(|p| p["kind"] == "empty")
+        .collect();
+    assert_eq!(empty.len(), 1, "{text}");
+    assert_eq!(
+        empty[0]["message"],
+        "no rows in the database (the import stored no line of this session)"
+    );
+}
