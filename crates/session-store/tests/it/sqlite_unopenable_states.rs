@@ -31,9 +31,7 @@ fn sqlite_wal_database_in_a_read_only_directory_is_a_typed_error() {
     );
     let before = sha256_file(&db);
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
-    let probe = dir.path().join("probe");
-    if std::fs::write(&probe, b"").is_ok() {
-        std::fs::remove_file(&probe).unwrap();
+    if tempfile::tempfile_in(dir.path()).is_ok() {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         session_test_support::skip(
             TEST,
@@ -43,7 +41,9 @@ fn sqlite_wal_database_in_a_read_only_directory_is_a_typed_error() {
     }
     let result = SqliteStore::open(&db);
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let err = result.err().expect("the open must fail");
+    let Err(err) = result else {
+        panic!("the open must fail");
+    };
     assert!(
         matches!(&err, SqliteError::WalReadOnlyDirectory { path, .. } if path == &db),
         "{err:?}"
@@ -98,7 +98,9 @@ fn sqlite_hot_rollback_journal_is_a_typed_error() {
     std::fs::rename(&aside, &journal).unwrap();
     let journal_before = sha256_file(&journal);
 
-    let err = SqliteStore::open(&db).err().expect("the open must fail");
+    let Err(err) = SqliteStore::open(&db) else {
+        panic!("the open must fail");
+    };
     assert!(
         matches!(&err, SqliteError::HotJournal { path, journal: j, .. } if path == &db && j == &journal),
         "{err:?}"
