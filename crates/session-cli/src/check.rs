@@ -36,7 +36,7 @@ Errors (exit code 1):
   malformed-line         a line that is not JSON (kept in place, invisible to readers)
   missing-final-newline  the last line is complete but has no newline
   empty                  the file is empty or whitespace-only (a writable open writes a fresh
-                         header)
+                         header); a SQLite session: no row in the database
   corrupt-header         the first parsed line is not a session header (a writable open backs
                          the file up and rewrites it)
   parent-cycle           entries whose parents form a cycle
@@ -815,6 +815,10 @@ fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
                 );
             }
             if let Some(findings) = ctx.store().and_then(|r| r.sqlite_findings(path)) {
+                // A SQLite session is rows, not a file: no header to write, no writable open.
+                for p in problems.iter_mut().filter(|p| p.kind == "empty") {
+                    p.message = SQLITE_EMPTY.to_owned();
+                }
                 match findings {
                     Ok(findings) => problems.extend(findings.iter().map(sqlite_problem)),
                     Err(e) => return FileResult::Failed(output::error_text(&e)),
@@ -835,6 +839,9 @@ fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
 }
 
 /// A consistency finding of a SQLite session's database rows as a problem of `check`: kind
+/// The `empty` problem's message for a SQLite session with no `transcript_events` row.
+const SQLITE_EMPTY: &str = "no rows in the database (the import stored no line of this session)";
+
 /// `sqlite-<finding>`, an error, except a leaf that differs from ours while the index says it
 /// is stale (`sqlite-leaf-disagrees` of a stale index: a warning, OpenClaw recomputes it).
 fn sqlite_problem(f: &session_store::sqlite::Finding) -> Problem {

@@ -78,7 +78,7 @@ over contextTokens, else 200k, as `0.4k/200k (0%)`), AGE (since updatedAt and th
 `unknown` without updatedAt or when it is in the future), MSGS and SIZE (of the transcript), FLAGS, PATH (the transcript). FLAGS: `missing` (no
 transcript file), `header-only` (at most 4096 bytes and no message: the reference's `cleanup
 --fix-missing` calls it missing), `shared` (another key names the same transcript or session
-id; JSON `sharedWith` names them), `orphan` (a transcript no key references, listed after the
+id; JSON `sharedWith` names them), `archived` (an archived key of a SQLite store), `orphan` (a transcript no key references, listed after the
 keys, never limited). Archives (`.reset.`, `.deleted.`, `.bak.`), checkpoints, trajectory
 sidecars, store temp files and sub-directories such as `archive/` are never rows and never
 warned about; --archived lists the archives instead (time, reason, session id, size, path).
@@ -88,7 +88,7 @@ true when every agent is listed), \"count\", \"totalCount\", \"limitApplied\", \
 fields as `openclaw sessions --json` prints them (\"totalTokens\", \"model\", \"modelProvider\",
 \"contextTokens\", …, same names and values), \"agentId\", \"kind\", \"id\", \"channel\",
 \"contextPercent\", \"messages\", \"size\", \"flags\", \"label\" (the entry's label, else null),
-\"archived\" (false: archived keys are listed by --archived only), \"sharedWith\", \"path\"}],
+\"archived\" (true for an archived key of a SQLite store), \"sharedWith\", \"path\"}],
 \"skipped\"}; an orphan has \"key\": null. --archived --json: {\"path\" or \"stores\", \"count\",
 \"archives\": [{\"agentId\", \"reason\", \"key\" (archived keys only), \"original\", \"sessionId\",
 \"archivedAt\", \"archivedAtMs\", \"size\", \"path\"}]}. `count` is the reference's (store keys shown); the orphan rows are
@@ -111,7 +111,8 @@ OpenClaw 2026.8+ (SQLite): when the state directory holds agents/<ID>/agent/open
 (or with --backend sqlite:PATH), each agent's database is its store, listed one row per key as
 above, from the database's session_nodes (the sessions.json it stands for) and its transcript
 rows (MSGS, SIZE, FLAGS): no directory is scanned, so there are no orphan rows. A key with
-archived_at set is an archived key: not listed, except by --archived, which lists the archived
+archived_at set is an archived key: listed as OpenClaw 2026.9.6's `openclaw sessions` lists it,
+with FLAGS `archived` and JSON \"archived\": true; --archived lists only the archived
 keys (REASON `archived key KEY`, JSON reason \"archived\" with \"key\") and the reclaimed
 generations of session_transcript_archives (reason deleted or reset, SIZE the stored archive)
 instead of archive files. JSON \"path\"/\"stores\" name the database. Nothing is written.";

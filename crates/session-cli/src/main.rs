@@ -308,7 +308,8 @@ struct ListArgs {
     #[arg(long, value_name = "N|all", value_parser = parse_list_limit)]
     limit: Option<ListLimit>,
     /// List the archived transcripts of an OpenClaw store (`.reset.`, `.deleted.` and `.bak.`
-    /// archives beside `sessions.json`) instead of its sessions.
+    /// archives beside `sessions.json`) instead of its sessions; on a SQLite store, only its
+    /// archived keys (listed by default too, flagged `archived`) and reclaimed generations.
     #[arg(long)]
     archived: bool,
     /// Print every cell in full: the table is not fitted to the terminal's width.

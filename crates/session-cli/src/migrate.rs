@@ -110,7 +110,9 @@ JSON output (--json):
                  \"outcome\": \"copied\"|\"wouldCopy\"|\"identical\"|\"exists\"|\"notCopied\"|\"failed\",
                  \"error\": string|null}],
    \"leftAlone\": [{\"path\", \"reason\"}], \"errors\": [{\"path\", \"error\"}] (directories that
-   could not be read; counted as failed),
+   could not be read; counted as failed), \"warnings\": [string] (also on stderr: from
+   SQLite, one per agent whose agents/<ID>/sessions/ still holds legacy files (*.jsonl,
+   sessions.json) that are not carried over, suggesting `sessions verify-import`),
    \"counts\": {\"copied\", \"wouldCopy\", \"identical\", \"exists\", \"failed\", \"leftAlone\"},
    \"bytesCopied\"}
 where side is {\"backend\": \"files\", \"dir\"} or {\"backend\": \"redis\", \"url\", \"prefix\",
@@ -411,6 +413,57 @@ fn agent_dbs(state: &Path) -> Vec<PathBuf> {
         .collect();
     found.sort();
     found
+}
+
+/// One warning per agent of the state directory `state` whose `agents/<id>/sessions/` still
+/// holds legacy files (`*.jsonl` transcripts, `sessions.json`) that a SQLite export does not
+/// carry over: left behind by a failed import, or of an agent with no database at all.
+fn legacy_leftovers(state: &Path, dbs: &[AgentDb]) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(state.join("agents")) else {
+        return Vec::new();
+    };
+    let mut agents: Vec<PathBuf> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+    agents.sort();
+    let mut out = Vec::new();
+    for agent_dir in agents {
+        let sessions = agent_dir.join("sessions");
+        let Ok(rd) = std::fs::read_dir(&sessions) else {
+            continue;
+        };
+        let mut names: Vec<String> = rd
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".jsonl") || n == "sessions.json")
+            .collect();
+        if names.is_empty() {
+            continue;
+        }
+        names.sort();
+        let agent = agent_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let has_db = dbs.iter().any(|d| d.agent == agent);
+        let why = if has_db {
+            "are not in its database (not imported)"
+        } else {
+            "belong to an agent without a database"
+        };
+        out.push(format!(
+            "agent {}: {} in {} {why} and were not carried over: {}; run `sessions \
+             verify-import` to see what the import lost",
+            text::safe(&agent),
+            plural(names.len(), "legacy file", "legacy files"),
+            text::path(&sessions),
+            names
+                .iter()
+                .map(|n| text::safe(n).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    out
 }
 
 /// The SQLite source a request names, if any: `--from-root DIR`, `--from sqlite:PATH` (a
@@ -1153,6 +1206,13 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// Usage errors (sides), the Redis store cannot be reached or listed, stdout.
 pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outcome> {
     let (src, dst) = sides(req)?;
+    let warnings = match &src.store {
+        Store::Sqlite { dbs } => legacy_leftovers(&src.root, dbs),
+        _ => Vec::new(),
+    };
+    for w in &warnings {
+        out.warn(w)?;
+    }
     let (found, mut left_alone, mut broken) = sources(&src)?;
     let mut items: Vec<Item> = match &src.store {
         Store::Sqlite { dbs } => sqlite_items(dbs, &dst, &mut left_alone, &mut broken),
@@ -1302,6 +1362,7 @@ pub(crate) fn run(req: &MigrateRequest, out: &mut Output) -> anyhow::Result<Outc
             "sessions": sessions,
             "leftAlone": left,
             "errors": errors,
+            "warnings": warnings,
             "counts": {
                 "copied": copied,
                 "wouldCopy": would,

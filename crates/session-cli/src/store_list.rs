@@ -40,8 +40,8 @@ pub(crate) struct StoreDir {
     pub(crate) agent: Option<String>,
     pub(crate) listing: StoreListing,
     /// The archived keys of a SQLite store (`session_nodes.archived_at` non-NULL, §2.13
-    /// recipe 1): their rows, taken out of [`StoreListing::rows`], with the archive time
-    /// (epoch ms).
+    /// recipe 1): their rows (also in [`StoreListing::rows`], flagged `archived` there), with
+    /// the archive time (epoch ms).
     pub(crate) archived_keys: Vec<(StoreRow, i64)>,
     /// Where the store is read: the `sessions.json` file, or the SQLite database.
     pub(crate) source: PathBuf,
@@ -155,15 +155,13 @@ fn load_sqlite(
             .collect();
         (archived, archives)
     };
-    let mut archived_keys = Vec::new();
-    let rows = std::mem::take(&mut listing.rows);
-    for r in rows {
-        match archived_at.get(&r.key) {
-            Some(at) => archived_keys.push((r, *at)),
-            None => listing.rows.push(r),
-        }
-    }
-    listing.total_count = listing.rows.len();
+    // Archived keys stay in the listing (OpenClaw 2026.9.6's `openclaw sessions` lists them),
+    // flagged `archived`; `--archived` lists them with the reclaimed generations.
+    let archived_keys = listing
+        .rows
+        .iter()
+        .filter_map(|r| Some((r.clone(), *archived_at.get(&r.key)?)))
+        .collect();
     listing.archives = reclaimed
         .into_iter()
         .map(|a| ArchivedTranscript {
@@ -192,6 +190,9 @@ fn load_sqlite(
 struct Row<'a> {
     agent: Option<&'a str>,
     row: RowKind<'a>,
+    /// An archived key of a SQLite store (`session_nodes.archived_at` non-NULL): listed, as
+    /// OpenClaw 2026.9.6's `openclaw sessions` lists it, with the `archived` flag.
+    archived: bool,
 }
 
 enum RowKind<'a> {
@@ -202,8 +203,9 @@ enum RowKind<'a> {
 
 /// The flags of a store row (JSON `flags`, the table's FLAGS): `missing` (no transcript file),
 /// `header-only` (a transcript of ≤ 4096 bytes with no message: the reference's cleanup calls
-/// it missing), `shared` (another row names the same transcript or session id).
-fn row_flags(r: &StoreRow) -> Vec<&'static str> {
+/// it missing), `shared` (another row names the same transcript or session id), `archived`
+/// (an archived key of a SQLite store).
+fn row_flags(r: &StoreRow, archived: bool) -> Vec<&'static str> {
     let mut f = Vec::new();
     match r.state {
         TranscriptState::Missing => f.push("missing"),
@@ -212,6 +214,9 @@ fn row_flags(r: &StoreRow) -> Vec<&'static str> {
     }
     if !r.shared_with.is_empty() {
         f.push("shared");
+    }
+    if archived {
+        f.push("archived");
     }
     f
 }
@@ -286,6 +291,7 @@ fn merged<'a>(
             s.listing.rows.iter().map(|r| Row {
                 agent: s.agent.as_deref(),
                 row: RowKind::Key(r),
+                archived: s.archived_keys.iter().any(|(a, _)| a.key == r.key),
             })
         })
         .collect();
@@ -305,11 +311,13 @@ fn merged<'a>(
         keys.extend(s.listing.orphans.iter().map(|o| Row {
             agent: s.agent.as_deref(),
             row: RowKind::Orphan(o),
+            archived: false,
         }));
     }
     keys.extend(files.iter().map(|l| Row {
         agent: l.agent.as_deref(),
         row: RowKind::File(l),
+        archived: false,
     }));
     (keys, total, limit)
 }
@@ -360,9 +368,9 @@ fn row_json(r: &Row<'_>) -> JsValue {
             o.insert("contextPercent", opt_num(k.context_percent()));
             o.insert("messages", opt_num(k.messages.map(|m| m as f64)));
             o.insert("size", opt_num(k.size.map(|s| s as f64)));
-            o.insert("flags", strings(row_flags(k)));
+            o.insert("flags", strings(row_flags(k, r.archived)));
             o.insert("label", opt_str(row_label(k).as_deref()));
-            o.insert("archived", JsValue::Bool(false));
+            o.insert("archived", JsValue::Bool(r.archived));
             o.insert(
                 "sharedWith",
                 strings(k.shared_with.iter().map(String::as_str)),
@@ -558,7 +566,7 @@ fn table(rows: &[Row<'_>], show_agent: bool, width: Option<usize>) -> Vec<String
                 c.push(age_cell(k.age_ms));
                 c.push(k.messages.map_or_else(|| "-".to_owned(), text::thousands));
                 c.push(k.size.map_or_else(|| "-".to_owned(), text::human_bytes));
-                c.push(row_flags(k).join(","));
+                c.push(row_flags(k, r.archived).join(","));
                 c.push(
                     k.transcript
                         .as_deref()

@@ -846,3 +846,47 @@ fn every_agent_database_of_a_state_dir_is_exported_into_its_own_agent_dir() {
     let ours: Value = serde_json::from_str(&ours.stdout).unwrap();
     assert_eq!(ours["count"], 12, "{ours}");
 }
+
+/// Legacy files left in `agents/<id>/sessions/` (a transcript the import did not take, an
+/// agent with no database) are not carried over by a SQLite export: one warning per agent on
+/// stderr naming them and suggesting `sessions verify-import`, and the same in JSON
+/// `warnings`.
+#[test]
+fn legacy_files_left_beside_a_database_are_warned_about() {
+    let Some(state) = State::new("legacy_files_left_beside_a_database_are_warned_about") else {
+        return;
+    };
+    let root = state.root();
+    let main_sessions = root.join("agents/main/sessions");
+    let ops_sessions = root.join("agents/ops/sessions");
+    plant(
+        &main_sessions.join("legacy-left.jsonl"),
+        b"{\"type\":\"session\"}\n",
+    );
+    plant(&ops_sessions.join("sessions.json"), b"{}");
+    plant(
+        &ops_sessions.join("ops-1.jsonl"),
+        b"{\"type\":\"session\"}\n",
+    );
+    let (run, v) = migrate_json(&state, &["--dry-run"]);
+    // 1: a dry run that would copy (the database's 6 transcripts and sessions.json).
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(v["counts"]["wouldCopy"], 7);
+    let want = [
+        format!(
+            "agent main: 1 legacy file in {} are not in its database (not imported) and were \
+             not carried over: legacy-left.jsonl; run `sessions verify-import` to see what the \
+             import lost",
+            main_sessions.display()
+        ),
+        format!(
+            "agent ops: 2 legacy files in {} belong to an agent without a database and were \
+             not carried over: ops-1.jsonl, sessions.json; run `sessions verify-import` to see \
+             what the import lost",
+            ops_sessions.display()
+        ),
+    ];
+    assert_eq!(v["warnings"], serde_json::json!(want));
+    let stderr: Vec<String> = want.iter().map(|w| format!("warning: {w}")).collect();
+    assert_eq!(run.stderr.lines().collect::<Vec<_>>(), stderr);
+}

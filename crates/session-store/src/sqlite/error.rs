@@ -85,7 +85,7 @@ pub enum SqliteError {
     /// [`OpenOptions::force_schema`](super::OpenOptions::force_schema) is off (§5).
     #[error(
         "{}: uses schema version {version}, newer than version {known} that this reader knows; \
-         force_schema (`--force-schema`) tries a best-effort read",
+         read it with a release that knows version {version}",
         path.display()
     )]
     SchemaNewer {
@@ -197,6 +197,39 @@ pub enum SqliteError {
         /// The refused operation, e.g. `append`.
         what: &'static str,
     },
+    /// The database is in WAL mode, has no `-wal`/`-shm` beside it, and its directory is not
+    /// writable: SQLite cannot create the shared-memory index a reader needs
+    /// (`SQLITE_READONLY_DIRECTORY`, extended code 1544; §1.5).
+    #[error(
+        "{}: the database is in WAL mode and its directory is read-only, so SQLite cannot \
+         create the -wal/-shm a reader needs; copy the database together with its -wal to a \
+         writable place and read the copy",
+        path.display()
+    )]
+    WalReadOnlyDirectory {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A crashed writer left a hot rollback journal that a read-only connection cannot roll
+    /// back (`SQLITE_READONLY_ROLLBACK`, extended code 776; §1.5).
+    #[error(
+        "{}: a crashed writer left a hot rollback journal ({}); start OpenClaw (or \
+         `openclaw doctor`) once so it rolls the journal back, then read again",
+        path.display(),
+        journal.display()
+    )]
+    HotJournal {
+        /// The database file.
+        path: PathBuf,
+        /// `<db>-journal`.
+        journal: PathBuf,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
     /// A `session_nodes.entry_json` is not a JSON object (§2.2).
     #[error("{}: session key {session_key}: entry_json is not a JSON object: {problem}", path.display())]
     BadEntry {
@@ -256,4 +289,35 @@ pub enum RowProblem {
         /// The byte offset of the first invalid sequence in the decoded text.
         valid_up_to: usize,
     },
+}
+
+/// `SQLITE_READONLY_DIRECTORY`: a WAL reader cannot create `-shm` in a read-only directory.
+const SQLITE_READONLY_DIRECTORY: i32 = 1544;
+/// `SQLITE_READONLY_ROLLBACK`: a hot journal that a read-only connection cannot roll back.
+const SQLITE_READONLY_ROLLBACK: i32 = 776;
+
+impl SqliteError {
+    /// The typed error for an SQLite failure that has a known cause and remedy
+    /// ([`SqliteError::WalReadOnlyDirectory`], [`SqliteError::HotJournal`]), else `None`.
+    pub(crate) fn classify(
+        path: &std::path::Path,
+        source: rusqlite::Error,
+    ) -> Result<SqliteError, rusqlite::Error> {
+        match source.sqlite_error().map(|e| e.extended_code) {
+            Some(SQLITE_READONLY_DIRECTORY) => Ok(SqliteError::WalReadOnlyDirectory {
+                path: path.to_path_buf(),
+                source,
+            }),
+            Some(SQLITE_READONLY_ROLLBACK) => {
+                let mut journal = path.as_os_str().to_owned();
+                journal.push("-journal");
+                Ok(SqliteError::HotJournal {
+                    path: path.to_path_buf(),
+                    journal: PathBuf::from(journal),
+                    source,
+                })
+            }
+            _ => Err(source),
+        }
+    }
 }

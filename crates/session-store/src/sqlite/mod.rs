@@ -165,7 +165,13 @@ impl SqliteStore {
     ) -> impl FnOnce(rusqlite::Error) -> SqliteError {
         let path = self.path.clone();
         let what = what.into();
-        move |source| SqliteError::Query { path, what, source }
+        move |source| {
+            SqliteError::classify(&path, source).unwrap_or_else(|source| SqliteError::Query {
+                path,
+                what,
+                source,
+            })
+        }
     }
 
     /// Every transcript generation of the agent: `session_windows` joined with its key's

@@ -79,8 +79,8 @@ pub const READ_COLUMNS: &[(&str, &[&str])] = &[
 pub struct OpenOptions {
     /// Read a database whose `user_version` is newer than [`KNOWN_SCHEMA_VERSION`] when every
     /// table and column in [`READ_COLUMNS`] exists, recording a
-    /// [`SqliteWarning::NewerSchema`] (the CLI's `--force-schema`). Off by default: a newer
-    /// schema is refused. Versions below 23 are refused either way.
+    /// [`SqliteWarning::NewerSchema`] (library callers only; the CLI has no such switch).
+    /// Off by default: a newer schema is refused. Versions below 23 are refused either way.
     pub force_schema: bool,
 }
 
@@ -154,9 +154,11 @@ impl SqliteStore {
         options: &OpenOptions,
     ) -> Result<SqliteStore, SqliteError> {
         let path = path.as_ref().to_path_buf();
-        let open_err = |source| SqliteError::Open {
-            path: path.clone(),
-            source,
+        let open_err = |source| {
+            SqliteError::classify(&path, source).unwrap_or_else(|source| SqliteError::Open {
+                path: path.clone(),
+                source,
+            })
         };
         // Before SQLite can create any sidecar.
         let sidecars = Sidecars::before_open(&path);

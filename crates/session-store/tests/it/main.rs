@@ -54,6 +54,7 @@ mod sqlite_schema_versions;
 mod sqlite_sidecars;
 mod sqlite_storage;
 mod sqlite_store;
+mod sqlite_unopenable_states;
 mod sqlite_verify;
 mod sqlite_wal_concurrent_writer;
 mod storage_conformance;

@@ -355,7 +355,7 @@ fn sqlite_unknown_schema_version_is_a_typed_error() {
         err.to_string(),
         format!(
             "{}: uses schema version 24, newer than version 23 that this reader knows; \
-             force_schema (`--force-schema`) tries a best-effort read",
+             read it with a release that knows version 24",
             db.display()
         )
     );
