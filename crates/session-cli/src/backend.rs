@@ -590,8 +590,7 @@ pub(crate) fn open_sqlite(db: &Path) -> anyhow::Result<SqliteDb> {
     // in-memory session of `SqliteStore::open_session` (used by `check_session`) is keyed by
     // `<db>/<id>.jsonl` and looked up after `paths::resolve`.
     let db = &session_store::paths::resolve(db);
-    let storage = SqliteStorage::open(db)
-        .with_context(|| format!("cannot open the OpenClaw SQLite store {}", text::path(db)))?;
+    let storage = SqliteStorage::open(db).context("cannot open the OpenClaw SQLite store")?;
     let agent = storage.store().agent_id().map(str::to_owned).or_else(|| {
         let sessions_dir = storage.sessions_dir();
         (sessions_dir.file_name()? == "sessions")

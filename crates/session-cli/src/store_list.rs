@@ -141,6 +141,12 @@ fn load_sqlite(
         storage,
     };
     let mut listing = list_loaded_store(&store, opts, &facts);
+    // The database belongs to OpenClaw 2026.8+: rows without a model show its default.
+    session_semantics::openclaw_store::listing::use_default_model(
+        &mut listing,
+        session_semantics::openclaw_store::listing::DEFAULT_PROVIDER,
+        session_semantics::openclaw_store::listing::DEFAULT_MODEL_2026_9,
+    );
     let (archived_at, reclaimed) = {
         let sq = db.storage.store();
         let sessions = sq

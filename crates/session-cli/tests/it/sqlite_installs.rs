@@ -293,13 +293,20 @@ fn list_on_a_sqlite_store_gives_one_row_per_key_as_its_jsonl_store() {
         got["stores"][0]["path"],
         Value::from(db.display().to_string())
     );
-    // The same listing as the JSONL-era store's, apart from the paths.
+    // The same listing as the JSONL-era store's, apart from the paths and the default model
+    // of rows that name none: each store shows the default of the release that owns it
+    // (2026.6.11 `gpt-5.5`, 2026.9.6 `gpt-6-astra`).
     let mut files_json = list(&files, &[]);
     let mut sq_json = got.clone();
+    for r in sq_json["sessions"].as_array().unwrap() {
+        assert_eq!(r["model"], "gpt-6-astra");
+    }
     for v in [&mut files_json, &mut sq_json] {
         v["stores"][0]["path"] = Value::Null;
         for r in v["sessions"].as_array_mut().unwrap() {
             r["path"] = Value::Null;
+            assert!(r["model"] == "gpt-5.5" || r["model"] == "gpt-6-astra");
+            r["model"] = Value::Null;
         }
     }
     assert_eq!(sq_json, files_json);
@@ -809,12 +816,6 @@ fn a_path_list_printed_is_read_from_the_database_and_a_leftover_file_is_named() 
     let Some(fx) =
         fixture("a_path_list_printed_is_read_from_the_database_and_a_leftover_file_is_named")
     else {
-/// An archived key (`session_nodes.archived_at` set) is listed by default, as OpenClaw
-/// 2026.9.6's `openclaw sessions --json --limit all` lists it, in the same newest-first order,
-/// with `archived: true` and the FLAGS `archived`; `--archived` lists it alone.
-#[test]
-fn sqlite_archived_keys_are_listed_and_flagged() {
-    let Some(fx) = fixture("sqlite_archived_keys_are_listed_and_flagged") else {
         return;
     };
     let tmp = tempdir();
@@ -984,98 +985,6 @@ fn a_database_outside_the_layout_addresses_its_own_agent() {
 #[test]
 fn an_unknown_session_name_on_a_sqlite_store_lists_close_keys() {
     let Some(fx) = fixture("an_unknown_session_name_on_a_sqlite_store_lists_close_keys") else {
-    let (_, archived_key, archived_id) = SESSIONS[2];
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        let n = conn
-            .execute(
-                "UPDATE session_nodes SET archived_at = 1782950400000 WHERE session_key = ?1",
-                [archived_key],
-            )
-            .unwrap();
-        assert_eq!(n, 1);
-    }
-    let root = state.display().to_string();
-    let now = "2026-07-02T00:00:00Z";
-    let r = run(
-        tmp.path(),
-        &["list", "--json", "--root", &root, "--now", now],
-    );
-    assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(r.stderr, "");
-    let got: Value = serde_json::from_str(&r.stdout).unwrap();
-    let rows: Vec<(String, bool, Value)> = got["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["key"].as_str().unwrap().to_owned(),
-                r["archived"].as_bool().unwrap(),
-                r["flags"].clone(),
-            )
-        })
-        .collect();
-    let want: Vec<(String, bool, Value)> = [5, 4, 3, 2, 1, 0]
-        .iter()
-        .map(|&i| {
-            let key = SESSIONS[i].1;
-            let archived = i == 2;
-            let flags = if archived {
-                serde_json::json!(["archived"])
-            } else {
-                serde_json::json!([])
-            };
-            (key.to_owned(), archived, flags)
-        })
-        .collect();
-    assert_eq!(rows, want);
-    assert_eq!(got["count"], 6);
-    assert_eq!(got["totalCount"], 6);
-
-    // The table's FLAGS cell.
-    let r = run(
-        tmp.path(),
-        &["list", "--wide", "--root", &root, "--now", now],
-    );
-    assert_eq!(r.code, 0, "{r:?}");
-    let flagged: Vec<&str> = r
-        .stdout
-        .lines()
-        .filter(|l| l.split_whitespace().any(|w| w == "archived"))
-        .collect();
-    assert_eq!(flagged.len(), 1, "{}", r.stdout);
-    assert!(flagged[0].contains(archived_key), "{}", flagged[0]);
-
-    // --archived: the archived key only.
-    let r = run(
-        tmp.path(),
-        &[
-            "list",
-            "--json",
-            "--archived",
-            "--root",
-            &root,
-            "--now",
-            now,
-        ],
-    );
-    assert_eq!(r.code, 0, "{r:?}");
-    let got: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(got["count"], 1);
-    let archives = got["archives"].as_array().unwrap();
-    assert_eq!(archives.len(), 1);
-    assert_eq!(archives[0]["reason"], "archived");
-    assert_eq!(archives[0]["key"], archived_key);
-    assert_eq!(archives[0]["sessionId"], archived_id);
-    assert_eq!(archives[0]["archivedAtMs"], 1_782_950_400_000_i64);
-}
-
-/// `check` of a SQLite session with no `transcript_events` row: the `empty` problem says the
-/// database holds no row of it, with no advice about a writable open (there is no file).
-#[test]
-fn sqlite_check_of_a_session_without_rows_says_no_rows() {
-    let Some(fx) = fixture("sqlite_check_of_a_session_without_rows_says_no_rows") else {
         return;
     };
     let tmp = tempdir();
@@ -1178,6 +1087,115 @@ fn an_agent_without_a_database_beside_others_is_named_in_a_warning() {
     );
     assert_eq!(std::fs::read(ops.join("sessions.json")).unwrap(), b"{}");
 }
+
+/// An archived key (`session_nodes.archived_at` set) is listed by default, as OpenClaw
+/// 2026.9.6's `openclaw sessions --json --limit all` lists it, in the same newest-first order,
+/// with `archived: true` and the FLAGS `archived`; `--archived` lists it alone.
+#[test]
+fn sqlite_archived_keys_are_listed_and_flagged() {
+    let Some(fx) = fixture("sqlite_archived_keys_are_listed_and_flagged") else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
+    let (_, archived_key, archived_id) = SESSIONS[2];
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let n = conn
+            .execute(
+                "UPDATE session_nodes SET archived_at = 1782950400000 WHERE session_key = ?1",
+                [archived_key],
+            )
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+    let root = state.display().to_string();
+    let now = "2026-07-02T00:00:00Z";
+    let r = run(
+        tmp.path(),
+        &["list", "--json", "--root", &root, "--now", now],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stderr, "");
+    let got: Value = serde_json::from_str(&r.stdout).unwrap();
+    let rows: Vec<(String, bool, Value)> = got["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_owned(),
+                r["archived"].as_bool().unwrap(),
+                r["flags"].clone(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, bool, Value)> = [5, 4, 3, 2, 1, 0]
+        .iter()
+        .map(|&i| {
+            let key = SESSIONS[i].1;
+            let archived = i == 2;
+            let flags = if archived {
+                serde_json::json!(["archived"])
+            } else {
+                serde_json::json!([])
+            };
+            (key.to_owned(), archived, flags)
+        })
+        .collect();
+    assert_eq!(rows, want);
+    assert_eq!(got["count"], 6);
+    assert_eq!(got["totalCount"], 6);
+
+    // The table's FLAGS cell.
+    let r = run(
+        tmp.path(),
+        &["list", "--wide", "--root", &root, "--now", now],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let flagged: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.split_whitespace().any(|w| w == "archived"))
+        .collect();
+    assert_eq!(flagged.len(), 1, "{}", r.stdout);
+    assert!(flagged[0].contains(archived_key), "{}", flagged[0]);
+
+    // --archived: the archived key only.
+    let r = run(
+        tmp.path(),
+        &[
+            "list",
+            "--json",
+            "--archived",
+            "--root",
+            &root,
+            "--now",
+            now,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let got: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(got["count"], 1);
+    let archives = got["archives"].as_array().unwrap();
+    assert_eq!(archives.len(), 1);
+    assert_eq!(archives[0]["reason"], "archived");
+    assert_eq!(archives[0]["key"], archived_key);
+    assert_eq!(archives[0]["sessionId"], archived_id);
+    assert_eq!(archives[0]["archivedAtMs"], 1_782_950_400_000_i64);
+}
+
+/// `check` of a SQLite session with no `transcript_events` row: the `empty` problem says the
+/// database holds no row of it, with no advice about a writable open (there is no file).
+#[test]
+fn sqlite_check_of_a_session_without_rows_says_no_rows() {
+    let Some(fx) = fixture("sqlite_check_of_a_session_without_rows_says_no_rows") else {
+        return;
+    };
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let db = plant_db(&fx, &state, "main");
     let (_, key, id) = SESSIONS[1];
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
@@ -1215,5 +1233,33 @@ fn an_agent_without_a_database_beside_others_is_named_in_a_warning() {
     assert_eq!(
         empty[0]["message"],
         "no rows in the database (the import stored no line of this session)"
+    );
+}
+
+/// A file named `openclaw-agent.sqlite` that is not a database fails the run (exit 2) with one
+/// error naming the file once.
+#[test]
+fn a_file_that_is_not_a_database_is_named_once() {
+    let tmp = tempdir();
+    let state = tmp.path().join("state");
+    let agent = state.join("agents/main/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let db = agent.join("openclaw-agent.sqlite");
+    session_store::io::write_raw(
+        &db,
+        b"not a database, just text long enough for a header....",
+    )
+    .unwrap();
+    let root = state.display().to_string();
+    let r = run(tmp.path(), &["list", "--root", &root]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let shown = db.display().to_string();
+    assert_eq!(r.stderr.matches(shown.as_str()).count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with(&format!(
+            "error: cannot open the OpenClaw SQLite store: {shown}: "
+        )),
+        "{}",
+        r.stderr
     );
 }

@@ -31,6 +31,25 @@ pub const DEFAULT_MODEL: &str = "gpt-5.5";
 /// The provider of [`DEFAULT_MODEL`].
 pub const DEFAULT_PROVIDER: &str = "openai";
 
+/// The model OpenClaw 2026.9.6 shows for rows without one when no config sets a default
+/// (its `agents/defaults` `DEFAULT_MODEL`, provider [`DEFAULT_PROVIDER`]): what a listing of
+/// its SQLite store shows ([`use_default_model`]).
+pub const DEFAULT_MODEL_2026_9: &str = "gpt-6-astra";
+
+/// Gives every row of `listing` whose entry names no model (neither `modelOverride` nor
+/// `model`) the display model `provider`/`model` instead of [`DEFAULT_PROVIDER`]/
+/// [`DEFAULT_MODEL`]: the default of the OpenClaw release that owns the store (2026.9.6 for its
+/// SQLite store, [`DEFAULT_MODEL_2026_9`]).
+pub fn use_default_model(listing: &mut StoreListing, provider: &str, model: &str) {
+    for row in &mut listing.rows {
+        let f = row.entry.fields();
+        if str_field(f, "modelOverride").is_none() && str_field(f, "model").is_none() {
+            row.model_provider = provider.to_owned();
+            row.model = model.to_owned();
+        }
+    }
+}
+
 /// The context window shown for rows without `contextTokens` when neither config nor the model
 /// catalog gives one (R5.4: 200 000 tokens).
 pub const DEFAULT_CONTEXT_TOKENS: f64 = 200_000.0;
