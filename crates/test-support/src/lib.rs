@@ -307,6 +307,42 @@ impl OpenclawCli {
     }
 }
 
+/// The six sessions of `shared/fixtures/openclaw-9.6-sqlite/`: (name of
+/// `expected/<name>.lines.jsonl`, session key, session id), in `session_nodes` row order (the
+/// order the real doctor imported them).
+pub const OPENCLAW96_SESSIONS: [(&str, &str, &str); 6] = [
+    (
+        "dm-branch-label",
+        "agent:main:dm:alice",
+        "11111111-1111-4111-8111-111111111111",
+    ),
+    (
+        "compaction",
+        "agent:main:main",
+        "22222222-2222-4222-8222-222222222222",
+    ),
+    (
+        "large-zstd",
+        "agent:main:large",
+        "33333333-3333-4333-8333-333333333333",
+    ),
+    (
+        "unicode-escapes",
+        "agent:main:unicode",
+        "44444444-4444-4444-8444-444444444444",
+    ),
+    (
+        "malformed-mid-torn-tail",
+        "agent:main:broken",
+        "55555555-5555-4555-8555-555555555555",
+    ),
+    (
+        "v1-no-ids",
+        "agent:main:legacy-v1",
+        "66666666-6666-4666-8666-666666666666",
+    ),
+];
+
 /// Lays the reference-made `fixtures/openclaw-9.6-sqlite` of `shared` out as the OpenClaw
 /// 2026.9.6 state directory doctor left behind, under `to` (created when missing), writable:
 /// `agents/main/agent/openclaw-agent.sqlite` (the fixture's `db/`),

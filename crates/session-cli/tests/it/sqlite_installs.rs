@@ -12,39 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::support::{Run, plant, run_in, shared_dir, tempdir};
 
-/// The six fixture sessions: (name of `expected/<name>.lines.jsonl`, key, session id).
-const SESSIONS: [(&str, &str, &str); 6] = [
-    (
-        "dm-branch-label",
-        "agent:main:dm:alice",
-        "11111111-1111-4111-8111-111111111111",
-    ),
-    (
-        "compaction",
-        "agent:main:main",
-        "22222222-2222-4222-8222-222222222222",
-    ),
-    (
-        "large-zstd",
-        "agent:main:large",
-        "33333333-3333-4333-8333-333333333333",
-    ),
-    (
-        "unicode-escapes",
-        "agent:main:unicode",
-        "44444444-4444-4444-8444-444444444444",
-    ),
-    (
-        "malformed-mid-torn-tail",
-        "agent:main:broken",
-        "55555555-5555-4555-8555-555555555555",
-    ),
-    (
-        "v1-no-ids",
-        "agent:main:legacy-v1",
-        "66666666-6666-4666-8666-666666666666",
-    ),
-];
+use session_test_support::OPENCLAW96_SESSIONS as SESSIONS;
 
 const REFUSAL: &str = "is an OpenClaw 2026.8+ SQLite store, read-only here";
 
