@@ -70,6 +70,9 @@ mod migrate;
 mod model;
 mod outcome;
 mod output;
+// Used by the read commands and export (issue 20); remove the allow once they call it.
+#[allow(dead_code)]
+mod progress;
 mod render;
 mod repair;
 mod replay;

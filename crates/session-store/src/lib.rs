@@ -163,6 +163,7 @@ pub use repair::{
     RepairLevel, RepairMessage, RepairOptions, RepairOutcome, RepairSkip, RepairSnapshot,
     invalidate_repair_cache, repair_session_file_if_needed, repair_session_file_with,
 };
+pub use rows::MessageRole;
 pub use snapshot::{SessionFileSnapshot, SnapshotSync, WriteOwner};
 pub use storage::{
     FileStorage, MEM_STORAGE_DEV, MemStorage, Replace, SnapshotRead, Storage, with_write_lock,

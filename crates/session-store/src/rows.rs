@@ -11,7 +11,8 @@
 
 use session_format::entry::EntryType;
 use session_format::json::{
-    Envelope, EnvelopeScanner, Field, JsString, JsValue, ValueKind, parse_value, to_json_string,
+    Envelope, EnvelopeScanner, Field, JsStr, JsString, JsValue, ValueKind, parse_value,
+    to_json_string,
 };
 use session_format::line::{LineContent, LineError, LineReader};
 use session_format::migrate::{
@@ -79,6 +80,69 @@ pub(crate) enum MsgShape {
     Scalar,
 }
 
+/// A `message` row's `message.role` as the envelope scan read it at load time (the top-level
+/// `message` object's own `role` property, duplicate keys resolved as `JSON.parse` does).
+///
+/// The roles pi and OpenClaw write have a variant each; any other string, and a `role` that is
+/// not a string, is [`MessageRole::Other`] (read the row to see it). [`MessageRole::None`]: the
+/// row has no `message` object, or its `role` is absent or `null`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MessageRole {
+    /// `"user"`.
+    User,
+    /// `"assistant"`.
+    Assistant,
+    /// `"toolResult"`.
+    ToolResult,
+    /// `"bashExecution"`.
+    BashExecution,
+    /// `"custom"`.
+    Custom,
+    /// `"branchSummary"`.
+    BranchSummary,
+    /// `"compactionSummary"`.
+    CompactionSummary,
+    /// Another string, or a value that is not a string.
+    Other,
+    /// No role.
+    None,
+}
+
+impl MessageRole {
+    /// The role of a `message.role` field as the envelope reads it.
+    pub(crate) fn of(f: &Field<'_>) -> Self {
+        match f {
+            Field::Absent | Field::Null => MessageRole::None,
+            Field::Other => MessageRole::Other,
+            Field::Str(s) => match s.as_wtf8() {
+                b"user" => MessageRole::User,
+                b"assistant" => MessageRole::Assistant,
+                b"toolResult" => MessageRole::ToolResult,
+                b"bashExecution" => MessageRole::BashExecution,
+                b"custom" => MessageRole::Custom,
+                b"branchSummary" => MessageRole::BranchSummary,
+                b"compactionSummary" => MessageRole::CompactionSummary,
+                _ => MessageRole::Other,
+            },
+        }
+    }
+
+    /// The role's text for the named variants; `None` for [`MessageRole::Other`] and
+    /// [`MessageRole::None`].
+    pub fn as_str(self) -> Option<&'static str> {
+        Some(match self {
+            MessageRole::User => "user",
+            MessageRole::Assistant => "assistant",
+            MessageRole::ToolResult => "toolResult",
+            MessageRole::BashExecution => "bashExecution",
+            MessageRole::Custom => "custom",
+            MessageRole::BranchSummary => "branchSummary",
+            MessageRole::CompactionSummary => "compactionSummary",
+            MessageRole::Other | MessageRole::None => return None,
+        })
+    }
+}
+
 /// The parts of a `label` row the index needs.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct LabelMeta {
@@ -100,6 +164,8 @@ pub(crate) struct EntryMeta {
     pub(crate) side: bool,
     /// For `message` rows.
     pub(crate) msg: Option<MsgShape>,
+    /// For `message` rows: `message.role` ([`MessageRole::None`] for other rows).
+    pub(crate) role: MessageRole,
     /// For `label` rows (boxed: rare, and large next to the rest of the row).
     pub(crate) label: Option<Box<LabelMeta>>,
 }
@@ -355,6 +421,21 @@ fn classify_row_after(
                 },
                 _ => MsgShape::Object,
             });
+            let role = match (&env.role, &full) {
+                _ if ty != EntryType::Message => MessageRole::None,
+                // No role in the envelope: the full parse says why (no `message` object, or
+                // no `role` in it).
+                (Field::Absent, Some(v)) => v
+                    .get("message")
+                    .and_then(|m| m.as_object())
+                    .and_then(|m| m.get("role"))
+                    .map_or(MessageRole::None, |r| match r {
+                        JsValue::Null => MessageRole::None,
+                        JsValue::String(s) => MessageRole::of(&Field::Str(JsStr::from(s))),
+                        _ => MessageRole::Other,
+                    }),
+                (f, _) => MessageRole::of(f),
+            };
             let label = if ty == EntryType::Label {
                 full.map(|v| Box::new(label_meta(v)))
             } else {
@@ -366,6 +447,7 @@ fn classify_row_after(
                 parent,
                 side,
                 msg,
+                role,
                 label,
             })
         }
@@ -717,6 +799,34 @@ pub(crate) fn header_js_string(row: &Row, buf: &[u8], key: &str) -> Option<JsStr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn message_role_is_the_role_a_full_parse_reads() {
+        let head = br#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#;
+        let cases: [(&[u8], MessageRole); 10] = [
+            (br#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"x"}}"#, MessageRole::User),
+            (br#"{"type":"message","id":"a","parentId":null,"message":{"role":"assistant"}}"#, MessageRole::Assistant),
+            (br#"{"type":"message","id":"a","parentId":null,"message":{"role":"toolResult"}}"#, MessageRole::ToolResult),
+            (br#"{"type":"message","id":"a","parentId":null,"message":{"role":"tool\u0052esult"}}"#, MessageRole::ToolResult),
+            (br#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","role":"bashExecution"}}"#, MessageRole::BashExecution),
+            (br#"{"type":"message","id":"a","parentId":null,"message":{"role":"system"}}"#, MessageRole::Other),
+            (br#"{"type":"message","id":"a","parentId":null,"message":{"role":7}}"#, MessageRole::Other),
+            (br#"{"type":"message","id":"a","parentId":null,"message":{"role":null}}"#, MessageRole::None),
+            (br#"{"type":"message","id":"a","parentId":null,"message":"user"}"#, MessageRole::None),
+            (br#"{"type":"custom","id":"a","parentId":null,"message":{"role":"user"}}"#, MessageRole::None),
+        ];
+        for (line, want) in cases {
+            let mut buf = head.to_vec();
+            buf.push(b'\n');
+            buf.extend_from_slice(line);
+            let loaded = load(&buf);
+            let role = loaded.rows[1].kind.entry().map(|e| e.role);
+            assert_eq!(role, Some(want), "{}", String::from_utf8_lossy(line));
+        }
+        assert_eq!(MessageRole::ToolResult.as_str(), Some("toolResult"));
+        assert_eq!(MessageRole::Other.as_str(), None);
+        assert_eq!(MessageRole::None.as_str(), None);
+    }
 
     /// A loaded buffer as comparable text.
     fn summary(l: &Loaded) -> String {

@@ -13,7 +13,7 @@ use crate::deep::clone_value;
 use crate::error::{NameError, ReadError, RowLocation};
 use crate::id::{EntryId, Id};
 use crate::index::{ChildKey, NO_ROW, ParentStep, Resolved, Set};
-use crate::rows::{EntryMeta, RowKind};
+use crate::rows::{EntryMeta, MessageRole, RowKind};
 
 /// A borrowed view of one entry row. Cheap to copy; the row is parsed only by
 /// [`EntryRef::value`] / [`EntryRef::to_entry`].
@@ -112,6 +112,13 @@ impl<'a> EntryRef<'a> {
     pub fn is_assistant_message(&self) -> bool {
         self.meta()
             .is_some_and(|m| m.msg == Some(crate::rows::MsgShape::Assistant))
+    }
+
+    /// A `message` entry's `message.role` as read at load time, without parsing the row
+    /// ([`MessageRole::None`] for other entries). [`MessageRole::Other`] (a role that is not one
+    /// of pi's and OpenClaw's, or not a string) needs [`EntryRef::raw_value`] to be read.
+    pub fn message_role(&self) -> MessageRole {
+        self.meta().map_or(MessageRole::None, |m| m.role)
     }
 
     /// Where the row is (file, 1-based line, byte offset; no line for rows created in this
