@@ -733,6 +733,13 @@ struct Workload {
     /// state directory, timed as a process ([`cli_args`]); otherwise an operation timed inside
     /// `bench-runner` / `ref.mjs`.
     cli: bool,
+    /// A whole `sessions` command on a transcript file or a plain sessions directory
+    /// (`sessions stats FILE`, `sessions list --dir DIR`, …: [`file_cli_args`]), timed as a
+    /// process like `cli` but not on an OpenClaw state directory (so `cli` is false); only ours
+    /// runs it, and the CLI targets table judges it.
+    file_cli: bool,
+    /// The exit code the command must end with (`check` exits 1 when it finds problems).
+    exit: i32,
 }
 
 fn workloads(quick: bool) -> Vec<Workload> {
@@ -746,6 +753,8 @@ fn workloads(quick: bool) -> Vec<Workload> {
         warm_ours,
         warm_ref,
         cli: false,
+        file_cli: false,
+        exit: 0,
     };
     let mut v = vec![w(
         "noop",
@@ -861,6 +870,8 @@ fn workloads(quick: bool) -> Vec<Workload> {
         warm_ours: 0,
         warm_ref: 0,
         cli: true,
+        file_cli: false,
+        exit: 0,
     };
     v.push(cli(
         "cli-noop",
@@ -913,6 +924,91 @@ fn workloads(quick: bool) -> Vec<Workload> {
         Some(store),
         &ours,
     ));
+    v.extend(file_cli_workloads(quick));
+    v
+}
+
+/// The CLI workloads on one transcript (`t200mb`; `t20mb` with `--quick`) and on the plain
+/// directory of small sessions (`sessions10k`; `sessions1k`): the read-only commands and the
+/// exports of issue 20, each a fresh `sessions` process ([`file_cli_args`]).
+fn file_cli_workloads(quick: bool) -> Vec<Workload> {
+    let (t, mb, dir, n) = if quick {
+        ("t20mb", "20 MB", "sessions1k", "1,000")
+    } else {
+        ("t200mb", "200 MB", "sessions10k", "10,000")
+    };
+    // Every command exits 0, `check` included: the bench transcripts are well formed (their
+    // branches give `check` only the `multiple-tips` information, not a problem; checked on
+    // t200mb: `"ok": true`, exit 0). Another exit code is a failed row.
+    let row = |key, title: String, op, data, exit| Workload {
+        key,
+        title,
+        op,
+        data: Some(data),
+        imps: vec![Imp::Ours],
+        warm_ours: 0,
+        warm_ref: 0,
+        cli: false,
+        file_cli: true,
+        exit,
+    };
+    let mut v: Vec<Workload> = [
+        (
+            "cli-stats",
+            "stats",
+            "`sessions stats FILE --json` (count: entries)",
+        ),
+        (
+            "cli-check",
+            "check",
+            "`sessions check FILE --json` (count: findings, info included)",
+        ),
+        (
+            "cli-tree",
+            "tree3",
+            "`sessions tree FILE --depth 3 --json` (count: entryCount)",
+        ),
+        (
+            "cli-context",
+            "context",
+            "`sessions context FILE --json` (count: messages)",
+        ),
+        (
+            "cli-show",
+            "show",
+            "`sessions show FILE ID`, ID the first entry after 90 % of the file (count: 1)",
+        ),
+        (
+            "cli-export-html",
+            "export-html",
+            "`sessions export FILE --format html -o OUT` (count: bytes of OUT)",
+        ),
+        (
+            "cli-export-json",
+            "export-json",
+            "`sessions export FILE --format json -o OUT` (count: bytes of OUT)",
+        ),
+        (
+            "cli-export-jsonl",
+            "export-jsonl",
+            "`sessions export FILE --format jsonl -o OUT` (count: bytes of OUT)",
+        ),
+        (
+            "cli-export-md",
+            "export-md",
+            "`sessions export FILE --format markdown -o OUT` (count: bytes of OUT)",
+        ),
+    ]
+    .into_iter()
+    .map(|(key, op, what)| row(key, format!("{what}, {mb} transcript"), op, t, 0))
+    .collect();
+    v.push(row(
+        "cli-list",
+        format!("`sessions list --dir DIR --json --limit all`, {n} sessions (count: sessions)"),
+        "list-dir",
+        dir,
+        0,
+    ));
     v
 }
 
@@ -951,6 +1047,181 @@ fn cli_args(imp: Imp, op: &str, state: Option<&Path>) -> Option<Vec<std::ffi::Os
         (Imp::OpenClaw96, "version") => Some(s(&["--version"])),
         (Imp::OpenClaw96, "list") => Some(s(&["sessions", "--json", "--limit", "all"])),
         _ => None,
+    }
+}
+
+/// The export format of a file CLI operation (`export-html` → `html`), or `None`.
+fn export_format(op: &str) -> Option<&'static str> {
+    match op {
+        "export-html" => Some("html"),
+        "export-json" => Some("json"),
+        "export-jsonl" => Some("jsonl"),
+        "export-md" => Some("markdown"),
+        _ => None,
+    }
+}
+
+/// The arguments of our `sessions` for a file CLI workload: `data` is the transcript (or, for
+/// `list-dir`, the sessions directory), `entry` the id `show` prints, `out` the file an export
+/// writes. `None`: an unknown operation, or `show` without an entry / an export without `out`.
+fn file_cli_args(
+    op: &str,
+    data: &Path,
+    entry: Option<&str>,
+    out: Option<&Path>,
+) -> Option<Vec<std::ffi::OsString>> {
+    use std::ffi::OsString;
+    let with_file = |cmd: &str, rest: &[&str]| {
+        let mut v: Vec<OsString> = vec![cmd.into(), data.as_os_str().to_owned()];
+        v.extend(rest.iter().map(OsString::from));
+        v
+    };
+    if let Some(format) = export_format(op) {
+        let mut v = with_file("export", &["--format", format, "-o"]);
+        v.push(out?.as_os_str().to_owned());
+        return Some(v);
+    }
+    match op {
+        "stats" => Some(with_file("stats", &["--json"])),
+        "check" => Some(with_file("check", &["--json"])),
+        "tree3" => Some(with_file("tree", &["--depth", "3", "--json"])),
+        "context" => Some(with_file("context", &["--json"])),
+        "show" => Some(with_file("show", &[entry?])),
+        "list-dir" => {
+            let mut v: Vec<OsString> = vec!["list".into(), "--dir".into()];
+            v.push(data.as_os_str().to_owned());
+            v.extend(["--json", "--limit", "all"].map(OsString::from));
+            Some(v)
+        }
+        _ => None,
+    }
+}
+
+/// The id of the first entry (a line with a string `id` that is not the session header)
+/// that starts after 90 % of the transcript's bytes, so `show` looks up an entry deep in the
+/// file. Reads at most 1 MiB from there (this process must stay small: see `proc`).
+fn deep_entry_id(path: &Path) -> Result<String, String> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default, rename = "type")]
+        kind: Option<String>,
+        #[serde(default)]
+        id: Option<serde_json::Value>,
+    }
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let mut f = session_store::io::open_regular(path).map_err(|e| fail(&e))?;
+    let len = f.metadata().map_err(|e| fail(&e))?.len();
+    let start = len / 10 * 9;
+    f.seek(SeekFrom::Start(start)).map_err(|e| fail(&e))?;
+    let mut buf = Vec::new();
+    f.take(1 << 20)
+        .read_to_end(&mut buf)
+        .map_err(|e| fail(&e))?;
+    // Unless the offset is the start of the file, the first line is a fragment.
+    let mut lines = buf.split(|b| *b == b'\n');
+    if start > 0 {
+        lines.next();
+    }
+    let mut rest: Vec<&[u8]> = lines.collect();
+    // The last piece is unterminated (cut at 1 MiB or at the end of the file).
+    rest.pop();
+    rest.into_iter()
+        .filter_map(|l| serde_json::from_slice::<Head>(l).ok())
+        .find_map(|h| match (h.kind.as_deref(), h.id) {
+            (Some("session"), _) => None,
+            (_, Some(serde_json::Value::String(id))) if !id.is_empty() => Some(id),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            format!(
+                "{}: no entry id in the 1 MiB after byte {start}",
+                path.display()
+            )
+        })
+}
+
+/// The count of a file CLI workload: entries (`stats`), findings (`check`), `entryCount`
+/// (`tree3`), messages (`context`), 1 when `show` printed the entry `entry` asked for, sessions
+/// (`list-dir`), and for an export the bytes of `out` (empty is an error). `stdout` is the
+/// file the command's standard output went to; it is read streaming, never held whole.
+fn file_cli_count(
+    op: &str,
+    stdout: &Path,
+    entry: Option<&str>,
+    out: Option<&Path>,
+) -> Result<u64, String> {
+    use serde::de::IgnoredAny;
+    #[derive(serde::Deserialize)]
+    struct Stats {
+        entries: u64,
+    }
+    #[derive(serde::Deserialize)]
+    struct Check {
+        problems: Vec<IgnoredAny>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Context {
+        messages: Vec<IgnoredAny>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Shown {
+        id: Option<String>,
+    }
+    if export_format(op).is_some() {
+        let out = out.ok_or("an export without an output file")?;
+        let bytes = std::fs::metadata(out)
+            .map_err(|e| format!("{}: {e}", out.display()))?
+            .len();
+        if bytes == 0 {
+            return Err(format!("the export wrote nothing ({})", out.display()));
+        }
+        return Ok(bytes);
+    }
+    fn read<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, String> {
+        let f = session_store::io::open_regular(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        serde_json::from_reader(std::io::BufReader::new(f)).map_err(|e| {
+            format!(
+                "its output is not the JSON expected ({e}; see {})",
+                p.display()
+            )
+        })
+    }
+    let one = |n: usize| {
+        if n == 1 {
+            Ok(())
+        } else {
+            Err(format!(
+                "{n} results for one file (see {})",
+                stdout.display()
+            ))
+        }
+    };
+    match op {
+        "stats" => {
+            let v: Vec<Stats> = read(stdout)?;
+            one(v.len())?;
+            Ok(v[0].entries)
+        }
+        "check" => {
+            let v: Vec<Check> = read(stdout)?;
+            one(v.len())?;
+            Ok(v[0].problems.len() as u64)
+        }
+        "tree3" | "list-dir" => cli_count(if op == "tree3" { "tree" } else { "list" }, stdout),
+        "context" => Ok(read::<Context>(stdout)?.messages.len() as u64),
+        "show" => {
+            let got = read::<Shown>(stdout)?.id;
+            if got.is_some() && got.as_deref() == entry {
+                Ok(1)
+            } else {
+                Err(format!(
+                    "show printed entry {got:?}, not {entry:?} (see {})",
+                    stdout.display()
+                ))
+            }
+        }
+        _ => Err(format!("no count for {op}")),
     }
 }
 
@@ -1119,6 +1390,66 @@ fn run_cli(env: &Env, imp: Imp, w: &Workload, state: Option<&Path>) -> Result<Sa
     })
 }
 
+/// Runs a file CLI workload once ([`file_cli_args`]): our `sessions` in a fresh process on
+/// the transcript or directory `data`, standard output to a file under `target/bench-data/work/`,
+/// an export's `-o OUT` in a temporary directory made for this process and removed after it.
+/// The exit code must be the workload's; the count is [`file_cli_count`]'s.
+fn run_file_cli(env: &Env, imp: Imp, w: &Workload, data: Option<&Path>) -> Result<Sample, String> {
+    if imp != Imp::Ours {
+        return Err(format!("{} has no command for {}", imp.label(), w.op));
+    }
+    let data = data.ok_or_else(|| format!("{} needs its data set", w.key))?;
+    let work = data_dir().join("work");
+    session_store::io::ensure_dir(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let entry = if w.op == "show" {
+        Some(deep_entry_id(data)?)
+    } else {
+        None
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("cli-out-")
+        .tempdir_in(&work)
+        .map_err(|e| format!("a temporary directory in {}: {e}", work.display()))?;
+    let out = export_format(w.op).map(|f| tmp.path().join(format!("out.{f}")));
+    let args = file_cli_args(w.op, data, entry.as_deref(), out.as_deref())
+        .ok_or_else(|| format!("no command for {}", w.op))?;
+    let stdout_path = work.join(format!("out-{}-{}.json", w.key, short(imp)));
+    session_store::io::write_raw(&stdout_path, b"")
+        .map_err(|e| format!("{}: {e}", stdout_path.display()))?;
+    let stdout = session_store::io::open_append_nofollow(&stdout_path, false)
+        .map_err(|e| format!("{}: {e}", stdout_path.display()))?;
+    let mut cmd = Command::new(&env.sessions);
+    cmd.env_remove("OPENCLAW_STATE_DIR").args(&args);
+    let scratch = work.join("cwd");
+    let _ = session_store::io::ensure_dir(&scratch);
+    cmd.current_dir(&scratch);
+    let f = run_measured_with_stdout(&mut cmd, env.timeout, stdout.into())
+        .map_err(|e| format!("{e:#}"))?;
+    if f.timed_out() {
+        return Err(format!("did not finish in {} s", env.timeout.as_secs()));
+    }
+    let code = f.status.and_then(|s| s.code());
+    if code != Some(w.exit) {
+        return Err(format!(
+            "failed ({}, expected exit code {}): {}",
+            f.status
+                .map_or_else(|| "killed".to_owned(), |s| s.to_string()),
+            w.exit,
+            stderr_tail(&f.stderr)
+        ));
+    }
+    let count = file_cli_count(w.op, &stdout_path, entry.as_deref(), out.as_deref())?;
+    let wall_ms = f.wall.as_secs_f64() * 1e3;
+    drop(tmp);
+    Ok(Sample {
+        first_ms: wall_ms,
+        warm_ms: Vec::new(),
+        count,
+        wall_ms,
+        rss_kib: f.max_rss_kib,
+    })
+}
+
 /// The last three lines of a process's stderr, joined with " / " (for a table cell: `|` is
 /// escaped).
 fn stderr_tail(err: &str) -> String {
@@ -1129,6 +1460,9 @@ fn stderr_tail(err: &str) -> String {
 }
 
 fn run_one(env: &Env, imp: Imp, w: &Workload, path: Option<&Path>) -> Result<Sample, String> {
+    if w.file_cli {
+        return run_file_cli(env, imp, w, path);
+    }
     if w.cli {
         return run_cli(env, imp, w, path);
     }
@@ -1383,7 +1717,7 @@ impl Report<'_> {
             s.push_str("---|---|");
         }
         s.push('\n');
-        for w in self.workloads.iter().filter(|w| !w.cli) {
+        for w in self.workloads.iter().filter(|w| !w.cli && !w.file_cli) {
             if w.key == "noop" {
                 continue;
             }
@@ -1439,7 +1773,7 @@ impl Report<'_> {
              workload (e.g. the open before `get_tree`).\n\n",
             &refs,
         );
-        for w in self.workloads.iter().filter(|w| !w.cli) {
+        for w in self.workloads.iter().filter(|w| !w.cli && !w.file_cli) {
             let both = |c: &Cell| -> String {
                 match (c.wall(), c.rss_kib()) {
                     (Some(wall), Some(rss)) => format!("{} / {}", fmt_ms(wall), fmt_mb(rss)),
@@ -1465,6 +1799,7 @@ impl Report<'_> {
         }
         s.push_str(&self.cli_table());
         s.push_str(&self.targets());
+        s.push_str(&self.cli_targets());
         for n in &self.notes {
             let _ = writeln!(s, "\n{n}");
         }
@@ -1554,6 +1889,117 @@ impl Report<'_> {
                 )
             };
             let _ = writeln!(s, "| {} | {count} | {ours} | {theirs} | {r} |", w.title);
+        }
+        s
+    }
+
+    /// The baselines of the CLI targets for a row on data set `data`: our library open and
+    /// OpenClaw 2026.6.11's of the same transcript (the in-process `open` workload on it), the
+    /// list workloads (whatever store they listed), and the transcript's size.
+    fn cli_base(&self, data: Option<&str>) -> CliBase {
+        let find = |op: &str, same_data: bool| {
+            self.workloads
+                .iter()
+                .find(|w| !w.cli && !w.file_cli && w.op == op && (!same_data || w.data == data))
+                .map(|w| w.key)
+        };
+        let (open, list) = (find("open", true), find("list", false));
+        let cell = |k: Option<&str>, i: Imp| k.and_then(|k| self.cell(k, i));
+        CliBase {
+            lib_open_wall_ms: cell(open, Imp::Ours).and_then(Cell::wall),
+            lib_open_rss_kib: cell(open, Imp::Ours).and_then(Cell::rss_kib),
+            ref_open_ms: cell(open, Imp::OpenClaw).and_then(Cell::first),
+            file_bytes: self
+                .data
+                .iter()
+                .find(|(d, ..)| Some(d.name) == data && matches!(d.kind, Kind::Transcript(_)))
+                .map(|(_, _, b, _)| *b as f64),
+            lib_list_wall_ms: cell(list, Imp::Ours).and_then(Cell::wall),
+            ref_list_ms: cell(list, Imp::OpenClaw).and_then(Cell::first),
+        }
+    }
+
+    /// Table: issue 20's CLI targets, one row per `sessions` command on the transcript or the
+    /// sessions directory (and the JSONL-era store's list), computed from this run's medians.
+    fn cli_targets(&self) -> String {
+        let rows: Vec<&Workload> = self
+            .workloads
+            .iter()
+            .filter(|w| w.file_cli || (w.cli && w.key == "store-list"))
+            .collect();
+        let mut s = String::new();
+        if rows.is_empty() {
+            return s;
+        }
+        let b = self.cli_base(
+            rows.iter()
+                .find(|w| w.file_cli && w.op != "list-dir")
+                .and_then(|w| w.data),
+        );
+        let o = |x: Option<f64>, f: fn(f64) -> String| x.map_or_else(|| "—".to_owned(), f);
+        let _ = write!(
+            s,
+            "\n**CLI targets** (issue 20), as measured in this run: each command a fresh `sessions` \
+             process, spawn to exit, medians, peak RSS from `wait4`; the exit code checked (0 for \
+             every row, `check` included: the bench transcript has no problem, only the \
+             `multiple-tips` information). Baselines from the same run: our library open \
+             (`bench-runner open`, whole process {} / {}), OpenClaw 2026.6.11's \
+             `SessionManager.open` of the same file (operation time {}), the file ({}); for list, \
+             our library list (whole process {}) and OpenClaw 2026.6.11's `SessionManager.list` \
+             (operation time {}). \"÷ library\" = our command's wall time ÷ the library's; \
+             \"× OpenClaw\" = the reference's operation time ÷ our command's wall time.\n\n\
+             | command | count | wall | peak RSS | ÷ library | × OpenClaw | RSS ÷ file | output ÷ input | targets | met |\n\
+             |---|---|---|---|---|---|---|---|---|---|\n",
+            o(b.lib_open_wall_ms, fmt_ms),
+            o(b.lib_open_rss_kib, fmt_mb),
+            o(b.ref_open_ms, fmt_ms),
+            o(b.file_bytes, |x| format!("{x:.0} bytes")),
+            o(b.lib_list_wall_ms, fmt_ms),
+            o(b.ref_list_ms, fmt_ms),
+        );
+        let x = |v: Option<f64>| o(v, |v| format!("{v:.2}×"));
+        for w in rows {
+            let t = CliTarget::of(w.op);
+            let c = self.cell(w.key, Imp::Ours);
+            let (wall, rss) = (c.and_then(Cell::wall), c.and_then(Cell::rss_kib));
+            let (Some(wall), Some(rss)) = (wall, rss) else {
+                let why = c
+                    .and_then(|c| c.stopped.clone())
+                    .unwrap_or_else(|| "not run".to_owned());
+                let _ = writeln!(
+                    s,
+                    "| {} | — | {why} | — | — | — | — | — | {} | — |",
+                    w.title,
+                    t.text()
+                );
+                continue;
+            };
+            let count = c.and_then(Cell::count);
+            let out = count
+                .filter(|_| export_format(w.op).is_some())
+                .map(|n| n as f64);
+            let v = judge_cli(t, wall, rss, out, &self.cli_base(w.data));
+            let met = match v.met {
+                Some(true) => "yes".to_owned(),
+                Some(false) => format!("**no** ({})", v.missed.join("; ")),
+                None => "— (a baseline is missing)".to_owned(),
+            };
+            let mut wall_text = fmt_ms(wall);
+            if let Some(why) = c.and_then(|c| c.stopped.as_ref()) {
+                let _ = write!(wall_text, " (then {why})");
+            }
+            let _ = writeln!(
+                s,
+                "| {} | {} | {wall_text} | {} | {} | {} | {} | {} | {} | {met} |",
+                w.title,
+                count.map_or_else(|| "—".to_owned(), |n| n.to_string()),
+                fmt_mb(rss),
+                x(v.vs_lib),
+                o(v.vs_ref, |v| format!("{v:.1}×")),
+                x(v.rss_per_file),
+                x(v.out_per_in),
+                t.text(),
+            );
         }
         s
     }
@@ -1685,6 +2131,156 @@ impl Report<'_> {
             let _ = writeln!(s, "| {t} | {m} | {ok} |");
         }
         s
+    }
+}
+
+/// What a row of the CLI targets table is held to (issue 20's targets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CliTarget {
+    /// A read-only command on the transcript: whole process ≤ 1.5× our library open's whole
+    /// process, ≥ 6× faster than the reference's open (its operation time), peak RSS ≤ 1.3× the
+    /// file.
+    ReadOnly,
+    /// `export --format html`: ≤ 1.5 s, peak RSS ≤ 1.3× the file, page ≤ 0.5× the input.
+    Html,
+    /// `export --format json|jsonl|markdown`: peak RSS ≤ our library open's + 64 MB.
+    Streaming,
+    /// `list` over 10,000 sessions: whole process ≤ 1.5× our library list's whole process, ≥ 6×
+    /// faster than the reference's `SessionManager.list` (its operation time).
+    List,
+}
+
+impl CliTarget {
+    /// The target of a file CLI operation, or of the JSONL-era store's `list` row.
+    fn of(op: &str) -> Self {
+        match op {
+            "export-html" => Self::Html,
+            "export-json" | "export-jsonl" | "export-md" => Self::Streaming,
+            "list-dir" | "list" => Self::List,
+            _ => Self::ReadOnly,
+        }
+    }
+
+    /// The targets as the table states them.
+    fn text(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "≤ 1.5× library open, ≥ 6× OpenClaw open, RSS ≤ 1.3× file",
+            Self::Html => "≤ 1.5 s, RSS ≤ 1.3× file, page ≤ 0.5× input",
+            Self::Streaming => "RSS ≤ library-open RSS + 64 MB",
+            Self::List => "≤ 1.5× library list, ≥ 6× OpenClaw list",
+        }
+    }
+}
+
+/// The figures a CLI row is compared with, from the same run. Times in ms, RSS in KiB, sizes in
+/// bytes; `None` when that workload was not run (or failed).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct CliBase {
+    /// Our library open of the transcript (`bench-runner open`): whole process, spawn to exit.
+    lib_open_wall_ms: Option<f64>,
+    /// Its peak RSS.
+    lib_open_rss_kib: Option<f64>,
+    /// OpenClaw 2026.6.11's `SessionManager.open` of it: the operation, timed inside node.
+    ref_open_ms: Option<f64>,
+    /// The transcript's size.
+    file_bytes: Option<f64>,
+    /// Our library list (`bench-runner list`): whole process.
+    lib_list_wall_ms: Option<f64>,
+    /// OpenClaw 2026.6.11's `SessionManager.list`: the operation.
+    ref_list_ms: Option<f64>,
+}
+
+/// A CLI row judged against its targets.
+#[derive(Clone, Debug, PartialEq)]
+struct CliVerdict {
+    /// Whole process ÷ our library's (open, or list for a list row).
+    vs_lib: Option<f64>,
+    /// The reference's operation ÷ our whole process (× faster).
+    vs_ref: Option<f64>,
+    /// Peak RSS ÷ the file (transcript rows).
+    rss_per_file: Option<f64>,
+    /// Output ÷ input (exports).
+    out_per_in: Option<f64>,
+    /// `Some(true)` when every target of the row is met, `Some(false)` when one is missed,
+    /// `None` when one could not be computed (a baseline is missing) and none is missed.
+    met: Option<bool>,
+    /// The missed targets, e.g. `RSS ÷ file 1.62 > 1.3`.
+    missed: Vec<String>,
+}
+
+/// 64 MB (decimal, as the tables print MB) in KiB.
+const STREAMING_SLACK_KIB: f64 = 64e6 / 1024.0;
+
+/// Judges one CLI row: `wall_ms` (whole process), `rss_kib` (peak), `out_bytes` (an export's
+/// output) against `base` by the targets of `t`.
+fn judge_cli(
+    t: CliTarget,
+    wall_ms: f64,
+    rss_kib: f64,
+    out_bytes: Option<f64>,
+    base: &CliBase,
+) -> CliVerdict {
+    let div = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    let (lib, reference) = if t == CliTarget::List {
+        (base.lib_list_wall_ms, base.ref_list_ms)
+    } else {
+        (base.lib_open_wall_ms, base.ref_open_ms)
+    };
+    let on_file = t != CliTarget::List;
+    let v = CliVerdict {
+        vs_lib: div(Some(wall_ms), lib),
+        vs_ref: div(reference, Some(wall_ms)),
+        rss_per_file: div(Some(rss_kib * 1024.0), base.file_bytes.filter(|_| on_file)),
+        out_per_in: div(out_bytes, base.file_bytes.filter(|_| on_file)),
+        met: None,
+        missed: Vec::new(),
+    };
+    // (what, measured, limit, measured must be at most the limit)
+    let checks: Vec<(&str, Option<f64>, f64, bool)> = match t {
+        CliTarget::ReadOnly => vec![
+            ("÷ library open", v.vs_lib, 1.5, true),
+            ("× OpenClaw open", v.vs_ref, 6.0, false),
+            ("RSS ÷ file", v.rss_per_file, 1.3, true),
+        ],
+        CliTarget::Html => vec![
+            ("time (s)", Some(wall_ms / 1e3), 1.5, true),
+            ("RSS ÷ file", v.rss_per_file, 1.3, true),
+            ("page ÷ input", v.out_per_in, 0.5, true),
+        ],
+        CliTarget::Streaming => vec![(
+            "RSS − library-open RSS (MB)",
+            base.lib_open_rss_kib.map(|l| (rss_kib - l) * 1024.0 / 1e6),
+            STREAMING_SLACK_KIB * 1024.0 / 1e6,
+            true,
+        )],
+        CliTarget::List => vec![
+            ("÷ library list", v.vs_lib, 1.5, true),
+            ("× OpenClaw list", v.vs_ref, 6.0, false),
+        ],
+    };
+    let mut unknown = false;
+    let mut missed = Vec::new();
+    for (what, x, limit, at_most) in checks {
+        match x {
+            None => unknown = true,
+            Some(x) if at_most && x > limit => missed.push(format!("{what} {x:.2} > {limit}")),
+            Some(x) if !at_most && x < limit => missed.push(format!("{what} {x:.2} < {limit}")),
+            Some(_) => {}
+        }
+    }
+    CliVerdict {
+        met: if !missed.is_empty() {
+            Some(false)
+        } else if unknown {
+            None
+        } else {
+            Some(true)
+        },
+        missed,
+        ..v
     }
 }
 
@@ -1825,7 +2421,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         }
         let any_cli = wls
             .iter()
-            .any(|w| w.cli && args.only.iter().any(|k| k == w.key));
+            .any(|w| (w.cli || w.file_cli) && args.only.iter().any(|k| k == w.key));
         wls.retain(|w| {
             w.key == "noop"
                 || (w.key == "cli-noop" && any_cli)
@@ -2382,6 +2978,397 @@ mod tests {
         assert!(md.ends_with("\nA note.\n"), "{md}");
         // The CLI rows are not in the in-process tables.
         assert!(!md.contains("| list, 1,000 sessions, 2026.9.6 SQLite store (`sessions list --root S --json --limit all` / `openclaw sessions --json --limit all`) | 0 |"));
+    }
+
+    #[test]
+    fn file_cli_commands_are_the_issue_20_forms() {
+        let t = Path::new("/data/t200mb.jsonl");
+        let out = Path::new("/work/cli-out-1/out.html");
+        let show = |op, entry, out| {
+            file_cli_args(op, t, entry, out).map(|v| {
+                v.iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        };
+        let cases = [
+            ("stats", "stats /data/t200mb.jsonl --json"),
+            ("check", "check /data/t200mb.jsonl --json"),
+            ("tree3", "tree /data/t200mb.jsonl --depth 3 --json"),
+            ("context", "context /data/t200mb.jsonl --json"),
+            ("show", "show /data/t200mb.jsonl 0badc0de"),
+            (
+                "export-html",
+                "export /data/t200mb.jsonl --format html -o /work/cli-out-1/out.html",
+            ),
+            (
+                "export-json",
+                "export /data/t200mb.jsonl --format json -o /work/cli-out-1/out.html",
+            ),
+            (
+                "export-jsonl",
+                "export /data/t200mb.jsonl --format jsonl -o /work/cli-out-1/out.html",
+            ),
+            (
+                "export-md",
+                "export /data/t200mb.jsonl --format markdown -o /work/cli-out-1/out.html",
+            ),
+        ];
+        for (op, want) in cases {
+            assert_eq!(
+                show(op, Some("0badc0de"), Some(out)).as_deref(),
+                Some(want),
+                "{op}"
+            );
+        }
+        assert_eq!(
+            file_cli_args("list-dir", Path::new("/data/sessions10k"), None, None)
+                .unwrap()
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>(),
+            [
+                "list",
+                "--dir",
+                "/data/sessions10k",
+                "--json",
+                "--limit",
+                "all"
+            ]
+        );
+        // `show` needs its entry, an export its output file.
+        assert_eq!(show("show", None, Some(out)), None);
+        assert_eq!(show("export-html", Some("0badc0de"), None), None);
+        assert_eq!(show("keys", None, None), None);
+        // The rows, their data and exit codes, in both sizes.
+        for (quick, t, dir) in [
+            (false, "t200mb", "sessions10k"),
+            (true, "t20mb", "sessions1k"),
+        ] {
+            let rows: Vec<Workload> = workloads(quick)
+                .into_iter()
+                .filter(|w| w.file_cli)
+                .collect();
+            let keys: Vec<&str> = rows.iter().map(|w| w.key).collect();
+            assert_eq!(
+                keys,
+                [
+                    "cli-stats",
+                    "cli-check",
+                    "cli-tree",
+                    "cli-context",
+                    "cli-show",
+                    "cli-export-html",
+                    "cli-export-json",
+                    "cli-export-jsonl",
+                    "cli-export-md",
+                    "cli-list"
+                ]
+            );
+            for w in &rows {
+                assert!(!w.cli, "{}", w.key);
+                assert_eq!(w.imps, [Imp::Ours], "{}", w.key);
+                assert_eq!(w.exit, 0, "{}", w.key);
+                let want = if w.key == "cli-list" { dir } else { t };
+                assert_eq!(w.data, Some(want), "{}", w.key);
+                assert!(
+                    file_cli_args(w.op, t.as_ref(), Some("x"), Some(out)).is_some(),
+                    "{}",
+                    w.key
+                );
+            }
+        }
+        assert_eq!(
+            workloads(false)
+                .iter()
+                .find(|w| w.key == "cli-tree")
+                .unwrap()
+                .title,
+            "`sessions tree FILE --depth 3 --json` (count: entryCount), 200 MB transcript"
+        );
+    }
+
+    #[test]
+    fn show_takes_the_first_entry_after_nine_tenths_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.jsonl");
+        // A 100-byte header, then 99-byte lines + '\n': entry i starts at 100 + 100 * i.
+        let mut text = format!("{:<99}\n", r#"{"type":"session","id":"s-header"}"#);
+        for i in 0..18 {
+            let line = format!(r#"{{"type":"message","id":"e{i:02}","parentId":null}}"#);
+            let _ = writeln!(text, "{line:<99}");
+        }
+        assert_eq!(text.len(), 1900);
+        session_store::io::write_raw(&f, text.as_bytes()).unwrap();
+        // 90 % of 1,900 = 1,710, inside entry 16 (1,700..1,800): entry 17 is the first after.
+        assert_eq!(deep_entry_id(&f).unwrap(), "e17");
+        // Lines without a string id, and a session header, are passed over; an unterminated
+        // last line is not taken.
+        // 40 × 28 bytes, then 115: 90 % of 1,235 is byte 1,107, in the 40th line.
+        let mut text = "{\"type\":\"session\",\"id\":\"s\"}\n".repeat(40);
+        text.push_str(
+            "not json\n{\"type\":\"label\",\"id\":7}\n{\"type\":\"session\",\"id\":\"s2\"}\n",
+        );
+        text.push_str("{\"type\":\"label\",\"id\":\"l1\"}\n{\"type\":\"label\",\"id\":\"l2\"}");
+        session_store::io::write_raw(&f, text.as_bytes()).unwrap();
+        assert_eq!(deep_entry_id(&f).unwrap(), "l1");
+        // A header alone (28 bytes: the search starts inside it, at byte 18).
+        session_store::io::write_raw(&f, b"{\"type\":\"session\",\"id\":\"s\"}\n").unwrap();
+        assert_eq!(
+            deep_entry_id(&f).unwrap_err(),
+            format!("{}: no entry id in the 1 MiB after byte 18", f.display())
+        );
+    }
+
+    #[test]
+    fn file_cli_counts_come_from_the_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("stdout.json");
+        let put = |t: &str| session_store::io::write_raw(&f, t.as_bytes()).unwrap();
+        put(r#"[{"file":"t","entries":148301,"byKind":{"message":3}}]"#);
+        assert_eq!(file_cli_count("stats", &f, None, None), Ok(148_301));
+        put(r#"[{"file":"t","ok":true,"problems":[{"kind":"multiple-tips"},{"kind":"crlf"}]}]"#);
+        assert_eq!(file_cli_count("check", &f, None, None), Ok(2));
+        put(r#"[{"ok":true,"problems":[]},{"ok":true,"problems":[]}]"#);
+        assert_eq!(
+            file_cli_count("check", &f, None, None).unwrap_err(),
+            format!("2 results for one file (see {})", f.display())
+        );
+        put(r#"{"file":"t","entryCount":148301,"nodes":[]}"#);
+        assert_eq!(file_cli_count("tree3", &f, None, None), Ok(148_301));
+        put(
+            r#"{"messages":[{"role":"user"},{"role":"assistant","content":[{"x":"}"}]}],"thinkingLevel":"off","model":null}"#,
+        );
+        assert_eq!(file_cli_count("context", &f, None, None), Ok(2));
+        put(r#"{"type":"message","id":"0badc0de","parentId":"x"}"#);
+        assert_eq!(file_cli_count("show", &f, Some("0badc0de"), None), Ok(1));
+        assert_eq!(
+            file_cli_count("show", &f, Some("0badc0df"), None).unwrap_err(),
+            format!(
+                "show printed entry Some(\"0badc0de\"), not Some(\"0badc0df\") (see {})",
+                f.display()
+            )
+        );
+        put(r#"{"path":null,"sessions":[{"id":"a"},{"id":"b"},{"id":"c"}],"skipped":[]}"#);
+        assert_eq!(file_cli_count("list-dir", &f, None, None), Ok(3));
+        let out = dir.path().join("out.html");
+        session_store::io::write_raw(&out, &[b'x'; 1234]).unwrap();
+        assert_eq!(
+            file_cli_count("export-html", &f, None, Some(&out)),
+            Ok(1234)
+        );
+        session_store::io::write_raw(&out, b"").unwrap();
+        assert_eq!(
+            file_cli_count("export-md", &f, None, Some(&out)).unwrap_err(),
+            format!("the export wrote nothing ({})", out.display())
+        );
+        put("error: not JSON\n");
+        let err = file_cli_count("stats", &f, None, None).unwrap_err();
+        assert!(
+            err.starts_with("its output is not the JSON expected"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn cli_targets_are_computed_from_the_baselines() {
+        let base = CliBase {
+            lib_open_wall_ms: Some(200.0),
+            lib_open_rss_kib: Some(200_000.0),
+            ref_open_ms: Some(1_500.0),
+            file_bytes: Some(200_000_000.0),
+            lib_list_wall_ms: Some(300.0),
+            ref_list_ms: Some(2_400.0),
+        };
+        // 250 ms, 195,312.5 KiB = 200 MB: 1.25× the open, 6× faster, 1.0× the file.
+        let v = judge_cli(CliTarget::ReadOnly, 250.0, 195_312.5, None, &base);
+        assert_eq!(
+            v,
+            CliVerdict {
+                vs_lib: Some(1.25),
+                vs_ref: Some(6.0),
+                rss_per_file: Some(1.0),
+                out_per_in: None,
+                met: Some(true),
+                missed: Vec::new(),
+            }
+        );
+        // 400 ms and 1.5× the file: two misses, named.
+        let v = judge_cli(CliTarget::ReadOnly, 400.0, 292_968.75, None, &base);
+        assert_eq!(v.met, Some(false));
+        assert_eq!(
+            v.missed,
+            [
+                "÷ library open 2.00 > 1.5",
+                "× OpenClaw open 3.75 < 6",
+                "RSS ÷ file 1.50 > 1.3"
+            ]
+        );
+        // HTML: 1.6 s, a page of 0.25× the input.
+        let v = judge_cli(
+            CliTarget::Html,
+            1_600.0,
+            195_312.5,
+            Some(50_000_000.0),
+            &base,
+        );
+        assert_eq!(v.out_per_in, Some(0.25));
+        assert_eq!(v.vs_lib, Some(8.0));
+        assert_eq!(v.missed, ["time (s) 1.60 > 1.5"]);
+        // Streaming: the library open's RSS + 64 MB is the limit, inclusive.
+        let at = 200_000.0 + STREAMING_SLACK_KIB;
+        assert_eq!(
+            judge_cli(CliTarget::Streaming, 9_000.0, at, Some(1.0), &base).met,
+            Some(true)
+        );
+        assert_eq!(
+            judge_cli(CliTarget::Streaming, 9_000.0, at + 1024.0, Some(1.0), &base).missed,
+            ["RSS − library-open RSS (MB) 65.05 > 64"]
+        );
+        // List: against the list baselines, no file ratios.
+        let v = judge_cli(CliTarget::List, 400.0, 50_000.0, None, &base);
+        assert_eq!(
+            (v.vs_lib, v.vs_ref, v.rss_per_file),
+            (Some(400.0 / 300.0), Some(6.0), None)
+        );
+        assert_eq!(v.met, Some(true));
+        // A missing baseline: unknown unless something else is missed.
+        let no_ref = CliBase {
+            ref_open_ms: None,
+            ..base
+        };
+        assert_eq!(
+            judge_cli(CliTarget::ReadOnly, 250.0, 195_312.5, None, &no_ref).met,
+            None
+        );
+        assert_eq!(
+            judge_cli(CliTarget::ReadOnly, 250.0, 400_000.0, None, &no_ref).met,
+            Some(false)
+        );
+        assert_eq!(CliTarget::of("export-jsonl"), CliTarget::Streaming);
+        assert_eq!(CliTarget::of("list"), CliTarget::List);
+        assert_eq!(CliTarget::of("tree3"), CliTarget::ReadOnly);
+    }
+
+    /// The CLI targets table: baselines from the `open` and `list` rows of the same run, the
+    /// file size from the data, one row per command, failures shown with their reason.
+    #[test]
+    fn cli_targets_table_rows() {
+        let args = CompareArgs {
+            quick: false,
+            reps: None,
+            timeout: 120,
+            only: Vec::new(),
+            no_pi: true,
+            pi_node: None,
+            write: false,
+            no_write: true,
+            no_openclaw96: true,
+        };
+        let keep = [
+            "open-200mb",
+            "list",
+            "cli-stats",
+            "cli-check",
+            "cli-export-html",
+            "cli-list",
+        ];
+        let wls: Vec<Workload> = workloads(false)
+            .into_iter()
+            .filter(|w| keep.contains(&w.key))
+            .collect();
+        let sample = |first_ms: f64, wall_ms: f64, count: u64, rss_kib: u64| Sample {
+            first_ms,
+            warm_ms: Vec::new(),
+            count,
+            wall_ms,
+            rss_kib,
+        };
+        let cell = |samples| Cell {
+            samples,
+            stopped: None,
+        };
+        let mut cells = BTreeMap::new();
+        cells.insert(
+            ("open-200mb", Imp::Ours),
+            cell(vec![sample(150.0, 200.0, 148_301, 200_000)]),
+        );
+        cells.insert(
+            ("open-200mb", Imp::OpenClaw),
+            cell(vec![sample(1_500.0, 1_700.0, 148_301, 700_000)]),
+        );
+        cells.insert(
+            ("list", Imp::Ours),
+            cell(vec![sample(250.0, 300.0, 10_000, 60_000)]),
+        );
+        cells.insert(
+            ("list", Imp::OpenClaw),
+            cell(vec![sample(2_400.0, 2_600.0, 10_000, 300_000)]),
+        );
+        cells.insert(
+            ("cli-stats", Imp::Ours),
+            cell(vec![
+                sample(240.0, 240.0, 148_301, 195_313),
+                sample(260.0, 260.0, 148_301, 195_311),
+            ]),
+        );
+        cells.insert(
+            ("cli-check", Imp::Ours),
+            Cell {
+                samples: Vec::new(),
+                stopped: Some(
+                    "failed (exit status: 1, expected exit code 0): 3 problems".to_owned(),
+                ),
+            },
+        );
+        cells.insert(
+            ("cli-export-html", Imp::Ours),
+            cell(vec![sample(1_200.0, 1_200.0, 120_000_000, 250_000)]),
+        );
+        cells.insert(
+            ("cli-list", Imp::Ours),
+            cell(vec![sample(600.0, 600.0, 10_000, 80_000)]),
+        );
+        let t200 = dataset("t200mb").unwrap();
+        let report = Report {
+            args: &args,
+            reps: 2,
+            imps: vec![Imp::Ours, Imp::OpenClaw],
+            workloads: wls,
+            cells,
+            data: vec![(t200, PathBuf::from("/d/t200mb.jsonl"), 200_000_000, 1)],
+            machine: Vec::new(),
+            command: "cargo xtask bench-compare".to_owned(),
+            date: "2026-12-02".to_owned(),
+            notes: Vec::new(),
+        };
+        assert_eq!(
+            report.cli_base(Some("t200mb")),
+            CliBase {
+                lib_open_wall_ms: Some(200.0),
+                lib_open_rss_kib: Some(200_000.0),
+                ref_open_ms: Some(1_500.0),
+                file_bytes: Some(200_000_000.0),
+                lib_list_wall_ms: Some(300.0),
+                ref_list_ms: Some(2_400.0),
+            }
+        );
+        let t = report.cli_targets();
+        assert!(t.contains("our library open (`bench-runner open`, whole process 200 ms / 205 MB), OpenClaw 2026.6.11's `SessionManager.open` of the same file (operation time 1.50 s), the file (200000000 bytes); for list, our library list (whole process 300 ms) and OpenClaw 2026.6.11's `SessionManager.list` (operation time 2.40 s)"), "{t}");
+        let rows: Vec<&str> = t.lines().filter(|l| l.starts_with("| ")).collect();
+        assert_eq!(
+            rows,
+            [
+                "| command | count | wall | peak RSS | ÷ library | × OpenClaw | RSS ÷ file | output ÷ input | targets | met |",
+                "| `sessions stats FILE --json` (count: entries), 200 MB transcript | 148301 | 250 ms | 200 MB | 1.25× | 6.0× | 1.00× | — | ≤ 1.5× library open, ≥ 6× OpenClaw open, RSS ≤ 1.3× file | yes |",
+                "| `sessions check FILE --json` (count: findings, info included), 200 MB transcript | — | failed (exit status: 1, expected exit code 0): 3 problems | — | — | — | — | — | ≤ 1.5× library open, ≥ 6× OpenClaw open, RSS ≤ 1.3× file | — |",
+                "| `sessions export FILE --format html -o OUT` (count: bytes of OUT), 200 MB transcript | 120000000 | 1.20 s | 256 MB | 6.00× | 1.2× | 1.28× | 0.60× | ≤ 1.5 s, RSS ≤ 1.3× file, page ≤ 0.5× input | **no** (page ÷ input 0.60 > 0.5) |",
+                "| `sessions list --dir DIR --json --limit all`, 10,000 sessions (count: sessions) | 10000 | 600 ms | 82 MB | 2.00× | 4.0× | — | — | ≤ 1.5× library list, ≥ 6× OpenClaw list | **no** (÷ library list 2.00 > 1.5; × OpenClaw list 4.00 < 6) |",
+            ]
+        );
+        // It is part of the report that goes between the markers.
+        assert!(report.markdown().contains("\n**CLI targets** (issue 20)"));
     }
 
     #[test]
