@@ -17,6 +17,10 @@
 //!   ([`cli_args`]): our `sessions list` / `tree` / `export --root STATE` against 2026.9.6's own
 //!   `openclaw sessions --json`, each a fresh process timed from spawn to exit; a command that
 //!   fails is a row with its reason.
+//! - The `sessions` command itself on the 200 MB transcript and the 10,000-session directory
+//!   (issue 20: `cli-stats`, `cli-check`, `cli-tree`, `cli-context`, `cli-show`, the four
+//!   `cli-export-*` and `cli-list`, [`file_cli_args`]), judged in the CLI targets table against
+//!   our library open and OpenClaw 2026.6.11's open and list of the same run ([`judge_cli`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
