@@ -1961,7 +1961,16 @@ impl Report<'_> {
             o(b.lib_list_wall_ms, fmt_ms),
             o(b.ref_list_ms, fmt_ms),
         );
-        let x = |v: Option<f64>| o(v, |v| format!("{v:.2}×"));
+        // Two decimals; four below 0.1 (a branch export is a small fraction of the file).
+        let x = |v: Option<f64>| {
+            o(v, |v| {
+                if v < 0.1 {
+                    format!("{v:.4}×")
+                } else {
+                    format!("{v:.2}×")
+                }
+            })
+        };
         for w in rows {
             let t = CliTarget::of(w.op);
             let c = self.cell(w.key, Imp::Ours);
@@ -3276,6 +3285,7 @@ mod tests {
             "cli-stats",
             "cli-check",
             "cli-export-html",
+            "cli-export-jsonl",
             "cli-list",
         ];
         let wls: Vec<Workload> = workloads(false)
@@ -3331,6 +3341,10 @@ mod tests {
             cell(vec![sample(1_200.0, 1_200.0, 120_000_000, 250_000)]),
         );
         cells.insert(
+            ("cli-export-jsonl", Imp::Ours),
+            cell(vec![sample(4_000.0, 4_000.0, 894_760, 250_000)]),
+        );
+        cells.insert(
             ("cli-list", Imp::Ours),
             cell(vec![sample(600.0, 600.0, 10_000, 80_000)]),
         );
@@ -3368,6 +3382,7 @@ mod tests {
                 "| `sessions stats FILE --json` (count: entries), 200 MB transcript | 148301 | 250 ms | 200 MB | 1.25× | 6.0× | 1.00× | — | ≤ 1.5× library open, ≥ 6× OpenClaw open, RSS ≤ 1.3× file | yes |",
                 "| `sessions check FILE --json` (count: findings, info included), 200 MB transcript | — | failed (exit status: 1, expected exit code 0): 3 problems | — | — | — | — | — | ≤ 1.5× library open, ≥ 6× OpenClaw open, RSS ≤ 1.3× file | — |",
                 "| `sessions export FILE --format html -o OUT` (count: bytes of OUT), 200 MB transcript | 120000000 | 1.20 s | 256 MB | 6.00× | 1.2× | 1.28× | 0.60× | ≤ 1.5 s, RSS ≤ 1.3× file, page ≤ 0.5× input | **no** (page ÷ input 0.60 > 0.5) |",
+                "| `sessions export FILE --format jsonl -o OUT` (count: bytes of OUT), 200 MB transcript | 894760 | 4.00 s | 256 MB | 20.00× | 0.4× | 1.28× | 0.0045× | RSS ≤ library-open RSS + 64 MB | yes |",
                 "| `sessions list --dir DIR --json --limit all`, 10,000 sessions (count: sessions) | 10000 | 600 ms | 82 MB | 2.00× | 4.0× | — | — | ≤ 1.5× library list, ≥ 6× OpenClaw list | **no** (÷ library list 2.00 > 1.5; × OpenClaw list 4.00 < 6) |",
             ]
         );
