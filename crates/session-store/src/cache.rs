@@ -208,13 +208,13 @@ impl Warm {
             return None;
         }
         let buf = &p.buf;
-        let lines = match p.rows.last().and_then(|r| r.pos) {
+        let lines = match p.rows.last().and_then(Row::pos) {
             Some((line, offset)) => {
                 line - 1 + memchr::memchr_iter(b'\n', buf.get(offset..).unwrap_or(&[])).count()
             }
             None => memchr::memchr_iter(b'\n', buf).count(),
         };
-        let last_row_untrimmed = p.rows.last().is_some_and(untrimmed);
+        let last_row_untrimmed = p.rows.last().is_some_and(Row::untrimmed);
         let head: Arc<[u8]> = Arc::from(&buf[..buf.len().min(PROBE_BYTES)]);
         let probe = buf[buf.len() - buf.len().min(PROBE_BYTES)..].to_vec();
         let disk = DiskImage::read(buf);
@@ -287,7 +287,7 @@ impl Warm {
         self.report.note_tail(&self.rows[from..], tail);
         self.lines += memchr::memchr_iter(b'\n', tail).count();
         self.ends_with_newline = tail.last() == Some(&b'\n');
-        self.last_row_untrimmed = self.rows.last().is_some_and(untrimmed);
+        self.last_row_untrimmed = self.rows.last().is_some_and(Row::untrimmed);
         self.push_probe(tail);
         self.snapshot = now;
         (self, scanned)
@@ -309,7 +309,7 @@ impl Warm {
     /// file, which is now `after`.
     fn push_written(&mut self, mut row: Row, written: &[u8], after: SessionFileSnapshot) {
         let before = self.snapshot.size;
-        row.pos = usize::try_from(before).ok().map(|o| (self.lines + 1, o));
+        row.set_pos(usize::try_from(before).ok().map(|o| (self.lines + 1, o)));
         let i = self.rows.len();
         self.rows.push(row);
         self.ix.extend(&self.rows, i);
@@ -323,14 +323,6 @@ impl Warm {
         self.last_row_untrimmed = true;
         self.push_probe(written);
         self.snapshot = after;
-    }
-}
-
-/// The last row's JSON text reaches the end of its line (no end trim was needed to read it).
-fn untrimmed(row: &Row) -> bool {
-    match &row.text {
-        rows::Text::Span { start, end } => row.json.1 == end - start,
-        rows::Text::Owned(b) => row.json.1 == b.len(),
     }
 }
 

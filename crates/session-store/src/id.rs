@@ -16,10 +16,12 @@ use session_format::json::{JsStr, JsString, JsValue};
 #[derive(Clone)]
 pub(crate) struct Id(Arc<Inner>);
 
+/// 24 bytes, so that with the `Arc` counts an id takes a 48-byte allocator chunk (a 64-byte one
+/// with an inline `Option<Box<str>>`), beside the bytes' own.
 struct Inner {
     js: JsString,
-    /// The lossy text, only for ids holding a lone surrogate.
-    lossy: Option<Box<str>>,
+    /// The lossy text, only for ids holding a lone surrogate (doubly boxed: a thin pointer).
+    lossy: Option<Box<Box<str>>>,
 }
 
 impl Id {
@@ -27,7 +29,7 @@ impl Id {
         let lossy = js
             .as_str()
             .is_none()
-            .then(|| js.to_str_lossy().into_owned().into_boxed_str());
+            .then(|| Box::new(js.to_str_lossy().into_owned().into_boxed_str()));
         Id(Arc::new(Inner { js, lossy }))
     }
 
@@ -196,5 +198,32 @@ impl fmt::Debug for EntryId<'_> {
             Repr::Text(s) => fmt::Debug::fmt(s, f),
             Repr::Js(js) => fmt::Debug::fmt(js, f),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An id is one pointer, and its shared part 24 bytes (a 48-byte chunk with the counts).
+    #[test]
+    fn id_sizes_are_pinned() {
+        assert_eq!(std::mem::size_of::<Id>(), 8);
+        assert_eq!(std::mem::size_of::<Inner>(), 24);
+    }
+
+    /// Ids compare and hash by their WTF-8 bytes; the lossy text is only for the `&str` view.
+    #[test]
+    fn lone_surrogate_ids_keep_exact_bytes() {
+        let a = Id::new(JsString::from_utf16(&[0x61, 0xDC00]));
+        let b = Id::new(JsString::from_utf16(&[0x61, 0xDC01]));
+        assert_ne!(a, b);
+        assert_eq!(a.as_bytes(), b"a\xed\xb0\x80");
+        assert_eq!(a.text(), "a\u{FFFD}");
+        assert_eq!(b.text(), "a\u{FFFD}");
+        let plain = Id::from("abc");
+        assert_eq!(plain.text(), "abc");
+        assert_eq!(plain.as_bytes(), b"abc");
+        assert_eq!(plain, Id::new(JsString::from("abc")));
     }
 }

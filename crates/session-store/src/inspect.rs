@@ -188,7 +188,7 @@ impl OpenReport {
     fn note_malformed(&mut self, rows: &[Row]) {
         for row in rows {
             if let RowKind::Malformed(err) = &row.kind {
-                let m = malformed(err, row.pos.map_or(0, |p| p.1));
+                let m = malformed(err, row.pos().map_or(0, |p| p.1));
                 if err.torn {
                     self.torn_tail = Some(m.clone());
                 }
@@ -220,7 +220,7 @@ pub(crate) fn file_report(path: &Path, buf: &[u8], loaded: &rows::Loaded) -> Ope
             let mut recovered_from_line = None;
             let mut dropped_lines = Vec::new();
             for row in &loaded.rows {
-                let line = row.pos.map_or(0, |p| p.0);
+                let line = row.pos().map_or(0, |p| p.0);
                 if matches!(row.kind, RowKind::Malformed(_)) {
                     dropped_lines.push(line);
                     continue;
@@ -283,7 +283,7 @@ pub(crate) fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
             if lines.is_empty() {
                 order.push(&e.id);
             }
-            lines.push(row.pos.map(|p| p.0));
+            lines.push(row.pos().map(|p| p.0));
         }
     }
     for id in order {
@@ -304,14 +304,14 @@ pub(crate) fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
             report.dangling_parents.push(DanglingParent {
                 id: e.id.text().to_owned(),
                 parent_id: missing.text().to_owned(),
-                line: row.pos.map(|p| p.0),
+                line: row.pos().map(|p| p.0),
             });
         }
     }
     // Session rows after the header.
     for row in rows {
         if let RowKind::Opaque { session: true, .. } = row.kind {
-            report.extra_headers.push(row.pos.map(|p| p.0));
+            report.extra_headers.push(row.pos().map(|p| p.0));
         }
     }
     // Invalid leaf controls.
@@ -321,7 +321,7 @@ pub(crate) fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
         {
             report.invalid_leaf_controls.push(InvalidLeafControl {
                 id: l.id.text().to_owned(),
-                line: row.pos.map(|p| p.0),
+                line: row.pos().map(|p| p.0),
                 target_id: l.target.as_ref().map(|t| t.text().to_owned()),
             });
         }

@@ -56,15 +56,6 @@ impl Parent {
     }
 }
 
-/// The bytes of a row.
-#[derive(Clone, Debug)]
-pub(crate) enum Text {
-    /// A span of the manager's file buffer.
-    Span { start: usize, end: usize },
-    /// Bytes owned by the row (created or re-serialised in this process).
-    Owned(Box<[u8]>),
-}
-
 /// What a `message` row's `message` is, as far as the index and the context builder care.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MsgShape {
@@ -185,16 +176,17 @@ pub(crate) struct LeafMeta {
 /// How the index treats a row.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum RowKind {
-    /// Not JSON: kept in place and re-emitted verbatim.
-    Malformed(LineError),
+    /// Not JSON: kept in place and re-emitted verbatim (boxed: rare, and large next to the
+    /// rest of the row).
+    Malformed(Box<LineError>),
     /// The session header.
     Header,
     /// A recognised entry.
     Entry(EntryMeta),
     /// A known type without an id in a v<2 file, before migration.
     Legacy,
-    /// A valid leaf control.
-    Leaf(LeafMeta),
+    /// A valid leaf control (boxed: rare, and large next to the rest of the row).
+    Leaf(Box<LeafMeta>),
     /// A parent-linked opaque row (`id` + `parentId`, type not session/leaf).
     Linked { id: Id, parent: Option<Id> },
     /// Any other JSON row.
@@ -230,30 +222,127 @@ impl RowKind {
     }
 }
 
-/// One row.
+/// One row: 64 bytes (pinned by a test), as a 200 MB transcript holds ~150,000 of them.
+///
+/// A row read from the file is a span of the manager's file buffer (`off..off + len`) whose
+/// `JSON.parse` text is the whole span. The rest own their bytes ([`Owned`]): rows created or
+/// re-serialised in this process, rows read from a tail, and the rare file rows whose text
+/// `JSON.parse` sees is trimmed (JavaScript whitespace or a BOM around the first and last
+/// non-blank lines) or that are 4 GiB or longer. Line numbers past `u32::MAX` read as
+/// `u32::MAX`.
 #[derive(Clone, Debug)]
 pub(crate) struct Row {
-    pub(crate) text: Text,
-    /// The part of the text `JSON.parse` sees (relative to the text).
-    pub(crate) json: (usize, usize),
-    /// 1-based line number and byte offset, for rows read from the file.
-    pub(crate) pos: Option<(usize, usize)>,
+    /// The byte offset in the file: the span's start, or for an owned row its position when
+    /// known (see [`Row::pos`]).
+    off: usize,
+    /// The bytes of a row that is not a plain span of the buffer.
+    owned: Option<Box<Owned>>,
+    /// The span's length (0 for owned rows).
+    len: u32,
+    /// 1-based line number, 0 when the row has no position.
+    line: u32,
     pub(crate) kind: RowKind,
 }
 
+/// The bytes of a row that is not a plain span of the file buffer.
+#[derive(Clone, Debug)]
+struct Owned {
+    bytes: Box<[u8]>,
+    /// The `JSON.parse` text is `bytes[lead..bytes.len() - trail]`.
+    lead: usize,
+    trail: usize,
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 impl Row {
+    /// A row that is the span `start..end` of the file buffer, at 1-based `line`, whose
+    /// `JSON.parse` text is `json` (relative to the span); a copy of the bytes when that text
+    /// is trimmed or the span is 4 GiB or longer.
+    fn span(
+        buf: &[u8],
+        (start, end): (usize, usize),
+        line: usize,
+        json: (usize, usize),
+        kind: RowKind,
+    ) -> Row {
+        let mut row = match u32::try_from(end - start) {
+            Ok(len) if json == (0, end - start) => Row {
+                off: start,
+                owned: None,
+                len,
+                line: 0,
+                kind,
+            },
+            _ => Row::owned(buf.get(start..end).unwrap_or(&[]).into(), json, kind),
+        };
+        row.off = start;
+        row.line = to_u32(line).max(1);
+        row
+    }
+
+    /// A row owning `bytes`, without a position, whose `JSON.parse` text is `json`.
+    fn owned(bytes: Box<[u8]>, json: (usize, usize), kind: RowKind) -> Row {
+        let trail = bytes.len().saturating_sub(json.1);
+        Row {
+            off: 0,
+            owned: Some(Box::new(Owned {
+                bytes,
+                lead: json.0,
+                trail,
+            })),
+            len: 0,
+            line: 0,
+            kind,
+        }
+    }
+
     /// The row's bytes (without the line feed).
     pub(crate) fn bytes<'a>(&'a self, buf: &'a [u8]) -> &'a [u8] {
-        match &self.text {
-            Text::Span { start, end } => buf.get(*start..*end).unwrap_or(&[]),
-            Text::Owned(b) => b,
+        match &self.owned {
+            None => buf
+                .get(self.off..self.off + self.len as usize)
+                .unwrap_or(&[]),
+            Some(o) => &o.bytes,
         }
     }
 
     /// The bytes `JSON.parse` sees.
     pub(crate) fn json<'a>(&'a self, buf: &'a [u8]) -> &'a [u8] {
-        let b = self.bytes(buf);
-        b.get(self.json.0..self.json.1).unwrap_or(b)
+        match &self.owned {
+            None => self.bytes(buf),
+            Some(o) => {
+                let end = o.bytes.len().saturating_sub(o.trail);
+                o.bytes.get(o.lead..end).unwrap_or(&o.bytes)
+            }
+        }
+    }
+
+    /// The `JSON.parse` text reaches the end of the row (no end trim was needed to read it).
+    pub(crate) fn untrimmed(&self) -> bool {
+        self.owned.as_ref().is_none_or(|o| o.trail == 0)
+    }
+
+    /// 1-based line number and byte offset, for rows read from the file (or placed in it by
+    /// this process).
+    pub(crate) fn pos(&self) -> Option<(usize, usize)> {
+        (self.line != 0).then_some((self.line as usize, self.off))
+    }
+
+    /// Gives an owned row the position it has in the file (`None`: none). A span's offset is
+    /// its start and stays so; only its line changes.
+    pub(crate) fn set_pos(&mut self, pos: Option<(usize, usize)>) {
+        match pos {
+            None => self.line = 0,
+            Some((line, off)) => {
+                self.line = to_u32(line).max(1);
+                if self.owned.is_some() {
+                    self.off = off;
+                }
+            }
+        }
     }
 
     /// Parses the row.
@@ -273,20 +362,15 @@ impl Row {
         let mut scanner = EnvelopeScanner::new();
         let kind = match scanner.scan(&bytes) {
             Ok(env) => classify_row(&env, &bytes, version, false),
-            Err(error) => RowKind::Malformed(LineError {
+            Err(error) => RowKind::Malformed(Box::new(LineError {
                 line: 0,
                 byte_offset: error.offset,
                 error,
                 torn: false,
                 nul_padded: false,
-            }),
+            })),
         };
-        Row {
-            text: Text::Owned(bytes.into_boxed_slice()),
-            json: (0, len),
-            pos: None,
-            kind,
-        }
+        Row::owned(bytes.into_boxed_slice(), (0, len), kind)
     }
 
     /// A copy of this row with one top-level key set (in place when it exists, else appended),
@@ -305,7 +389,7 @@ impl Row {
             }
         }
         let mut row = Row::from_value(&value);
-        row.pos = self.pos;
+        row.set_pos(self.pos());
         Ok(row)
     }
 }
@@ -453,7 +537,7 @@ fn classify_row_after(
         }
         RowClass::LegacyEntry(_) => RowKind::Legacy,
         RowClass::LeafCandidate => match parse_value(json).ok().as_ref().and_then(parse_leaf) {
-            Some(leaf) => RowKind::Leaf(leaf),
+            Some(leaf) => RowKind::Leaf(Box::new(leaf)),
             None => opaque(),
         },
         RowClass::ParentLinkedOpaque => RowKind::Linked {
@@ -553,8 +637,8 @@ fn load_at(
                     let base = first_lines;
                     rows.reserve_exact(more.len());
                     rows.extend(more.into_iter().map(|mut row| {
-                        if let Some((line, _)) = &mut row.pos {
-                            *line += base;
+                        if row.line != 0 {
+                            row.line = to_u32(row.line as usize + base);
                         }
                         if let RowKind::Malformed(e) = &mut row.kind {
                             e.line += base;
@@ -598,11 +682,10 @@ fn load_range(
         let end = start + line.raw.bytes.len();
         let json_off = line.json.as_ptr() as usize - line.raw.bytes.as_ptr() as usize;
         let json = (json_off, json_off + line.json.len());
-        let pos = Some((line.raw.number, start));
-        let text = Text::Span { start, end };
+        let number = line.raw.number;
         let kind = match line.content {
             LineContent::Blank => continue,
-            LineContent::Malformed(err) => RowKind::Malformed(err),
+            LineContent::Malformed(err) => RowKind::Malformed(Box::new(err)),
             LineContent::Json(env) => {
                 let kind = classify_row_after(
                     &env,
@@ -617,12 +700,7 @@ fn load_range(
                 kind
             }
         };
-        rows.push(Row {
-            text,
-            json,
-            pos,
-            kind,
-        });
+        rows.push(Row::span(buf, (start, end), number, json, kind));
     }
     let scanned = rows.len();
     (rows, scanned, lines)
@@ -658,17 +736,14 @@ pub(crate) fn load_tail(
             LineContent::Malformed(mut err) => {
                 err.line = number;
                 err.byte_offset = err.byte_offset - LEAD.len() + offset_base;
-                RowKind::Malformed(err)
+                RowKind::Malformed(Box::new(err))
             }
             LineContent::Json(env) => classify_row(&env, line.json, version, false),
         };
         scanned += 1;
-        out.push(Row {
-            text: Text::Owned(line.raw.bytes.into()),
-            json,
-            pos: Some((number, offset_base + rel)),
-            kind,
-        });
+        let mut row = Row::owned(line.raw.bytes.into(), json, kind);
+        row.set_pos(Some((number, offset_base + rel)));
+        out.push(row);
     }
     (out, scanned)
 }
@@ -757,7 +832,7 @@ pub(crate) fn migrate_rows(
     let file_sha256 = session_format::migrate::sha256_hex(buf);
     let lines: Vec<Option<usize>> = file_rows
         .iter()
-        .map(|&i| rows[i].pos.map(|p| p.0))
+        .map(|&i| rows[i].pos().map(|p| p.0))
         .collect();
     let report = migrate_with(
         &mut mrows,
@@ -769,7 +844,7 @@ pub(crate) fn migrate_rows(
     for (m, &i) in mrows.iter().zip(&file_rows) {
         if m.changed {
             let mut row = Row::from_owned(to_json_string(&m.value).into_bytes(), 3.0);
-            row.pos = rows[i].pos;
+            row.set_pos(rows[i].pos());
             if i == header {
                 row.kind = RowKind::Header;
             }
@@ -799,6 +874,17 @@ pub(crate) fn header_js_string(row: &Row, buf: &[u8], key: &str) -> Option<JsStr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sizes the memory of a large open rests on (a 200 MB transcript: ~150,000 rows and
+    /// as many ids): a row is 64 bytes (it was 112), an id one pointer, an entry's meta 40.
+    #[test]
+    fn row_and_id_sizes_are_pinned() {
+        assert_eq!(std::mem::size_of::<Row>(), 64);
+        assert_eq!(std::mem::size_of::<RowKind>(), 40);
+        assert_eq!(std::mem::size_of::<EntryMeta>(), 40);
+        assert_eq!(std::mem::size_of::<Id>(), 8);
+        assert_eq!(std::mem::size_of::<Parent>(), 16);
+    }
 
     #[test]
     fn message_role_is_the_role_a_full_parse_reads() {

@@ -84,8 +84,8 @@ impl Sessions {
             ForkError::Open(OpenError::Reread {
                 at: RowLocation {
                     file: Some(source.to_path_buf()),
-                    line: loaded.rows.get(i).and_then(|r| r.pos.map(|p| p.0)),
-                    byte_offset: loaded.rows.get(i).and_then(|r| r.pos.map(|p| p.1)),
+                    line: loaded.rows.get(i).and_then(|r| r.pos().map(|p| p.0)),
+                    byte_offset: loaded.rows.get(i).and_then(|r| r.pos().map(|p| p.1)),
                 },
                 source: e,
             })

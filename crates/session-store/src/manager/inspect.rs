@@ -116,7 +116,7 @@ impl SessionManager {
             report.dangling_first_kept.push(DanglingFirstKept {
                 compaction_id: e.id.text().to_owned(),
                 first_kept_entry_id: kept,
-                line: row.pos.map(|p| p.0),
+                line: row.pos().map(|p| p.0),
             });
         }
     }

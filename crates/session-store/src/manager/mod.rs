@@ -543,7 +543,7 @@ impl SessionManager {
     }
 
     pub(crate) fn location(&self, row: usize) -> RowLocation {
-        let pos = self.rows.get(row).and_then(|r| r.pos);
+        let pos = self.rows.get(row).and_then(Row::pos);
         RowLocation {
             file: self.session_file.clone(),
             line: pos.map(|p| p.0),
