@@ -1,6 +1,7 @@
 //! JavaScript-compatible JSON: the value model, `JSON.parse`, `JSON.stringify`, the cheap
 //! envelope scan used for indexing, and a serde bridge for typed access (pi-format.md §1.7).
 
+mod index;
 mod parse;
 mod scan;
 mod serde_bridge;

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use super::index::{Scalar, SkipString, StringIndex};
 use super::parse::{Parser, decode_string_body};
 use super::value::JsString;
 use super::{JsonError, JsonErrorKind};
@@ -220,9 +221,22 @@ impl Envelope<'_> {
     }
 }
 
-/// A reusable envelope scanner (it keeps a scratch stack between lines).
+/// A reusable envelope scanner (it keeps a scratch stack and the line's structural index
+/// between lines).
+///
+/// Strings are skipped with a structural index of the line (quote, backslash, control-byte and
+/// bad-escape bitmasks per 64 bytes, built with SIMD compares): the end of a string is found with
+/// `trailing_zeros` instead of a branch per byte. Errors are those of the byte-by-byte scan
+/// ([`EnvelopeScanner::scan_scalar`]), kind and offset alike.
 #[derive(Debug, Default)]
 pub struct EnvelopeScanner {
+    walk: Walk,
+    index: StringIndex,
+}
+
+/// The value walker's scratch state.
+#[derive(Debug, Default)]
+struct Walk {
     stack: Vec<u8>,
     /// The deepest nesting `skip_value` reached since it was last reset.
     deepest: usize,
@@ -243,6 +257,57 @@ impl EnvelopeScanner {
     /// # Errors
     /// [`JsonError`] with the byte offset within `input` where the grammar breaks.
     pub fn scan<'a>(&mut self, input: &'a [u8]) -> Result<Envelope<'a>, JsonError> {
+        self.index.build(input);
+        self.walk.scan(&self.index, input)
+    }
+
+    /// [`EnvelopeScanner::scan`] with the byte-by-byte string skip: the reference the indexed
+    /// scan is checked against (differential tests, fuzzing, benchmarks). Same results.
+    ///
+    /// # Errors
+    /// As [`EnvelopeScanner::scan`].
+    #[doc(hidden)]
+    pub fn scan_scalar<'a>(&mut self, input: &'a [u8]) -> Result<Envelope<'a>, JsonError> {
+        self.walk.scan(&Scalar, input)
+    }
+
+    /// Validates `input` as [`EnvelopeScanner::scan`] does and returns its top-level property
+    /// `key` (the last occurrence wins; `Absent` when the value is not an object): one field
+    /// without building a tree.
+    ///
+    /// # Errors
+    /// As [`EnvelopeScanner::scan`], and [`JsonErrorKind::TooDeep`] (offset 0) when the text
+    /// nests deeper than [`super::MAX_DEPTH`], exactly when [`super::parse_value`] refuses it,
+    /// so a caller can fall back to a full parse with the same outcome.
+    pub fn top_level_field<'a>(
+        &mut self,
+        input: &'a [u8],
+        key: &[u8],
+    ) -> Result<Field<'a>, JsonError> {
+        self.index.build(input);
+        self.walk.top_level_field(&self.index, input, key)
+    }
+
+    /// [`EnvelopeScanner::top_level_field`] with the byte-by-byte string skip (the reference).
+    ///
+    /// # Errors
+    /// As [`EnvelopeScanner::top_level_field`].
+    #[doc(hidden)]
+    pub fn top_level_field_scalar<'a>(
+        &mut self,
+        input: &'a [u8],
+        key: &[u8],
+    ) -> Result<Field<'a>, JsonError> {
+        self.walk.top_level_field(&Scalar, input, key)
+    }
+}
+
+impl Walk {
+    fn scan<'a, S: SkipString>(
+        &mut self,
+        s: &S,
+        input: &'a [u8],
+    ) -> Result<Envelope<'a>, JsonError> {
         let mut p = Parser { input, pos: 0 };
         p.skip_ws();
         let mut env = Envelope {
@@ -261,15 +326,15 @@ impl EnvelopeScanner {
                 p.pos += 1;
             } else {
                 loop {
-                    let key = member_key(&mut p)?;
+                    let key = member_key(s, &mut p)?;
                     p.skip_ws();
                     match key.as_ref() {
-                        b"type" => env.r#type = self.field(&mut p)?,
-                        b"id" => env.id = self.field(&mut p)?,
-                        b"parentId" => env.parent_id = self.field(&mut p)?,
-                        b"message" => env.role = self.message_role(&mut p)?,
-                        b"appendMode" => env.append_mode = self.field(&mut p)?,
-                        _ => self.skip_value(&mut p)?,
+                        b"type" => env.r#type = self.field(s, &mut p)?,
+                        b"id" => env.id = self.field(s, &mut p)?,
+                        b"parentId" => env.parent_id = self.field(s, &mut p)?,
+                        b"message" => env.role = self.message_role(s, &mut p)?,
+                        b"appendMode" => env.append_mode = self.field(s, &mut p)?,
+                        _ => self.skip_value(s, &mut p)?,
                     }
                     p.skip_ws();
                     match p.input.get(p.pos) {
@@ -293,7 +358,7 @@ impl EnvelopeScanner {
                 Some(b'n') => ValueKind::Null,
                 _ => ValueKind::Number,
             };
-            self.skip_value(&mut p)?;
+            self.skip_value(s, &mut p)?;
         }
         p.skip_ws();
         if p.pos != input.len() {
@@ -302,16 +367,9 @@ impl EnvelopeScanner {
         Ok(env)
     }
 
-    /// Validates `input` as [`EnvelopeScanner::scan`] does and returns its top-level property
-    /// `key` (the last occurrence wins; `Absent` when the value is not an object): one field
-    /// without building a tree.
-    ///
-    /// # Errors
-    /// As [`EnvelopeScanner::scan`], and [`JsonErrorKind::TooDeep`] (offset 0) when the text
-    /// nests deeper than [`super::MAX_DEPTH`], exactly when [`super::parse_value`] refuses it,
-    /// so a caller can fall back to a full parse with the same outcome.
-    pub fn top_level_field<'a>(
+    fn top_level_field<'a, S: SkipString>(
         &mut self,
+        s: &S,
         input: &'a [u8],
         key: &[u8],
     ) -> Result<Field<'a>, JsonError> {
@@ -326,12 +384,12 @@ impl EnvelopeScanner {
                 p.pos += 1;
             } else {
                 loop {
-                    let k = member_key(&mut p)?;
+                    let k = member_key(s, &mut p)?;
                     p.skip_ws();
                     if k.as_ref() == key {
-                        found = self.field(&mut p)?;
+                        found = self.field(s, &mut p)?;
                     } else {
-                        self.skip_value(&mut p)?;
+                        self.skip_value(s, &mut p)?;
                     }
                     p.skip_ws();
                     match p.input.get(p.pos) {
@@ -356,7 +414,7 @@ impl EnvelopeScanner {
                 });
             }
         } else {
-            self.skip_value(&mut p)?;
+            self.skip_value(s, &mut p)?;
             if self.deepest > super::MAX_DEPTH {
                 return Err(JsonError {
                     offset: 0,
@@ -372,27 +430,35 @@ impl EnvelopeScanner {
     }
 
     /// Reads a property value as a [`Field`].
-    fn field<'a>(&mut self, p: &mut Parser<'a>) -> Result<Field<'a>, JsonError> {
+    fn field<'a, S: SkipString>(
+        &mut self,
+        s: &S,
+        p: &mut Parser<'a>,
+    ) -> Result<Field<'a>, JsonError> {
         match p.input.get(p.pos) {
             Some(b'"') => {
-                let (start, end, escaped) = p.skip_string()?;
+                let (start, end, escaped) = s.skip_string(p)?;
                 Ok(Field::Str(decode_field(&p.input[start..end], escaped)))
             }
             Some(b'n') => {
-                self.skip_value(p)?;
+                self.skip_value(s, p)?;
                 Ok(Field::Null)
             }
             _ => {
-                self.skip_value(p)?;
+                self.skip_value(s, p)?;
                 Ok(Field::Other)
             }
         }
     }
 
     /// Reads the `role` of a `message` object; any other value gives `Absent`.
-    fn message_role<'a>(&mut self, p: &mut Parser<'a>) -> Result<Field<'a>, JsonError> {
+    fn message_role<'a, S: SkipString>(
+        &mut self,
+        s: &S,
+        p: &mut Parser<'a>,
+    ) -> Result<Field<'a>, JsonError> {
         if p.input.get(p.pos) != Some(&b'{') {
-            self.skip_value(p)?;
+            self.skip_value(s, p)?;
             return Ok(Field::Absent);
         }
         p.pos += 1;
@@ -403,12 +469,12 @@ impl EnvelopeScanner {
             return Ok(role);
         }
         loop {
-            let key = member_key(p)?;
+            let key = member_key(s, p)?;
             p.skip_ws();
             if key.as_ref() == b"role" {
-                role = self.field(p)?;
+                role = self.field(s, p)?;
             } else {
-                self.skip_value(p)?;
+                self.skip_value(s, p)?;
             }
             p.skip_ws();
             match p.input.get(p.pos) {
@@ -426,7 +492,7 @@ impl EnvelopeScanner {
     }
 
     /// Validates and skips one value, iteratively.
-    fn skip_value(&mut self, p: &mut Parser<'_>) -> Result<(), JsonError> {
+    fn skip_value<S: SkipString>(&mut self, s: &S, p: &mut Parser<'_>) -> Result<(), JsonError> {
         self.stack.clear();
         'value: loop {
             p.skip_ws();
@@ -437,7 +503,7 @@ impl EnvelopeScanner {
                     if p.input.get(p.pos) == Some(&b'}') {
                         p.pos += 1;
                     } else {
-                        member_key(p)?;
+                        member_key(s, p)?;
                         self.stack.push(IN_OBJECT);
                         self.deepest = self.deepest.max(self.stack.len());
                         continue 'value;
@@ -455,7 +521,7 @@ impl EnvelopeScanner {
                     }
                 }
                 Some(b'"') => {
-                    p.skip_string()?;
+                    s.skip_string(p)?;
                 }
                 Some(b'-' | b'0'..=b'9') => p.skip_number()?,
                 Some(b't') => literal(p, b"true")?,
@@ -473,7 +539,7 @@ impl EnvelopeScanner {
                         p.pos += 1;
                         if top == IN_OBJECT {
                             p.skip_ws();
-                            member_key(p)?;
+                            member_key(s, p)?;
                         }
                         continue 'value;
                     }
@@ -489,11 +555,11 @@ impl EnvelopeScanner {
 }
 
 /// Reads `"key" :` and returns the key's bytes (decoded only when it holds escapes).
-fn member_key<'a>(p: &mut Parser<'a>) -> Result<Cow<'a, [u8]>, JsonError> {
+fn member_key<'a, S: SkipString>(s: &S, p: &mut Parser<'a>) -> Result<Cow<'a, [u8]>, JsonError> {
     if p.input.get(p.pos) != Some(&b'"') {
         return Err(eof_or(p, JsonErrorKind::ExpectedKey));
     }
-    let (start, end, escaped) = p.skip_string()?;
+    let (start, end, escaped) = s.skip_string(p)?;
     let key = if escaped {
         Cow::Owned(
             decode_string_body(&p.input[start..end], true)

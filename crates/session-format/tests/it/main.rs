@@ -14,5 +14,6 @@ mod ids_time_migrate;
 mod json_corpus;
 mod properties;
 mod reading;
+mod scan_differential;
 mod v1_compaction_self_index;
 mod v8_date_parsing;
