@@ -21,7 +21,11 @@ fn big_session(trunk: usize, side: usize) -> (String, Vec<String>) {
     let mut ids = Vec::new();
     let filler = "lorem ipsum dolor sit amet <b>not html</b> & more ".repeat(24);
     let mut push = |s: &mut String, id: &str, parent: Option<&str>, n: usize| {
-        let role = if n % 2 == 0 { "user" } else { "assistant" };
+        let role = if n.is_multiple_of(2) {
+            "user"
+        } else {
+            "assistant"
+        };
         let parent = parent.map_or_else(|| "null".to_owned(), |p| format!("\"{p}\""));
         let _ = writeln!(
             s,
