@@ -4,7 +4,10 @@
 //! highlighted, no network access). Output goes to stdout or, with `-o`, through
 //! `session_store::io` to a new file.
 
+mod html;
+
 use std::fmt::Write as _;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -18,6 +21,7 @@ use crate::fsx;
 use crate::model::{self, TreeModel};
 use crate::outcome::UsageError;
 use crate::output::Output;
+use crate::progress::Progress;
 use crate::render::{self, field};
 use crate::text::{self, ShortIds};
 
@@ -38,7 +42,13 @@ Formats:
   html      one self-contained page (inline CSS and script, no network access): the whole tree,
             collapsible at every branch point and per entry, labels as badges, the current branch
             highlighted and the leaf marked; each entry carries its full id (id=\"e-<id>\",
-            data-id) and its line in the file (data-line).
+            data-id) and its line in the file (data-line). The session travels in the page as
+            one payload (the tree and each entry's row), compressed when over 1.5 MiB, that
+            the page's script renders (the current branch first, other branches folded; a
+            link to #e-<id> opens that entry).
+
+Every format is written as it is produced (stdout, or the -o file), so memory does not grow
+with the output.
 
 Output: stdout by default, or `-o -`. -o OUT writes a new regular file with mode 0600 and
 refuses to replace an existing one unless --force. With --force an existing regular file is
@@ -74,27 +84,91 @@ pub(crate) enum Format {
     Html,
 }
 
-/// The JSON export.
-pub(crate) fn to_json_doc(sm: &SessionManager) -> anyhow::Result<String> {
-    let mut o = JsObject::new();
-    o.insert("header", sm.get_header()?.unwrap_or(JsValue::Null));
-    o.insert(
-        "leafId",
-        sm.get_leaf_id().map_or(JsValue::Null, JsValue::from),
-    );
-    let entries = sm
-        .get_entries()
-        .map(|e| e.value())
-        .collect::<Result<Vec<_>, _>>()?;
-    o.insert("entries", JsValue::Array(entries));
-    let mut s = to_json_string_indented(&JsValue::Object(o), 2);
-    s.push('\n');
-    Ok(s)
+/// `text` (a value serialised by `to_json_string_indented(_, 2)`) re-indented to sit `depth`
+/// levels deep: every line after the first gains `2 * depth` spaces. Exact, because a
+/// serialised string never holds a raw line feed (it is escaped as `\n`).
+fn nest(text: &str, depth: usize) -> String {
+    let pad = format!("\n{}", " ".repeat(2 * depth));
+    text.replace('\n', &pad)
 }
 
-/// The JSONL export (pi-format.md §2.6); the new header's `timestamp` is `now_ms` (the run's
-/// clock, the global `--now`).
-pub(crate) fn to_jsonl(sm: &SessionManager, now_ms: i64) -> anyhow::Result<String> {
+/// Could `parse_value` refuse `json` as nested too deeply? It needs more than
+/// [`session_format::json::MAX_DEPTH`] `{`/`[` bytes and more than twice as many bytes in all
+/// (the store's own pre-filter). A `true` only sends the row to a full parse.
+fn may_be_too_deep(json: &[u8]) -> bool {
+    let limit = session_format::json::MAX_DEPTH;
+    json.len() > 2 * limit && memchr::memchr2_iter(b'{', b'[', json).nth(limit).is_some()
+}
+
+/// Fails, before anything is written, with the error the export would meet midway: the first
+/// of `entries` whose row cannot be decoded (nested too deeply), so that a failed export to
+/// stdout prints nothing.
+fn check_decodable<'a>(
+    entries: impl IntoIterator<Item = session_store::EntryRef<'a>>,
+) -> anyhow::Result<()> {
+    for e in entries {
+        if may_be_too_deep(e.raw_bytes()) {
+            e.value()?;
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of the rows of `entries` (each with its line feed): the progress bar's total.
+fn row_bytes<'a>(entries: impl IntoIterator<Item = session_store::EntryRef<'a>>) -> u64 {
+    entries
+        .into_iter()
+        .map(|e| e.raw_bytes().len() as u64 + 1)
+        .sum()
+}
+
+/// The JSON export, streamed to `w` entry by entry: exactly the bytes of
+/// `to_json_string_indented({"header", "leafId", "entries"}, 2)` plus a line feed, without
+/// holding more than one entry's text.
+///
+/// # Errors
+/// A row that cannot be decoded (checked before the first byte is written); a write failure.
+pub(crate) fn write_json_doc(
+    sm: &SessionManager,
+    w: &mut dyn Write,
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    check_decodable(sm.get_entries())?;
+    let header = sm.get_header()?.unwrap_or(JsValue::Null);
+    let leaf = sm.get_leaf_id().map_or(JsValue::Null, JsValue::from);
+    let mut s = String::from("{\n  \"header\": ");
+    s.push_str(&nest(&to_json_string_indented(&header, 2), 1));
+    s.push_str(",\n  \"leafId\": ");
+    s.push_str(&to_json_string_indented(&leaf, 2));
+    s.push_str(",\n  \"entries\": ");
+    let mut any = false;
+    for e in sm.get_entries() {
+        let v = e.value()?;
+        s.push_str(if any { ",\n    " } else { "[\n    " });
+        any = true;
+        s.push_str(&nest(&to_json_string_indented(&v, 2), 2));
+        w.write_all(s.as_bytes())?;
+        s.clear();
+        progress.inc(e.raw_bytes().len() as u64 + 1);
+    }
+    s.push_str(if any { "\n  ]\n}\n" } else { "[]\n}\n" });
+    w.write_all(s.as_bytes())?;
+    Ok(())
+}
+
+/// The JSONL export (pi-format.md §2.6), streamed to `w` line by line; the new header's
+/// `timestamp` is `now_ms` (the run's clock, the global `--now`).
+///
+/// # Errors
+/// A row that cannot be decoded (checked before the first byte is written); a write failure.
+pub(crate) fn write_jsonl(
+    sm: &SessionManager,
+    now_ms: i64,
+    w: &mut dyn Write,
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    let branch = sm.get_branch(None);
+    check_decodable(branch.iter().copied())?;
     let mut header = JsObject::new();
     header.insert("type", JsValue::from("session"));
     header.insert("version", JsValue::Number(3.0));
@@ -106,20 +180,20 @@ pub(crate) fn to_jsonl(sm: &SessionManager, now_ms: i64) -> anyhow::Result<Strin
     header.insert("cwd", JsValue::from(sm.get_cwd()));
     let mut out = to_json_string(&JsValue::Object(header));
     out.push('\n');
-    let mut prev: Option<String> = None;
-    for e in sm.get_branch(None) {
+    w.write_all(out.as_bytes())?;
+    let mut prev: Option<&str> = None;
+    for e in &branch {
         let mut v = e.value()?;
         if let Some(o) = v.as_object_mut() {
-            o.insert(
-                "parentId",
-                prev.clone().map_or(JsValue::Null, JsValue::from),
-            );
+            o.insert("parentId", prev.map_or(JsValue::Null, JsValue::from));
         }
-        out.push_str(&to_json_string(&v));
-        out.push('\n');
-        prev = Some(e.id().to_owned());
+        let mut line = to_json_string(&v);
+        line.push('\n');
+        w.write_all(line.as_bytes())?;
+        progress.inc(e.raw_bytes().len() as u64 + 1);
+        prev = Some(e.id());
     }
-    Ok(out)
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -254,12 +328,29 @@ fn content_plain(content: Option<&JsValue>) -> String {
     }
 }
 
-/// The Markdown export.
-pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<String> {
+/// Writes `text` with control and bidirectional-text characters escaped, as in every
+/// human-readable output ([`text::safe_multiline`], which works character by character, so
+/// escaping piece by piece gives the bytes escaping the whole would).
+fn write_safe(w: &mut dyn Write, text: &str) -> std::io::Result<()> {
+    w.write_all(text::safe_multiline(text).as_bytes())
+}
+
+/// The Markdown export, streamed to `w` entry by entry.
+///
+/// # Errors
+/// A row of the current branch that cannot be decoded (checked before the first byte is
+/// written); a write failure.
+pub(crate) fn write_markdown(
+    path: &Path,
+    sm: &SessionManager,
+    w: &mut dyn Write,
+    progress: &Progress,
+) -> anyhow::Result<()> {
     let m = TreeModel::new(sm, None);
     let header = sm.get_header()?.unwrap_or(JsValue::Null);
     let name = sm.get_session_name().ok().flatten();
     let branch = sm.get_branch(None);
+    check_decodable(branch.iter().copied())?;
     let first_user = branch.iter().find_map(|e| {
         let v = e.value().ok()?;
         let msg = v.get("message")?;
@@ -315,6 +406,9 @@ pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<St
     }
     out.push_str("\n---\n\n");
     for e in &branch {
+        write_safe(w, &out)?;
+        out.clear();
+        progress.inc(e.raw_bytes().len() as u64 + 1);
         let v = e.value()?;
         let id = e.id();
         let ts = field(&v, "timestamp").unwrap_or_default();
@@ -408,9 +502,8 @@ pub(crate) fn to_markdown(path: &Path, sm: &SessionManager) -> anyhow::Result<St
             }
         }
     }
-    // Control and bidirectional-text characters in message text are escaped, as in every
-    // human-readable output.
-    Ok(text::safe_multiline(&out).into_owned())
+    write_safe(w, &out)?;
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -432,381 +525,13 @@ pub(crate) fn esc(s: &str) -> String {
     out
 }
 
-fn is_base64(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r'))
-}
-
-fn html_blocks(content: Option<&JsValue>, out: &mut String) {
-    match content {
-        None | Some(JsValue::Null) => {}
-        Some(JsValue::String(s)) => {
-            let _ = write!(out, "<div class=\"text\">{}</div>", esc(&s.to_str_lossy()));
-        }
-        Some(JsValue::Array(blocks)) => {
-            for b in blocks {
-                match field(b, "type").as_deref() {
-                    Some("text") => {
-                        let _ = write!(
-                            out,
-                            "<div class=\"text\">{}</div>",
-                            esc(&field(b, "text").unwrap_or_default())
-                        );
-                    }
-                    Some("thinking") => {
-                        let _ = write!(
-                            out,
-                            "<details class=\"thinking\"><summary>thinking</summary><div class=\"text\">{}</div></details>",
-                            esc(&field(b, "thinking").unwrap_or_default())
-                        );
-                    }
-                    Some("toolCall") => {
-                        let args = b
-                            .get("arguments")
-                            .map_or_else(String::new, |a| to_json_string_indented(a, 2));
-                        let _ = write!(
-                            out,
-                            "<div class=\"tool-call\"><span class=\"tool-name\">→ {}</span><pre>{}</pre></div>",
-                            esc(&field(b, "name").unwrap_or_default()),
-                            esc(&args)
-                        );
-                    }
-                    Some("image") => {
-                        let mime = field(b, "mimeType").unwrap_or_default();
-                        let data = field(b, "data").unwrap_or_default();
-                        let safe_mime = mime.starts_with("image/")
-                            && mime[6..].bytes().all(|c| {
-                                c.is_ascii_alphanumeric() || matches!(c, b'+' | b'.' | b'-')
-                            });
-                        if safe_mime && is_base64(&data) {
-                            let _ = write!(
-                                out,
-                                "<img alt=\"image\" src=\"data:{};base64,{}\">",
-                                esc(&mime),
-                                esc(&data)
-                            );
-                        } else {
-                            out.push_str("<div class=\"text\">[image]</div>");
-                        }
-                    }
-                    _ => {
-                        let _ = write!(out, "<pre>{}</pre>", esc(&to_json_string_indented(b, 2)));
-                    }
-                }
-            }
-        }
-        Some(other) => {
-            let _ = write!(
-                out,
-                "<pre>{}</pre>",
-                esc(&to_json_string_indented(other, 2))
-            );
-        }
-    }
-}
-
+/// A link to an entry's anchor, showing its short id.
 fn id_link(id: &str, ids: &ShortIds) -> String {
     format!(
         "<a href=\"#e-{}\"><code>{}</code></a>",
         esc(id),
         esc(&ids.get(id))
     )
-}
-
-/// The body of an entry (inside its collapsible element).
-fn html_body(ty: EntryType, v: &JsValue, ids: &ShortIds, out: &mut String) {
-    match ty {
-        EntryType::Message => {
-            let msg = v.get("message").cloned().unwrap_or(JsValue::Null);
-            match field(&msg, "role").as_deref() {
-                Some("toolResult") => {
-                    let err = matches!(msg.get("isError"), Some(JsValue::Bool(true)));
-                    let _ = write!(
-                        out,
-                        "<p class=\"note\">result of <code>{}</code>{}</p>",
-                        esc(&field(&msg, "toolName").unwrap_or_default()),
-                        if err {
-                            " — <strong>error</strong>"
-                        } else {
-                            ""
-                        }
-                    );
-                    let _ = write!(
-                        out,
-                        "<pre class=\"result\">{}</pre>",
-                        esc(&content_plain(msg.get("content")))
-                    );
-                }
-                Some("bashExecution") => {
-                    let _ = write!(
-                        out,
-                        "<pre class=\"result\">$ {}\n{}</pre>",
-                        esc(&field(&msg, "command").unwrap_or_default()),
-                        esc(&field(&msg, "output").unwrap_or_default())
-                    );
-                }
-                Some("assistant") => {
-                    if let (Some(p), Some(m)) = (field(&msg, "provider"), field(&msg, "model")) {
-                        let _ = write!(out, "<p class=\"note\">{}/{}</p>", esc(&p), esc(&m));
-                    }
-                    html_blocks(msg.get("content"), out);
-                    if let Some(e) = field(&msg, "errorMessage") {
-                        let _ = write!(out, "<p class=\"error\">{}</p>", esc(&e));
-                    }
-                }
-                _ => html_blocks(msg.get("content"), out),
-            }
-        }
-        EntryType::Compaction => {
-            let _ = write!(
-                out,
-                "<p class=\"note\">compaction boundary: {} tokens before; the context keeps entries from {}</p><div class=\"text\">{}</div>",
-                esc(&field(v, "tokensBefore").unwrap_or_default()),
-                field(v, "firstKeptEntryId").map_or_else(|| "?".to_owned(), |k| id_link(&k, ids)),
-                esc(&field(v, "summary").unwrap_or_default())
-            );
-        }
-        EntryType::BranchSummary => {
-            let _ = write!(
-                out,
-                "<p class=\"note\">branch summary (from {})</p><div class=\"text\">{}</div>",
-                esc(&field(v, "fromId").unwrap_or_default()),
-                esc(&field(v, "summary").unwrap_or_default())
-            );
-        }
-        EntryType::CustomMessage => {
-            let _ = write!(
-                out,
-                "<p class=\"note\">custom message <code>{}</code></p>",
-                esc(&field(v, "customType").unwrap_or_default())
-            );
-            html_blocks(v.get("content"), out);
-        }
-        EntryType::Label => {
-            let target = field(v, "targetId").unwrap_or_default();
-            let _ = write!(
-                out,
-                "<p class=\"note\">label on {}: {}</p>",
-                id_link(&target, ids),
-                esc(&field(v, "label").unwrap_or_else(|| "(cleared)".to_owned()))
-            );
-        }
-        ty => {
-            let s = render::entry_summary(ty, v, ids);
-            let _ = write!(out, "<div class=\"text\">{}</div>", esc(&s.text));
-        }
-    }
-}
-
-const CSS: &str = r#"
-:root{--fg:#1d2330;--muted:#667085;--bg:#fff;--line:#d0d5dd;--branch:#fff7d6;--branch-edge:#e5a000;--leaf:#d92d20;--label:#3538cd;--label-bg:#eef4ff}
-*{box-sizing:border-box}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg);margin:0;padding:1rem 1.5rem 4rem}
-header h1{font-size:1.3rem;margin:0 0 .5rem}
-dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem;margin:0 0 .75rem}
-dl.meta dt{color:var(--muted)}dl.meta dd{margin:0}
-.controls button{font:inherit;margin-right:.4rem}
-.legend{color:var(--muted);font-size:.85rem}
-.entry{border-left:3px solid transparent;padding-left:.4rem;margin:1px 0}
-.entry.on-branch{background:var(--branch);border-left-color:var(--branch-edge)}
-.entry.leaf{outline:2px solid var(--leaf);outline-offset:-1px}
-.entry>details>summary{cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;list-style-position:inside}
-.entry .id{font-family:ui-monospace,monospace;color:var(--muted)}
-.entry .kind{display:inline-block;min-width:7.5em;font-weight:600}
-.r-user .kind{color:#175cd3}.r-assistant .kind{color:#067647}.r-toolResult .kind{color:#93370d}
-.k-compaction .kind,.k-branch_summary .kind{color:#6941c6}
-.entry .time{color:var(--muted);font-size:.8rem}
-.badge{display:inline-block;background:var(--label-bg);color:var(--label);border-radius:.6rem;padding:0 .45rem;font-size:.8rem;margin-left:.3rem}
-.marker{color:var(--leaf);font-weight:600;margin-left:.4rem}
-.marker.bp{color:var(--branch-edge)}.marker.cut{color:#6941c6}
-.body{padding:.3rem .2rem .6rem 1.4rem}
-.body .text{white-space:pre-wrap;overflow-wrap:anywhere;margin:.2rem 0}
-.body pre{background:#f6f7f9;padding:.4rem .6rem;overflow:auto;max-height:30rem;white-space:pre-wrap;overflow-wrap:anywhere}
-.body .note{color:var(--muted);margin:.2rem 0}.body .error{color:var(--leaf)}
-.body img{max-width:100%}
-.tool-name{font-family:ui-monospace,monospace;font-weight:600}
-.branches{margin-left:1.1rem;border-left:1px dashed var(--line);padding-left:.5rem}
-details.branch>summary{cursor:pointer;color:var(--muted);margin:.25rem 0}
-details.branch.on-branch>summary{color:var(--branch-edge);font-weight:600}
-details.raw>summary{cursor:pointer;color:var(--muted);font-size:.8rem}
-"#;
-
-const SCRIPT: &str = r#"
-document.addEventListener('click',function(ev){
-  var b=ev.target.closest('button[data-act]');if(!b)return;
-  var act=b.getAttribute('data-act');
-  if(act==='leaf'){var l=document.querySelector('.entry.leaf');if(l){l.scrollIntoView({block:'center'});var d=l.querySelector('details');if(d)d.open=true;}return;}
-  var sel=act==='branches-open'||act==='branches-close'?'details.branch':'.entry>details';
-  document.querySelectorAll(sel).forEach(function(d){d.open=(act==='expand'||act==='branches-open');});
-});
-"#;
-
-/// The HTML export.
-pub(crate) fn to_html(path: &Path, sm: &SessionManager) -> anyhow::Result<String> {
-    let m = TreeModel::new(sm, None);
-    let header = sm.get_header()?.unwrap_or(JsValue::Null);
-    let name = sm.get_session_name().ok().flatten();
-    let title = name.unwrap_or_else(|| format!("Session {}", sm.get_session_id()));
-    let mut h = String::with_capacity(4096 + m.len() * 2048);
-    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n");
-    let _ = writeln!(h, "<title>{}</title>", esc(&title));
-    let _ = writeln!(h, "<style>{CSS}</style>\n</head>\n<body>\n<header>");
-    let _ = writeln!(h, "<h1>{}</h1>\n<dl class=\"meta\">", esc(&title));
-    let mut meta = |k: &str, v: String| {
-        let _ = writeln!(h, "<dt>{}</dt><dd>{v}</dd>", esc(k));
-    };
-    meta(
-        "Session",
-        format!("<code>{}</code>", esc(sm.get_session_id())),
-    );
-    meta(
-        "File",
-        format!("<code>{}</code>", esc(&path.display().to_string())),
-    );
-    if let Some(cwd) = field(&header, "cwd") {
-        meta("Working directory", format!("<code>{}</code>", esc(&cwd)));
-    }
-    if let Some(ts) = field(&header, "timestamp") {
-        meta("Created", esc(&ts));
-    }
-    meta(
-        "Entries",
-        format!(
-            "{} ({} on the current branch, {} branch {})",
-            text::thousands(m.len()),
-            text::thousands(m.on_branch.iter().filter(|b| **b).count()),
-            m.branch_points(),
-            if m.branch_points() == 1 {
-                "point"
-            } else {
-                "points"
-            }
-        ),
-    );
-    meta(
-        "Current leaf",
-        sm.get_leaf_id()
-            .map_or_else(|| "none".to_owned(), |l| id_link(l, &m.short)),
-    );
-    h.push_str("</dl>\n<p class=\"controls\"><button type=\"button\" data-act=\"expand\">Expand all entries</button><button type=\"button\" data-act=\"collapse\">Collapse all entries</button><button type=\"button\" data-act=\"branches-close\">Fold branches</button><button type=\"button\" data-act=\"branches-open\">Unfold branches</button><button type=\"button\" data-act=\"leaf\">Go to leaf</button></p>\n");
-    h.push_str("<p class=\"legend\">Highlighted: the current branch (root → leaf); outlined: the leaf. ◆ marks a branch point, ✂ a compaction boundary, ⇤ the first entry a compaction keeps. Click an entry to see its content and JSON.</p>\n</header>\n<main id=\"tree\">\n");
-
-    // Iterative walk: a node, or closing markup to emit.
-    enum Work {
-        Node(usize),
-        Raw(String),
-    }
-    let mut stack: Vec<Work> = Vec::new();
-    let push_kids = |stack: &mut Vec<Work>,
-                     kids: &[usize],
-                     m: &TreeModel<'_>|
-     -> anyhow::Result<()> {
-        if let [only] = kids {
-            stack.push(Work::Node(*only));
-            return Ok(());
-        }
-        stack.push(Work::Raw("</div>\n".to_owned()));
-        let n = kids.len();
-        for (k, &c) in kids.iter().enumerate().rev() {
-            stack.push(Work::Raw("</details>\n".to_owned()));
-            stack.push(Work::Node(c));
-            let first =
-                render::entry_summary(m.tree.nodes[c].entry.entry_type(), &m.value(c)?, &m.short);
-            stack.push(Work::Raw(format!(
-                "<details class=\"branch{}\" open><summary>branch {} of {n} · {} {}{} — {}</summary>\n",
-                if m.on_branch[c] { " on-branch" } else { "" },
-                k + 1,
-                text::thousands(m.size[c]),
-                if m.size[c] == 1 { "entry" } else { "entries" },
-                if m.on_branch[c] { " · current" } else { "" },
-                esc(&text::excerpt(&first.text, 80)),
-            )));
-        }
-        stack.push(Work::Raw("<div class=\"branches\">\n".to_owned()));
-        Ok(())
-    };
-    push_kids(&mut stack, &m.tree.roots, &m)?;
-    while let Some(w) = stack.pop() {
-        let i = match w {
-            Work::Raw(s) => {
-                h.push_str(&s);
-                continue;
-            }
-            Work::Node(i) => i,
-        };
-        let ty = m.tree.nodes[i].entry.entry_type();
-        let v = m.value(i)?;
-        let s = render::entry_summary(ty, &v, &m.short);
-        let id = m.id(i);
-        let mut classes = format!("entry k-{}", ty.as_str());
-        if ty == EntryType::Message {
-            let _ = write!(classes, " r-{}", esc(&s.kind).replace(' ', "_"));
-        }
-        if m.on_branch[i] {
-            classes.push_str(" on-branch");
-        }
-        if m.leaf == Some(i) {
-            classes.push_str(" leaf");
-        }
-        let line = m
-            .line(i)
-            .map_or_else(String::new, |l| format!(" data-line=\"{l}\""));
-        let _ = write!(
-            h,
-            "<div class=\"{classes}\" id=\"e-{}\" data-id=\"{}\"{line}><details><summary><span class=\"id\">{}</span> <span class=\"kind\">{}</span> ",
-            esc(id),
-            esc(id),
-            esc(&m.short(i)),
-            esc(&s.kind)
-        );
-        if let Some(ts) = field(&v, "timestamp") {
-            let _ = write!(h, "<span class=\"time\">{}</span> ", esc(&ts));
-        }
-        let _ = write!(
-            h,
-            "<span class=\"excerpt\">{}</span>",
-            esc(&text::excerpt(&s.text, 160))
-        );
-        if let Some(l) = m.label(i) {
-            let _ = write!(h, "<span class=\"badge\">{}</span>", esc(&l));
-        }
-        if m.leaf == Some(i) {
-            h.push_str("<span class=\"marker\">◀ leaf</span>");
-        }
-        let kids = m.children(i);
-        if kids.len() > 1 {
-            let _ = write!(h, "<span class=\"marker bp\">◆ {}</span>", kids.len());
-        }
-        if ty == EntryType::Compaction {
-            h.push_str("<span class=\"marker cut\">✂ compaction</span>");
-        }
-        if !m.first_kept_of[i].is_empty() {
-            h.push_str("<span class=\"marker cut\">⇤ first kept</span>");
-        }
-        h.push_str("</summary>\n<div class=\"body\">");
-        let _ = write!(
-            h,
-            "<p class=\"note\">id <code>{}</code>{}</p>",
-            esc(id),
-            m.line(i)
-                .map_or_else(String::new, |l| format!(" · line {l}"))
-        );
-        html_body(ty, &v, &m.short, &mut h);
-        let _ = writeln!(
-            h,
-            "<details class=\"raw\"><summary>JSON</summary><pre>{}</pre></details></div></details></div>",
-            esc(&to_json_string_indented(&v, 2))
-        );
-        push_kids(&mut stack, kids, &m)?;
-    }
-    if m.len() == 0 {
-        h.push_str("<p>(no entries)</p>\n");
-    }
-    let _ = write!(h, "</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n");
-    Ok(h)
 }
 
 /// Checks where `-o OUT` may write: `Ok(false)` for a missing path (a new file), `Ok(true)` for
@@ -959,26 +684,71 @@ fn check_same_id_in_store(out_path: &Path, format: Format, force: bool) -> anyho
     Ok(())
 }
 
-/// Writes `bytes` to `out_path` through `session_store::io` (create-new, or an atomic replace
-/// of a regular file with `force`), refusing to touch the session file itself or anything that
-/// is not a regular file.
-fn write_file(
-    ctx: &Ctx,
-    session: &Path,
-    out_path: &Path,
-    bytes: &[u8],
-    force: bool,
-) -> anyhow::Result<()> {
-    let shown = text::path(out_path);
-    if check_out_path(ctx, session, out_path, force)? {
-        session_store::io::atomic_rewrite(out_path, bytes)
-            .with_context(|| format!("cannot write {shown}"))?;
-    } else {
-        session_store::io::create_new(out_path, bytes, None)
-            .with_context(|| format!("cannot write {shown}"))?;
+/// Counts the bytes written through it.
+struct Counted<W> {
+    inner: W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
     }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.inner.write_all(buf)?;
+        self.n += buf.len() as u64;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The command's buffered stdout as a [`Write`].
+struct ToStdout<'a>(&'a mut Output);
+
+impl Write for ToStdout<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write_bytes(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Writes the export in `format` to `w` as it is produced.
+fn write_export(
+    ctx: &Ctx,
+    path: &Path,
+    sm: &SessionManager,
+    format: Format,
+    w: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let (total, what) = match format {
+        Format::Json | Format::Html => (row_bytes(sm.get_entries()), "exporting"),
+        Format::Jsonl | Format::Markdown => {
+            (row_bytes(sm.get_branch(None)), "exporting the branch of")
+        }
+    };
+    let progress = Progress::bytes(total, &format!("{what} {}", text::path(path)));
+    match format {
+        Format::Json => write_json_doc(sm, w, &progress)?,
+        Format::Jsonl => write_jsonl(sm, ctx.now_ms(), w, &progress)?,
+        Format::Markdown => write_markdown(path, sm, w, &progress)?,
+        Format::Html => html::write_html(path, sm, w, &progress)?,
+    }
+    progress.finish();
     Ok(())
 }
+
+/// Bytes buffered between the export and the file it is written to.
+const FILE_BUFFER_BYTES: usize = 1 << 20;
 
 /// `sessions export FILE --format F [-o OUT]`.
 pub(crate) fn run(
@@ -1011,20 +781,47 @@ pub(crate) fn run(
             text::safe(sm.get_cwd())
         ))?;
     }
-    let doc = match format {
-        Format::Json => to_json_doc(sm)?,
-        Format::Jsonl => to_jsonl(sm, ctx.now_ms())?,
-        Format::Markdown => to_markdown(path, sm)?,
-        Format::Html => to_html(path, sm)?,
-    };
     match out_path {
-        None => out.write_str(&doc)?,
+        None => {
+            let mut w = ToStdout(out);
+            write_export(ctx, path, sm, format, &mut w)?;
+        }
         Some(p) => {
-            write_file(ctx, path, p, doc.as_bytes(), force)?;
+            // Through `session_store::io`: a hidden temporary file next to OUT, renamed into
+            // place (create-new, or an atomic replace of a regular file with `force`) once the
+            // export is complete; removed when anything fails.
+            let shown = text::path(p);
+            let writer = if check_out_path(ctx, path, p, force)? {
+                session_store::io::atomic_writer(p)
+            } else {
+                session_store::io::create_new_writer(p, None)
+            }
+            .with_context(|| format!("cannot write {shown}"))?;
+            let mut w = Counted {
+                inner: std::io::BufWriter::with_capacity(FILE_BUFFER_BYTES, writer),
+                n: 0,
+            };
+            // A write failure names OUT; a row that cannot be decoded is reported as it is.
+            write_export(ctx, path, sm, format, &mut w).map_err(|e| {
+                if e.downcast_ref::<std::io::Error>().is_some() {
+                    e.context(format!("cannot write {shown}"))
+                } else {
+                    e
+                }
+            })?;
+            let written = w.n;
+            let writer = w
+                .inner
+                .into_inner()
+                .map_err(std::io::IntoInnerError::into_error)
+                .with_context(|| format!("cannot write {shown}"))?;
+            writer
+                .commit()
+                .with_context(|| format!("cannot write {shown}"))?;
             out.line(&format!(
                 "wrote {} ({})",
                 text::path(p),
-                text::human_bytes(doc.len() as u64)
+                text::human_bytes(written)
             ))?;
         }
     }

@@ -45,12 +45,14 @@
 #[cfg(any(test, feature = "test-util"))]
 pub(crate) mod fault;
 mod seam;
+mod stream;
 
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 pub use self::seam::{Fs, RealFs};
+pub use self::stream::{AtomicWriter, atomic_writer, create_new_writer};
 use crate::snapshot::SessionFileSnapshot;
 
 /// Permission bits of files this crate creates.
@@ -446,27 +448,40 @@ impl Io<'_> {
         fs.sync_all(tmp.as_file())?;
         // Dropping `tmp` on an error removes the temporary file.
         before_rename()?;
-        let old = existing
-            .as_ref()
-            .and_then(|_| link_aside(fs, &dir, &target));
-        fs.persist(tmp, &target)?;
-        if let Err(e) = fs.sync_dir(&dir) {
-            match old {
-                // The second name is the file's name again: nothing to remove.
-                Some(old) if fs.rename(&old, &target).is_ok() => {
-                    let _ = old.keep();
-                }
-                Some(_) => {}
-                None if existing.is_none() => {
-                    let _ = fs.remove_file(&target);
-                }
-                None => {}
-            }
-            return Err(e);
-        }
-        drop(old);
-        Ok(())
+        persist_replacing(fs, tmp, &dir, &target, existing.as_ref())
     }
+}
+
+/// The end of a replacing write: renames the written and synced `tmp` over `target` (whose
+/// `lstat` before the write was `existing`) and fsyncs `dir`. Until that `fsync` has succeeded
+/// the replaced file keeps a second name ([`link_aside`]); when it fails, the replaced file is
+/// renamed back (a file that did not exist before is removed), so an error leaves the path as
+/// it was.
+fn persist_replacing(
+    fs: &dyn Fs,
+    tmp: tempfile::NamedTempFile,
+    dir: &Path,
+    target: &Path,
+    existing: Option<&fs::Metadata>,
+) -> io::Result<()> {
+    let old = existing.and_then(|_| link_aside(fs, dir, target));
+    fs.persist(tmp, target)?;
+    if let Err(e) = fs.sync_dir(dir) {
+        match old {
+            // The second name is the file's name again: nothing to remove.
+            Some(old) if fs.rename(&old, target).is_ok() => {
+                let _ = old.keep();
+            }
+            Some(_) => {}
+            None if existing.is_none() => {
+                let _ = fs.remove_file(target);
+            }
+            None => {}
+        }
+        return Err(e);
+    }
+    drop(old);
+    Ok(())
 }
 
 /// Creates `path` with `contents` only if nothing exists there (mode `mode`, default

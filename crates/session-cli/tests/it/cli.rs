@@ -308,20 +308,39 @@ fn export_json_holds_every_entry() {
 fn export_html_is_self_contained() {
     let r = run(["export", "branchy.jsonl", "--format", "html"]);
     let html = ok(&r);
+    // Without a browser: a strict policy that runs only the page's own script (by its hash),
+    // no network reference, and the session data as one embedded payload.
+    assert!(
+        html.contains(
+            "content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-"
+        )
+    );
+    assert!(!html.contains("'unsafe-inline'; img") && !html.contains("script-src 'unsafe-inline'"));
+    for net in ["http://", "https://", "//cdn", "src=\"//"] {
+        assert!(!html.contains(net), "network reference {net}");
+    }
+    assert_eq!(html.matches("id=\"payload\"").count(), 1);
+    assert!(
+        html.contains(
+            "<script type=\"application/octet-stream\" id=\"payload\" data-enc=\"base64\">"
+        )
+    );
+    // The entries are rendered by the page's script: check them in the DOM Chromium builds.
+    let Some(chromium) = chromium("export_html_is_self_contained") else {
+        return;
+    };
+    let dir = tempdir();
+    let page = dir.path().join("branchy.html");
+    plant(&page, html.as_bytes());
+    let dom = dump_dom(&chromium, &page);
     for id in [
         "m0000001", "u0000001", "a0000002", "l0000001", "u0000002", "a0000004", "b0000001",
         "c0000001", "x0000001", "x0000002", "a0000006",
     ] {
-        assert!(html.contains(&format!("data-id=\"{id}\"")), "{id}");
+        assert!(dom.contains(&format!("data-id=\"{id}\"")), "{id}");
     }
-    assert!(
-        html.contains("class=\"entry k-message r-assistant on-branch leaf\" id=\"e-a0000006\"")
-    );
-    assert!(html.contains("<span class=\"badge\">diagnosis</span>"));
-    assert!(html.contains("default-src 'none'"));
-    for net in ["http://", "https://", "//cdn", "src=\"//"] {
-        assert!(!html.contains(net), "network reference {net}");
-    }
+    assert!(dom.contains("class=\"entry k-message r-assistant on-branch leaf\" id=\"e-a0000006\""));
+    assert!(dom.contains("<span class=\"badge\">diagnosis</span>"));
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod cli;
 mod dangling_first_kept;
 mod demo;
 mod duration_flags;
+mod export_html;
 mod hard_linked_sessions;
 mod honest_counts;
 mod honest_texts;
