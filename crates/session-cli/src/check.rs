@@ -448,7 +448,13 @@ fn rows_problems(
     let total: usize = rows.iter().map(|r| r.json.len()).sum();
     if threads < 2 || rows.len() < 2 || total < parallel_min {
         let mut out = Vec::new();
-        chunk_problems(rows, limit, &[], 0, &mut out);
+        chunk_problems(
+            rows,
+            limit,
+            &[],
+            &std::sync::atomic::AtomicUsize::new(0),
+            &mut out,
+        );
         return out;
     }
     // Chunk boundaries at about equal byte counts.
@@ -465,6 +471,8 @@ fn rows_problems(
         .map(|_| std::sync::atomic::AtomicUsize::new(0))
         .collect();
     let parts: Vec<Vec<Problem>> = std::thread::scope(|s| {
+        // Collected so that every chunk starts before the first is joined.
+        #[allow(clippy::needless_collect)]
         let handles: Vec<_> = bounds
             .windows(2)
             .enumerate()
@@ -473,8 +481,7 @@ fn rows_problems(
                 let found = &found;
                 s.spawn(move || {
                     let mut out = Vec::new();
-                    chunk_problems(chunk, limit, &found[..k], k, &mut out);
-                    found[k].store(out.len(), std::sync::atomic::Ordering::Relaxed);
+                    chunk_problems(chunk, limit, &found[..k], &found[k], &mut out);
                     out
                 })
             })
@@ -495,18 +502,21 @@ fn rows_problems(
 }
 
 /// [`rows_problems`] of one chunk; `before` holds the counts the earlier chunks published
-/// (a chunk publishes its count as it finds problems), `me` this chunk's slot.
+/// (a chunk publishes its count in `me` as it finds problems).
 fn chunk_problems(
     rows: &[session_store::FileRow<'_>],
     limit: Limit,
     before: &[std::sync::atomic::AtomicUsize],
-    _me: usize,
+    me: &std::sync::atomic::AtomicUsize,
     out: &mut Vec<Problem>,
 ) {
     let mut scanner = session_format::json::EnvelopeScanner::new();
     for (k, r) in rows.iter().enumerate() {
         let had = out.len();
         row_problems(r, &mut scanner, out);
+        if out.len() != had {
+            me.store(out.len(), std::sync::atomic::Ordering::Relaxed);
+        }
         if limit.0.is_some() {
             if limit.reached(out.len()) {
                 return;
