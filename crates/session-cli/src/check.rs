@@ -136,13 +136,6 @@ pub(crate) struct Problem {
     pub(crate) message: String,
 }
 
-/// Byte offset of each 1-based line (index 0 = line 1).
-fn line_offsets(bytes: &[u8]) -> Vec<usize> {
-    session_format::line::lines(bytes)
-        .map(|l| l.offset)
-        .collect()
-}
-
 fn first_nonblank_line(bytes: &[u8]) -> Option<(usize, usize)> {
     session_format::line::lines(bytes)
         .find(|l| l.bytes.iter().any(|b| !b.is_ascii_whitespace()))
@@ -310,9 +303,293 @@ fn message_problems(v: &JsValue, id: &str, line: usize, at: usize, out: &mut Vec
     }
 }
 
+/// Problems of one JSON line whose envelope is `env` and whose parsed text is `json` (line
+/// `line` at byte `at`): a `null` line, a row too deep to decode, an invalid message or content,
+/// a non-string session name. Rows are parsed in full here; [`row_problems`] calls this only
+/// for the rows a cheap walk cannot clear.
+fn json_line_problems(
+    env: &Envelope<'_>,
+    json: &[u8],
+    line: usize,
+    at: usize,
+    out: &mut Vec<Problem>,
+) {
+    match env.kind {
+        ValueKind::Null => {
+            out.push(error(
+                "null-line",
+                Some(line),
+                Some(at),
+                "the line is `null`: OpenClaw's list skips the file and pi 0.73.1's loader \
+                 crashes on it"
+                    .to_owned(),
+            ));
+            return;
+        }
+        ValueKind::Object => {}
+        _ => {
+            if !nesting_reaches(json, MAX_DEPTH) {
+                return;
+            }
+        }
+    }
+    let ty = env.r#type.as_str();
+    let decode = matches!(ty, Some("message" | "session_info"));
+    if !decode && !nesting_reaches(json, MAX_DEPTH) {
+        return;
+    }
+    let v = match parse_value(json) {
+        Ok(v) => v,
+        Err(e) if e.kind == JsonErrorKind::TooDeep => {
+            let what = match ty {
+                Some(t) if env.kind == ValueKind::Object => {
+                    format!(" ({} entry {})", text::safe(t), id_text(env))
+                }
+                _ => String::new(),
+            };
+            out.push(error(
+                "too-deep",
+                Some(line),
+                Some(at),
+                format!(
+                    "nesting deeper than {MAX_DEPTH} levels: kept verbatim, cannot be \
+                     decoded{what}"
+                ),
+            ));
+            return;
+        }
+        Err(_) => return,
+    };
+    match ty {
+        Some("message") => message_problems(&v, &id_text(env), line, at, out),
+        Some("session_info") => match v.get("name") {
+            None | Some(JsValue::Null | JsValue::String(_)) => {}
+            Some(other) => out.push(error(
+                "non-string-name",
+                Some(line),
+                Some(at),
+                format!(
+                    "session_info entry {} has a name that is {} ({}), not a string: \
+                     OpenClaw's list skips the file",
+                    id_text(env),
+                    kind_of(other),
+                    text::excerpt(&to_json_string(other), 40)
+                ),
+            )),
+        },
+        _ => {}
+    }
+}
+
+/// What one pass over the file's bytes (LF positions only) finds: where each line starts,
+/// how many lines are not blank, and the lines ending with CRLF.
+struct FileLines {
+    /// Byte offset of each 1-based line (index 0 = line 1).
+    offsets: Vec<usize>,
+    /// Lines that are not JavaScript whitespace only.
+    non_blank: usize,
+    /// Lines whose bytes end with CR.
+    crlf_lines: usize,
+    /// The first of them: (line, offset).
+    crlf_first: Option<(usize, usize)>,
+}
+
+impl FileLines {
+    fn of(bytes: &[u8]) -> Self {
+        let mut f = FileLines {
+            offsets: Vec::with_capacity(bytes.len() / 1024 + 16),
+            non_blank: 0,
+            crlf_lines: 0,
+            crlf_first: None,
+        };
+        for l in session_format::line::lines(bytes) {
+            f.offsets.push(l.offset);
+            if l.bytes.first() == Some(&b'{') || !session_format::line::is_blank(l.bytes) {
+                f.non_blank += 1;
+            }
+            if l.bytes.last() == Some(&b'\r') {
+                f.crlf_lines += 1;
+                f.crlf_first.get_or_insert((l.number, l.offset));
+            }
+        }
+        f
+    }
+}
+
+/// At most this many problems (errors and warnings) of one file are needed
+/// (`check --max-problems`): a scan may stop once it has found more than that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limit(pub(crate) Option<usize>);
+
+impl Limit {
+    /// No limit.
+    pub(crate) const NONE: Limit = Limit(None);
+
+    /// True once `found` problems are more than the limit (the list is cut either way).
+    fn reached(self, found: usize) -> bool {
+        self.0.is_some_and(|n| found > n)
+    }
+}
+
+/// Rows of at least this many bytes in all are checked on several threads.
+const PARALLEL_MIN_BYTES: usize = 1 << 20;
+
+/// The per-row problems of `rows` (every non-blank line of the file, from the index), in file
+/// order. Rows a cheap walk clears are not parsed; the others go through
+/// [`json_line_problems`]. With `threads > 1` (and enough bytes, `parallel_min` of them) the
+/// rows are split into that many chunks of about equal bytes, checked at once and merged in
+/// file order; each chunk stops once it, or the chunks before it, found more than `limit`.
+fn rows_problems(
+    rows: &[session_store::FileRow<'_>],
+    limit: Limit,
+    threads: usize,
+    parallel_min: usize,
+) -> Vec<Problem> {
+    let total: usize = rows.iter().map(|r| r.json.len()).sum();
+    if threads < 2 || rows.len() < 2 || total < parallel_min {
+        let mut out = Vec::new();
+        chunk_problems(
+            rows,
+            limit,
+            &[],
+            &std::sync::atomic::AtomicUsize::new(0),
+            &mut out,
+        );
+        return out;
+    }
+    // Chunk boundaries at about equal byte counts.
+    let mut bounds = vec![0];
+    let mut acc = 0usize;
+    for (i, r) in rows.iter().enumerate() {
+        acc += r.json.len();
+        if bounds.len() < threads && acc * threads >= total * bounds.len() && i + 1 < rows.len() {
+            bounds.push(i + 1);
+        }
+    }
+    bounds.push(rows.len());
+    let found: Vec<std::sync::atomic::AtomicUsize> = (0..bounds.len() - 1)
+        .map(|_| std::sync::atomic::AtomicUsize::new(0))
+        .collect();
+    let parts: Vec<Vec<Problem>> = std::thread::scope(|s| {
+        // Collected so that every chunk starts before the first is joined.
+        #[allow(clippy::needless_collect)]
+        let handles: Vec<_> = bounds
+            .windows(2)
+            .enumerate()
+            .map(|(k, w)| {
+                let chunk = &rows[w[0]..w[1]];
+                let found = &found;
+                s.spawn(move || {
+                    let mut out = Vec::new();
+                    chunk_problems(chunk, limit, &found[..k], &found[k], &mut out);
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for p in parts {
+        out.extend(p);
+        if limit.reached(out.len()) {
+            break;
+        }
+    }
+    out
+}
+
+/// [`rows_problems`] of one chunk; `before` holds the counts the earlier chunks published
+/// (a chunk publishes its count in `me` as it finds problems).
+fn chunk_problems(
+    rows: &[session_store::FileRow<'_>],
+    limit: Limit,
+    before: &[std::sync::atomic::AtomicUsize],
+    me: &std::sync::atomic::AtomicUsize,
+    out: &mut Vec<Problem>,
+) {
+    let mut scanner = session_format::json::EnvelopeScanner::new();
+    for (k, r) in rows.iter().enumerate() {
+        let had = out.len();
+        row_problems(r, &mut scanner, out);
+        if out.len() != had {
+            me.store(out.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+        if limit.0.is_some() {
+            if limit.reached(out.len()) {
+                return;
+            }
+            // Now and then: do the earlier chunks already hold enough?
+            if (k % 256 == 0 || out.len() != had)
+                && limit.reached(
+                    before
+                        .iter()
+                        .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+                        .sum(),
+                )
+            {
+                return;
+            }
+        }
+    }
+}
+
+/// The problems of one row (pushed to `out`): a row the walks clear costs no allocation.
+fn row_problems(
+    r: &session_store::FileRow<'_>,
+    scanner: &mut session_format::json::EnvelopeScanner,
+    out: &mut Vec<Problem>,
+) {
+    use session_format::entry::EntryType;
+    use session_store::FileRowClass;
+    let clean = match r.class {
+        FileRowClass::Malformed => return,
+        FileRowClass::Entry(EntryType::Message) => crate::rowscan::message_row_is_clean(r.json),
+        FileRowClass::Entry(EntryType::SessionInfo) => {
+            crate::rowscan::session_info_row_is_clean(r.json)
+        }
+        // An object of another type: only its depth could be reported.
+        FileRowClass::Entry(_) | FileRowClass::Header => !crate::rowscan::may_be_too_deep(r.json),
+        _ => false,
+    };
+    if clean {
+        return;
+    }
+    if let Ok(env) = scanner.scan(r.json) {
+        json_line_problems(&env, r.json, r.line, r.offset, out);
+    }
+}
+
+/// The sequential reference of [`rows_problems`]: every line of `bytes` read again
+/// ([`LineReader`]) and every message and session-info row parsed. Used when the index does
+/// not hold every line as read (a migrated file, a recovered header), and by tests.
+fn lines_problems(bytes: &[u8], limit: Limit) -> Vec<Problem> {
+    let mut out = Vec::new();
+    for l in LineReader::new(bytes) {
+        let LineContent::Json(env) = &l.content else {
+            continue;
+        };
+        json_line_problems(env, l.json, l.raw.number, l.raw.offset, &mut out);
+        if limit.reached(out.len()) {
+            break;
+        }
+    }
+    out
+}
+
 /// Problems found line by line: a byte-order mark, CRLF endings, `null` lines, rows too deep
-/// to decode, invalid messages and content, non-string session names.
-fn line_problems(bytes: &[u8], out: &mut Vec<Problem>) {
+/// to decode, invalid messages and content, non-string session names. The rows come from the
+/// open's index when it holds every non-blank line of `bytes` (`sm`'s buffer), else the bytes
+/// are read again.
+fn line_problems(
+    bytes: &[u8],
+    lines: &FileLines,
+    sm: &SessionManager,
+    limit: Limit,
+    out: &mut Vec<Problem>,
+) {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         out.push(warning(
             "bom",
@@ -323,84 +600,21 @@ fn line_problems(bytes: &[u8], out: &mut Vec<Problem>) {
                 .to_owned(),
         ));
     }
-    let mut crlf: Option<(usize, usize)> = None;
-    let mut crlf_lines = 0usize;
-    for l in LineReader::new(bytes) {
-        if l.raw.bytes.last() == Some(&b'\r') {
-            crlf_lines += 1;
-            crlf.get_or_insert((l.raw.number, l.raw.offset));
-        }
-        let LineContent::Json(env) = &l.content else {
-            continue;
-        };
-        let (line, at) = (l.raw.number, l.raw.offset);
-        match env.kind {
-            ValueKind::Null => {
-                out.push(error(
-                    "null-line",
-                    Some(line),
-                    Some(at),
-                    "the line is `null`: OpenClaw's list skips the file and pi 0.73.1's loader \
-                     crashes on it"
-                        .to_owned(),
-                ));
-                continue;
-            }
-            ValueKind::Object => {}
-            _ => {
-                if !nesting_reaches(l.json, MAX_DEPTH) {
-                    continue;
-                }
-            }
-        }
-        let ty = env.r#type.as_str();
-        let decode = matches!(ty, Some("message" | "session_info"));
-        if !decode && !nesting_reaches(l.json, MAX_DEPTH) {
-            continue;
-        }
-        let v = match parse_value(l.json) {
-            Ok(v) => v,
-            Err(e) if e.kind == JsonErrorKind::TooDeep => {
-                let what = match ty {
-                    Some(t) if env.kind == ValueKind::Object => {
-                        format!(" ({} entry {})", text::safe(t), id_text(env))
-                    }
-                    _ => String::new(),
-                };
-                out.push(error(
-                    "too-deep",
-                    Some(line),
-                    Some(at),
-                    format!(
-                        "nesting deeper than {MAX_DEPTH} levels: kept verbatim, cannot be \
-                         decoded{what}"
-                    ),
-                ));
-                continue;
-            }
-            Err(_) => continue,
-        };
-        match ty {
-            Some("message") => message_problems(&v, &id_text(env), line, at, out),
-            Some("session_info") => match v.get("name") {
-                None | Some(JsValue::Null | JsValue::String(_)) => {}
-                Some(other) => out.push(error(
-                    "non-string-name",
-                    Some(line),
-                    Some(at),
-                    format!(
-                        "session_info entry {} has a name that is {} ({}), not a string: \
-                         OpenClaw's list skips the file",
-                        id_text(env),
-                        kind_of(other),
-                        text::excerpt(&to_json_string(other), 40)
-                    ),
-                )),
-            },
-            _ => {}
-        }
+    let rows: Vec<session_store::FileRow<'_>> = if std::ptr::eq(sm.file_bytes(), bytes) {
+        sm.file_rows().collect()
+    } else {
+        Vec::new()
+    };
+    if rows.len() == lines.non_blank && !rows.is_empty() {
+        let threads = std::thread::available_parallelism()
+            .map_or(2, std::num::NonZeroUsize::get)
+            .clamp(2, 8);
+        out.extend(rows_problems(&rows, limit, threads, PARALLEL_MIN_BYTES));
+    } else {
+        out.extend(lines_problems(bytes, limit));
     }
-    if let Some((line, at)) = crlf {
+    if let Some((line, at)) = lines.crlf_first {
+        let crlf_lines = lines.crlf_lines;
         out.push(warning(
             "crlf",
             Some(line),
@@ -591,7 +805,20 @@ fn extra_header_problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8])
 
 /// Every problem of a read-only open, sorted by line (errors and warnings).
 pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -> Vec<Problem> {
-    let offsets = line_offsets(bytes);
+    problems_limited(report, sm, bytes, Limit::NONE).0
+}
+
+/// [`problems`], at most `limit` of them (errors and warnings; information is always kept):
+/// the first by line, the scan stopping once it found more. The flag is true when the limit
+/// cut the list.
+pub(crate) fn problems_limited(
+    report: &OpenReport,
+    sm: &SessionManager,
+    bytes: &[u8],
+    limit: Limit,
+) -> (Vec<Problem>, bool) {
+    let lines = FileLines::of(bytes);
+    let offsets = &lines.offsets;
     let at = |line: Option<usize>| line.and_then(|l| offsets.get(l.wrapping_sub(1)).copied());
     let first = first_nonblank_line(bytes);
     let mut out = Vec::new();
@@ -733,26 +960,47 @@ pub(crate) fn problems(report: &OpenReport, sm: &SessionManager, bytes: &[u8]) -
             ),
         ));
     }
-    line_problems(bytes, &mut out);
+    line_problems(bytes, &lines, sm, limit, &mut out);
     first_kept_problems(report, sm, at, &mut out);
     out.sort_by_key(|p| p.line.unwrap_or(0));
-    out
+    let Limit(Some(max)) = limit else {
+        return (out, false);
+    };
+    let mut counted = 0usize;
+    let before = out.len();
+    out.retain(|p| {
+        if p.severity == Severity::Info {
+            return true;
+        }
+        counted += 1;
+        counted <= max
+    });
+    let cut = out.len() < before;
+    (out, cut)
 }
 
-/// Every problem of an opened file (its bytes are read again for the offsets).
+/// Every problem of an opened file ([`problems_limited`]), from the bytes the open read (read
+/// again only when the open did not keep them: an empty or whitespace-only file).
 pub(crate) fn problems_of(
     ctx: &Ctx,
     path: &Path,
     ro: &ReadOnlyOpen,
-) -> anyhow::Result<Vec<Problem>> {
+    limit: Limit,
+) -> anyhow::Result<(Vec<Problem>, bool)> {
+    let sm = &ro.session;
+    if sm.file_bytes().len() == ro.report.bytes {
+        return Ok(problems_limited(&ro.report, sm, sm.file_bytes(), limit));
+    }
     let bytes = ctx.backend.read_session(path)?;
-    Ok(problems(&ro.report, &ro.session, &bytes))
+    Ok(problems_limited(&ro.report, sm, &bytes, limit))
 }
 
 enum FileResult {
     Checked {
         entries: usize,
         problems: Vec<Problem>,
+        /// `--max-problems` cut the list.
+        truncated: bool,
         /// Every tip of the tree, full ids in file order (`None` for a version 1 file, whose
         /// ids are made up by each read).
         tips: Option<Vec<String>>,
@@ -785,7 +1033,7 @@ impl FileResult {
     }
 }
 
-fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
+fn check_one(ctx: &Ctx, path: &Path, limit: Limit) -> FileResult {
     if ctx.store().is_none()
         && let Some(note) = crate::store_files::store_file_note(path)
     {
@@ -794,12 +1042,15 @@ fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
     if let Some(why) = ctx.backend.not_readable_reason(path) {
         return FileResult::Failed(why);
     }
+    let spinner = crate::model::open_progress(ctx, path, "checking");
     let ro = match ctx.backend.open_read_only(path) {
         Ok(ro) => ro,
         Err(e) => return FileResult::Failed(output::error_text(&e)),
     };
-    match problems_of(ctx, path, &ro) {
-        Ok(mut problems) => {
+    let found = problems_of(ctx, path, &ro, limit);
+    spinner.finish();
+    match found {
+        Ok((mut problems, truncated)) => {
             // A version 1 file's ids are derived from its bytes: the same on every read.
             let tips = Some(tips(&ro.session));
             if let Some(tips) = tips.as_ref().filter(|t| t.len() > 1) {
@@ -827,6 +1078,7 @@ fn check_one(ctx: &Ctx, path: &Path) -> FileResult {
             FileResult::Checked {
                 entries: ro.session.entry_count(),
                 problems,
+                truncated,
                 tips,
             }
         }
@@ -901,6 +1153,7 @@ pub(crate) fn run(
     ctx: &Ctx,
     paths: &[PathBuf],
     json: bool,
+    limit: Limit,
     out: &mut Output,
 ) -> anyhow::Result<Outcome> {
     let mut failed = 0;
@@ -910,7 +1163,7 @@ pub(crate) fn run(
     let mut total_warnings = 0;
     let mut items = Vec::with_capacity(paths.len());
     for p in paths {
-        let r = check_one(ctx, p);
+        let r = check_one(ctx, p, limit);
         let shown = text::path(p);
         let (errors, warnings) = (r.errors(), r.warnings());
         total_errors += errors;
@@ -929,7 +1182,10 @@ pub(crate) fn run(
                 }
             }
             FileResult::Checked {
-                entries, problems, ..
+                entries,
+                problems,
+                truncated,
+                ..
             } => {
                 if errors > 0 {
                     with_errors += 1;
@@ -948,6 +1204,13 @@ pub(crate) fn run(
                             Severity::Info => "info: ",
                         };
                         out.line(&format!("{loc}: {sev}{}: {}", pr.kind, pr.message))?;
+                    }
+                    if *truncated && let Limit(Some(n)) = limit {
+                        out.line(&format!(
+                            "{shown}: stopped after {} (--max-problems {n}); the rest of the \
+                             file was not checked",
+                            plural(n, "problem", "problems")
+                        ))?;
                     }
                     if errors == 0 {
                         let mut ok =
@@ -1016,6 +1279,17 @@ pub(crate) fn run(
                     })
                     .collect();
                 o.insert("problems", JsValue::Array(ps));
+                // Only with --max-problems: whether it cut this file's list.
+                if limit.0.is_some() {
+                    let cut = matches!(
+                        r,
+                        FileResult::Checked {
+                            truncated: true,
+                            ..
+                        }
+                    );
+                    o.insert("truncated", JsValue::Bool(cut));
+                }
                 JsValue::Object(o)
             })
             .collect();
@@ -1066,6 +1340,150 @@ pub(crate) fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A transcript whose rows cycle through every per-row problem (and clean rows, blank,
+    /// malformed and CRLF lines), `n` rows after the header; returns the bytes and the
+    /// expected (kind, line) of each per-row problem in file order.
+    fn many_problems(n: usize) -> (Vec<u8>, Vec<(&'static str, usize)>) {
+        let mut b = br#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_vec();
+        b.push(b'\n');
+        let mut expected = Vec::new();
+        let mut parent = "null".to_owned();
+        for i in 0..n {
+            let line = i + 2;
+            let id = format!("e{i:05}");
+            let head = format!(r#"{{"type":"message","id":"{id}","parentId":{parent}"#);
+            let row = match i % 10 {
+                0 => format!(
+                    r#"{head},"message":{{"role":"user","content":"hello {i} \"quoted\" [{{"}}}}"#
+                ),
+                1 => {
+                    expected.push(("invalid-content", line));
+                    format!(
+                        r#"{head},"message":{{"role":"assistant","content":[{{"type":"text","text":"x"}},null]}}}}"#
+                    )
+                }
+                2 => {
+                    expected.push(("invalid-message", line));
+                    format!(r#"{head},"message":null}}"#)
+                }
+                3 => {
+                    expected.push(("null-line", line));
+                    "null".to_owned()
+                }
+                4 => {
+                    expected.push(("non-string-name", line));
+                    format!(r#"{{"type":"session_info","id":"{id}","parentId":{parent},"name":7}}"#)
+                }
+                5 => {
+                    expected.push(("odd-content", line));
+                    format!(r#"{head},"message":{{"role":"toolResult","content":5}}}}"#)
+                }
+                6 => format!(
+                    r#"{head},"message":{{"role":"user","content":[{{"type":"text","text":"ok"}}]}}}}"#
+                ),
+                7 => "   ".to_owned(),
+                8 => "{not json".to_owned(),
+                _ => {
+                    // An opaque row (no id) of type message is still looked at.
+                    expected.push(("invalid-message", line));
+                    r#"{"type":"message","message":"text"}"#.to_owned()
+                }
+            };
+            if matches!(i % 10, 0 | 1 | 2 | 4 | 5 | 6) {
+                parent = format!("\"{id}\"");
+            }
+            b.extend_from_slice(row.as_bytes());
+            if i % 10 == 6 {
+                b.push(b'\r');
+            }
+            b.push(b'\n');
+        }
+        (b, expected)
+    }
+
+    #[test]
+    fn parallel_row_check_is_the_sequential_line_check() {
+        let (bytes, expected) = many_problems(3_000);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("many.jsonl");
+        session_store::io::write_raw(&path, &bytes).unwrap();
+        let ro = SessionManager::open_read_only(&path, None).unwrap();
+        let sm = &ro.session;
+        assert_eq!(sm.file_bytes(), &bytes[..]);
+        let rows: Vec<session_store::FileRow<'_>> = sm.file_rows().collect();
+        let lines = FileLines::of(&bytes);
+        assert_eq!(rows.len(), lines.non_blank);
+        let sequential = lines_problems(&bytes, Limit::NONE);
+        let found: Vec<(&str, usize)> = sequential
+            .iter()
+            .map(|p| (p.kind, p.line.unwrap_or(0)))
+            .collect();
+        assert_eq!(found, expected);
+        assert_eq!(sequential.len(), 1_800);
+        for threads in [1, 2, 3, 8] {
+            assert_eq!(rows_problems(&rows, Limit::NONE, threads, 0), sequential);
+        }
+        // The whole list as `check` builds it: the same per-row problems, from the index.
+        let (all, cut) = problems_limited(&ro.report, sm, sm.file_bytes(), Limit::NONE);
+        assert!(!cut);
+        let per_row: Vec<&Problem> = all
+            .iter()
+            .filter(|p| !matches!(p.kind, "malformed-line" | "crlf"))
+            .collect();
+        assert_eq!(per_row, sequential.iter().collect::<Vec<_>>());
+        assert_eq!(
+            all.iter().filter(|p| p.kind == "malformed-line").count(),
+            300
+        );
+        let crlf = all.iter().find(|p| p.kind == "crlf").unwrap();
+        assert_eq!((crlf.line, crlf.byte), (Some(8), Some(lines.offsets[7])));
+        assert!(
+            crlf.message
+                .starts_with("300 lines end with CRLF (the first is line 8)")
+        );
+    }
+
+    #[test]
+    fn max_problems_stops_early_and_keeps_the_first_by_line() {
+        let (bytes, expected) = many_problems(3_000);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("many.jsonl");
+        session_store::io::write_raw(&path, &bytes).unwrap();
+        let ro = SessionManager::open_read_only(&path, None).unwrap();
+        let sm = &ro.session;
+        let rows: Vec<session_store::FileRow<'_>> = sm.file_rows().collect();
+        // Each chunk stops once it has more than the limit: far fewer than all 1,800.
+        for threads in [1, 2, 4] {
+            let some = rows_problems(&rows, Limit(Some(5)), threads, 0);
+            assert!(some.len() > 5 && some.len() <= 4 * 6, "{}", some.len());
+            let lines: Vec<(&str, usize)> = some
+                .iter()
+                .take(6)
+                .map(|p| (p.kind, p.line.unwrap_or(0)))
+                .collect();
+            assert_eq!(lines, expected[..6]);
+        }
+        let (all, _) = problems_limited(&ro.report, sm, sm.file_bytes(), Limit::NONE);
+        let (first, cut) = problems_limited(&ro.report, sm, sm.file_bytes(), Limit(Some(5)));
+        assert!(cut);
+        assert_eq!(first, all[..5]);
+        let kinds: Vec<(&str, Option<usize>)> = first.iter().map(|p| (p.kind, p.line)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("invalid-content", Some(3)),
+                ("invalid-message", Some(4)),
+                ("null-line", Some(5)),
+                ("non-string-name", Some(6)),
+                ("odd-content", Some(7)),
+            ]
+        );
+        // A limit above the count cuts nothing.
+        let (same, cut) = problems_limited(&ro.report, sm, sm.file_bytes(), Limit(Some(5_000)));
+        assert!(!cut);
+        assert_eq!(same, all);
+    }
 
     #[test]
     fn nesting_filter_skips_strings() {

@@ -1,7 +1,7 @@
 //! `sessions list`: the sessions of an agent, of every agent, or of a directory, newest first,
 //! as an aligned table or JSON. Files are read (never opened for writing) in parallel, and only
-//! when they are regular files; a progress bar appears on a terminal when scanning takes more
-//! than 300 ms; files that cannot be read or are not sessions are reported, not dropped. With a
+//! when they are regular files; a progress bar appears on a terminal when more than 1,000
+//! sessions are scanned; files that cannot be read or are not sessions are reported, not dropped. With a
 //! Redis backend the same sessions are read from the store's namespaces ([`crate::backend`]),
 //! one `Sessions::list` per namespace. A directory holding OpenClaw's `sessions.json` is
 //! listed by store key instead (`crate::store_list`; [`crate::list_cmd`] picks).
@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use anyhow::bail;
 use session_format::json::{JsObject, JsValue};
@@ -35,8 +35,8 @@ listed, as every other subcommand reads --agent, --dir and --pi, except OpenClaw
 `.trajectory-path.json` are not *.jsonl) and, in a directory holding `sessions.json`, its
 `archive/` sub-directory: these are neither listed nor warned about. Files are only read, never
 opened for writing, and only when they are regular files (a FIFO or a link to a device is
-reported as skipped, never opened). On a terminal a progress bar appears when scanning takes
-more than 300 ms.
+reported as skipped, never opened). On a terminal a progress bar appears when more than 1,000
+sessions are scanned.
 
 Table columns: AGENT (with --all), ID (the session id from the file's header, shortened to the
 shortest unique prefix of at least 8 characters; `--session ID` accepts it; an ID ending in `*`
@@ -294,7 +294,8 @@ fn scan_one(c: &Candidate) -> Scan {
     }
 }
 
-/// Reads every candidate on all cores; shows a progress bar on stderr after 300 ms.
+/// Reads every candidate on all cores; shows a progress bar on stderr over more than
+/// [`crate::progress::MANY_SESSIONS`] sessions ([`crate::progress::Progress::sessions`]).
 fn scan_all(cands: &[Candidate]) -> Vec<Scan> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -302,7 +303,6 @@ fn scan_all(cands: &[Candidate]) -> Vec<Scan> {
         .map_or(2, std::num::NonZeroUsize::get)
         .clamp(1, 8)
         .min(cands.len().max(1));
-    let start = Instant::now();
     let mut results: Vec<Option<Scan>> = Vec::new();
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
@@ -319,31 +319,15 @@ fn scan_all(cands: &[Candidate]) -> Vec<Scan> {
                 })
             })
             .collect();
-        let mut bar: Option<indicatif::ProgressBar> = None;
+        let bar = crate::progress::Progress::sessions(cands.len() as u64, "scanning sessions");
         while done.load(Ordering::Relaxed) < cands.len() {
-            if bar.is_none() && start.elapsed() > Duration::from_millis(300) {
-                let b = indicatif::ProgressBar::with_draw_target(
-                    Some(cands.len() as u64),
-                    indicatif::ProgressDrawTarget::stderr(),
-                );
-                if let Ok(style) = indicatif::ProgressStyle::with_template(
-                    "scanning sessions {bar:30} {pos}/{len} ({elapsed})",
-                ) {
-                    b.set_style(style);
-                }
-                bar = Some(b);
-            }
-            if let Some(b) = &bar {
-                b.set_position(done.load(Ordering::Relaxed) as u64);
-            }
+            bar.set(done.load(Ordering::Relaxed) as u64);
             if handles.iter().all(|h| h.is_finished()) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
+        bar.finish();
         results = (0..cands.len()).map(|_| None).collect();
         for h in handles {
             if let Ok(mine) = h.join() {

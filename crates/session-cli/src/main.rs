@@ -77,6 +77,7 @@ mod render;
 mod repair;
 mod replay;
 mod report;
+mod rowscan;
 mod show;
 mod stats;
 mod store_files;
@@ -418,6 +419,10 @@ struct CheckArgs {
     /// Print JSON instead of text (shape in `sessions check --help`).
     #[arg(long)]
     json: bool,
+    /// Report at most N problems (errors and warnings) per file, the first by line, and stop
+    /// checking a file once it has more (see `sessions check --help`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_problems: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -1187,7 +1192,11 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         }
         Command::Check(a) => {
             let paths = address::resolve_many(ctx, &a.files, &a.selector)?;
-            check::run(ctx, &paths, a.json, &mut out)?
+            let limit = check::Limit(
+                a.max_problems
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            );
+            check::run(ctx, &paths, a.json, limit, &mut out)?
         }
         Command::Export(a) => {
             let path = address::resolve_one(ctx, a.file.as_deref(), &a.selector)?;

@@ -64,7 +64,10 @@ pub(crate) fn open(ctx: &Ctx, path: &Path) -> anyhow::Result<Opened> {
     {
         bail!(UsageError::new(format!("{shown} is {note}")));
     }
-    let ro = ctx.backend.open_read_only(path)?;
+    let spinner = open_progress(ctx, path, "reading");
+    let ro = ctx.backend.open_read_only(path);
+    spinner.finish();
+    let ro = ro?;
     if ro.report.empty {
         let what = if ro.report.bytes == 0 {
             "the file is empty".to_owned()
@@ -95,6 +98,18 @@ pub(crate) fn open(ctx: &Ctx, path: &Path) -> anyhow::Result<Opened> {
     Ok(Opened { ro, warnings })
 }
 
+/// A spinner on stderr while the session file at `path` is read ("`what` FILE"): shown only
+/// when stderr is a terminal and the file is over [`crate::progress::BIG_BYTES`] bytes (a
+/// session of another backend shows none).
+pub(crate) fn open_progress(ctx: &Ctx, path: &Path, what: &str) -> crate::progress::Progress {
+    let size = if ctx.store().is_none() {
+        std::fs::metadata(path).map_or(0, |m| m.len())
+    } else {
+        0
+    };
+    crate::progress::Progress::spinner(size, &format!("{what} {}", text::path(path)))
+}
+
 /// Prints the open's warnings and, when `check` would report anything, one line
 /// `FILE: N problems (run `sessions check FILE`)` on stderr.
 pub(crate) fn report_problems(
@@ -106,7 +121,8 @@ pub(crate) fn report_problems(
     for w in &opened.warnings {
         out.warn(w)?;
     }
-    let n = crate::check::problems_of(ctx, path, &opened.ro)?
+    let n = crate::check::problems_of(ctx, path, &opened.ro, crate::check::Limit::NONE)?
+        .0
         .iter()
         .filter(|p| p.severity != crate::check::Severity::Info)
         .count();

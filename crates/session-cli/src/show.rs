@@ -26,11 +26,25 @@ error listing close matches (exit code 2).";
 /// Prints line `n` of the file as stored, and on stderr where it is and what it holds.
 fn raw_line(ctx: &Ctx, path: &Path, n: usize, out: &mut Output) -> anyhow::Result<()> {
     let bytes = ctx.backend.read_session(path)?;
-    let total = session_format::line::lines(&bytes).count();
-    let Some(l) = LineReader::new(&bytes)
-        .nth(n.saturating_sub(1))
-        .filter(|_| n > 0)
-    else {
+    raw_line_of(&bytes, path, n, out)
+}
+
+/// [`raw_line`] of the file's bytes: only line `n` is read as JSON (as [`LineReader`] reads it
+/// in the whole file), the lines before it are only split.
+fn raw_line_of(bytes: &[u8], path: &Path, n: usize, out: &mut Output) -> anyhow::Result<()> {
+    use session_format::line::{is_blank, lines};
+    let found = lines(bytes).nth(n.saturating_sub(1)).filter(|_| n > 0);
+    let Some(l) = found.and_then(|raw| {
+        // The first non-blank line loses leading whitespace; later ones keep it.
+        let after_non_blank = lines(bytes).take(n - 1).any(|l| !is_blank(l.bytes));
+        LineReader::range(bytes, raw.offset, raw.offset + 1, after_non_blank)
+            .next()
+            .map(|mut l| {
+                l.raw.number = raw.number;
+                l
+            })
+    }) else {
+        let total = lines(bytes).count();
         anyhow::bail!(UsageError::new(format!(
             "{} has {} {}; there is no line {n}",
             text::path(path),
@@ -89,11 +103,21 @@ pub(crate) fn run(
         out.warn(w)?;
     }
     // `@N` past the end: say so, rather than pointing to --raw, which has no such line either.
+    let sm = &opened.ro.session;
+    // The bytes the open read (read again only for an empty or whitespace-only file).
+    let kept = (sm.file_bytes().len() == opened.ro.report.bytes).then(|| sm.file_bytes());
     if let Some(n) = spec.strip_prefix('@').and_then(|n| n.parse::<usize>().ok())
-        && opened.ro.session.get_entry(spec).is_none()
+        && sm.get_entry(spec).is_none()
     {
-        let bytes = ctx.backend.read_session(path)?;
-        let total = session_format::line::lines(&bytes).count();
+        let reread;
+        let bytes: &[u8] = match kept {
+            Some(b) => b,
+            None => {
+                reread = ctx.backend.read_session(path)?;
+                &reread
+            }
+        };
+        let total = session_format::line::lines(bytes).count();
         if n > total {
             anyhow::bail!(UsageError::new(format!(
                 "{} has {} {}; there is no line {n}",
@@ -106,7 +130,10 @@ pub(crate) fn run(
     let e = model::resolve_entry(&opened.ro.session, spec)?;
     if raw {
         if let Some(n) = e.location().line {
-            return raw_line(ctx, path, n, out);
+            return match kept {
+                Some(bytes) => raw_line_of(bytes, path, n, out),
+                None => raw_line(ctx, path, n, out),
+            };
         }
         out.write_bytes(e.raw_bytes())?;
         out.write_str("\n")?;

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use session_format::entry::EntryType;
 use session_format::json::{JsObject, JsValue};
+use session_store::MessageRole;
 
 use crate::ctx::Ctx;
 use crate::model::{self, TreeModel};
@@ -40,7 +41,7 @@ struct Stats {
 }
 
 fn count_lines(bytes: &[u8]) -> usize {
-    let n = bytes.iter().filter(|&&b| b == b'\n').count();
+    let n = memchr::memchr_iter(b'\n', bytes).count();
     if bytes.last().is_some_and(|&b| b != b'\n') {
         n + 1
     } else {
@@ -60,8 +61,16 @@ fn one(ctx: &Ctx, path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
     let start = Instant::now();
     let m = TreeModel::new(sm, Some(&ro.report));
     let tree_ms = start.elapsed().as_secs_f64() * 1000.0;
-    let bytes = ctx.backend.read_session(path)?;
-    let lines = count_lines(&bytes);
+    // The bytes the open read (read again only for an empty or whitespace-only file, whose
+    // buffer the open does not keep).
+    let reread;
+    let bytes: &[u8] = if sm.file_bytes().len() == ro.report.bytes {
+        sm.file_bytes()
+    } else {
+        reread = ctx.backend.read_session(path)?;
+        &reread
+    };
+    let lines = count_lines(bytes);
     let mut by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut by_role: BTreeMap<String, usize> = BTreeMap::new();
     let mut total = 0;
@@ -69,21 +78,31 @@ fn one(ctx: &Ctx, path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
         total += 1;
         *by_kind.entry(e.entry_type().as_str()).or_default() += 1;
         if e.entry_type() == EntryType::Message {
-            let role = e
-                .raw_value()
-                .ok()
-                .and_then(|v| {
-                    v.get("message")
-                        .and_then(|m| crate::render::field(m, "role"))
-                })
-                .unwrap_or_else(|| "(none)".to_owned());
-            *by_role.entry(role).or_default() += 1;
+            // The role the open read; the row is parsed only for a role of another kind.
+            let role = match e.message_role() {
+                MessageRole::None => "(none)".to_owned(),
+                MessageRole::Other => e
+                    .raw_value()
+                    .ok()
+                    .and_then(|v| {
+                        v.get("message")
+                            .and_then(|m| crate::render::field(m, "role"))
+                    })
+                    .unwrap_or_else(|| "(none)".to_owned()),
+                named => named.as_str().unwrap_or("(none)").to_owned(),
+            };
+            match by_role.get_mut(role.as_str()) {
+                Some(n) => *n += 1,
+                None => {
+                    by_role.insert(role, 1);
+                }
+            }
         }
     }
     let labels = (0..m.len()).filter(|&i| m.label(i).is_some()).count();
     let branch_len = sm.get_branch(None).len();
     let version = model::file_version(ro)?;
-    let problems = crate::check::problems(&ro.report, sm, &bytes).len();
+    let problems = crate::check::problems(&ro.report, sm, bytes).len();
     let duplicate_rows = sm.entry_row_count() - total;
 
     let mut o = JsObject::new();

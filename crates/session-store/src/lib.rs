@@ -153,8 +153,8 @@ pub use lock::{LockError, LockOptions, SessionWriteLock, WriteLockGuard};
 pub use manager::Sessions;
 pub use manager::{
     ContextGap, ContextKind, ContextMessage, ContextModel, EntryError, EntryRef,
-    FENCED_REWRITE_ATTEMPTS, NewSessionOptions, OpenParams, Payload, ReadOnlyOpen, SessionContext,
-    SessionManager, SessionTree, TreeNode, remember_written_entries,
+    FENCED_REWRITE_ATTEMPTS, FileRow, FileRowClass, NewSessionOptions, OpenParams, Payload,
+    ReadOnlyOpen, SessionContext, SessionManager, SessionTree, TreeNode, remember_written_entries,
 };
 pub use names::{
     InvalidName, MAX_NAME_BYTES, NameKind, NameRule, NameRules, broken_rule, validate_name,

@@ -10,6 +10,7 @@ mod support;
 mod alias_locks_in_retention;
 mod aliased_sessions;
 mod channel_after_the_96_import;
+mod check_max_problems;
 mod cli;
 mod dangling_first_kept;
 mod demo;

@@ -83,12 +83,14 @@ mod open;
 mod prepare;
 mod query;
 mod sessions;
+mod views;
 
 pub use context::{ContextGap, ContextKind, ContextMessage, ContextModel, SessionContext};
 pub use inspect::ReadOnlyOpen;
 pub use load::remember_written_entries;
 pub use query::{EntryError, EntryRef, SessionTree, TreeNode};
 pub use sessions::Sessions;
+pub use views::{FileRow, FileRowClass};
 mod rewrite;
 
 /// A payload the caller hands to an append (`message`, `data`, `details`, `content`): anything
