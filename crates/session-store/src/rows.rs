@@ -320,6 +320,31 @@ impl Row {
         }
     }
 
+    /// For a row that holds a line of the file buffer `buf` as it was read: the line's span in
+    /// `buf` and the span of its `JSON.parse` text relative to the line. `None` for rows created
+    /// or re-serialised in this process (and for owned rows whose bytes are not at their
+    /// position in `buf`).
+    pub(crate) fn file_span(&self, buf: &[u8]) -> Option<((usize, usize), (usize, usize))> {
+        if self.line == 0 {
+            return None;
+        }
+        match &self.owned {
+            None => Some((
+                (self.off, self.off + self.len as usize),
+                (0, self.len as usize),
+            )),
+            Some(o) => {
+                let end = self.off.checked_add(o.bytes.len())?;
+                (buf.get(self.off..end)? == &*o.bytes).then(|| {
+                    (
+                        (self.off, end),
+                        (o.lead, o.bytes.len().saturating_sub(o.trail)),
+                    )
+                })
+            }
+        }
+    }
+
     /// The `JSON.parse` text reaches the end of the row (no end trim was needed to read it).
     pub(crate) fn untrimmed(&self) -> bool {
         self.owned.as_ref().is_none_or(|o| o.trail == 0)

@@ -5,7 +5,7 @@
 
 use session_format::entry::EntryType;
 
-use crate::rows::{RowKind, Text};
+use crate::rows::RowKind;
 
 use super::SessionManager;
 
@@ -56,12 +56,10 @@ impl SessionManager {
     /// lines.
     pub fn file_rows(&self) -> impl Iterator<Item = FileRow<'_>> + '_ {
         self.rows.iter().filter_map(|row| {
-            let Text::Span { start, end } = row.text else {
-                return None;
-            };
-            let (line, offset) = row.pos?;
+            let ((start, end), (j0, j1)) = row.file_span(&self.buf)?;
+            let (line, offset) = row.pos()?;
             let bytes = self.buf.get(start..end)?;
-            let json = bytes.get(row.json.0..row.json.1)?;
+            let json = bytes.get(j0..j1)?;
             let class = match &row.kind {
                 RowKind::Malformed(_) => FileRowClass::Malformed,
                 RowKind::Header => FileRowClass::Header,
