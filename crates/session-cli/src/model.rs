@@ -110,6 +110,27 @@ pub(crate) fn open_progress(ctx: &Ctx, path: &Path, what: &str) -> crate::progre
     crate::progress::Progress::spinner(size, &format!("{what} {}", text::path(path)))
 }
 
+/// Sessions at least this large (bytes) are freed off the main thread by [`dispose`].
+const DISPOSE_OFF_THREAD_MIN: usize = 8 << 20;
+
+/// A large session (hundreds of thousands of rows and ids) is freed on a thread of its own
+/// when the command is done with it, so the output is not held up by the deallocations and a
+/// process that ends meanwhile does not wait for them.
+impl Drop for Opened {
+    fn drop(&mut self) {
+        if self.ro.report.bytes >= DISPOSE_OFF_THREAD_MIN {
+            let ro = std::mem::replace(
+                &mut self.ro,
+                ReadOnlyOpen {
+                    session: SessionManager::in_memory(""),
+                    report: OpenReport::default(),
+                },
+            );
+            std::thread::spawn(move || drop(ro));
+        }
+    }
+}
+
 /// Prints the open's warnings and, when `check` would report anything, one line
 /// `FILE: N problems (run `sessions check FILE`)` on stderr.
 pub(crate) fn report_problems(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use session_format::line::LineError;
 
 use crate::id::Id;
-use crate::index::{Index, Map, Set};
+use crate::index::{Index, Map, ParentStep, Set};
 use crate::rows::{self, Parent, Row, RowKind};
 
 /// A line that is not JSON.
@@ -274,7 +274,58 @@ pub(crate) fn missing_parent<'a>(ix: &'a Index, id: &Id, parent: &'a Parent) -> 
 /// Structural problems of the indexed rows (ids in the report are lossy text). Near-linear:
 /// every walk is bounded by a `done` set and positions come from a map.
 pub(crate) fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
-    // Duplicates.
+    // Duplicates (none when every entry row is its id's `byId` row).
+    if !every_entry_is_by_id(rows, ix) {
+        duplicates(rows, report);
+    }
+    dangling_and_leaf_problems(rows, ix, report);
+    // Cycles over reported parents of the byId rows.
+    if !surely_acyclic(rows, ix) {
+        cycles(rows, ix, report);
+    }
+}
+
+/// True when every entry row is the row `byId` holds for its id, so no id repeats among the
+/// entries (one hash lookup per entry instead of a map of every id's lines).
+fn every_entry_is_by_id(rows: &[Row], ix: &Index) -> bool {
+    rows.iter().enumerate().all(|(i, row)| match &row.kind {
+        RowKind::Entry(e) => ix.by_id.get(&e.id) == Some(&i),
+        _ => true,
+    })
+}
+
+/// True when no walk up the reported parents of the `byId` rows can meet itself, decided on
+/// the children index's parent rows (integers, no hashing). `false` means "maybe": a cycle, or
+/// a step the index cannot take by row (then [`cycles`] walks by id, exactly).
+fn surely_acyclic(rows: &[Row], ix: &Index) -> bool {
+    let n = rows.len();
+    // 0: not reached yet; 1: on the current walk; 2: its walk ended without a cycle.
+    let mut state = vec![0u8; n];
+    let mut walk: Vec<usize> = Vec::new();
+    for start in 0..n {
+        let mut cur = start;
+        loop {
+            match state.get(cur) {
+                Some(2) => break,
+                Some(0) => {}
+                _ => return false,
+            }
+            state[cur] = 1;
+            walk.push(cur);
+            match ix.parent_step(cur) {
+                ParentStep::Row(j) if j < n => cur = j,
+                ParentStep::End => break,
+                ParentStep::Row(_) | ParentStep::ById => return false,
+            }
+        }
+        for k in walk.drain(..) {
+            state[k] = 2;
+        }
+    }
+    true
+}
+
+fn duplicates(rows: &[Row], report: &mut OpenReport) {
     let mut seen: Map<&Id, Vec<Option<usize>>> = Map::default();
     let mut order: Vec<&Id> = Vec::new();
     for row in rows {
@@ -296,6 +347,9 @@ pub(crate) fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
             });
         }
     }
+}
+
+fn dangling_and_leaf_problems(rows: &[Row], ix: &Index, report: &mut OpenReport) {
     // Dangling parents.
     for row in rows {
         if let RowKind::Entry(e) = &row.kind
@@ -326,7 +380,10 @@ pub(crate) fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
             });
         }
     }
-    // Cycles over reported parents of the byId rows.
+}
+
+/// Every cycle among the reported parents of the `byId` rows, each in file order.
+fn cycles(rows: &[Row], ix: &Index, report: &mut OpenReport) {
     let parent_of = |id: &Id| -> Option<Id> {
         let &i = ix.by_id.get(id)?;
         let e = rows.get(i)?.kind.entry()?;
