@@ -44,8 +44,9 @@ Formats:
             highlighted and the leaf marked; each entry carries its full id (id=\"e-<id>\",
             data-id) and its line in the file (data-line). The session travels in the page as
             one payload (the tree and each entry's row), compressed when over 1.5 MiB, that
-            the page's script renders (the current branch first, other branches folded; a
-            link to #e-<id> opens that entry).
+            the page's script renders: a page rendered at once (payload up to 1.5 MiB) opens
+            every branch; a compressed page renders the current branch first and opens it,
+            the other branches folded until opened; a link to #e-<id> opens that entry.
 
 Every format is written as it is produced (stdout, or the -o file), so memory does not grow
 with the output.

@@ -1323,6 +1323,10 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // On SIGINT, SIGTERM, SIGQUIT and SIGABRT: remove the write locks this process holds and
+    // the temporary file of an `-o` export under way, then die of the signal as before. Without
+    // the handler (it could not be installed) a killed export leaves its hidden temporary file.
+    let _ = session_store::lock::install_signal_cleanup();
     match run(cli) {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {

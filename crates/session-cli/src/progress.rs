@@ -47,10 +47,7 @@ impl Progress {
             return Progress::hidden();
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        let bar = styled(
-            bar,
-            "{msg} {bar:30} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
-        );
+        let bar = styled(bar, "{wide_msg} {bar:20} {bytes}/{total_bytes} ({elapsed})");
         bar.set_message(what.to_owned());
         Progress { bar: Some(bar) }
     }
@@ -62,7 +59,7 @@ impl Progress {
             return Progress::hidden();
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        let bar = styled(bar, "{msg} {bar:30} {pos}/{len} ({elapsed})");
+        let bar = styled(bar, "{wide_msg} {bar:20} {pos}/{len} ({elapsed})");
         bar.set_message(what.to_owned());
         Progress { bar: Some(bar) }
     }
@@ -75,7 +72,7 @@ impl Progress {
             return Progress::hidden();
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        let bar = styled(bar, "{spinner} {msg} ({elapsed})");
+        let bar = styled(bar, "{spinner} {wide_msg} ({elapsed})");
         bar.set_message(what.to_owned());
         bar.enable_steady_tick(Duration::from_millis(100));
         Progress { bar: Some(bar) }

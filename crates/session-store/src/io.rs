@@ -52,7 +52,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 pub use self::seam::{Fs, RealFs};
-pub use self::stream::{AtomicWriter, atomic_writer, create_new_writer};
+pub use self::stream::{AtomicWriter, atomic_writer, create_new_writer, remove_pending_temp_files};
 use crate::snapshot::SessionFileSnapshot;
 
 /// Permission bits of files this crate creates.

@@ -46,10 +46,54 @@ enum Commit {
 pub struct AtomicWriter<'a> {
     fs: &'a dyn Fs,
     tmp: NamedTempFile,
+    /// Keeps the temporary file's path in [`PENDING`] while the writer lives.
+    _pending: Pending,
     target: PathBuf,
     dir: PathBuf,
     commit: Commit,
     written: u64,
+}
+
+/// The temporary files of the [`AtomicWriter`]s alive in this process.
+static PENDING: parking_lot::Mutex<Vec<PathBuf>> = parking_lot::Mutex::new(Vec::new());
+
+/// A temporary file's entry in [`PENDING`], removed again on drop (after the writer's commit
+/// renamed the file, or its drop removed it).
+#[derive(Debug)]
+struct Pending(PathBuf);
+
+impl Pending {
+    fn new(path: &Path) -> Self {
+        PENDING.lock().push(path.to_path_buf());
+        Pending(path.to_path_buf())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let mut pending = PENDING.lock();
+        if let Some(i) = pending.iter().position(|p| *p == self.0) {
+            pending.swap_remove(i);
+        }
+    }
+}
+
+/// Removes the temporary file of every [`AtomicWriter`] still alive in this process (their
+/// targets keep what they held: nothing was renamed over them), for a process that is about to
+/// die of a signal; returns how many were removed. The writers themselves are not told: this
+/// is for the last moments of a process (see [`crate::lock::install_signal_cleanup`], which
+/// calls it).
+pub fn remove_pending_temp_files() -> usize {
+    remove_pending(|_| true)
+}
+
+/// [`remove_pending_temp_files`] for the temporary files `pick` selects.
+fn remove_pending(pick: impl Fn(&Path) -> bool) -> usize {
+    let pending = PENDING.lock();
+    pending
+        .iter()
+        .filter(|p| pick(p) && std::fs::remove_file(p).is_ok())
+        .count()
 }
 
 /// [`Io::atomic_writer`] on the real file system.
@@ -90,6 +134,7 @@ impl<'a> Io<'a> {
         let tmp = temp_in(fs, &dir, &target)?;
         Ok(AtomicWriter {
             fs,
+            _pending: Pending::new(tmp.path()),
             tmp,
             target,
             dir,
@@ -122,6 +167,7 @@ impl<'a> Io<'a> {
         let tmp = temp_in(fs, &dir, path)?;
         Ok(AtomicWriter {
             fs,
+            _pending: Pending::new(tmp.path()),
             tmp,
             target: path.to_path_buf(),
             dir,
@@ -176,6 +222,7 @@ impl AtomicWriter<'_> {
         let AtomicWriter {
             fs,
             tmp,
+            _pending,
             target,
             dir,
             commit,
@@ -240,6 +287,28 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn pending_temp_files_are_removed_for_a_dying_process_and_targets_keep_their_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.json");
+        fs::write(&old, b"OLD\n").unwrap();
+        let mut replace = atomic_writer(&old).unwrap();
+        replace.write_chunk(b"{\"new\":").unwrap();
+        let new = dir.path().join("new.json");
+        let mut create = create_new_writer(&new, None).unwrap();
+        create.write_chunk(b"[").unwrap();
+        assert_eq!(names(dir.path()).len(), 3);
+        // Other tests' writers are alive on other threads: remove only this directory's.
+        assert_eq!(remove_pending(|p| p.starts_with(dir.path())), 2);
+        assert_eq!(names(dir.path()), ["old.json"]);
+        assert_eq!(fs::read(&old).unwrap(), b"OLD\n");
+        // The writers' own drop finds nothing left to remove, and forgets the paths.
+        drop(replace);
+        drop(create);
+        assert_eq!(names(dir.path()), ["old.json"]);
+        assert!(!PENDING.lock().iter().any(|p| p.starts_with(dir.path())));
     }
 
     #[test]

@@ -4,7 +4,8 @@ use std::io;
 
 /// Installs (once per process; later calls do nothing) handling of SIGINT, SIGTERM, SIGQUIT and
 /// SIGABRT that removes every lock file this process holds ([`super::release_all_held_locks`])
-/// and then lets the signal's default action happen: the handler is reset to the default and
+/// and the temporary file of every streaming write still under way
+/// ([`crate::io::remove_pending_temp_files`]: the target keeps what it held), and then lets the signal's default action happen: the handler is reset to the default and
 /// the signal raised again, so the process dies of it (exit status `128 + signal` in a shell),
 /// as with OpenClaw's cleanup.
 ///
@@ -42,7 +43,13 @@ mod imp {
             .spawn(move || {
                 if let Some(signal) = signals.forever().next() {
                     let released = super::super::release_all_held_locks();
-                    tracing::debug!(signal, released, "session write locks released on signal");
+                    let removed = crate::io::remove_pending_temp_files();
+                    tracing::debug!(
+                        signal,
+                        released,
+                        removed,
+                        "session write locks released and temporary files removed on signal"
+                    );
                     // Resets the default action and raises the signal again.
                     if let Err(e) = signal_hook::low_level::emulate_default_handler(signal) {
                         tracing::warn!("[session-write-lock] cannot re-raise signal {signal}: {e}");
