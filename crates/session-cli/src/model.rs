@@ -110,7 +110,8 @@ pub(crate) fn open_progress(ctx: &Ctx, path: &Path, what: &str) -> crate::progre
     crate::progress::Progress::spinner(size, &format!("{what} {}", text::path(path)))
 }
 
-/// Sessions at least this large (bytes) are freed off the main thread by [`dispose`].
+/// Sessions at least this large (bytes) are freed off the main thread when their [`Opened`] is
+/// dropped.
 const DISPOSE_OFF_THREAD_MIN: usize = 8 << 20;
 
 /// A large session (hundreds of thousands of rows and ids) is freed on a thread of its own
