@@ -1042,7 +1042,7 @@ fn check_one(ctx: &Ctx, path: &Path, limit: Limit) -> FileResult {
     if let Some(why) = ctx.backend.not_readable_reason(path) {
         return FileResult::Failed(why);
     }
-    let spinner = crate::model::open_progress(ctx, path, "checking");
+    let spinner = crate::progress::reading(ctx, path, "checking");
     let ro = match ctx.backend.open_read_only(path) {
         Ok(ro) => ro,
         Err(e) => return FileResult::Failed(output::error_text(&e)),

@@ -64,7 +64,7 @@ pub(crate) fn open(ctx: &Ctx, path: &Path) -> anyhow::Result<Opened> {
     {
         bail!(UsageError::new(format!("{shown} is {note}")));
     }
-    let spinner = open_progress(ctx, path, "reading");
+    let spinner = crate::progress::reading(ctx, path, "reading");
     let ro = ctx.backend.open_read_only(path);
     spinner.finish();
     let ro = ro?;
@@ -96,18 +96,6 @@ pub(crate) fn open(ctx: &Ctx, path: &Path) -> anyhow::Result<Opened> {
     }
     let warnings = header_warning(path, &ro).into_iter().collect();
     Ok(Opened { ro, warnings })
-}
-
-/// A spinner on stderr while the session file at `path` is read ("`what` FILE"): shown only
-/// when stderr is a terminal and the file is over [`crate::progress::BIG_BYTES`] bytes (a
-/// session of another backend shows none).
-pub(crate) fn open_progress(ctx: &Ctx, path: &Path, what: &str) -> crate::progress::Progress {
-    let size = if ctx.store().is_none() {
-        std::fs::metadata(path).map_or(0, |m| m.len())
-    } else {
-        0
-    };
-    crate::progress::Progress::spinner(size, &format!("{what} {}", text::path(path)))
 }
 
 /// Sessions at least this large (bytes) are freed off the main thread when their [`Opened`] is

@@ -7,9 +7,13 @@
 //! over.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::ctx::Ctx;
+use crate::text;
 
 /// Bytes above which a read shows progress (50 MB).
 pub(crate) const BIG_BYTES: u64 = 50_000_000;
@@ -117,6 +121,18 @@ impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
     }
+}
+
+/// A spinner on stderr while the session file at `path` is read ("`what` FILE"): shown only
+/// when stderr is a terminal and the file is over [`BIG_BYTES`] bytes (a
+/// session of another backend shows none).
+pub(crate) fn reading(ctx: &Ctx, path: &Path, what: &str) -> Progress {
+    let size = if ctx.store().is_none() {
+        std::fs::metadata(path).map_or(0, |m| m.len())
+    } else {
+        0
+    };
+    Progress::spinner(size, &format!("{what} {}", text::path(path)))
 }
 
 #[cfg(test)]
