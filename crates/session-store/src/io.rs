@@ -369,6 +369,20 @@ fn link_aside(fs: &dyn Fs, dir: &Path, target: &Path) -> Option<tempfile::TempPa
         .map(tempfile::NamedTempFile::into_temp_path)
 }
 
+/// The checks before a file is replaced (or created) by a rename: `path` resolved once
+/// ([`crate::identity::check_write_path`]), its directory, and what is there now, which must be
+/// a regular file this process may write.
+pub(crate) fn replace_target(path: &Path) -> io::Result<(PathBuf, PathBuf, Option<fs::Metadata>)> {
+    let target = crate::identity::check_write_path(path)?;
+    let dir = dir_of(&target);
+    let existing = target_meta(&target)?;
+    if let Some(meta) = &existing {
+        refuse_non_regular(meta)?;
+        check_writable(&target)?;
+    }
+    Ok((target, dir, existing))
+}
+
 /// Replaces `path` with `contents` atomically: temp file in the same directory, write, owner
 /// and group and mode bits (`& 0o7777`) of the file being replaced, `sync_all`, rename over
 /// `path`, fsync the directory. A new file gets [`NEW_FILE_MODE`]. A symlink is followed to its
@@ -429,13 +443,7 @@ impl Io<'_> {
     ) -> io::Result<()> {
         let fs = self.fs;
         // Resolved once: the checks, the temporary file and the rename all use `target`.
-        let target = crate::identity::check_write_path(path)?;
-        let dir = dir_of(&target);
-        let existing = target_meta(&target)?;
-        if let Some(meta) = &existing {
-            refuse_non_regular(meta)?;
-            check_writable(&target)?;
-        }
+        let (target, dir, existing) = replace_target(path)?;
         let mut tmp = temp_in(fs, &dir, &target)?;
         write_hidden(fs, tmp.as_file_mut(), contents)?;
         match &existing {

@@ -7,7 +7,6 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use crate::support::*;
 
@@ -59,29 +58,7 @@ fn big_session(trunk: usize, side: usize) -> (String, Vec<String>) {
 /// The DOM after headless Chromium loaded `url`, with a virtual time budget so that the
 /// page's asynchronous unpacking and batched rendering run to the end.
 fn dump_dom_async(chromium: &Path, url: &str) -> String {
-    let profile = tempdir();
-    let out = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-quic",
-            "--no-first-run",
-            "--virtual-time-budget=10000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(url)
-        .env("HOME", profile.path())
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "chromium exited with {}", out.status);
-    String::from_utf8(out.stdout).unwrap()
+    dump_dom_url(chromium, url, &["--virtual-time-budget=10000"])
 }
 
 #[test]

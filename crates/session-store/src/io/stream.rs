@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
 use super::{
-    Fs, Io, NEW_FILE_MODE, REAL, check_writable, dir_of, persist_replacing, refuse_non_regular,
-    set_mode, sync_dir_or_remove, target_meta, temp_in, write_all_in,
+    Fs, Io, NEW_FILE_MODE, REAL, dir_of, persist_replacing, set_mode, sync_dir_or_remove, temp_in,
+    write_all_in,
 };
 
 /// What [`AtomicWriter::commit`] does with the temporary file.
@@ -124,13 +124,7 @@ impl<'a> Io<'a> {
     /// when they fail).
     pub fn atomic_writer(&self, path: &Path) -> io::Result<AtomicWriter<'a>> {
         let fs = self.fs;
-        let target = crate::identity::check_write_path(path)?;
-        let dir = dir_of(&target);
-        let existing = target_meta(&target)?;
-        if let Some(meta) = &existing {
-            refuse_non_regular(meta)?;
-            check_writable(&target)?;
-        }
+        let (target, dir, existing) = super::replace_target(path)?;
         let tmp = temp_in(fs, &dir, &target)?;
         Ok(AtomicWriter {
             fs,

@@ -292,10 +292,16 @@ pub fn chromium(test: &str) -> Option<PathBuf> {
 /// The DOM of a local HTML file after headless Chromium loaded it (`--dump-dom`), with no
 /// network access, a fresh profile, and a 180 s limit.
 pub fn dump_dom(chromium: &Path, html: &Path) -> String {
+    let url = format!("file://{}", std::fs::canonicalize(html).unwrap().display());
+    dump_dom_url(chromium, &url, &[])
+}
+
+/// As [`dump_dom`] for a URL (a `#fragment` included), with `extra` Chromium flags (such as
+/// `--virtual-time-budget=10000`, so that a page's asynchronous rendering runs to the end).
+pub fn dump_dom_url(chromium: &Path, url: &str, extra: &[&str]) -> String {
     use std::io::Read;
     use std::process::Stdio;
     let profile = tempdir();
-    let url = format!("file://{}", std::fs::canonicalize(html).unwrap().display());
     let mut child = Command::new(chromium)
         .args([
             "--headless",
@@ -307,9 +313,10 @@ pub fn dump_dom(chromium: &Path, html: &Path) -> String {
             "--disable-quic",
             "--no-first-run",
         ])
+        .args(extra)
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg("--dump-dom")
-        .arg(&url)
+        .arg(url)
         .env("HOME", profile.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
