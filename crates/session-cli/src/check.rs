@@ -434,22 +434,29 @@ impl Limit {
 /// Rows of at least this many bytes in all are checked on several threads.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
-/// The per-row problems of `rows` (every non-blank line of the file, from the index), in file
-/// order. Rows a cheap walk clears are not parsed; the others go through
-/// [`json_line_problems`]. With `threads > 1` (and enough bytes, `parallel_min` of them) the
-/// rows are split into that many chunks of about equal bytes, checked at once and merged in
-/// file order; each chunk stops once it, or the chunks before it, found more than `limit`.
-fn rows_problems(
-    rows: &[session_store::FileRow<'_>],
+/// The per-row problems of the rows `rows()` yields (every non-blank line of the file, from the
+/// index, in file order; `span` bytes from the first row's offset to past the last one, `total`
+/// bytes of JSON in all), in file order. Rows a cheap walk clears are not parsed; the others go
+/// through [`json_line_problems`]. With `threads > 1` (and enough bytes, `parallel_min` of
+/// them) the file is split into that many ranges of about equal bytes by row offset, each
+/// thread walking `rows()` to its own range (the rows are never collected), and the results
+/// are merged in file order; each range stops once it, or the ranges before it, found more
+/// than `limit`.
+fn rows_problems<'r, I>(
+    rows: impl Fn() -> I + Sync,
+    span: usize,
+    total: usize,
     limit: Limit,
     threads: usize,
     parallel_min: usize,
-) -> Vec<Problem> {
-    let total: usize = rows.iter().map(|r| r.json.len()).sum();
-    if threads < 2 || rows.len() < 2 || total < parallel_min {
+) -> Vec<Problem>
+where
+    I: Iterator<Item = session_store::FileRow<'r>>,
+{
+    if threads < 2 || total < parallel_min {
         let mut out = Vec::new();
         chunk_problems(
-            rows,
+            rows(),
             limit,
             &[],
             &std::sync::atomic::AtomicUsize::new(0),
@@ -457,30 +464,34 @@ fn rows_problems(
         );
         return out;
     }
-    // Chunk boundaries at about equal byte counts.
-    let mut bounds = vec![0];
-    let mut acc = 0usize;
-    for (i, r) in rows.iter().enumerate() {
-        acc += r.json.len();
-        if bounds.len() < threads && acc * threads >= total * bounds.len() && i + 1 < rows.len() {
-            bounds.push(i + 1);
-        }
-    }
-    bounds.push(rows.len());
-    let found: Vec<std::sync::atomic::AtomicUsize> = (0..bounds.len() - 1)
+    // Range boundaries at about equal byte counts of the file.
+    let bounds: Vec<usize> = (0..=threads)
+        .map(|k| {
+            if k == threads {
+                usize::MAX
+            } else {
+                span / threads * k + span % threads * k / threads
+            }
+        })
+        .collect();
+    let found: Vec<std::sync::atomic::AtomicUsize> = (0..threads)
         .map(|_| std::sync::atomic::AtomicUsize::new(0))
         .collect();
+    let rows = &rows;
     let parts: Vec<Vec<Problem>> = std::thread::scope(|s| {
-        // Collected so that every chunk starts before the first is joined.
+        // Collected so that every range starts before the first is joined.
         #[allow(clippy::needless_collect)]
         let handles: Vec<_> = bounds
             .windows(2)
             .enumerate()
             .map(|(k, w)| {
-                let chunk = &rows[w[0]..w[1]];
+                let (lo, hi) = (w[0], w[1]);
                 let found = &found;
                 s.spawn(move || {
                     let mut out = Vec::new();
+                    let chunk = rows()
+                        .skip_while(|r| r.offset < lo)
+                        .take_while(|r| r.offset < hi);
                     chunk_problems(chunk, limit, &found[..k], &found[k], &mut out);
                     out
                 })
@@ -503,17 +514,17 @@ fn rows_problems(
 
 /// [`rows_problems`] of one chunk; `before` holds the counts the earlier chunks published
 /// (a chunk publishes its count in `me` as it finds problems).
-fn chunk_problems(
-    rows: &[session_store::FileRow<'_>],
+fn chunk_problems<'r>(
+    rows: impl Iterator<Item = session_store::FileRow<'r>>,
     limit: Limit,
     before: &[std::sync::atomic::AtomicUsize],
     me: &std::sync::atomic::AtomicUsize,
     out: &mut Vec<Problem>,
 ) {
     let mut scanner = session_format::json::EnvelopeScanner::new();
-    for (k, r) in rows.iter().enumerate() {
+    for (k, r) in rows.enumerate() {
         let had = out.len();
-        row_problems(r, &mut scanner, out);
+        row_problems(&r, &mut scanner, out);
         if out.len() != had {
             me.store(out.len(), std::sync::atomic::Ordering::Relaxed);
         }
@@ -600,16 +611,26 @@ fn line_problems(
                 .to_owned(),
         ));
     }
-    let rows: Vec<session_store::FileRow<'_>> = if std::ptr::eq(sm.file_bytes(), bytes) {
-        sm.file_rows().collect()
+    // The index's rows are walked, never collected: (count, bytes of JSON).
+    let (count, total) = if std::ptr::eq(sm.file_bytes(), bytes) {
+        sm.file_rows()
+            .fold((0usize, 0usize), |(n, t), r| (n + 1, t + r.json.len()))
     } else {
-        Vec::new()
+        (0, 0)
     };
-    if rows.len() == lines.non_blank && !rows.is_empty() {
+    if count == lines.non_blank && count > 0 {
         let threads = std::thread::available_parallelism()
             .map_or(2, std::num::NonZeroUsize::get)
             .clamp(2, 8);
-        out.extend(rows_problems(&rows, limit, threads, PARALLEL_MIN_BYTES));
+        let threads = if count < 2 { 1 } else { threads };
+        out.extend(rows_problems(
+            || sm.file_rows(),
+            bytes.len(),
+            total,
+            limit,
+            threads,
+            PARALLEL_MIN_BYTES,
+        ));
     } else {
         out.extend(lines_problems(bytes, limit));
     }
@@ -1047,12 +1068,18 @@ fn check_one(ctx: &Ctx, path: &Path, limit: Limit) -> FileResult {
         Ok(ro) => ro,
         Err(e) => return FileResult::Failed(output::error_text(&e)),
     };
-    let found = problems_of(ctx, path, &ro, limit);
+    // The tips (a walk of the whole tree) are found on a thread of their own meanwhile.
+    let (found, tips) = std::thread::scope(|s| {
+        let tips = s.spawn(|| tips(&ro.session));
+        let found = problems_of(ctx, path, &ro, limit);
+        let tips = tips.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (found, tips)
+    });
     spinner.finish();
     match found {
         Ok((mut problems, truncated)) => {
             // A version 1 file's ids are derived from its bytes: the same on every read.
-            let tips = Some(tips(&ro.session));
+            let tips = Some(tips);
             if let Some(tips) = tips.as_ref().filter(|t| t.len() > 1) {
                 problems.insert(
                     0,
@@ -1075,8 +1102,14 @@ fn check_one(ctx: &Ctx, path: &Path, limit: Limit) -> FileResult {
                     Err(e) => return FileResult::Failed(output::error_text(&e)),
                 }
             }
+            let entries = ro.session.entry_count();
+            // A large session is freed off the main thread.
+            drop(crate::model::Opened {
+                ro,
+                warnings: Vec::new(),
+            });
             FileResult::Checked {
-                entries: ro.session.entry_count(),
+                entries,
                 problems,
                 truncated,
                 tips,
@@ -1132,10 +1165,13 @@ fn sqlite_problem(f: &session_store::sqlite::Finding) -> Problem {
 /// order.
 pub(crate) fn tips(sm: &SessionManager) -> Vec<String> {
     let tree = sm.get_tree();
-    tree.tips()
+    let tips = tree
+        .tips()
         .into_iter()
         .map(|k| tree.nodes[k].entry.id().to_owned())
-        .collect()
+        .collect();
+    crate::model::dispose(tree);
+    tips
 }
 
 /// `tips: <id>, <id>` (ids with control and bidirectional characters escaped).
@@ -1412,6 +1448,7 @@ mod tests {
         let sm = &ro.session;
         assert_eq!(sm.file_bytes(), &bytes[..]);
         let rows: Vec<session_store::FileRow<'_>> = sm.file_rows().collect();
+        let total: usize = rows.iter().map(|r| r.json.len()).sum();
         let lines = FileLines::of(&bytes);
         assert_eq!(rows.len(), lines.non_blank);
         let sequential = lines_problems(&bytes, Limit::NONE);
@@ -1422,7 +1459,17 @@ mod tests {
         assert_eq!(found, expected);
         assert_eq!(sequential.len(), 1_800);
         for threads in [1, 2, 3, 8] {
-            assert_eq!(rows_problems(&rows, Limit::NONE, threads, 0), sequential);
+            assert_eq!(
+                rows_problems(
+                    || rows.iter().copied(),
+                    bytes.len(),
+                    total,
+                    Limit::NONE,
+                    threads,
+                    0
+                ),
+                sequential
+            );
         }
         // The whole list as `check` builds it: the same per-row problems, from the index.
         let (all, cut) = problems_limited(&ro.report, sm, sm.file_bytes(), Limit::NONE);
@@ -1453,9 +1500,17 @@ mod tests {
         let ro = SessionManager::open_read_only(&path, None).unwrap();
         let sm = &ro.session;
         let rows: Vec<session_store::FileRow<'_>> = sm.file_rows().collect();
+        let total: usize = rows.iter().map(|r| r.json.len()).sum();
         // Each chunk stops once it has more than the limit: far fewer than all 1,800.
         for threads in [1, 2, 4] {
-            let some = rows_problems(&rows, Limit(Some(5)), threads, 0);
+            let some = rows_problems(
+                || rows.iter().copied(),
+                bytes.len(),
+                total,
+                Limit(Some(5)),
+                threads,
+                0,
+            );
             assert!(some.len() > 5 && some.len() <= 4 * 6, "{}", some.len());
             let lines: Vec<(&str, usize)> = some
                 .iter()

@@ -155,27 +155,29 @@ pub(crate) fn run(
     let opened = model::open(ctx, path)?;
     let ro = &opened.ro;
     let sm = &ro.session;
-    let built = build(sm, leaf)?;
-    if json {
-        let v = built.to_value()?;
-        out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
-        return model::report_problems(ctx, path, &opened, out);
-    }
-    let leaf_id = match leaf {
-        Some(spec) => Some(model::resolve_entry(sm, spec)?.id().to_owned()),
-        None => None,
-    };
-    let note = model::unstable_ids_note(model::file_version(ro)?);
-    for (k, l) in render_lines(path, sm, &built, leaf_id.as_deref(), width)?
-        .iter()
-        .enumerate()
-    {
-        out.line(l)?;
-        if k == 0
-            && let Some(note) = &note
-        {
-            out.line(note)?;
+    model::with_problem_report(ctx, path, &opened, out, |out| {
+        let built = build(sm, leaf)?;
+        if json {
+            let v = built.to_value()?;
+            out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
+            return Ok(());
         }
-    }
-    model::report_problems(ctx, path, &opened, out)
+        let leaf_id = match leaf {
+            Some(spec) => Some(model::resolve_entry(sm, spec)?.id().to_owned()),
+            None => None,
+        };
+        let note = model::unstable_ids_note(model::file_version(ro)?);
+        for (k, l) in render_lines(path, sm, &built, leaf_id.as_deref(), width)?
+            .iter()
+            .enumerate()
+        {
+            out.line(l)?;
+            if k == 0
+                && let Some(note) = &note
+            {
+                out.line(note)?;
+            }
+        }
+        Ok(())
+    })
 }

@@ -18,7 +18,7 @@ use session_store::SessionManager;
 
 use crate::ctx::Ctx;
 use crate::fsx;
-use crate::model::{self, TreeModel};
+use crate::model;
 use crate::outcome::UsageError;
 use crate::output::Output;
 use crate::progress::Progress;
@@ -347,7 +347,9 @@ pub(crate) fn write_markdown(
     w: &mut dyn Write,
     progress: &Progress,
 ) -> anyhow::Result<()> {
-    let m = TreeModel::new(sm, None);
+    // The counts of the whole tree and the ids' short forms; no per-node tables.
+    let shape = model::TreeShape::of(sm);
+    let short = ShortIds::new(model::unique_entries(sm).map(|e| e.id()));
     let header = sm.get_header()?.unwrap_or(JsValue::Null);
     let name = sm.get_session_name().ok().flatten();
     let branch = sm.get_branch(None);
@@ -390,15 +392,15 @@ pub(crate) fn write_markdown(
         out,
         "- Current branch: {} of {} entries (leaf {})",
         text::thousands(branch.len()),
-        text::thousands(m.len()),
+        text::thousands(shape.nodes),
         sm.get_leaf_id().map_or_else(|| "none".to_owned(), md_code)
     );
-    if m.branch_points() > 0 {
+    if shape.branch_points > 0 {
         let _ = writeln!(
             out,
             "- {} branch {}; only the current branch is shown (see `sessions tree` or the HTML export for all of them)",
-            text::thousands(m.branch_points()),
-            if m.branch_points() == 1 {
+            text::thousands(shape.branch_points),
+            if shape.branch_points == 1 {
                 "point"
             } else {
                 "points"
@@ -421,7 +423,7 @@ pub(crate) fn write_markdown(
             Some(l) => format!(" · label **{}**", md_inline(l)),
             None => String::new(),
         };
-        let meta = format!("{} · {}{tag}", md_code(&m.short.get(id)), md_inline(&ts));
+        let meta = format!("{} · {}{tag}", md_code(&short.get(id)), md_inline(&ts));
         match e.entry_type() {
             EntryType::Message => {
                 let msg = v.get("message").cloned().unwrap_or(JsValue::Null);
@@ -478,7 +480,7 @@ pub(crate) fn write_markdown(
                     "### Compaction · {meta}\n\nEarlier messages were summarised ({} tokens before; kept from {}):\n",
                     md_inline(&field(&v, "tokensBefore").unwrap_or_else(|| "?".to_owned())),
                     field(&v, "firstKeptEntryId")
-                        .map_or_else(|| "?".to_owned(), |k| md_code(&m.short.get(&k)))
+                        .map_or_else(|| "?".to_owned(), |k| md_code(&short.get(&k)))
                 );
                 for l in field(&v, "summary").unwrap_or_default().lines() {
                     let _ = writeln!(out, "> {l}");
@@ -498,7 +500,7 @@ pub(crate) fn write_markdown(
                 md_content(v.get("content"), &mut out);
             }
             ty => {
-                let s = render::entry_summary(ty, &v, &m.short);
+                let s = render::entry_summary(ty, &v, &short);
                 let _ = writeln!(out, "*{}: {}* · {meta}\n", s.kind, md_inline(&s.text));
             }
         }

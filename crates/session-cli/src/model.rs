@@ -128,14 +128,53 @@ pub(crate) fn report_problems(
     opened: &Opened,
     out: &mut Output,
 ) -> anyhow::Result<()> {
-    for w in &opened.warnings {
-        out.warn(w)?;
-    }
     let n = crate::check::problems_of(ctx, path, &opened.ro, crate::check::Limit::NONE)?
         .0
         .iter()
         .filter(|p| p.severity != crate::check::Severity::Info)
         .count();
+    print_problems(path, opened, n, out)
+}
+
+/// Runs `work` (the command's output) and then does what [`report_problems`] does, the
+/// problems being counted meanwhile on a thread of their own when the open kept the file's
+/// bytes (the count needs nothing else), so the scan of every row overlaps the command's own
+/// work. The output is the same as `work` followed by [`report_problems`].
+///
+/// # Errors
+/// `work`'s error (the count is then dropped), or an output error.
+pub(crate) fn with_problem_report(
+    ctx: &Ctx,
+    path: &Path,
+    opened: &Opened,
+    out: &mut Output,
+    work: impl FnOnce(&mut Output) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let ro = &opened.ro;
+    if ro.session.file_bytes().len() != ro.report.bytes {
+        work(out)?;
+        return report_problems(ctx, path, opened, out);
+    }
+    std::thread::scope(|s| {
+        let count = s.spawn(|| {
+            crate::check::problems(&ro.report, &ro.session, ro.session.file_bytes())
+                .iter()
+                .filter(|p| p.severity != crate::check::Severity::Info)
+                .count()
+        });
+        work(out)?;
+        let n = count
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        print_problems(path, opened, n, out)
+    })
+}
+
+/// The open's warnings and the line for `n` problems (none for 0).
+fn print_problems(path: &Path, opened: &Opened, n: usize, out: &mut Output) -> anyhow::Result<()> {
+    for w in &opened.warnings {
+        out.warn(w)?;
+    }
     if n > 0 {
         out.warn(&format!(
             "{}: {n} {} (run `sessions check {}`)",
@@ -225,58 +264,67 @@ pub(crate) struct TreeModel<'a> {
 
 impl<'a> TreeModel<'a> {
     /// Builds the model of a session; `report` marks the members of parent cycles.
+    ///
+    /// O(nodes) integer passes over the library's tree plus one sort of the ids for
+    /// [`ShortIds`]; ids are compared only against the few the branch, the leaf, the cycles and
+    /// the compactions name (no map of every id).
     pub(crate) fn new(sm: &'a SessionManager, report: Option<&OpenReport>) -> Self {
         let tree = sm.get_tree();
         let n = tree.nodes.len();
-        let mut by_id: HashMap<&'a str, usize> = HashMap::with_capacity(n);
-        for (i, node) in tree.nodes.iter().enumerate() {
-            by_id.insert(node.entry.id(), i);
-        }
-        let mut parent = vec![None; n];
-        for (i, node) in tree.nodes.iter().enumerate() {
-            for &c in &node.children {
-                parent[c] = Some(i);
-            }
-        }
-        let mut order = Vec::with_capacity(n);
-        let mut depth = vec![0; n];
-        let mut stack: Vec<(usize, usize)> = tree.roots.iter().rev().map(|&r| (r, 1)).collect();
-        while let Some((i, d)) = stack.pop() {
-            order.push(i);
-            depth[i] = d;
-            for &c in tree.nodes[i].children.iter().rev() {
-                stack.push((c, d + 1));
-            }
-        }
-        let mut size = vec![1; n];
-        for &i in order.iter().rev() {
-            if let Some(p) = parent[i] {
-                size[p] += size[i];
-            }
-        }
-        let mut on_branch = vec![false; n];
-        for e in sm.get_branch(None) {
-            if let Some(&i) = by_id.get(e.id()) {
-                on_branch[i] = true;
-            }
-        }
+        let (order, depth, parent, size) = walk(&tree);
+        // The ids to find among the nodes: the branch's, the leaf's, the cycles' and the
+        // compactions' firstKeptEntryId (with the compaction that names it).
+        let branch: HashSet<&str> = sm.get_branch(None).iter().map(|e| e.id()).collect();
         let cycle_ids: HashSet<&str> = report
             .map(|r| r.cycles.iter().flatten().map(String::as_str).collect())
             .unwrap_or_default();
-        let in_cycle = tree
-            .nodes
-            .iter()
-            .map(|node| cycle_ids.contains(node.entry.id()))
-            .collect();
-        let leaf = sm.get_leaf_id().and_then(|l| by_id.get(l).copied());
-        let mut first_kept_of = vec![Vec::new(); n];
+        let mut kept: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, node) in tree.nodes.iter().enumerate() {
             if node.entry.entry_type() != EntryType::Compaction {
                 continue;
             }
             let Ok(v) = node.entry.value() else { continue };
-            if let Some(k) = field(&v, "firstKeptEntryId").and_then(|k| by_id.get(k.as_str())) {
-                first_kept_of[*k].push(i);
+            if let Some(k) = field(&v, "firstKeptEntryId") {
+                kept.entry(k).or_default().push(i);
+            }
+        }
+        let leaf_id = sm.get_leaf_id();
+        let mut on_branch = vec![false; n];
+        let mut in_cycle = vec![false; n];
+        let mut first_kept_of = vec![Vec::new(); n];
+        let mut leaf = None;
+        // Of the nodes that show the same id (distinct lone surrogates read as U+FFFD), the
+        // last one is the id's node, as a map from id to node keeps it: nodes are visited
+        // last first and an id of the branch marks one node.
+        let mut marked: HashSet<&str> = HashSet::new();
+        for (i, node) in tree.nodes.iter().enumerate().rev() {
+            let id = node.entry.id();
+            if !branch.is_empty() && branch.contains(id) && marked.insert(id) {
+                on_branch[i] = true;
+            }
+            if !cycle_ids.is_empty() && cycle_ids.contains(id) {
+                in_cycle[i] = true;
+            }
+            if leaf.is_none() && leaf_id == Some(id) {
+                leaf = Some(i);
+            }
+        }
+        if !kept.is_empty() {
+            let mut node_of: HashMap<&str, usize> = HashMap::with_capacity(kept.len());
+            for (i, node) in tree.nodes.iter().enumerate() {
+                if kept.contains_key(node.entry.id()) {
+                    node_of.insert(node.entry.id(), i);
+                }
+            }
+            // Compactions in node order, as the walk over the nodes pushed them.
+            let mut pairs: Vec<(usize, usize)> = kept
+                .iter()
+                .filter_map(|(k, cs)| node_of.get(k.as_str()).map(|&t| (t, cs)))
+                .flat_map(|(t, cs)| cs.iter().map(move |&c| (c, t)))
+                .collect();
+            pairs.sort_unstable();
+            for (c, t) in pairs {
+                first_kept_of[t].push(c);
             }
         }
         let short = ShortIds::new(tree.nodes.iter().map(|node| node.entry.id()));
@@ -354,19 +402,105 @@ impl<'a> TreeModel<'a> {
             .filter(|n| n.children.len() > 1)
             .count()
     }
+}
 
-    /// Deepest depth.
-    pub(crate) fn max_depth(&self) -> usize {
-        self.depth.iter().copied().max().unwrap_or(0)
+/// The pre-order of a tree (roots in file order, children oldest first), each node's depth
+/// (roots are 1), parent and subtree size (itself included). Iterative.
+fn walk(tree: &SessionTree<'_>) -> (Vec<usize>, Vec<usize>, Vec<Option<usize>>, Vec<usize>) {
+    let n = tree.nodes.len();
+    let mut parent = vec![None; n];
+    for (i, node) in tree.nodes.iter().enumerate() {
+        for &c in &node.children {
+            parent[c] = Some(i);
+        }
     }
+    let mut order = Vec::with_capacity(n);
+    let mut depth = vec![0; n];
+    let mut stack: Vec<(usize, usize)> = tree.roots.iter().rev().map(|&r| (r, 1)).collect();
+    while let Some((i, d)) = stack.pop() {
+        order.push(i);
+        depth[i] = d;
+        for &c in tree.nodes[i].children.iter().rev() {
+            stack.push((c, d + 1));
+        }
+    }
+    let mut size = vec![1; n];
+    for &i in order.iter().rev() {
+        if let Some(p) = parent[i] {
+            size[p] += size[i];
+        }
+    }
+    (order, depth, parent, size)
+}
 
-    /// Number of leaves (nodes without children).
-    pub(crate) fn leaves(&self) -> usize {
-        self.tree
-            .nodes
-            .iter()
-            .filter(|n| n.children.is_empty())
-            .count()
+/// The shape of a session's tree, for `stats`: what [`TreeModel`] would report, without its
+/// per-node tables or short ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TreeShape {
+    /// Number of nodes (entries, each id once).
+    pub(crate) nodes: usize,
+    /// Number of roots.
+    pub(crate) roots: usize,
+    /// Deepest depth (roots are 1; 0 without nodes).
+    pub(crate) depth: usize,
+    /// Nodes with two or more children, as [`TreeModel::branch_points`].
+    pub(crate) branch_points: usize,
+    /// Nodes without children (the tree's tips).
+    pub(crate) leaves: usize,
+    /// Nodes with a label, as the nodes whose [`TreeModel::label`] is `Some`.
+    pub(crate) labels: usize,
+}
+
+impl TreeShape {
+    /// The shape of `sm`'s tree ([`SessionManager::get_tree`]): one walk over its nodes.
+    pub(crate) fn of(sm: &SessionManager) -> Self {
+        let tree = sm.get_tree();
+        let mut depth = 0;
+        let mut stack: Vec<(usize, usize)> = tree.roots.iter().map(|&r| (r, 1)).collect();
+        while let Some((i, d)) = stack.pop() {
+            depth = depth.max(d);
+            stack.extend(tree.nodes[i].children.iter().map(|&c| (c, d + 1)));
+        }
+        let shape = TreeShape {
+            nodes: tree.nodes.len(),
+            roots: tree.roots.len(),
+            depth,
+            branch_points: tree.nodes.iter().filter(|n| n.children.len() > 1).count(),
+            leaves: tree.nodes.iter().filter(|n| n.children.is_empty()).count(),
+            labels: tree.nodes.iter().filter(|n| n.label.is_some()).count(),
+        };
+        dispose(tree);
+        shape
+    }
+}
+
+/// The entries, each id once ([`SessionManager::get_unique_entries`], in file order), without a
+/// lookup per row when no id repeats (every entry row is then its id's row).
+pub(crate) fn unique_entries(
+    sm: &SessionManager,
+) -> Box<dyn Iterator<Item = session_store::EntryRef<'_>> + '_> {
+    if sm.entry_row_count() == sm.entry_count() {
+        Box::new(sm.get_entries())
+    } else {
+        Box::new(sm.get_unique_entries())
+    }
+}
+
+/// Frees a large tree (a vector of children per node) on a thread of its own, as [`Opened`]
+/// frees a large session.
+pub(crate) fn dispose(tree: SessionTree<'_>) {
+    if tree.nodes.len() < 50_000 {
+        return;
+    }
+    // The nodes borrow the session; only the children lists are moved to the thread.
+    let kids: Vec<Vec<usize>> = tree.nodes.into_iter().map(|n| n.children).collect();
+    std::thread::spawn(move || drop(kids));
+}
+
+/// A large tree's children lists are freed off the main thread ([`dispose`]).
+impl Drop for TreeModel<'_> {
+    fn drop(&mut self) {
+        dispose(std::mem::take(&mut self.tree));
     }
 }
 

@@ -10,7 +10,7 @@ use session_format::json::{JsObject, JsValue};
 use session_store::MessageRole;
 
 use crate::ctx::Ctx;
-use crate::model::{self, TreeModel};
+use crate::model::{self, TreeShape};
 use crate::output::Output;
 use crate::text;
 
@@ -58,9 +58,6 @@ fn one(ctx: &Ctx, path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
     }
     let ro = &opened.ro;
     let sm = &ro.session;
-    let start = Instant::now();
-    let m = TreeModel::new(sm, Some(&ro.report));
-    let tree_ms = start.elapsed().as_secs_f64() * 1000.0;
     // The bytes the open read (read again only for an empty or whitespace-only file, whose
     // buffer the open does not keep).
     let reread;
@@ -70,40 +67,54 @@ fn one(ctx: &Ctx, path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
         reread = ctx.backend.read_session(path)?;
         &reread
     };
-    let lines = count_lines(bytes);
-    let mut by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut by_role: BTreeMap<String, usize> = BTreeMap::new();
-    let mut total = 0;
-    for e in sm.get_unique_entries() {
-        total += 1;
-        *by_kind.entry(e.entry_type().as_str()).or_default() += 1;
-        if e.entry_type() == EntryType::Message {
-            // The role the open read; the row is parsed only for a role of another kind.
-            let role = match e.message_role() {
-                MessageRole::None => "(none)".to_owned(),
-                MessageRole::Other => e
-                    .raw_value()
-                    .ok()
-                    .and_then(|v| {
-                        v.get("message")
-                            .and_then(|m| crate::render::field(m, "role"))
-                    })
-                    .unwrap_or_else(|| "(none)".to_owned()),
-                named => named.as_str().unwrap_or("(none)").to_owned(),
-            };
-            match by_role.get_mut(role.as_str()) {
-                Some(n) => *n += 1,
-                None => {
-                    by_role.insert(role, 1);
+    // The problems are counted on a thread of their own while the rest is counted here.
+    let (shape, tree_ms, lines, by_kind, by_role, total, entry_rows, branch_len, version, problems) =
+        std::thread::scope(|s| -> anyhow::Result<_> {
+            let problems = s.spawn(|| crate::check::problems(&ro.report, sm, bytes).len());
+            let start = Instant::now();
+            let shape = TreeShape::of(sm);
+            let tree_ms = start.elapsed().as_secs_f64() * 1000.0;
+            let lines = count_lines(bytes);
+            let mut by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
+            let mut by_role: BTreeMap<String, usize> = BTreeMap::new();
+            let mut total = 0;
+            let entry_rows = sm.entry_row_count();
+            for e in model::unique_entries(sm) {
+                total += 1;
+                *by_kind.entry(e.entry_type().as_str()).or_default() += 1;
+                if e.entry_type() == EntryType::Message {
+                    // The role the open read; the row is parsed only for a role of another kind.
+                    let role = match e.message_role() {
+                        MessageRole::None => "(none)".to_owned(),
+                        MessageRole::Other => e
+                            .raw_value()
+                            .ok()
+                            .and_then(|v| {
+                                v.get("message")
+                                    .and_then(|m| crate::render::field(m, "role"))
+                            })
+                            .unwrap_or_else(|| "(none)".to_owned()),
+                        named => named.as_str().unwrap_or("(none)").to_owned(),
+                    };
+                    match by_role.get_mut(role.as_str()) {
+                        Some(n) => *n += 1,
+                        None => {
+                            by_role.insert(role, 1);
+                        }
+                    }
                 }
             }
-        }
-    }
-    let labels = (0..m.len()).filter(|&i| m.label(i).is_some()).count();
-    let branch_len = sm.get_branch(None).len();
-    let version = model::file_version(ro)?;
-    let problems = crate::check::problems(&ro.report, sm, bytes).len();
-    let duplicate_rows = sm.entry_row_count() - total;
+            let branch_len = sm.get_branch(None).len();
+            let version = model::file_version(ro)?;
+            let problems = problems
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            Ok((
+                shape, tree_ms, lines, by_kind, by_role, total, entry_rows, branch_len, version,
+                problems,
+            ))
+        })?;
+    let duplicate_rows = entry_rows - total;
 
     let mut o = JsObject::new();
     let num = |n: usize| JsValue::Number(n as f64);
@@ -124,11 +135,11 @@ fn one(ctx: &Ctx, path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
         r.insert(role.as_str(), num(*n));
     }
     o.insert("byRole", JsValue::Object(r));
-    o.insert("roots", num(m.tree.roots.len()));
-    o.insert("depth", num(m.max_depth()));
-    o.insert("branchPoints", num(m.branch_points()));
-    o.insert("leaves", num(m.leaves()));
-    o.insert("labels", num(labels));
+    o.insert("roots", num(shape.roots));
+    o.insert("depth", num(shape.depth));
+    o.insert("branchPoints", num(shape.branch_points));
+    o.insert("leaves", num(shape.leaves));
+    o.insert("labels", num(shape.labels));
     o.insert("branchLength", num(branch_len));
     o.insert("problems", num(problems));
     o.insert(
@@ -200,21 +211,17 @@ fn one(ctx: &Ctx, path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
         "tree",
         format!(
             "{} {}, depth {}, {} branch {}, {} {}",
-            m.tree.roots.len(),
-            if m.tree.roots.len() == 1 {
-                "root"
-            } else {
-                "roots"
-            },
-            text::thousands(m.max_depth()),
-            m.branch_points(),
-            if m.branch_points() == 1 {
+            shape.roots,
+            if shape.roots == 1 { "root" } else { "roots" },
+            text::thousands(shape.depth),
+            shape.branch_points,
+            if shape.branch_points == 1 {
                 "point"
             } else {
                 "points"
             },
-            text::thousands(m.leaves()),
-            if m.leaves() == 1 { "leaf" } else { "leaves" },
+            text::thousands(shape.leaves),
+            if shape.leaves == 1 { "leaf" } else { "leaves" },
         ),
     ));
     out.push(kv(
@@ -225,7 +232,7 @@ fn one(ctx: &Ctx, path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
             sm.get_leaf_id().map_or("none", text::short_id)
         ),
     ));
-    out.push(kv("labels", text::thousands(labels)));
+    out.push(kv("labels", text::thousands(shape.labels)));
     out.push(kv(
         "problems",
         if problems == 0 {

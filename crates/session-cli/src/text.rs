@@ -2,7 +2,6 @@
 //! and dates.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -472,36 +471,71 @@ fn common_chars(a: &str, b: &str) -> usize {
 /// Short forms of a set of ids for human output: the shortest prefix of each id that no other
 /// id of the set starts with, at least 8 characters (the whole id when it is shorter, or when
 /// another id extends it), escaped with [`safe`]. `list`, `tree`, `context` and the exports
-/// use it, so one session's ids look the same everywhere. O(n log n).
+/// use it, so one session's ids look the same everywhere.
+///
+/// Building it copies the ids into one buffer and sorts them (O(n log n), two allocations in
+/// all, 24 bytes per id plus the ids' bytes); each [`ShortIds::get`] then finds the id's
+/// sorted neighbours by binary search (O(log n)), so a command that prints a few ids of a large
+/// session computes only those.
 #[derive(Debug, Default)]
 pub(crate) struct ShortIds {
-    map: HashMap<String, String>,
+    /// Every id's bytes, one after the other.
+    text: String,
+    /// The distinct ids, sorted by their bytes: (the first 8 bytes, big-endian, zero-padded;
+    /// start in `text`; length in bytes).
+    sorted: Vec<(u64, usize, usize)>,
+}
+
+/// The first 8 bytes of `s` as a big-endian number, zero-padded: comparing these compares the
+/// strings' first 8 bytes (a shorter string's padding sorts before any byte).
+fn prefix_key(s: &str) -> u64 {
+    let mut k = [0u8; 8];
+    let n = s.len().min(8);
+    k[..n].copy_from_slice(&s.as_bytes()[..n]);
+    u64::from_be_bytes(k)
 }
 
 impl ShortIds {
     /// The short forms of `ids` (duplicates allowed).
     pub(crate) fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut sorted: Vec<&str> = ids.into_iter().collect();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let mut map = HashMap::with_capacity(sorted.len());
-        for (k, id) in sorted.iter().enumerate() {
-            let before = k.checked_sub(1).map_or(0, |p| common_chars(sorted[p], id));
-            let after = sorted.get(k + 1).map_or(0, |n| common_chars(n, id));
-            let len = id.chars().count();
-            let want = (before.max(after) + 1).max(8).min(len);
-            let cut = id.char_indices().nth(want).map_or(id.len(), |(i, _)| i);
-            map.insert((*id).to_owned(), safe(&id[..cut]).into_owned());
+        let ids = ids.into_iter();
+        let mut text = String::with_capacity(ids.size_hint().0 * 8);
+        let mut sorted: Vec<(u64, usize, usize)> = Vec::with_capacity(ids.size_hint().0);
+        for id in ids {
+            sorted.push((prefix_key(id), text.len(), id.len()));
+            text.push_str(id);
         }
-        ShortIds { map }
+        let of = |e: &(u64, usize, usize)| &text[e.1..e.1 + e.2];
+        sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| of(a).cmp(of(b))));
+        sorted.dedup_by(|a, b| a.0 == b.0 && of(a) == of(b));
+        ShortIds { text, sorted }
+    }
+
+    /// The id of a sorted entry.
+    fn of(&self, e: &(u64, usize, usize)) -> &str {
+        &self.text[e.1..e.1 + e.2]
     }
 
     /// The short form of `id` (an id outside the set gets its first 8 characters).
     pub(crate) fn get(&self, id: &str) -> String {
-        self.map
-            .get(id)
-            .cloned()
-            .unwrap_or_else(|| safe(short_id(id)).into_owned())
+        let key = prefix_key(id);
+        let k = self
+            .sorted
+            .partition_point(|e| e.0 < key || (e.0 == key && self.of(e) < id));
+        if self.sorted.get(k).is_none_or(|e| self.of(e) != id) {
+            return safe(short_id(id)).into_owned();
+        }
+        let before = k
+            .checked_sub(1)
+            .map_or(0, |p| common_chars(self.of(&self.sorted[p]), id));
+        let after = self
+            .sorted
+            .get(k + 1)
+            .map_or(0, |n| common_chars(self.of(n), id));
+        let len = id.chars().count();
+        let want = (before.max(after) + 1).max(8).min(len);
+        let cut = id.char_indices().nth(want).map_or(id.len(), |(i, _)| i);
+        safe(&id[..cut]).into_owned()
     }
 }
 
@@ -555,6 +589,55 @@ mod tests {
             ShortIds::new(["x\u{0}\u{202e}yz"]).get("x\u{0}\u{202e}yz"),
             "x\\u{0}\\u{202e}yz"
         );
+    }
+
+    /// The binary-search short ids are the ones of a map built from every sorted neighbour
+    /// pair (the former construction), for ids sharing prefixes of every length, shorter than
+    /// 8 characters, multi-byte, empty, repeated, and for ids outside the set.
+    #[test]
+    fn short_ids_equal_the_pairwise_construction() {
+        let mut ids: Vec<String> = vec![
+            String::new(),
+            "a".into(),
+            "ab".into(),
+            "abcdefgh".into(),
+            "abcdefghi".into(),
+            "abcdefgh\u{0}".into(),
+            "abcdefg\u{0}".into(),
+            "abcdefg".into(),
+            "日本語日本語日本語".into(),
+            "日本語日本語日本".into(),
+            "日本語日本語日本x".into(),
+            "\u{fffd}\u{fffd}".into(),
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for k in 0..2_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 12) as usize;
+            let hex = format!("{x:016x}");
+            ids.push(format!(
+                "{}{}",
+                ["", "0195f000-", "abcdefgh", "ab"][(k % 4) as usize],
+                &hex[..len]
+            ));
+        }
+        ids.push(ids[5].clone());
+        let s = ShortIds::new(ids.iter().map(String::as_str));
+        let mut sorted: Vec<&str> = ids.iter().map(String::as_str).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        for (k, id) in sorted.iter().enumerate() {
+            let before = k.checked_sub(1).map_or(0, |p| common_chars(sorted[p], id));
+            let after = sorted.get(k + 1).map_or(0, |n| common_chars(n, id));
+            let want = (before.max(after) + 1).max(8).min(id.chars().count());
+            let cut = id.char_indices().nth(want).map_or(id.len(), |(i, _)| i);
+            assert_eq!(s.get(id), safe(&id[..cut]), "{id:?}");
+        }
+        assert_eq!(s.get("abcdefgh-not-there"), "abcdefgh");
+        assert_eq!(s.get("zz"), "zz");
+        assert_eq!(ShortIds::default().get("0123456789"), "01234567");
     }
 
     #[test]

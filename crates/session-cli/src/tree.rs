@@ -92,12 +92,17 @@ pub(crate) fn render_lines(m: &TreeModel<'_>, opts: &TreeOptions) -> Vec<String>
         .max()
         .unwrap_or(4)
         .min(KIND_MAX);
-    let shorts: Vec<String> = (0..m.len()).map(|i| m.short(i)).collect();
-    let id_w = m
-        .order
+    // Short ids of the printed nodes only.
+    let mut shorts: Vec<Option<String>> = vec![None; m.len()];
+    for &i in &m.order {
+        if m.depth[i] <= max_depth {
+            shorts[i] = Some(m.short(i));
+        }
+    }
+    let id_w = shorts
         .iter()
-        .filter(|&&i| m.depth[i] <= max_depth)
-        .map(|&i| text::width(&shorts[i]))
+        .flatten()
+        .map(|s| text::width(s))
         .max()
         .unwrap_or(8);
     let mut lines = Vec::with_capacity(m.len().min(100_000));
@@ -136,7 +141,7 @@ pub(crate) fn render_lines(m: &TreeModel<'_>, opts: &TreeOptions) -> Vec<String>
         let bullet = if m.on_branch[i] { "●" } else { "○" };
         let head = format!(
             "{lead}{bullet} {} {}  ",
-            text::pad(&shorts[i], id_w),
+            text::pad(&shorts[i].take().unwrap_or_else(|| m.short(i)), id_w),
             text::pad(&s.kind, kind_w)
         );
         let used = text::width(&head)
@@ -221,9 +226,10 @@ pub(crate) fn run_text(
     out: &mut Output,
 ) -> anyhow::Result<()> {
     let opened = model::open(ctx, path)?;
-    let m = TreeModel::new(&opened.ro.session, Some(&opened.ro.report));
-    write_text(path, &opened.ro, &m, opts, out)?;
-    model::report_problems(ctx, path, &opened, out)
+    model::with_problem_report(ctx, path, &opened, out, |out| {
+        let m = TreeModel::new(&opened.ro.session, Some(&opened.ro.report));
+        write_text(path, &opened.ro, &m, opts, out)
+    })
 }
 
 /// Writes the header, the tree and the legend.
@@ -354,8 +360,10 @@ pub(crate) fn run_json(
     out: &mut Output,
 ) -> anyhow::Result<()> {
     let opened: Opened = model::open(ctx, path)?;
-    let m = TreeModel::new(&opened.ro.session, Some(&opened.ro.report));
-    let v = to_json(path, &opened.ro, &m, opts.depth)?;
-    out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
-    model::report_problems(ctx, path, &opened, out)
+    model::with_problem_report(ctx, path, &opened, out, |out| {
+        let m = TreeModel::new(&opened.ro.session, Some(&opened.ro.report));
+        let v = to_json(path, &opened.ro, &m, opts.depth)?;
+        out.line(&session_format::normalize::to_json_string_indented(&v, 2))?;
+        Ok(())
+    })
 }
