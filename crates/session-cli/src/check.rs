@@ -1104,10 +1104,8 @@ fn check_one(ctx: &Ctx, path: &Path, limit: Limit) -> FileResult {
             }
             let entries = ro.session.entry_count();
             // A large session is freed off the main thread.
-            drop(crate::model::Opened {
-                ro,
-                warnings: Vec::new(),
-            });
+            let mut ro = ro;
+            crate::dispose::session(&mut ro);
             FileResult::Checked {
                 entries,
                 problems,
@@ -1170,7 +1168,7 @@ pub(crate) fn tips(sm: &SessionManager) -> Vec<String> {
         .into_iter()
         .map(|k| tree.nodes[k].entry.id().to_owned())
         .collect();
-    crate::model::dispose(tree);
+    crate::dispose::tree(tree);
     tips
 }
 

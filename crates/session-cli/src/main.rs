@@ -59,6 +59,7 @@ mod clear;
 mod context;
 mod ctx;
 mod demo;
+mod dispose;
 mod duration;
 mod export;
 mod fsx;

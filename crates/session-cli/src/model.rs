@@ -98,25 +98,12 @@ pub(crate) fn open(ctx: &Ctx, path: &Path) -> anyhow::Result<Opened> {
     Ok(Opened { ro, warnings })
 }
 
-/// Sessions at least this large (bytes) are freed off the main thread when their [`Opened`] is
-/// dropped.
-const DISPOSE_OFF_THREAD_MIN: usize = 8 << 20;
-
 /// A large session (hundreds of thousands of rows and ids) is freed on a thread of its own
 /// when the command is done with it, so the output is not held up by the deallocations and a
 /// process that ends meanwhile does not wait for them.
 impl Drop for Opened {
     fn drop(&mut self) {
-        if self.ro.report.bytes >= DISPOSE_OFF_THREAD_MIN {
-            let ro = std::mem::replace(
-                &mut self.ro,
-                ReadOnlyOpen {
-                    session: SessionManager::in_memory(""),
-                    report: OpenReport::default(),
-                },
-            );
-            std::thread::spawn(move || drop(ro));
-        }
+        crate::dispose::session(&mut self.ro);
     }
 }
 
@@ -469,7 +456,7 @@ impl TreeShape {
             leaves: tree.nodes.iter().filter(|n| n.children.is_empty()).count(),
             labels: tree.nodes.iter().filter(|n| n.label.is_some()).count(),
         };
-        dispose(tree);
+        crate::dispose::tree(tree);
         shape
     }
 }
@@ -486,21 +473,10 @@ pub(crate) fn unique_entries(
     }
 }
 
-/// Frees a large tree (a vector of children per node) on a thread of its own, as [`Opened`]
-/// frees a large session.
-pub(crate) fn dispose(tree: SessionTree<'_>) {
-    if tree.nodes.len() < 50_000 {
-        return;
-    }
-    // The nodes borrow the session; only the children lists are moved to the thread.
-    let kids: Vec<Vec<usize>> = tree.nodes.into_iter().map(|n| n.children).collect();
-    std::thread::spawn(move || drop(kids));
-}
-
-/// A large tree's children lists are freed off the main thread ([`dispose`]).
+/// A large tree's children lists are freed off the main thread ([`crate::dispose::tree`]).
 impl Drop for TreeModel<'_> {
     fn drop(&mut self) {
-        dispose(std::mem::take(&mut self.tree));
+        crate::dispose::tree(std::mem::take(&mut self.tree));
     }
 }
 
