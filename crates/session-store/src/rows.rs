@@ -595,16 +595,30 @@ pub(crate) fn load(buf: &[u8]) -> Loaded {
     load_split(buf, SPLIT_MIN)
 }
 
+/// [`load`], calling `on_first` on the calling thread with the rows of the first part and the
+/// number of bytes that part covers when the buffer is read in two parts, while the second part
+/// is still being read (the rows given are the first rows of the result, as they will be).
+pub(crate) fn load_with(buf: &[u8], on_first: impl FnOnce(&[Row], usize)) -> Loaded {
+    let (header_at, version, first_non_blank) = find_header(buf);
+    // The first part is a little shorter, as the calling thread goes on with `on_first`.
+    let mid = split_point(buf, SPLIT_MIN, buf.len() / 32 * 15);
+    load_at_with(buf, mid, header_at, version, first_non_blank, on_first)
+}
+
 /// [`load`], splitting the work when `buf` holds at least `split_min` bytes.
 pub(crate) fn load_split(buf: &[u8], split_min: usize) -> Loaded {
     let (header_at, version, first_non_blank) = find_header(buf);
-    let mid = if buf.len() >= split_min {
-        memchr::memchr(b'\n', buf.get(buf.len() / 2..).unwrap_or_default())
-            .map(|i| buf.len() / 2 + i + 1)
+    let mid = split_point(buf, split_min, buf.len() / 2);
+    load_at(buf, mid, header_at, version, first_non_blank)
+}
+
+/// Just after the first LF at or after `near`, when `buf` holds at least `split_min` bytes.
+fn split_point(buf: &[u8], split_min: usize, near: usize) -> Option<usize> {
+    if buf.len() >= split_min {
+        memchr::memchr(b'\n', buf.get(near..).unwrap_or_default()).map(|i| near + i + 1)
     } else {
         None
-    };
-    load_at(buf, mid, header_at, version, first_non_blank)
+    }
 }
 
 /// The offset of the header line (the first line that parses, when it reads as a header), the
@@ -642,6 +656,18 @@ fn load_at(
     version: f64,
     first_non_blank: Option<usize>,
 ) -> Loaded {
+    load_at_with(buf, mid, header_at, version, first_non_blank, |_, _| {})
+}
+
+/// [`load_at`], calling `on_first` as [`load_with`] does.
+fn load_at_with(
+    buf: &[u8],
+    mid: Option<usize>,
+    header_at: Option<usize>,
+    version: f64,
+    first_non_blank: Option<usize>,
+    on_first: impl FnOnce(&[Row], usize),
+) -> Loaded {
     // Only a split after the first non-blank line keeps the halves independent.
     let mid = mid.filter(|&m| m < buf.len() && first_non_blank.is_some_and(|f| f < m));
     let (rows, scanned) = match mid {
@@ -653,6 +679,7 @@ fn load_at(
             let (first, second) = std::thread::scope(|s| {
                 let second = s.spawn(|| load_range(buf, mid, buf.len(), true, header_at, version));
                 let first = load_range(buf, 0, mid, false, header_at, version);
+                on_first(&first.0, mid);
                 (first, second.join())
             });
             let (mut rows, scanned, first_lines) = first;
@@ -699,7 +726,8 @@ fn load_range(
 ) -> (Vec<Row>, usize, usize) {
     // About one row per KiB in real transcripts; the vector grows past that if needed.
     let mut rows: Vec<Row> = Vec::with_capacity((end - start) / 1024 + 16);
-    let mut prev: Option<Id> = None;
+    // The row (in `rows`) of the last entry, whose id a `parentId` naming it shares.
+    let mut prev: Option<usize> = None;
     let mut lines = 0;
     for line in LineReader::range(buf, start, end, after_non_blank) {
         lines = line.raw.number;
@@ -712,15 +740,11 @@ fn load_range(
             LineContent::Blank => continue,
             LineContent::Malformed(err) => RowKind::Malformed(Box::new(err)),
             LineContent::Json(env) => {
-                let kind = classify_row_after(
-                    &env,
-                    line.json,
-                    version,
-                    header_at == Some(start),
-                    prev.as_ref(),
-                );
-                if let RowKind::Entry(e) = &kind {
-                    prev = Some(e.id.clone());
+                let prev_id = prev.and_then(|p| rows.get(p)?.kind.entry()).map(|e| &e.id);
+                let kind =
+                    classify_row_after(&env, line.json, version, header_at == Some(start), prev_id);
+                if let RowKind::Entry(_) = &kind {
+                    prev = Some(rows.len());
                 }
                 kind
             }
