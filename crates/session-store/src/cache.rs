@@ -16,7 +16,7 @@ use indexmap::IndexMap;
 use session_format::json::JsString;
 
 use crate::disk::DiskImage;
-use crate::index::Index;
+use crate::index::{Builder, Index};
 use crate::inspect::OpenReport;
 use crate::rows::{self, Row};
 use crate::snapshot::{self, RepairSnapshot, SessionFileSnapshot};
@@ -162,7 +162,16 @@ pub(crate) struct Parsed {
 impl Parsed {
     /// Reads `buf`, the bytes of the session at `path`.
     pub(crate) fn of(path: &Path, buf: &[u8]) -> Parsed {
-        let loaded = rows::load(buf);
+        // The first part of a large file is replayed while the second is still being read.
+        let mut first: Option<Builder> = None;
+        let loaded = rows::load_with(buf, |rows, bytes| {
+            let entries = rows.iter().filter(|r| r.kind.entry().is_some()).count();
+            // As many entries per byte in the rest of the file.
+            let expected = entries.saturating_mul(buf.len()) / bytes.max(1) + 16;
+            let mut b = Builder::new(expected);
+            b.feed(rows);
+            first = Some(b);
+        });
         let report = crate::inspect::file_report(path, buf, &loaded);
         let (session_id, header_cwd) = match loaded.header {
             Some(h) => (
@@ -171,7 +180,10 @@ impl Parsed {
             ),
             None => (String::new(), None),
         };
-        let ix = Index::build(&loaded.rows);
+        let ix = match first {
+            Some(b) => b.finish(&loaded.rows),
+            None => Index::build(&loaded.rows),
+        };
         Parsed {
             rows: loaded.rows,
             ix,

@@ -26,15 +26,20 @@ struct Inner {
 
 impl Id {
     pub(crate) fn new(js: JsString) -> Self {
-        let lossy = js
-            .as_str()
-            .is_none()
+        // Ids are almost always ASCII: no UTF-8 validation for those.
+        let lossy = (!js.as_wtf8().is_ascii() && js.as_str().is_none())
             .then(|| Box::new(js.to_str_lossy().into_owned().into_boxed_str()));
         Id(Arc::new(Inner { js, lossy }))
     }
 
     pub(crate) fn from_js_str(s: &JsStr<'_>) -> Self {
         Id::new(s.to_js_string())
+    }
+
+    /// True when both are the same shared id (one allocation), without reading the bytes:
+    /// `true` implies equal ids, `false` says nothing.
+    pub(crate) fn same(a: &Id, b: &Id) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
     }
 
     /// The WTF-8 bytes (the map key).

@@ -260,22 +260,114 @@ pub(crate) struct LeafState {
     pub(crate) side: bool,
 }
 
-impl Index {
-    /// Replays every row in file order.
-    pub(crate) fn build(rows: &[Row]) -> Index {
+/// An [`Index`] being built by replaying rows in file order, fed in one or more parts (the
+/// first half of a large file can be replayed while the second is still being read): the
+/// result is [`Index::build`]'s.
+///
+/// The replay is [`Index::apply`]'s row by row, without writing the cursor after every entry:
+/// after a non-side entry the cursor is "that entry's id as `leaf` and `appendParent`, no side
+/// parent" whatever it was before, so a run of such entries only remembers the last one's row
+/// (`pending`), and the fields are written once, before the next row that reads or changes
+/// them otherwise (a side entry, a leaf control, a parent-linked opaque row) and at the end. A
+/// non-side entry read in that state has `leafId === appendParentId`, so only a missing
+/// `parentId` gives it a logical parent.
+#[derive(Debug)]
+pub(crate) struct Builder {
+    ix: Index,
+    /// Rows replayed so far.
+    done: usize,
+    /// The row of the non-side entry the cursor is after, when not yet written.
+    pending: Option<usize>,
+    /// Entry rows replayed so far.
+    entries: usize,
+}
+
+impl Builder {
+    /// A builder expecting about `entries` entry rows (the maps are sized for them).
+    pub(crate) fn new(entries: usize) -> Builder {
         let mut ix = Index::default();
+        ix.by_id.reserve(entries);
+        ix.id_order.reserve(entries);
+        Builder {
+            ix,
+            done: 0,
+            pending: None,
+            entries: 0,
+        }
+    }
+
+    /// Replays the rows of `rows` not replayed yet (`rows` starts with the rows fed before).
+    pub(crate) fn feed(&mut self, rows: &[Row]) {
+        let ix = &mut self.ix;
+        let mut pending: Option<&Id> = self
+            .pending
+            .and_then(|p| rows.get(p)?.kind.entry())
+            .map(|e| &e.id);
+        let mut pending_row = self.pending;
+        for (i, row) in rows.iter().enumerate().skip(self.done) {
+            match &row.kind {
+                RowKind::Entry(e) if !e.side => {
+                    match pending {
+                        Some(cursor) => {
+                            if e.parent == Parent::Absent {
+                                ix.logical_parents
+                                    .insert(e.id.clone(), Some(cursor.clone()));
+                            }
+                        }
+                        None => ix.entry_logical_parent(e),
+                    }
+                    ix.record_entry(i, e);
+                    self.entries += 1;
+                    pending = Some(&e.id);
+                    pending_row = Some(i);
+                }
+                RowKind::Entry(_) | RowKind::Leaf(_) | RowKind::Linked { .. } => {
+                    if let Some(cursor) = pending.take() {
+                        ix.set_cursor(cursor);
+                    }
+                    pending_row = None;
+                    if row.kind.entry().is_some() {
+                        self.entries += 1;
+                    }
+                    ix.apply(i, row);
+                }
+                _ => {}
+            }
+        }
+        self.pending = pending_row;
+        self.done = self.done.max(rows.len());
+    }
+
+    /// The index over all of `rows` (the rows fed so far and any after them).
+    pub(crate) fn finish(mut self, rows: &[Row]) -> Index {
+        self.feed(rows);
+        if let Some(e) = self.pending.and_then(|p| rows.get(p)?.kind.entry()) {
+            self.ix.set_cursor(&e.id);
+        }
+        let mut ix = self.ix;
+        ix.rebuild_canon();
+        ix.rebuild_children_counted(rows, self.entries);
+        ix
+    }
+}
+
+impl Index {
+    /// Replays every row in file order (see [`Builder`]).
+    pub(crate) fn build(rows: &[Row]) -> Index {
         let entries = rows
             .iter()
             .filter(|r| matches!(r.kind, RowKind::Entry(_)))
             .count();
-        ix.by_id.reserve(entries);
-        ix.id_order.reserve(entries);
-        for (i, row) in rows.iter().enumerate() {
-            ix.apply(i, row);
-        }
-        ix.rebuild_canon();
-        ix.rebuild_children(rows);
-        ix
+        let mut b = Builder::new(entries);
+        b.feed(rows);
+        b.finish(rows)
+    }
+
+    /// The cursor after a non-side entry with this id.
+    fn set_cursor(&mut self, id: &Id) {
+        self.append_parent = Some(id.clone());
+        self.leaf = Some(id.clone());
+        self.side_parent = None;
     }
 
     /// Replays `rows[from..]` (rows just added after the rows this index was built from) and
@@ -338,6 +430,19 @@ impl Index {
     }
 
     fn apply_entry(&mut self, i: usize, e: &EntryMeta) {
+        self.entry_logical_parent(e);
+        self.record_entry(i, e);
+        self.append_parent = Some(e.id.clone());
+        if e.side {
+            self.side_parent = Some(Some(e.id.clone()));
+        } else {
+            self.leaf = Some(e.id.clone());
+            self.side_parent = None;
+        }
+    }
+
+    /// Records the logical parent of an entry read at the current cursor (rules (a) and (b)).
+    fn entry_logical_parent(&mut self, e: &EntryMeta) {
         let chained_after_cursor = !e.side
             && match (&e.parent, &self.append_parent) {
                 (Parent::Null, None) => true,
@@ -348,16 +453,14 @@ impl Index {
         if e.parent == Parent::Absent || chained_after_cursor {
             self.logical_parents.insert(e.id.clone(), self.leaf.clone());
         }
+    }
+
+    /// The parts of an entry's replay step that do not touch the cursor: `byId`, the counters
+    /// and labels.
+    fn record_entry(&mut self, i: usize, e: &EntryMeta) {
         if self.by_id.insert(e.id.clone(), i).is_none() {
             self.id_order.push(e.id.clone());
             self.key_became_known(&e.id);
-        }
-        self.append_parent = Some(e.id.clone());
-        if e.side {
-            self.side_parent = Some(Some(e.id.clone()));
-        } else {
-            self.leaf = Some(e.id.clone());
-            self.side_parent = None;
         }
         if e.msg == Some(MsgShape::Assistant) {
             self.assistants += 1;
@@ -583,15 +686,33 @@ impl Index {
 
     /// Rebuilds the children index from the `byId` rows, in `byId` order.
     pub(crate) fn rebuild_children(&mut self, rows: &[Row]) {
+        let entries = rows.iter().filter(|r| r.kind.entry().is_some()).count();
+        self.rebuild_children_counted(rows, entries);
+    }
+
+    /// [`Index::rebuild_children`], `entries` being the number of entry rows.
+    fn rebuild_children_counted(&mut self, rows: &[Row], entries: usize) {
         let mut children = Children::with_rows(rows.len());
         let mut unresolved: Set<Id> = Set::default();
-        let entries = rows.iter().filter(|r| r.kind.entry().is_some()).count();
         if entries == self.id_order.len() {
             // No duplicate ids: the entry rows in file order are the `byId` rows in `byId`
-            // order.
+            // order, and each is its id's `byId` row, so a `parentId` that is the previous
+            // entry's id itself (shared when the rows were read) names that row: no lookup.
+            let mut prev: Option<(usize, &Id)> = None;
             for (i, row) in rows.iter().enumerate() {
                 if let Some(e) = row.kind.entry() {
-                    children.push(i, self.child_target(e, &mut unresolved));
+                    let target = match (prev, &e.parent) {
+                        (Some((j, p)), Parent::Str(s))
+                            if Id::same(p, s)
+                                && !s.is_empty()
+                                && self.logical_parents.is_empty() =>
+                        {
+                            ChildTarget::Row(j)
+                        }
+                        _ => self.child_target(e, &mut unresolved),
+                    };
+                    children.push(i, target);
+                    prev = Some((i, &e.id));
                 }
             }
         } else {
@@ -675,5 +796,207 @@ fn row_id(row: &Row) -> Option<&Id> {
         RowKind::Linked { id, .. } => Some(id),
         RowKind::Leaf(l) => Some(&l.id),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The replay one row at a time through [`Index::apply`], writing the cursor after every
+    /// row (what [`Builder`] must equal).
+    fn replay_row_by_row(rows: &[Row]) -> Index {
+        let mut ix = Index::default();
+        for (i, row) in rows.iter().enumerate() {
+            ix.apply(i, row);
+        }
+        ix.rebuild_canon();
+        // The children index by a lookup of every parent, in `byId` order (no shortcut).
+        let mut children = Children::with_rows(rows.len());
+        let mut unresolved: Set<Id> = Set::default();
+        for id in &ix.id_order {
+            let i = ix.by_id[id];
+            if let Some(e) = rows[i].kind.entry() {
+                children.push(i, ix.child_target(e, &mut unresolved));
+            }
+        }
+        ix.children = children;
+        ix.unresolved = unresolved;
+        ix
+    }
+
+    /// Everything an index answers, as comparable text (maps sorted, orders kept).
+    fn summary(ix: &Index, rows: &[Row]) -> String {
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        let by_id = sorted(ix.by_id.iter().map(|(k, v)| format!("{k:?}={v}")).collect());
+        let opaque = sorted(
+            ix.opaque_parents
+                .iter()
+                .map(|(k, v)| format!("{k:?}={v:?}"))
+                .collect(),
+        );
+        let logical = sorted(
+            ix.logical_parents
+                .iter()
+                .map(|(k, v)| format!("{k:?}={v:?}"))
+                .collect(),
+        );
+        let invalid = sorted(ix.invalid_leaf.iter().map(|k| format!("{k:?}")).collect());
+        let canon = ix
+            .canon
+            .as_ref()
+            .map(|c| sorted(c.of.iter().map(|(k, v)| format!("{k:?}={v:?}")).collect()));
+        let unresolved = sorted(ix.unresolved.iter().map(|k| format!("{k:?}")).collect());
+        let steps: Vec<ParentStep> = (0..rows.len()).map(|i| ix.parent_step(i)).collect();
+        let kids: Vec<Vec<usize>> = (0..rows.len())
+            .map(|j| ix.children.of_row(j).collect())
+            .collect();
+        let keyed = sorted(
+            ix.children
+                .by_key
+                .iter()
+                .map(|(k, v)| format!("{k:?}={v:?}"))
+                .collect(),
+        );
+        format!(
+            "{by_id:?}\n{:?}\n{opaque:?}\n{logical:?}\n{invalid:?}\n{:?}\n{:?} {:?} {:?}\n{} {:?}\n{canon:?}\n{unresolved:?}\n{steps:?}\n{kids:?}\n{keyed:?}",
+            ix.id_order,
+            ix.labels,
+            ix.leaf,
+            ix.append_parent,
+            ix.side_parent,
+            ix.assistants,
+            ix.last_session_info,
+        )
+    }
+
+    const HEAD: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#;
+
+    /// Transcripts exercising every cursor rule: side entries, leaf controls (valid and not),
+    /// parent-linked opaque rows, missing and `null` parents chained after the cursor,
+    /// duplicate ids, labels, branches.
+    fn cases() -> Vec<String> {
+        let rows: [&[&str]; 5] = [
+            &[
+                r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"b","parentId":"a","message":{"role":"assistant"}}"#,
+                r#"{"type":"message","id":"c","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"d","parentId":"c","appendMode":"side","message":{}}"#,
+                r#"{"type":"message","id":"e","parentId":"d","message":{"role":"user"}}"#,
+                r#"{"type":"leaf","id":"l1","parentId":"e","targetId":"b"}"#,
+                r#"{"type":"message","id":"f","parentId":"l1","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"g","parentId":"b","message":{"role":"user"}}"#,
+                r#"{"type":"leaf","id":"l2","parentId":"g","targetId":"zz"}"#,
+                r#"{"type":"reset","id":"r","parentId":"g"}"#,
+                r#"{"type":"message","id":"h","parentId":"r","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"i"}"#,
+                r#"{"type":"leaf","id":"l3","parentId":"i","targetId":"a","appendParentId":"r","appendMode":"side"}"#,
+                r#"{"type":"message","id":"j","parentId":"r","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"k","parentId":"j","message":{"role":"user"}}"#,
+                r#"{"type":"label","id":"m","parentId":"k","targetId":"a","label":"x","timestamp":"t"}"#,
+                r#"{"type":"session_info","id":"n","parentId":"m","name":"x"}"#,
+            ],
+            &[
+                r#"{"type":"message","id":"a","parentId":null}"#,
+                r#"{"type":"message","id":"b","parentId":"a"}"#,
+                r#"{"type":"message","id":"a","parentId":"b"}"#,
+                r#"{"type":"message","id":"c","parentId":"a"}"#,
+                r#"{"type":"message","id":"d","parentId":"nope"}"#,
+                r#"{"type":"message","id":"e","parentId":null}"#,
+                r#"{"type":"message","id":"f","parentId":""}"#,
+                r#"{"type":"label","id":"g","parentId":"f","targetId":"a","label":""}"#,
+            ],
+            &[
+                r#"{"type":"message","id":"a","parentId":null}"#,
+                r#"{"type":"message","id":"b","parentId":"a","appendMode":"side"}"#,
+                r#"{"type":"message","id":"c","parentId":"b","appendMode":"side"}"#,
+                r#"{"type":"message","id":"d","parentId":"c"}"#,
+                r#"{"type":"message","id":"e","parentId":"d"}"#,
+                r#"{"type":"message","id":"f"}"#,
+                r#"{"type":"message","id":"g","parentId":null}"#,
+            ],
+            &[
+                r#"{"type":"reset","id":"r1","parentId":null}"#,
+                r#"{"type":"message","id":"a","parentId":"r1"}"#,
+                r#"{"type":"message","id":"b","parentId":"a"}"#,
+                r#"{"type":"reset","id":"r2","parentId":"b"}"#,
+                r#"{"type":"message","id":"c","parentId":"r2"}"#,
+                r#"{"type":"message","id":"c","parentId":"c"}"#,
+                r#"{"type":"message","id":"d","parentId":"c"}"#,
+            ],
+            &[
+                r#"{"type":"message","id":"a","parentId":null}"#,
+                r#"{"type":"leaf","id":"l","parentId":"a","targetId":null}"#,
+                r#"{"type":"message","id":"b","parentId":null}"#,
+                r#"{"type":"message","id":"c","parentId":"b"}"#,
+                r#"{"type":"leaf","id":"l","parentId":"c","targetId":"b","appendParentId":null}"#,
+                r#"{"type":"message","id":"d","parentId":null}"#,
+            ],
+        ];
+        rows.iter()
+            .map(|r| {
+                let mut s = String::from(HEAD);
+                for line in *r {
+                    s.push('\n');
+                    s.push_str(line);
+                }
+                s.push('\n');
+                s
+            })
+            .collect()
+    }
+
+    /// The builder, fed whole or in two parts split at any row, gives the index of the replay
+    /// row by row.
+    #[test]
+    fn builder_equals_row_by_row_replay() {
+        for case in cases() {
+            let rows = crate::rows::load(case.as_bytes()).rows;
+            let want = summary(&replay_row_by_row(&rows), &rows);
+            assert_eq!(summary(&Index::build(&rows), &rows), want, "{case}");
+            for split in 0..=rows.len() {
+                let mut b = Builder::new(1);
+                b.feed(&rows[..split]);
+                let got = b.finish(&rows);
+                assert_eq!(summary(&got, &rows), want, "split at {split}: {case}");
+            }
+        }
+    }
+
+    /// The same on every fixture of this crate.
+    #[test]
+    fn builder_equals_row_by_row_replay_on_fixtures() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut seen = 0;
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                    let Ok(buf) = std::fs::read(&p) else { continue };
+                    let rows = crate::rows::load(&buf).rows;
+                    let want = summary(&replay_row_by_row(&rows), &rows);
+                    assert_eq!(
+                        summary(&Index::build(&rows), &rows),
+                        want,
+                        "{}",
+                        p.display()
+                    );
+                    let mut b = Builder::new(0);
+                    b.feed(&rows[..rows.len() / 2]);
+                    assert_eq!(summary(&b.finish(&rows), &rows), want, "{}", p.display());
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 10, "only {seen} fixtures found");
     }
 }

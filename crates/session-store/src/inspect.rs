@@ -275,10 +275,11 @@ pub(crate) fn missing_parent<'a>(ix: &'a Index, id: &Id, parent: &'a Parent) -> 
 /// every walk is bounded by a `done` set and positions come from a map.
 pub(crate) fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
     // Duplicates (none when every entry row is its id's `byId` row).
-    if !every_entry_is_by_id(rows, ix) {
+    let all_by_id = every_entry_is_by_id(rows, ix);
+    if !all_by_id {
         duplicates(rows, report);
     }
-    dangling_and_leaf_problems(rows, ix, report);
+    dangling_and_leaf_problems(rows, ix, all_by_id, report);
     // Cycles over reported parents of the byId rows.
     if !surely_acyclic(rows, ix) {
         cycles(rows, ix, report);
@@ -286,12 +287,10 @@ pub(crate) fn analyse(rows: &[Row], ix: &Index, report: &mut OpenReport) {
 }
 
 /// True when every entry row is the row `byId` holds for its id, so no id repeats among the
-/// entries (one hash lookup per entry instead of a map of every id's lines).
+/// entries: as many entry rows as `byId` ids (`byId` holds the ids of the entry rows, each
+/// once), so no hashing.
 fn every_entry_is_by_id(rows: &[Row], ix: &Index) -> bool {
-    rows.iter().enumerate().all(|(i, row)| match &row.kind {
-        RowKind::Entry(e) => ix.by_id.get(&e.id) == Some(&i),
-        _ => true,
-    })
+    rows.iter().filter(|r| r.kind.entry().is_some()).count() == ix.by_id.len()
 }
 
 /// True when no walk up the reported parents of the `byId` rows can meet itself, decided on
@@ -349,10 +348,14 @@ fn duplicates(rows: &[Row], report: &mut OpenReport) {
     }
 }
 
-fn dangling_and_leaf_problems(rows: &[Row], ix: &Index, report: &mut OpenReport) {
-    // Dangling parents.
-    for row in rows {
+/// `all_by_id`: every entry row is its id's `byId` row ([`every_entry_is_by_id`]).
+fn dangling_and_leaf_problems(rows: &[Row], ix: &Index, all_by_id: bool, report: &mut OpenReport) {
+    // Dangling parents. A `byId` row whose reported parent is an entry row (the children
+    // index's parent row) has none: its logical parent, or a stored `parentId` that names an
+    // entry or leads to one through opaque rows, and [`missing_parent`] is `None` for each.
+    for (i, row) in rows.iter().enumerate() {
         if let RowKind::Entry(e) = &row.kind
+            && !(all_by_id && matches!(ix.parent_step(i), ParentStep::Row(_)))
             && let Some(missing) = missing_parent(ix, &e.id, &e.parent)
         {
             report.dangling_parents.push(DanglingParent {

@@ -595,16 +595,30 @@ pub(crate) fn load(buf: &[u8]) -> Loaded {
     load_split(buf, SPLIT_MIN)
 }
 
+/// [`load`], calling `on_first` on the calling thread with the rows of the first part and the
+/// number of bytes that part covers when the buffer is read in two parts, while the second part
+/// is still being read (the rows given are the first rows of the result, as they will be).
+pub(crate) fn load_with(buf: &[u8], on_first: impl FnOnce(&[Row], usize)) -> Loaded {
+    let (header_at, version, first_non_blank) = find_header(buf);
+    // The first part is a little shorter, as the calling thread goes on with `on_first`.
+    let mid = split_point(buf, SPLIT_MIN, buf.len() / 32 * 15);
+    load_at_with(buf, mid, header_at, version, first_non_blank, on_first)
+}
+
 /// [`load`], splitting the work when `buf` holds at least `split_min` bytes.
 pub(crate) fn load_split(buf: &[u8], split_min: usize) -> Loaded {
     let (header_at, version, first_non_blank) = find_header(buf);
-    let mid = if buf.len() >= split_min {
-        memchr::memchr(b'\n', buf.get(buf.len() / 2..).unwrap_or_default())
-            .map(|i| buf.len() / 2 + i + 1)
+    let mid = split_point(buf, split_min, buf.len() / 2);
+    load_at(buf, mid, header_at, version, first_non_blank)
+}
+
+/// Just after the first LF at or after `near`, when `buf` holds at least `split_min` bytes.
+fn split_point(buf: &[u8], split_min: usize, near: usize) -> Option<usize> {
+    if buf.len() >= split_min {
+        memchr::memchr(b'\n', buf.get(near..).unwrap_or_default()).map(|i| near + i + 1)
     } else {
         None
-    };
-    load_at(buf, mid, header_at, version, first_non_blank)
+    }
 }
 
 /// The offset of the header line (the first line that parses, when it reads as a header), the
@@ -642,6 +656,18 @@ fn load_at(
     version: f64,
     first_non_blank: Option<usize>,
 ) -> Loaded {
+    load_at_with(buf, mid, header_at, version, first_non_blank, |_, _| {})
+}
+
+/// [`load_at`], calling `on_first` as [`load_with`] does.
+fn load_at_with(
+    buf: &[u8],
+    mid: Option<usize>,
+    header_at: Option<usize>,
+    version: f64,
+    first_non_blank: Option<usize>,
+    on_first: impl FnOnce(&[Row], usize),
+) -> Loaded {
     // Only a split after the first non-blank line keeps the halves independent.
     let mid = mid.filter(|&m| m < buf.len() && first_non_blank.is_some_and(|f| f < m));
     let (rows, scanned) = match mid {
@@ -651,8 +677,12 @@ fn load_at(
         }
         Some(mid) => {
             let (first, second) = std::thread::scope(|s| {
-                let second = s.spawn(|| load_range(buf, mid, buf.len(), true, header_at, version));
+                let second = s.spawn(|| {
+                    let part = (mid, buf.len());
+                    load_range_chunked(buf, part, true, header_at, version, Some(CHUNK_ROWS))
+                });
                 let first = load_range(buf, 0, mid, false, header_at, version);
+                on_first(&first.0, mid);
                 (first, second.join())
             });
             let (mut rows, scanned, first_lines) = first;
@@ -660,16 +690,18 @@ fn load_at(
                 Ok((more, more_scanned, _)) => {
                     // Lines before `mid` (blank ones included) precede the second half's.
                     let base = first_lines;
-                    rows.reserve_exact(more.len());
-                    rows.extend(more.into_iter().map(|mut row| {
-                        if row.line != 0 {
-                            row.line = to_u32(row.line as usize + base);
-                        }
-                        if let RowKind::Malformed(e) = &mut row.kind {
-                            e.line += base;
-                        }
-                        row
-                    }));
+                    rows.reserve_exact(more_scanned);
+                    for part in more {
+                        rows.extend(part.into_iter().map(|mut row| {
+                            if row.line != 0 {
+                                row.line = to_u32(row.line as usize + base);
+                            }
+                            if let RowKind::Malformed(e) = &mut row.kind {
+                                e.line += base;
+                            }
+                            row
+                        }));
+                    }
                     (rows, scanned + more_scanned)
                 }
                 Err(panic) => std::panic::resume_unwind(panic),
@@ -697,9 +729,40 @@ fn load_range(
     header_at: Option<usize>,
     version: f64,
 ) -> (Vec<Row>, usize, usize) {
+    let (chunks, scanned, lines) =
+        load_range_chunked(buf, (start, end), after_non_blank, header_at, version, None);
+    // One vector (no chunk size).
+    let mut chunks = chunks.into_iter();
+    let mut rows = chunks.next().unwrap_or_default();
+    for more in chunks {
+        rows.extend(more);
+    }
+    (rows, scanned, lines)
+}
+
+/// Rows of the second part of a split load, in vectors of this many rows (1 MiB): moved into
+/// the first part's vector one at a time, each freed once moved, so the move holds at most
+/// one of them beside the whole.
+const CHUNK_ROWS: usize = 1 << 14;
+
+/// [`load_range`] over `start..end`, the rows in vectors of `chunk` rows each (the last one
+/// shorter), or in one vector for `None`.
+fn load_range_chunked(
+    buf: &[u8],
+    (start, end): (usize, usize),
+    after_non_blank: bool,
+    header_at: Option<usize>,
+    version: f64,
+    chunk: Option<usize>,
+) -> (Vec<Vec<Row>>, usize, usize) {
+    let chunk = chunk.unwrap_or(usize::MAX).max(1);
     // About one row per KiB in real transcripts; the vector grows past that if needed.
-    let mut rows: Vec<Row> = Vec::with_capacity((end - start) / 1024 + 16);
-    let mut prev: Option<Id> = None;
+    let mut rows: Vec<Row> = Vec::with_capacity(((end - start) / 1024 + 16).min(chunk));
+    let mut full: Vec<Vec<Row>> = Vec::new();
+    // Where the last entry is (`None`: in `rows`, else in that vector of `full`), whose id a
+    // `parentId` naming it shares.
+    let mut prev: Option<(Option<usize>, usize)> = None;
+    let mut scanned = 0;
     let mut lines = 0;
     for line in LineReader::range(buf, start, end, after_non_blank) {
         lines = line.raw.number;
@@ -712,23 +775,32 @@ fn load_range(
             LineContent::Blank => continue,
             LineContent::Malformed(err) => RowKind::Malformed(Box::new(err)),
             LineContent::Json(env) => {
-                let kind = classify_row_after(
-                    &env,
-                    line.json,
-                    version,
-                    header_at == Some(start),
-                    prev.as_ref(),
-                );
-                if let RowKind::Entry(e) = &kind {
-                    prev = Some(e.id.clone());
+                let prev_id = prev
+                    .and_then(|(v, k)| match v {
+                        None => rows.get(k),
+                        Some(v) => full.get(v)?.get(k),
+                    })
+                    .and_then(|r| r.kind.entry())
+                    .map(|e| &e.id);
+                let kind =
+                    classify_row_after(&env, line.json, version, header_at == Some(start), prev_id);
+                if let RowKind::Entry(_) = &kind {
+                    prev = Some((None, rows.len()));
                 }
                 kind
             }
         };
         rows.push(Row::span(buf, (start, end), number, json, kind));
+        if rows.len() == chunk {
+            if let Some((v @ None, _)) = &mut prev {
+                *v = Some(full.len());
+            }
+            full.push(std::mem::replace(&mut rows, Vec::with_capacity(chunk)));
+        }
+        scanned += 1;
     }
-    let scanned = rows.len();
-    (rows, scanned, lines)
+    full.push(rows);
+    (full, scanned, lines)
 }
 
 /// Rows of `tail`: bytes a file gained after its first `offset_base` bytes, which held
@@ -963,6 +1035,35 @@ mod tests {
                 assert_eq!(split, whole, "split after byte {mid}");
             }
             assert_eq!(summary(&load_split(buf, 0)), whole);
+        }
+    }
+
+    /// Rows read in vectors of any size are the rows of one vector, ids shared across the
+    /// vectors' boundaries as within them.
+    #[test]
+    fn chunked_rows_equal_one_vector() {
+        let buf = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n\n{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\"}\nnot json\n{\"type\":\"message\",\"id\":\"c\",\"parentId\":\"b\"}\n{\"type\":\"reset\",\"id\":\"r\",\"parentId\":\"c\"}\n{\"type\":\"message\",\"id\":\"d\",\"parentId\":\"c\"}\n";
+        let (header_at, version, _) = find_header(buf);
+        let (whole, scanned, lines) = load_range(buf, 0, buf.len(), false, header_at, version);
+        for chunk in 1..=whole.len() + 1 {
+            let (parts, s, l) =
+                load_range_chunked(buf, (0, buf.len()), false, header_at, version, Some(chunk));
+            assert!(parts.iter().all(|p| p.len() <= chunk));
+            let flat: Vec<Row> = parts.into_iter().flatten().collect();
+            // b, c and d name the entry before them (d across the `reset` row).
+            let mut shared = 0;
+            let mut last: Option<&Id> = None;
+            for e in flat.iter().filter_map(|r| r.kind.entry()) {
+                if let (Some(p), Some(q)) = (last, e.parent.as_id())
+                    && Id::same(p, q)
+                {
+                    shared += 1;
+                }
+                last = Some(&e.id);
+            }
+            assert_eq!(shared, 3, "chunk {chunk}");
+            assert_eq!(format!("{flat:?}"), format!("{whole:?}"), "chunk {chunk}");
+            assert_eq!((s, l), (scanned, lines));
         }
     }
 
