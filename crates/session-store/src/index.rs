@@ -971,31 +971,20 @@ mod tests {
     fn builder_equals_row_by_row_replay_on_fixtures() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let mut seen = 0;
-        let mut stack = vec![dir];
-        while let Some(d) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "jsonl") {
-                    let Ok(buf) = std::fs::read(&p) else { continue };
-                    let rows = crate::rows::load(&buf).rows;
-                    let want = summary(&replay_row_by_row(&rows), &rows);
-                    assert_eq!(
-                        summary(&Index::build(&rows), &rows),
-                        want,
-                        "{}",
-                        p.display()
-                    );
-                    let mut b = Builder::new(0);
-                    b.feed(&rows[..rows.len() / 2]);
-                    assert_eq!(summary(&b.finish(&rows), &rows), want, "{}", p.display());
-                    seen += 1;
-                }
-            }
+        for p in session_test_support::files_with_extension(&dir, "jsonl") {
+            let Ok(buf) = std::fs::read(&p) else { continue };
+            let rows = crate::rows::load(&buf).rows;
+            let want = summary(&replay_row_by_row(&rows), &rows);
+            assert_eq!(
+                summary(&Index::build(&rows), &rows),
+                want,
+                "{}",
+                p.display()
+            );
+            let mut b = Builder::new(0);
+            b.feed(&rows[..rows.len() / 2]);
+            assert_eq!(summary(&b.finish(&rows), &rows), want, "{}", p.display());
+            seen += 1;
         }
         assert!(seen > 10, "only {seen} fixtures found");
     }

@@ -1072,26 +1072,15 @@ mod tests {
     fn split_load_equals_one_pass_on_fixtures() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let mut seen = 0;
-        let mut stack = vec![dir];
-        while let Some(d) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "jsonl") {
-                    let Ok(buf) = std::fs::read(&p) else { continue };
-                    assert_eq!(
-                        summary(&load_split(&buf, 0)),
-                        summary(&load_split(&buf, usize::MAX)),
-                        "{}",
-                        p.display()
-                    );
-                    seen += 1;
-                }
-            }
+        for p in session_test_support::files_with_extension(&dir, "jsonl") {
+            let Ok(buf) = std::fs::read(&p) else { continue };
+            assert_eq!(
+                summary(&load_split(&buf, 0)),
+                summary(&load_split(&buf, usize::MAX)),
+                "{}",
+                p.display()
+            );
+            seen += 1;
         }
         assert!(seen > 10, "only {seen} fixtures found");
     }

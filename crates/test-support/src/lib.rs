@@ -128,6 +128,28 @@ pub fn listing(dir: &Path) -> Vec<String> {
     v
 }
 
+/// Every file under `dir` (recursive, links not followed) whose name ends in `.{ext}`, sorted;
+/// an unreadable directory is passed over (the callers assert how many they saw).
+pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == ext) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// A pid that no longer runs (a child that has exited and been reaped).
 pub fn dead_pid() -> u32 {
     let mut child = std::process::Command::new("true")

@@ -274,14 +274,7 @@ mod tests {
         fs::metadata(path).unwrap().permissions().mode() & 0o7777
     }
 
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
+    use session_test_support::dir_names as names;
 
     #[test]
     fn pending_temp_files_are_removed_for_a_dying_process_and_targets_keep_their_bytes() {

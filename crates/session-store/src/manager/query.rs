@@ -662,46 +662,32 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let mut files = 0;
         let mut walks = 0;
-        let mut stack = vec![dir];
-        while let Some(d) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&d) else {
+        for p in session_test_support::files_with_extension(&dir, "jsonl") {
+            let Ok(open) = SessionManager::open_read_only(&p, Some("/")) else {
                 continue;
             };
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                    continue;
+            let sm = &open.session;
+            files += 1;
+            let mut starts: Vec<Option<crate::id::Id>> = vec![sm.ix.leaf.clone()];
+            for row in sm.rows.iter() {
+                match &row.kind {
+                    RowKind::Entry(e) => starts.push(Some(e.id.clone())),
+                    RowKind::Linked { id, .. } => starts.push(Some(id.clone())),
+                    RowKind::Leaf(l) => starts.push(Some(l.id.clone())),
+                    _ => {}
                 }
-                if p.extension().is_none_or(|x| x != "jsonl") {
-                    continue;
-                }
-                let Ok(open) = SessionManager::open_read_only(&p, Some("/")) else {
-                    continue;
+            }
+            for start in starts {
+                let rows = |path: Vec<crate::EntryRef<'_>>| -> Vec<usize> {
+                    path.iter().map(|e| e.row).collect()
                 };
-                let sm = &open.session;
-                files += 1;
-                let mut starts: Vec<Option<crate::id::Id>> = vec![sm.ix.leaf.clone()];
-                for row in sm.rows.iter() {
-                    match &row.kind {
-                        RowKind::Entry(e) => starts.push(Some(e.id.clone())),
-                        RowKind::Linked { id, .. } => starts.push(Some(id.clone())),
-                        RowKind::Leaf(l) => starts.push(Some(l.id.clone())),
-                        _ => {}
-                    }
-                }
-                for start in starts {
-                    let rows = |path: Vec<crate::EntryRef<'_>>| -> Vec<usize> {
-                        path.iter().map(|e| e.row).collect()
-                    };
-                    assert_eq!(
-                        rows(sm.branch_from(start.clone())),
-                        rows(sm.branch_from_by_id(start.clone())),
-                        "{} from {start:?}",
-                        p.display()
-                    );
-                    walks += 1;
-                }
+                assert_eq!(
+                    rows(sm.branch_from(start.clone())),
+                    rows(sm.branch_from_by_id(start.clone())),
+                    "{} from {start:?}",
+                    p.display()
+                );
+                walks += 1;
             }
         }
         assert!(files > 10 && walks > 50, "{files} files, {walks} walks");
