@@ -348,7 +348,7 @@ pub(crate) fn write_markdown(
     progress: &Progress,
 ) -> anyhow::Result<()> {
     // The counts of the whole tree and the ids' short forms; no per-node tables.
-    let shape = model::TreeShape::of(sm);
+    let shape = sm.tree_shape();
     let short = ShortIds::new(model::unique_entries(sm).map(|e| e.id()));
     let header = sm.get_header()?.unwrap_or(JsValue::Null);
     let name = sm.get_session_name().ok().flatten();

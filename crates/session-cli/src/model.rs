@@ -420,47 +420,6 @@ fn walk(tree: &SessionTree<'_>) -> (Vec<usize>, Vec<usize>, Vec<Option<usize>>, 
     (order, depth, parent, size)
 }
 
-/// The shape of a session's tree, for `stats`: what [`TreeModel`] would report, without its
-/// per-node tables or short ids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TreeShape {
-    /// Number of nodes (entries, each id once).
-    pub(crate) nodes: usize,
-    /// Number of roots.
-    pub(crate) roots: usize,
-    /// Deepest depth (roots are 1; 0 without nodes).
-    pub(crate) depth: usize,
-    /// Nodes with two or more children, as [`TreeModel::branch_points`].
-    pub(crate) branch_points: usize,
-    /// Nodes without children (the tree's tips).
-    pub(crate) leaves: usize,
-    /// Nodes with a label, as the nodes whose [`TreeModel::label`] is `Some`.
-    pub(crate) labels: usize,
-}
-
-impl TreeShape {
-    /// The shape of `sm`'s tree ([`SessionManager::get_tree`]): one walk over its nodes.
-    pub(crate) fn of(sm: &SessionManager) -> Self {
-        let tree = sm.get_tree();
-        let mut depth = 0;
-        let mut stack: Vec<(usize, usize)> = tree.roots.iter().map(|&r| (r, 1)).collect();
-        while let Some((i, d)) = stack.pop() {
-            depth = depth.max(d);
-            stack.extend(tree.nodes[i].children.iter().map(|&c| (c, d + 1)));
-        }
-        let shape = TreeShape {
-            nodes: tree.nodes.len(),
-            roots: tree.roots.len(),
-            depth,
-            branch_points: tree.nodes.iter().filter(|n| n.children.len() > 1).count(),
-            leaves: tree.nodes.iter().filter(|n| n.children.is_empty()).count(),
-            labels: tree.nodes.iter().filter(|n| n.label.is_some()).count(),
-        };
-        crate::dispose::tree(tree);
-        shape
-    }
-}
-
 /// The entries, each id once ([`SessionManager::get_unique_entries`], in file order), without a
 /// lookup per row when no id repeats (every entry row is then its id's row).
 pub(crate) fn unique_entries(

@@ -10,7 +10,7 @@ use session_format::json::{JsObject, JsValue};
 use session_store::MessageRole;
 
 use crate::ctx::Ctx;
-use crate::model::{self, TreeShape};
+use crate::model;
 use crate::output::Output;
 use crate::text;
 
@@ -72,7 +72,7 @@ fn one(ctx: &Ctx, path: &Path, out: &mut Output) -> anyhow::Result<Stats> {
         std::thread::scope(|s| -> anyhow::Result<_> {
             let problems = s.spawn(|| crate::check::problems(&ro.report, sm, bytes).len());
             let start = Instant::now();
-            let shape = TreeShape::of(sm);
+            let shape = sm.tree_shape();
             let tree_ms = start.elapsed().as_secs_f64() * 1000.0;
             let lines = count_lines(bytes);
             let mut by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();

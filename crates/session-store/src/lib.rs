@@ -154,7 +154,8 @@ pub use manager::Sessions;
 pub use manager::{
     ContextGap, ContextKind, ContextMessage, ContextModel, EntryError, EntryRef,
     FENCED_REWRITE_ATTEMPTS, FileRow, FileRowClass, NewSessionOptions, OpenParams, Payload,
-    ReadOnlyOpen, SessionContext, SessionManager, SessionTree, TreeNode, remember_written_entries,
+    ReadOnlyOpen, SessionContext, SessionManager, SessionTree, TreeNode, TreeShape,
+    remember_written_entries,
 };
 pub use names::{
     InvalidName, MAX_NAME_BYTES, NameKind, NameRule, NameRules, broken_rule, validate_name,

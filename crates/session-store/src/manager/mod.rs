@@ -76,6 +76,7 @@ mod append;
 mod branch;
 mod context;
 mod foreign;
+mod forest;
 mod inspect;
 mod list;
 mod load;
@@ -86,6 +87,7 @@ mod sessions;
 mod views;
 
 pub use context::{ContextGap, ContextKind, ContextMessage, ContextModel, SessionContext};
+pub use forest::TreeShape;
 pub use inspect::ReadOnlyOpen;
 pub use load::remember_written_entries;
 pub use query::{EntryError, EntryRef, SessionTree, TreeNode};

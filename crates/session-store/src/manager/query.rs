@@ -2,17 +2,16 @@
 //! are borrowed views of rows; parents are reported as the logical/canonical parent; every walk
 //! carries a seen-set and costs O(depth); `get_children` reads a children index.
 
-use std::collections::HashMap;
-
 use session_format::entry::{Entry, EntryType};
 use session_format::js;
 use session_format::json::{EnvelopeScanner, Field, JsString, JsValue, SerdeError};
 
 use super::SessionManager;
+use super::forest::{Forest, ROOT};
 use crate::deep::clone_value;
 use crate::error::{NameError, ReadError, RowLocation};
 use crate::id::{EntryId, Id};
-use crate::index::{ChildKey, NO_ROW, ParentStep, Resolved, Set};
+use crate::index::{ChildKey, ParentStep, Resolved, Set};
 use crate::rows::{EntryMeta, MessageRole, RowKind};
 
 /// A borrowed view of one entry row. Cheap to copy; the row is parsed only by
@@ -532,114 +531,34 @@ impl SessionManager {
     /// at its member that comes first in the file — so every entry appears exactly once.
     pub fn get_tree(&self) -> SessionTree<'_> {
         // Nodes in first-occurrence order of their ids (`id_order`), each the last row with
-        // that id; parents and labels are found by row, through the children index.
+        // that id; parents (cycles broken) and labels are found by row.
+        let forest = Forest::of(self);
         let ix = &self.ix;
-        let mut node_of_row: Vec<u32> = vec![NO_ROW; self.rows.len()];
-        let mut nodes: Vec<TreeNode<'_>> = Vec::with_capacity(ix.id_order.len());
-        let entry_rows: Vec<usize> = self
+        let mut nodes: Vec<TreeNode<'_>> = forest
             .rows
             .iter()
-            .enumerate()
-            .filter(|(_, r)| matches!(r.kind, RowKind::Entry(_)))
-            .map(|(i, _)| i)
-            .collect();
-        // Without duplicate ids, every entry row is its id's first and last row.
-        let node_rows: Vec<usize> = if entry_rows.len() == ix.id_order.len() {
-            entry_rows
-        } else {
-            ix.id_order
-                .iter()
-                .filter_map(|id| ix.by_id.get(id).copied())
-                .collect()
-        };
-        for last in node_rows {
-            if let Some(slot) = node_of_row.get_mut(last) {
-                *slot = u32::try_from(nodes.len()).unwrap_or(NO_ROW);
-            }
-            nodes.push(TreeNode {
-                entry: EntryRef::new(self, last),
+            .map(|&row| TreeNode {
+                entry: EntryRef::new(self, row),
                 children: Vec::new(),
                 label: None,
                 label_timestamp: None,
-            });
-        }
-        let node_at = |row: usize| -> Option<usize> {
-            node_of_row
-                .get(row)
-                .copied()
-                .filter(|&k| k != NO_ROW)
-                .map(|k| k as usize)
-        };
+            })
+            .collect();
         for (target, l) in &ix.labels {
-            if let Some(k) = ix.by_id.get(target).and_then(|&row| node_at(row)) {
+            if let Some(k) = ix.by_id.get(target).and_then(|&row| forest.node_at(row)) {
                 nodes[k].label = Some(clone_value(&l.label));
                 nodes[k].label_timestamp = l.timestamp.as_ref().map(clone_value);
             }
         }
-        let n = nodes.len();
-        let mut parent: Vec<Option<usize>> = vec![None; n];
         let mut roots: Vec<usize> = Vec::new();
-        for (k, node) in nodes.iter().enumerate() {
-            // A reported parent that is the node itself, or no entry, makes a root.
-            let p = match ix.parent_step(node.entry.row) {
-                ParentStep::Row(j) if j != node.entry.row => node_at(j),
-                _ => None,
-            };
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        for (k, &p) in forest.parent.iter().enumerate() {
             match p {
-                Some(p) => parent[k] = Some(p),
-                None => roots.push(k),
+                ROOT => roots.push(k),
+                p => children[p as usize].push(k),
             }
         }
-        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (k, p) in parent.iter().enumerate() {
-            if let Some(p) = *p {
-                children[p].push(k);
-            }
-        }
-        // Reachability from the roots; whatever is left hangs off a cycle.
-        let mut reached = vec![false; n];
-        let mark = |start: usize, reached: &mut Vec<bool>, children: &Vec<Vec<usize>>| {
-            let mut stack = vec![start];
-            while let Some(k) = stack.pop() {
-                if reached[k] {
-                    continue;
-                }
-                reached[k] = true;
-                stack.extend(children[k].iter().copied());
-            }
-        };
-        for &r in &roots {
-            mark(r, &mut reached, &children);
-        }
-        for start in 0..n {
-            if reached[start] {
-                continue;
-            }
-            // Walk up to find the cycle this node hangs from.
-            let mut on_walk: HashMap<usize, usize> = HashMap::new();
-            let mut walk: Vec<usize> = Vec::new();
-            let mut k = start;
-            loop {
-                if let Some(&at) = on_walk.get(&k) {
-                    let cycle = &walk[at..];
-                    let breaker = cycle.iter().copied().min().unwrap_or(k);
-                    if let Some(p) = parent[breaker].take() {
-                        children[p].retain(|&c| c != breaker);
-                    }
-                    // Nodes are numbered in file order of their first row.
-                    let at_pos = roots.partition_point(|&r| r < breaker);
-                    roots.insert(at_pos, breaker);
-                    mark(breaker, &mut reached, &children);
-                    break;
-                }
-                on_walk.insert(k, walk.len());
-                walk.push(k);
-                match parent[k] {
-                    Some(p) if !reached[p] => k = p,
-                    _ => break,
-                }
-            }
-        }
+        drop(forest);
         for (k, mut kids) in children.into_iter().enumerate() {
             // Only lists of two or more need timestamps (and thus a parse of each child).
             js::sort_by_key(&mut kids, |&c| nodes[c].entry.timestamp_key());
