@@ -1159,17 +1159,10 @@ fn sqlite_problem(f: &session_store::sqlite::Finding) -> Problem {
     }
 }
 
-/// Every tip of the session's tree ([`session_store::SessionTree::tips`]): full ids, file
-/// order.
+/// Every tip of the session's tree ([`SessionManager::tips`], from the forest tables without
+/// building the tree): full ids, file order.
 pub(crate) fn tips(sm: &SessionManager) -> Vec<String> {
-    let tree = sm.get_tree();
-    let tips = tree
-        .tips()
-        .into_iter()
-        .map(|k| tree.nodes[k].entry.id().to_owned())
-        .collect();
-    crate::dispose::tree(tree);
-    tips
+    sm.tips().into_iter().map(|e| e.id().to_owned()).collect()
 }
 
 /// `tips: <id>, <id>` (ids with control and bidirectional characters escaped).

@@ -5,6 +5,7 @@
 //! a few bytes per node.
 
 use super::SessionManager;
+use crate::EntryRef;
 use crate::index::{NO_ROW, ParentStep};
 use crate::rows::RowKind;
 
@@ -135,6 +136,28 @@ pub struct TreeShape {
 }
 
 impl SessionManager {
+    /// The tips of [`SessionManager::get_tree`]'s forest ([`SessionTree::tips`]: nodes without
+    /// children, side appends included) as entries, in node order (the file order of their
+    /// ids), from flat tables: no nodes or children lists are built.
+    ///
+    /// [`SessionTree::tips`]: crate::SessionTree::tips
+    pub fn tips(&self) -> Vec<EntryRef<'_>> {
+        let forest = Forest::of(self);
+        let mut has_child = vec![false; forest.parent.len()];
+        for &p in &forest.parent {
+            if p != ROOT {
+                has_child[p as usize] = true;
+            }
+        }
+        forest
+            .rows
+            .iter()
+            .zip(has_child)
+            .filter(|&(_, c)| !c)
+            .map(|(&row, _)| EntryRef::new(self, row))
+            .collect()
+    }
+
     /// The counts of [`SessionManager::get_tree`]'s forest (nodes, roots, depth, branch
     /// points, tips, labelled nodes) from flat tables of a few bytes per node: no nodes,
     /// children lists or label values are built, and no timestamp is read.

@@ -1,5 +1,6 @@
 //! `SessionManager::tree_shape` gives exactly the counts of the forest `get_tree` builds (nodes,
-//! roots, depth, branch points, tips, labelled nodes), cycles broken the same way (D3, D4).
+//! roots, depth, branch points, tips, labelled nodes), and `SessionManager::tips` exactly its
+//! tips, cycles broken the same way (D3, D4).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -29,6 +30,19 @@ fn counted(sm: &SessionManager) -> TreeShape {
     }
 }
 
+/// The ids of `get_tree`'s tips, in its order.
+fn tree_tips(sm: &SessionManager) -> Vec<String> {
+    let tree = sm.get_tree();
+    tree.tips()
+        .into_iter()
+        .map(|k| tree.nodes[k].entry.id().to_owned())
+        .collect()
+}
+
+fn tip_ids(sm: &SessionManager) -> Vec<String> {
+    sm.tips().into_iter().map(|e| e.id().to_owned()).collect()
+}
+
 fn open(text: &str) -> (tempfile::TempDir, SessionManager) {
     let dir = support::tempdir();
     let path = dir.path().join("s.jsonl");
@@ -36,6 +50,8 @@ fn open(text: &str) -> (tempfile::TempDir, SessionManager) {
     let ro = SessionManager::open_read_only(&path, Some("/")).unwrap();
     (dir, ro.session)
 }
+
+const CYCLE_TIPS: [&str; 3] = ["u1", "C", "T"];
 
 #[test]
 fn a_two_cycle_and_a_self_parent() {
@@ -51,6 +67,8 @@ fn a_two_cycle_and_a_self_parent() {
     };
     assert_eq!(counted(&sm), want);
     assert_eq!(sm.tree_shape(), want);
+    assert_eq!(tip_ids(&sm), CYCLE_TIPS);
+    assert_eq!(tree_tips(&sm), CYCLE_TIPS);
 }
 
 /// A walk from `X` enters the cycle `P → R → Q → P` at `Q`: the cycle is broken at `P`, the
@@ -86,6 +104,8 @@ fn a_cycle_entered_from_its_tail() {
     };
     assert_eq!(counted(&sm), want);
     assert_eq!(sm.tree_shape(), want);
+    assert_eq!(tip_ids(&sm), ["R", "l1", "l2"]);
+    assert_eq!(tree_tips(&sm), ["R", "l1", "l2"]);
 }
 
 #[test]
@@ -93,6 +113,7 @@ fn no_entries() {
     let (_dir, sm) = open(&format!("{HEADER}\n"));
     assert_eq!(sm.tree_shape(), TreeShape::default());
     assert_eq!(counted(&sm), TreeShape::default());
+    assert!(sm.tips().is_empty());
 }
 
 /// Every fixture of this crate (duplicate ids, opaque rows, leaf controls, labels, cycles).
@@ -109,6 +130,7 @@ fn every_fixture() {
             "{}",
             p.display()
         );
+        assert_eq!(tip_ids(&ro.session), tree_tips(&ro.session), "{}", p.display());
         seen += 1;
     }
     assert!(seen > 30, "only {seen} fixtures opened");
