@@ -14,7 +14,13 @@
 //!   `session_store::WarmCache::set_limits`), open PATH (untimed, fills the cache), append a ~1 KB user
 //!   message line as another writer would, then open PATH again (a tail reindex); count = entries;
 //! - `tree`: open PATH (untimed), then `get_tree()`; count = nodes;
-//! - `list`: `SessionManager::list` over the directory PATH; count = sessions.
+//! - `list`: `SessionManager::list` over the directory PATH; count = sessions;
+//! - `read`: only the open's read of PATH into fresh memory (the file store's `Storage::read_all`:
+//!   two halves on two threads for a large file); count = bytes. The floor of `open` without a
+//!   memory map;
+//! - `copy`: PATH read through one reused 1 MiB buffer (the kernel's copy from the page cache
+//!   without the page faults of fresh memory); count = bytes. The floor of any `read(2)`-based
+//!   open that keeps the bytes.
 //!
 //! `--warm N` repeats the call N more times in the same process after the first. Prints one JSON
 //! line: `{"first_ms": F, "warm_ms": [..], "count": N}`, times measured around the call only.
@@ -151,6 +157,30 @@ fn main() -> Result<()> {
             times.push(ms);
             count = list.len();
             std::mem::forget(list);
+        }
+        "read" => {
+            use session_store::Storage;
+            let storage = session_store::FileStorage::process_wide();
+            let (ms, bytes) = timed(|| Ok(storage.read_all(&path)?))?;
+            times.push(ms);
+            count = bytes.len();
+            std::mem::forget(bytes);
+        }
+        "copy" => {
+            use std::io::Read;
+            let (ms, n) = timed(|| {
+                let mut f = std::fs::File::open(&path)?;
+                let mut buf = vec![0u8; 1 << 20];
+                let mut n = 0usize;
+                loop {
+                    match f.read(&mut buf)? {
+                        0 => break Ok(n),
+                        k => n += k,
+                    }
+                }
+            })?;
+            times.push(ms);
+            count = n;
         }
         other => bail!("unknown workload {other:?}"),
     }
