@@ -7,6 +7,7 @@ use std::fmt;
 
 use super::index::{Scalar, SkipString, StringIndex};
 use super::parse::{Parser, decode_string_body};
+use super::structural;
 use super::value::JsString;
 use super::{JsonError, JsonErrorKind};
 
@@ -228,6 +229,12 @@ impl Envelope<'_> {
 /// bad-escape bitmasks per 64 bytes, built with SIMD compares): the end of a string is found with
 /// `trailing_zeros` instead of a branch per byte. Errors are those of the byte-by-byte scan
 /// ([`EnvelopeScanner::scan_scalar`]), kind and offset alike.
+///
+/// Before that, [`EnvelopeScanner::scan`] tries a one-pass walk over the line's token positions
+/// only (quotes, brackets, colons, commas, first bytes of numbers and literals outside strings,
+/// found with the same SIMD classification) that accepts clean object lines and refuses anything
+/// unusual (control bytes, bad escapes, escaped field names, nesting past 64, any grammar doubt);
+/// a refused line goes through the walk above, so results never depend on which walk ran.
 #[derive(Debug, Default)]
 pub struct EnvelopeScanner {
     walk: Walk,
@@ -257,8 +264,29 @@ impl EnvelopeScanner {
     /// # Errors
     /// [`JsonError`] with the byte offset within `input` where the grammar breaks.
     pub fn scan<'a>(&mut self, input: &'a [u8]) -> Result<Envelope<'a>, JsonError> {
+        if let Some(env) = structural::scan_fast(input) {
+            return Ok(env);
+        }
         self.index.build(input);
         self.walk.scan(&self.index, input)
+    }
+
+    /// [`EnvelopeScanner::scan`] without the clean-line walk: the structural index and the
+    /// exact walk only (what `scan` falls back to). Same results.
+    ///
+    /// # Errors
+    /// As [`EnvelopeScanner::scan`].
+    #[doc(hidden)]
+    pub fn scan_indexed<'a>(&mut self, input: &'a [u8]) -> Result<Envelope<'a>, JsonError> {
+        self.index.build(input);
+        self.walk.scan(&self.index, input)
+    }
+
+    /// The clean-line walk alone: `Some` with the envelope [`EnvelopeScanner::scan`] returns
+    /// when it accepts the line, `None` when it refuses it (then `scan` runs the exact walk).
+    #[doc(hidden)]
+    pub fn scan_fast<'a>(&mut self, input: &'a [u8]) -> Option<Envelope<'a>> {
+        structural::scan_fast(input)
     }
 
     /// [`EnvelopeScanner::scan`] with the byte-by-byte string skip: the reference the indexed
@@ -602,7 +630,7 @@ fn eof_or(p: &Parser<'_>, kind: JsonErrorKind) -> JsonError {
 
 /// Decodes a string field: borrowed when it is plain UTF-8 without escapes, else decoded to
 /// WTF-8 (lone-surrogate escapes kept).
-fn decode_field(body: &[u8], escaped: bool) -> JsStr<'_> {
+pub(super) fn decode_field(body: &[u8], escaped: bool) -> JsStr<'_> {
     if !escaped && std::str::from_utf8(body).is_ok() {
         return JsStr {
             wtf8: Cow::Borrowed(body),
