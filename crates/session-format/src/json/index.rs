@@ -189,6 +189,13 @@ pub(crate) trait SkipString {
     /// Skips the string whose opening quote is at `p.pos`, as [`Parser::skip_string`] does
     /// (same span, escape flag, final position, and error).
     fn skip_string(&self, p: &mut Parser<'_>) -> Result<(usize, usize, bool), JsonError>;
+
+    /// [`SkipString::skip_string`] when only the final position and the error matter (a value
+    /// or key the envelope does not read): same position, same error.
+    #[inline(always)]
+    fn skip_string_only(&self, p: &mut Parser<'_>) -> Result<(), JsonError> {
+        self.skip_string(p).map(|_| ())
+    }
 }
 
 /// The reference: [`Parser::skip_string`], byte by byte (8 at a time).
@@ -225,5 +232,29 @@ impl SkipString for StringIndex {
         }
         p.pos = end + 1;
         Ok((start, end, self.any_backslash(start, end)))
+    }
+
+    /// As [`StringIndex::skip_string`], without looking for a backslash in the body.
+    #[inline(always)]
+    fn skip_string_only(&self, p: &mut Parser<'_>) -> Result<(), JsonError> {
+        let start = p.pos + 1;
+        let mut w = start >> 6;
+        let Some(&first) = self.stop.get(w) else {
+            return p.skip_string().map(|_| ());
+        };
+        let mut m = first & (!0u64 << (start & 63));
+        while m == 0 {
+            w += 1;
+            match self.stop.get(w) {
+                Some(&x) => m = x,
+                None => return p.skip_string().map(|_| ()),
+            }
+        }
+        let end = (w << 6) + m.trailing_zeros() as usize;
+        if p.input.get(end) != Some(&b'"') {
+            return p.skip_string().map(|_| ());
+        }
+        p.pos = end + 1;
+        Ok(())
     }
 }

@@ -531,7 +531,7 @@ impl Walk {
                     if p.input.get(p.pos) == Some(&b'}') {
                         p.pos += 1;
                     } else {
-                        member_key(s, p)?;
+                        skip_key(s, p)?;
                         self.stack.push(IN_OBJECT);
                         self.deepest = self.deepest.max(self.stack.len());
                         continue 'value;
@@ -548,9 +548,7 @@ impl Walk {
                         continue 'value;
                     }
                 }
-                Some(b'"') => {
-                    s.skip_string(p)?;
-                }
+                Some(b'"') => s.skip_string_only(p)?,
                 Some(b'-' | b'0'..=b'9') => p.skip_number()?,
                 Some(b't') => literal(p, b"true")?,
                 Some(b'f') => literal(p, b"false")?,
@@ -567,7 +565,7 @@ impl Walk {
                         p.pos += 1;
                         if top == IN_OBJECT {
                             p.skip_ws();
-                            member_key(s, p)?;
+                            skip_key(s, p)?;
                         }
                         continue 'value;
                     }
@@ -580,6 +578,23 @@ impl Walk {
             }
         }
     }
+}
+
+/// Reads `"key" :` (a key the envelope does not read), with [`member_key`]'s errors.
+#[inline(always)]
+fn skip_key<S: SkipString>(s: &S, p: &mut Parser<'_>) -> Result<(), JsonError> {
+    if p.input.get(p.pos) != Some(&b'"') {
+        return Err(eof_or(p, JsonErrorKind::ExpectedKey));
+    }
+    s.skip_string_only(p)?;
+    if p.input.get(p.pos) != Some(&b':') {
+        p.skip_ws();
+        if p.input.get(p.pos) != Some(&b':') {
+            return Err(eof_or(p, JsonErrorKind::ExpectedColon));
+        }
+    }
+    p.pos += 1;
+    Ok(())
 }
 
 /// Reads `"key" :` and returns the key's bytes (decoded only when it holds escapes).

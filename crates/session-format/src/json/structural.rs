@@ -279,7 +279,7 @@ impl<'a> Walker<'a> {
             (false, b"role") => Slot::Role,
             _ => {
                 // An escaped key might decode to a field name: leave it to the exact walk.
-                if memchr::memchr(b'\\', key).is_some() {
+                if key.iter().any(|&b| b == b'\\') {
                     return None;
                 }
                 Slot::None
@@ -288,24 +288,28 @@ impl<'a> Walker<'a> {
         Some(())
     }
 
-    /// Handles the token at `pos`.
+    /// Handles the closing quote at `pos` of the string opened at `str_start`.
+    #[inline(always)]
+    fn close_string(&mut self, pos: usize) -> Option<()> {
+        if self.state == State::InKey {
+            return self.key(pos);
+        }
+        if self.slot != Slot::None {
+            let body = &self.input[self.str_start + 1..pos];
+            let escaped = body.iter().any(|&b| b == b'\\');
+            self.fill(Field::Str(decode_field(body, escaped)));
+        }
+        self.state = State::AfterValue;
+        Some(())
+    }
+
+    /// Handles the token at `pos` (not a closing quote).
     #[inline(always)]
     fn token(&mut self, pos: usize) -> Option<()> {
         let b = self.input[pos];
         match self.state {
-            State::InKey => {
-                // The only token inside a string is its closing quote.
-                return self.key(pos);
-            }
-            State::InValue => {
-                if self.slot != Slot::None {
-                    let body = &self.input[self.str_start + 1..pos];
-                    let escaped = memchr::memchr(b'\\', body).is_some();
-                    self.fill(Field::Str(decode_field(body, escaped)));
-                }
-                self.state = State::AfterValue;
-                return Some(());
-            }
+            // Closing quotes go to `close_string`.
+            State::InKey | State::InValue => return None,
             State::Value | State::ValueOrEnd => match b {
                 b'"' => {
                     self.str_start = pos;
@@ -335,8 +339,7 @@ impl<'a> Walker<'a> {
                         _ => b"null",
                     };
                     let end = pos + word.len();
-                    if self.input.get(pos..end) != Some(word) || !ends_scalar(self.input.get(end))
-                    {
+                    if self.input.get(pos..end) != Some(word) || !ends_scalar(self.input.get(end)) {
                         return None;
                     }
                     self.fill(if b == b'n' { Field::Null } else { Field::Other });
@@ -416,11 +419,14 @@ pub(crate) fn scan_fast(input: &[u8]) -> Option<Envelope<'_>> {
     // 1 when the previous block ended in a number or literal byte.
     let mut other_carry = 0u64;
     let mut base = 0usize;
+    let mut chunks = input.chunks_exact(64);
+    let tail = chunks.remainder();
     while base < input.len() {
         let mut block = [b' '; 64];
-        let rest = &input[base..];
-        let n = rest.len().min(64);
-        block[..n].copy_from_slice(&rest[..n]);
+        match chunks.next() {
+            Some(chunk) => block.copy_from_slice(chunk),
+            None => block[..tail.len()].copy_from_slice(tail),
+        }
         let m = classify(&block);
         if m.control != 0 {
             return None;
@@ -460,9 +466,20 @@ pub(crate) fn scan_fast(input: &[u8]) -> Option<Envelope<'_>> {
         let scalar_starts = other & !((other << 1) | other_carry);
         other_carry = other >> 63;
         let mut tokens = quote | structural | scalar_starts;
-        while tokens != 0 {
-            w.token(base + tokens.trailing_zeros() as usize)?;
+        if tokens != 0 && matches!(w.state, State::InKey | State::InValue) {
+            // A string opened in an earlier block closes at this block's first token.
+            w.close_string(base + tokens.trailing_zeros() as usize)?;
             tokens &= tokens - 1;
+        }
+        while tokens != 0 {
+            let pos = base + tokens.trailing_zeros() as usize;
+            tokens &= tokens - 1;
+            w.token(pos)?;
+            if tokens != 0 && matches!(w.state, State::InKey | State::InValue) {
+                // The next token of an opened string is its closing quote.
+                w.close_string(base + tokens.trailing_zeros() as usize)?;
+                tokens &= tokens - 1;
+            }
         }
         base += 64;
     }
