@@ -12,11 +12,12 @@
 //! Why the token walk is exact for an accepted line: strings are found with the odd-backslash-run
 //! rule and a prefix XOR of the unescaped quotes. That split is the real one whenever every
 //! backslash lies inside a string the split found, because a string the walk opens then starts
-//! after a token, never after a backslash. A backslash outside those strings is a byte that is
-//! neither a token nor a space, so it is read as a number or literal, fails that grammar and the
-//! line is refused. Every other byte of an accepted line is inside a string (checked for control
-//! bytes and escapes), a token (checked by the state machine), a space, or part of a number or
-//! literal (checked by its grammar, with a token or space or the end right after it).
+//! after a token, never after a backslash. Every byte outside those strings that is not a token
+//! lies in a gap that starts right after a token (or is leading space), and each gap is checked
+//! whole: spaces, at most one number or literal (by its grammar, where a value may come), spaces,
+//! then a token or the end. So a backslash outside the strings is refused, and every byte of an
+//! accepted line is inside a string (checked for control bytes and escapes), a token (checked by
+//! the state machine), or in a checked gap.
 
 use wide::u8x16;
 
@@ -48,7 +49,6 @@ struct Block {
     quote: u64,
     backslash: u64,
     control: u64,
-    space: u64,
     /// `{`, `}`, `[`, `]`, `:`, `,` (inside strings or not).
     structural: u64,
 }
@@ -67,7 +67,6 @@ fn classify(block: &[u8; 64]) -> Block {
         quote: gather(v.map(|x| x.simd_eq(u8x16::splat(b'"')))),
         backslash: gather(v.map(|x| x.simd_eq(u8x16::splat(b'\\')))),
         control: gather(v.map(|x| x.saturating_sub(below).simd_eq(zero))),
-        space: gather(v.map(|x| x.simd_eq(u8x16::splat(b' ')))),
         // `[` and `]` are `{` and `}` without bit 0x20.
         structural: gather(v.map(|x| {
             let folded = x | u8x16::splat(0x20);
@@ -161,13 +160,10 @@ struct Walker<'a> {
     str_start: usize,
 }
 
-/// A byte that may directly follow a number or literal: a space, a token, or a quote.
+/// A token byte: a quote or one of `{}[]:,`.
 #[inline(always)]
-fn ends_scalar(b: Option<&u8>) -> bool {
-    matches!(
-        b,
-        None | Some(b' ' | b',' | b':' | b'{' | b'}' | b'[' | b']' | b'"')
-    )
+fn is_token(b: u8) -> bool {
+    matches!(b, b'"' | b',' | b':' | b'{' | b'}' | b'[' | b']')
 }
 
 /// The end of the number at `pos` when it follows the JSON number grammar and ends there.
@@ -303,10 +299,58 @@ impl<'a> Walker<'a> {
         Some(())
     }
 
+    /// Checks the bytes from `pos`, right after a token, up to the next token: spaces, at most
+    /// one number or literal where a value may come, spaces.
+    #[inline(always)]
+    fn gap(&mut self, pos: usize) -> Option<()> {
+        let input = self.input;
+        let mut p = pos;
+        while input.get(p) == Some(&b' ') {
+            p += 1;
+        }
+        match input.get(p) {
+            None => return Some(()),
+            Some(&b) if is_token(b) => return Some(()),
+            Some(_) => {}
+        }
+        if !matches!(self.state, State::Value | State::ValueOrEnd) {
+            return None;
+        }
+        let b = input[p];
+        let mut end = match b {
+            b't' | b'f' | b'n' => {
+                let word: &[u8] = match b {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                };
+                if input.get(p..p + word.len()) != Some(word) {
+                    return None;
+                }
+                p + word.len()
+            }
+            b'-' | b'0'..=b'9' => number_end(input, p)?,
+            _ => return None,
+        };
+        self.fill(if b == b'n' { Field::Null } else { Field::Other });
+        self.state = State::AfterValue;
+        while input.get(end) == Some(&b' ') {
+            end += 1;
+        }
+        match input.get(end) {
+            None => Some(()),
+            Some(&b) if is_token(b) => Some(()),
+            Some(_) => None,
+        }
+    }
+
     /// Handles the token at `pos` (not a closing quote).
     #[inline(always)]
     fn token(&mut self, pos: usize) -> Option<()> {
         let b = self.input[pos];
+        if !is_token(b) {
+            return self.gap(pos);
+        }
         match self.state {
             // Closing quotes go to `close_string`.
             State::InKey | State::InValue => return None,
@@ -332,27 +376,6 @@ impl<'a> Walker<'a> {
                     self.state = State::ValueOrEnd;
                 }
                 b']' if self.state == State::ValueOrEnd => self.pop(),
-                b't' | b'f' | b'n' => {
-                    let word: &[u8] = match b {
-                        b't' => b"true",
-                        b'f' => b"false",
-                        _ => b"null",
-                    };
-                    let end = pos + word.len();
-                    if self.input.get(pos..end) != Some(word) || !ends_scalar(self.input.get(end)) {
-                        return None;
-                    }
-                    self.fill(if b == b'n' { Field::Null } else { Field::Other });
-                    self.state = State::AfterValue;
-                }
-                b'-' | b'0'..=b'9' => {
-                    let end = number_end(self.input, pos)?;
-                    if !ends_scalar(self.input.get(end)) {
-                        return None;
-                    }
-                    self.fill(Field::Other);
-                    self.state = State::AfterValue;
-                }
                 _ => return None,
             },
             State::KeyOrEnd | State::Key => match b {
@@ -416,8 +439,8 @@ pub(crate) fn scan_fast(input: &[u8]) -> Option<Envelope<'_>> {
     let mut escape_carry = 0u64;
     // All ones when the previous block ended inside a string.
     let mut string_carry = 0u64;
-    // 1 when the previous block ended in a number or literal byte.
-    let mut other_carry = 0u64;
+    // 1 when the previous block ended in a token (so this block's first byte follows one).
+    let mut after_carry = 0u64;
     let mut base = 0usize;
     let mut chunks = input.chunks_exact(64);
     let tail = chunks.remainder();
@@ -462,10 +485,16 @@ pub(crate) fn scan_fast(input: &[u8]) -> Option<Envelope<'_>> {
         string_carry = ((in_string as i64) >> 63) as u64;
         let outside = !in_string & !quote;
         let structural = m.structural & outside;
-        let other = outside & !m.structural & !m.space;
-        let scalar_starts = other & !((other << 1) | other_carry);
-        other_carry = other >> 63;
-        let mut tokens = quote | structural | scalar_starts;
+        // A byte right after a structural byte or a closing quote that is no token itself
+        // starts a gap (spaces, a number or literal, or something refused).
+        let ends = structural | (quote & !in_string);
+        let gaps = ((ends << 1) | after_carry) & outside & !m.structural;
+        after_carry = ends >> 63;
+        let mut tokens = quote | structural | gaps;
+        if input.len() - base < 64 {
+            // No token in the padding.
+            tokens &= (1u64 << (input.len() - base)) - 1;
+        }
         if tokens != 0 && matches!(w.state, State::InKey | State::InValue) {
             // A string opened in an earlier block closes at this block's first token.
             w.close_string(base + tokens.trailing_zeros() as usize)?;
