@@ -262,7 +262,7 @@ impl<'a> Walker<'a> {
     fn key(&mut self, end: usize) -> Option<()> {
         self.state = State::Colon;
         let top = self.depth == 1;
-        if !top && !(self.depth == 2 && self.in_message) {
+        if !(top || self.depth == 2 && self.in_message) {
             return Some(());
         }
         let key = &self.input[self.str_start + 1..end];
@@ -275,7 +275,7 @@ impl<'a> Walker<'a> {
             (false, b"role") => Slot::Role,
             _ => {
                 // An escaped key might decode to a field name: leave it to the exact walk.
-                if key.iter().any(|&b| b == b'\\') {
+                if key.contains(&b'\\') {
                     return None;
                 }
                 Slot::None
@@ -292,7 +292,7 @@ impl<'a> Walker<'a> {
         }
         if self.slot != Slot::None {
             let body = &self.input[self.str_start + 1..pos];
-            let escaped = body.iter().any(|&b| b == b'\\');
+            let escaped = body.contains(&b'\\');
             self.fill(Field::Str(decode_field(body, escaped)));
         }
         self.state = State::AfterValue;
