@@ -57,35 +57,23 @@ fn gather(parts: [u8x16; 4]) -> u64 {
         | u64::from(parts[3].to_bitmask()) << 48
 }
 
+/// The masks of a block (its four lanes) whose backslash mask is already known.
 #[inline(always)]
-fn classify(block: &[u8; 64]) -> BlockMasks {
+fn classify(v: &[u8x16; 4], backslash: u64) -> BlockMasks {
     let quote = u8x16::splat(b'"');
-    let backslash = u8x16::splat(b'\\');
     let below = u8x16::splat(0x1F);
     let zero = u8x16::splat(0);
-    let v = [
-        lanes(block, 0),
-        lanes(block, 1),
-        lanes(block, 2),
-        lanes(block, 3),
-    ];
     BlockMasks {
         quote: gather(v.map(|x| x.simd_eq(quote))),
-        backslash: gather(v.map(|x| x.simd_eq(backslash))),
+        backslash,
         // `x <= 0x1F` exactly when `x - 0x1F` saturates to 0.
         control: gather(v.map(|x| x.saturating_sub(below).simd_eq(zero))),
     }
 }
 
-/// The bytes of `block` that may follow a backslash: `"\/bfnrt` and `u`.
+/// The bytes of a block (its four lanes) that may follow a backslash: `"\/bfnrt` and `u`.
 #[inline]
-fn escape_chars(block: &[u8; 64]) -> (u64, u64) {
-    let v = [
-        lanes(block, 0),
-        lanes(block, 1),
-        lanes(block, 2),
-        lanes(block, 3),
-    ];
+fn escape_chars(v: &[u8x16; 4]) -> (u64, u64) {
     let simple = v.map(|x| {
         let mut m = x.simd_eq(u8x16::splat(b'"'));
         for c in [b'\\', b'/', b'b', b'f', b'n', b'r', b't'] {
@@ -127,12 +115,26 @@ impl StringIndex {
     /// Appends the words of one block at `base`; returns the escape carry for the next block.
     #[inline(always)]
     fn push_block(&mut self, input: &[u8], base: usize, block: &[u8; 64], carry: u64) -> u64 {
-        let m = classify(block);
-        if m.backslash == 0 && carry == 0 {
-            self.stop.push(m.quote | m.control);
+        let v = [
+            lanes(block, 0),
+            lanes(block, 1),
+            lanes(block, 2),
+            lanes(block, 3),
+        ];
+        let backslash = gather(v.map(|x| x.simd_eq(u8x16::splat(b'\\'))));
+        if backslash == 0 && carry == 0 {
+            // No escape: the stops are the quotes and control bytes, gathered in one mask.
+            let below = u8x16::splat(0x1F);
+            let zero = u8x16::splat(0);
+            let stop =
+                gather(v.map(|x| {
+                    x.simd_eq(u8x16::splat(b'"')) | x.saturating_sub(below).simd_eq(zero)
+                }));
+            self.stop.push(stop);
             self.backslash.push(0);
             return 0;
         }
+        let m = classify(&v, backslash);
         // simdjson's branchless escape finder: `escaped` marks each byte preceded by an odd
         // run of backslashes (counting the run carried in from the previous block).
         let backslash = m.backslash & !carry;
@@ -141,7 +143,7 @@ impl StringIndex {
         let (even_starts, overflow) = odd_starts.overflowing_add(backslash);
         let invert = even_starts << 1;
         let escaped = (EVEN_BITS ^ invert) & follows_escape;
-        let (simple, u) = escape_chars(block);
+        let (simple, u) = escape_chars(&v);
         let mut stop = (m.quote & !escaped) | m.control | (escaped & !(simple | u));
         let mut unicode = escaped & u;
         while unicode != 0 {
@@ -189,6 +191,13 @@ pub(crate) trait SkipString {
     /// Skips the string whose opening quote is at `p.pos`, as [`Parser::skip_string`] does
     /// (same span, escape flag, final position, and error).
     fn skip_string(&self, p: &mut Parser<'_>) -> Result<(usize, usize, bool), JsonError>;
+
+    /// [`SkipString::skip_string`] when only the final position and the error matter (a value
+    /// or key the envelope does not read): same position, same error.
+    #[inline(always)]
+    fn skip_string_only(&self, p: &mut Parser<'_>) -> Result<(), JsonError> {
+        self.skip_string(p).map(|_| ())
+    }
 }
 
 /// The reference: [`Parser::skip_string`], byte by byte (8 at a time).
@@ -225,5 +234,29 @@ impl SkipString for StringIndex {
         }
         p.pos = end + 1;
         Ok((start, end, self.any_backslash(start, end)))
+    }
+
+    /// As [`StringIndex::skip_string`], without looking for a backslash in the body.
+    #[inline(always)]
+    fn skip_string_only(&self, p: &mut Parser<'_>) -> Result<(), JsonError> {
+        let start = p.pos + 1;
+        let mut w = start >> 6;
+        let Some(&first) = self.stop.get(w) else {
+            return p.skip_string().map(|_| ());
+        };
+        let mut m = first & (!0u64 << (start & 63));
+        while m == 0 {
+            w += 1;
+            match self.stop.get(w) {
+                Some(&x) => m = x,
+                None => return p.skip_string().map(|_| ()),
+            }
+        }
+        let end = (w << 6) + m.trailing_zeros() as usize;
+        if p.input.get(end) != Some(&b'"') {
+            return p.skip_string().map(|_| ());
+        }
+        p.pos = end + 1;
+        Ok(())
     }
 }

@@ -5,6 +5,7 @@ mod index;
 mod parse;
 mod scan;
 mod serde_bridge;
+mod structural;
 mod value;
 mod write;
 

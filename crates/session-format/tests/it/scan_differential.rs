@@ -10,13 +10,31 @@ use proptest::prelude::*;
 use session_format::json::{EnvelopeScanner, JsValue, JsonErrorKind, to_json_string};
 use session_format::line::lines;
 
-/// Asserts that both scans (and both `top_level_field`s) agree on `line`.
-fn same(line: &[u8]) {
+/// Asserts that every scan (the default, the indexed walk alone, and the clean-line walk when it
+/// accepts) and both `top_level_field`s agree with the byte-by-byte reference on `line`; returns
+/// whether the clean-line walk accepted it.
+fn same(line: &[u8]) -> bool {
     let mut fast = EnvelopeScanner::new();
     let mut slow = EnvelopeScanner::new();
     let a = fast.scan(line);
     let b = slow.scan_scalar(line);
     assert_eq!(a, b, "scan differs on {:?}", String::from_utf8_lossy(line));
+    let c = fast.scan_indexed(line);
+    assert_eq!(
+        c,
+        b,
+        "scan_indexed differs on {:?}",
+        String::from_utf8_lossy(line)
+    );
+    let accepted = fast.scan_fast(line);
+    if let Some(env) = &accepted {
+        assert_eq!(
+            Ok(env),
+            b.as_ref(),
+            "scan_fast accepted {:?}",
+            String::from_utf8_lossy(line)
+        );
+    }
     for key in [&b"id"[..], b"timestamp"] {
         let a = fast.top_level_field(line, key);
         let b = slow.top_level_field_scalar(line, key);
@@ -27,6 +45,7 @@ fn same(line: &[u8]) {
             String::from_utf8_lossy(line)
         );
     }
+    accepted.is_some()
 }
 
 /// Bytes that matter to a string skip, and some that do not.
@@ -164,6 +183,119 @@ fn mutated() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// Raw JSON text (not produced by a serializer): numbers in every grammar form, literals,
+/// strings with escapes and structural bytes inside, spaces between tokens, keys that are (or,
+/// escaped, decode to) envelope field names, nested `role` keys.
+fn raw_value() -> impl Strategy<Value = String> {
+    let number = prop::sample::select(vec![
+        "0",
+        "-0",
+        "7",
+        "-12",
+        "10",
+        "3.25",
+        "-0.5",
+        "1e5",
+        "1E+5",
+        "2e-3",
+        "0.0e0",
+        "12345678901234567890",
+        "1.5E-300",
+    ]);
+    let string = prop::collection::vec(
+        prop::sample::select(vec![
+            "a", "é", "😀", " ", "{", "}", "[", "]", ":", ",", "\\\"", "\\\\", "\\/", "\\n", "\\t",
+            "\\u00e9", "\\ud800", "\\uDE00", "xyz", "12", "true",
+        ]),
+        0..12,
+    )
+    .prop_map(|parts| format!("\"{}\"", parts.concat()));
+    let leaf = prop_oneof![
+        number.prop_map(str::to_owned),
+        prop::sample::select(vec!["true", "false", "null"]).prop_map(str::to_owned),
+        string.clone(),
+    ];
+    let key = prop_oneof![
+        3 => string,
+        2 => prop::sample::select(vec![
+            "\"type\"", "\"id\"", "\"parentId\"", "\"message\"", "\"appendMode\"", "\"role\"",
+            "\"ty\\u0070e\"", "\"r\\u006fle\"", "\"i\\u0064\"", "\"x\\\\\"",
+        ])
+        .prop_map(str::to_owned),
+    ];
+    let sp = || prop::sample::select(vec!["", "", "", " ", "  "]);
+    leaf.prop_recursive(6, 48, 6, move |inner| {
+        prop_oneof![
+            (
+                prop::collection::vec((sp(), inner.clone(), sp()), 0..5),
+                sp()
+            )
+                .prop_map(|(items, end)| {
+                    let items: Vec<String> = items
+                        .into_iter()
+                        .map(|(a, v, b)| format!("{a}{v}{b}"))
+                        .collect();
+                    format!("[{}{end}]", items.join(","))
+                }),
+            (
+                prop::collection::vec((sp(), key.clone(), sp(), sp(), inner, sp()), 0..5),
+                sp()
+            )
+                .prop_map(|(members, end)| {
+                    let members: Vec<String> = members
+                        .into_iter()
+                        .map(|(a, k, b, c, v, d)| format!("{a}{k}{b}:{c}{v}{d}"))
+                        .collect();
+                    format!("{{{}{end}}}", members.join(","))
+                }),
+        ]
+    })
+}
+
+/// A top-level object of raw members (envelope keys likely), with a lead of `pad` bytes so
+/// every token lands at every block offset; then maybe one byte replaced, inserted or removed.
+fn raw_line() -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop::collection::vec(
+            (
+                prop::sample::select(vec![
+                    "type",
+                    "id",
+                    "parentId",
+                    "message",
+                    "appendMode",
+                    "timestamp",
+                    "x",
+                ]),
+                raw_value(),
+            ),
+            0..6,
+        ),
+        0usize..70,
+        0usize..4,
+        any::<prop::sample::Index>(),
+        byte(),
+    )
+        .prop_map(|(members, pad, op, at, b)| {
+            let mut line = format!(r#"{{"pad":"{}""#, "p".repeat(pad));
+            for (k, v) in members {
+                line.push_str(&format!(r#","{k}":{v}"#));
+            }
+            line.push('}');
+            let mut bytes = line.into_bytes();
+            let i = at.index(bytes.len());
+            match op {
+                0 => bytes[i] = b,
+                1 => bytes.insert(i, b),
+                2 => {
+                    bytes.remove(i);
+                }
+                _ => {}
+            }
+            bytes
+        })
+}
+
 proptest! {
     // At least 1024 cases; `PROPTEST_CASES` raises it (the long differential run).
     #![proptest_config(ProptestConfig { cases: ProptestConfig::default().cases.max(1024), ..ProptestConfig::default() })]
@@ -186,6 +318,13 @@ proptest! {
     /// Valid lines and their one-byte mutations.
     #[test]
     fn mutated_lines_scan_the_same(v in mutated()) {
+        same(&v);
+    }
+
+    /// Hand-shaped raw JSON (every number form, spaces, escaped field names, structural bytes
+    /// in strings) at every block offset, as is and with one byte changed.
+    #[test]
+    fn raw_lines_scan_the_same(v in raw_line()) {
         same(&v);
     }
 }
@@ -294,6 +433,160 @@ fn errors_are_pinned() {
             );
         }
     }
+}
+
+/// The clean-line walk accepts typical lines (pinned envelopes) and refuses the unusual ones
+/// it leaves to the exact walk, which then gives the reference's result.
+#[test]
+fn clean_line_walk_accepts_and_refuses() {
+    let mut s = EnvelopeScanner::new();
+    let accepted: [&[u8]; 5] = [
+        br#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"x\"y\\z {}[]:,"}],"n":-1.5e3},"appendMode":"side"}"#,
+        br#" { "type" : "session" , "id" : "s\u00e9" , "version" : 3 , "ok" : [ true , false , null , 0 ] } "#,
+        br#"{"message":{"role":"a","x":{"role":"nested"}},"message":{"content":1}}"#,
+        br#"{"message":[{"role":"user"}],"parentId":{"id":"inner"},"type":7}"#,
+        br#"{}"#,
+    ];
+    let got: Vec<_> = accepted
+        .iter()
+        .map(|l| {
+            let e = s.scan_fast(l).expect("accepted");
+            (
+                e.r#type.as_str().map(str::to_owned),
+                e.id.as_str().map(str::to_owned),
+                e.parent_id.clone().into_owned(),
+                e.role.as_str().map(str::to_owned),
+                e.append_mode.as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    use session_format::json::Field;
+    assert_eq!(
+        got,
+        vec![
+            (
+                Some("message".to_owned()),
+                Some("a1".to_owned()),
+                Field::Null,
+                Some("user".to_owned()),
+                Some("side".to_owned())
+            ),
+            (
+                Some("session".to_owned()),
+                Some("sé".to_owned()),
+                Field::Absent,
+                None,
+                None
+            ),
+            (None, None, Field::Absent, None, None),
+            (None, None, Field::Other, None, None),
+            (None, None, Field::Absent, None, None),
+        ]
+    );
+    let deep = format!(r#"{{"a":{}1{}}}"#, "[".repeat(64), "]".repeat(64));
+    let refused: [&[u8]; 12] = [
+        b"{\"type\":\"a\",\t\"id\":\"b\"}",
+        br#"{"ty\u0070e":"a"}"#,
+        br#"{"message":{"r\u006fle":"user"}}"#,
+        br#"["type"]"#,
+        br#""s""#,
+        br#"{"a":01}"#,
+        br#"{"a":1.}"#,
+        br#"{"a":tru}"#,
+        br#"{"a":"\x"}"#,
+        br#"{"a":1}x"#,
+        br#"{"a":\"1"}"#,
+        deep.as_bytes(),
+    ];
+    for l in refused {
+        assert_eq!(s.scan_fast(l), None, "{}", String::from_utf8_lossy(l));
+        assert!(!same(l));
+    }
+    // Refused yet valid: the exact walk reads the escaped names.
+    let e = s
+        .scan(br#"{"ty\u0070e":"a","message":{"r\u006fle":"user"}}"#)
+        .unwrap();
+    assert_eq!(
+        (e.r#type.as_str(), e.role.as_str()),
+        (Some("a"), Some("user"))
+    );
+    let e = s.scan(deep.as_bytes()).unwrap();
+    assert_eq!(e.r#type, Field::Absent);
+}
+
+/// Every line of the bench bench's generated corpus shape (escapes, quotes, non-ASCII, nested
+/// usage objects) takes the clean-line walk.
+#[test]
+fn bench_shaped_lines_take_the_clean_walk() {
+    let mut n = 0usize;
+    for i in 0..400u64 {
+        let text = format!(
+            "step {i}: ran `cargo test` → ok ✓\n\tline two \"quoted\" C:\\dir\\{} {}",
+            i % 97,
+            "x".repeat((i * 7 % 300) as usize)
+        );
+        let line = format!(
+            r#"{{"type":"message","id":"{:08x}","parentId":"{:08x}","timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":{}}}],"usage":{{"input":{},"output":12,"cost":{{"total":0.0021953999999999997}}}},"stopReason":"stop"}}}}"#,
+            i + 1,
+            i,
+            to_json_string(&JsValue::from(text)),
+            i * 7
+        );
+        assert!(same(line.as_bytes()), "{line}");
+        n += 1;
+    }
+    assert_eq!(n, 400);
+}
+
+fn all_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            all_files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// Every line of every file under `../shared/fixtures` (JSON, JSONL, Markdown, scripts, SQLite
+/// pages: any bytes), and each whole file as one text. The clean-line walk must accept every
+/// valid object line without control bytes or backslashes (so no escaped field name) that
+/// nests at most 64 deep.
+#[test]
+fn every_fixture_file_scans_the_same() {
+    let Some(shared) = crate::support::shared_dir("scan_differential::every_fixture_file") else {
+        return;
+    };
+    let mut files = Vec::new();
+    all_files(&shared.join("fixtures"), &mut files);
+    files.sort();
+    let (mut n, mut clean) = (0usize, 0usize);
+    for f in &files {
+        let buf = std::fs::read(f).unwrap();
+        same(&buf);
+        for line in buf.split(|&b| b == b'\n') {
+            let took_fast = same(line);
+            n += 1;
+            let plain = !line.iter().any(|&b| b < 0x20 || b == b'\\');
+            let object = EnvelopeScanner::new()
+                .scan_scalar(line)
+                .is_ok_and(|e| e.kind == session_format::json::ValueKind::Object);
+            let shallow = line.iter().filter(|&&b| b == b'{' || b == b'[').count() <= 64;
+            if plain && object && shallow {
+                assert!(took_fast, "refused {}", String::from_utf8_lossy(line));
+                clean += 1;
+            }
+        }
+    }
+    assert!(
+        files.len() > 20 && n > 1000 && clean > 100,
+        "{n} lines ({clean} clean) in {} files",
+        files.len()
+    );
 }
 
 fn jsonl_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
