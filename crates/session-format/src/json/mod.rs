@@ -5,7 +5,6 @@ mod index;
 mod parse;
 mod scan;
 mod serde_bridge;
-mod structural;
 mod value;
 mod write;
 

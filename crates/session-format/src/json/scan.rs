@@ -7,7 +7,6 @@ use std::fmt;
 
 use super::index::{Scalar, SkipString, StringIndex};
 use super::parse::{Parser, decode_string_body};
-use super::structural;
 use super::value::JsString;
 use super::{JsonError, JsonErrorKind};
 
@@ -229,12 +228,6 @@ impl Envelope<'_> {
 /// bad-escape bitmasks per 64 bytes, built with SIMD compares): the end of a string is found with
 /// `trailing_zeros` instead of a branch per byte. Errors are those of the byte-by-byte scan
 /// ([`EnvelopeScanner::scan_scalar`]), kind and offset alike.
-///
-/// An experimental one-pass walk over the line's token positions only (quotes, brackets,
-/// colons, commas, gaps after tokens, found with the same SIMD classification) that accepts
-/// clean object lines and refuses anything unusual is [`EnvelopeScanner::scan_fast`]. It is not
-/// used by [`EnvelopeScanner::scan`]: measured on the 200 MB bench transcript it is about 15-25 %
-/// slower than the indexed walk (its per-token state dispatch costs more than it saves).
 #[derive(Debug, Default)]
 pub struct EnvelopeScanner {
     walk: Walk,
@@ -266,25 +259,6 @@ impl EnvelopeScanner {
     pub fn scan<'a>(&mut self, input: &'a [u8]) -> Result<Envelope<'a>, JsonError> {
         self.index.build(input);
         self.walk.scan(&self.index, input)
-    }
-
-    /// The structural index and the exact walk: what [`EnvelopeScanner::scan`] runs, and what
-    /// a line refused by [`EnvelopeScanner::scan_fast`] needs. Same results.
-    ///
-    /// # Errors
-    /// As [`EnvelopeScanner::scan`].
-    #[doc(hidden)]
-    pub fn scan_indexed<'a>(&mut self, input: &'a [u8]) -> Result<Envelope<'a>, JsonError> {
-        self.index.build(input);
-        self.walk.scan(&self.index, input)
-    }
-
-    /// The experimental clean-line walk alone (not used by [`EnvelopeScanner::scan`], it is
-    /// slower): `Some` with the envelope `scan` returns when it accepts the line, `None` when it
-    /// refuses it (the exact walk must then run).
-    #[doc(hidden)]
-    pub fn scan_fast<'a>(&mut self, input: &'a [u8]) -> Option<Envelope<'a>> {
-        structural::scan_fast(input)
     }
 
     /// [`EnvelopeScanner::scan`] with the byte-by-byte string skip: the reference the indexed
