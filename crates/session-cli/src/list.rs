@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use anyhow::bail;
+#[cfg(test)]
 use session_format::json::{JsObject, JsValue};
 use session_store::SessionInfo;
 
@@ -697,6 +698,108 @@ fn path_cell(info: &SessionInfo) -> String {
     cell
 }
 
+/// The `--json` document of a file listing, written straight into `out` (no trailing
+/// newline): the bytes `JSON.stringify(doc, null, 2)` gives for the document [`to_json`]
+/// (the test oracle) builds, without building it (10,000 sessions make 200,000 values).
+pub(crate) fn write_json(listed: &[Listed], skipped: &[Skipped], out: &mut Vec<u8>) {
+    use session_format::json::{write_number, write_str};
+    fn key(out: &mut Vec<u8>, first: bool, k: &str) {
+        out.extend_from_slice(if first { b"\n      " } else { b",\n      " });
+        write_str(k, out);
+        out.extend_from_slice(b": ");
+    }
+    fn opt_str(out: &mut Vec<u8>, v: Option<&str>) {
+        match v {
+            Some(s) => write_str(s, out),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+    fn paths<'p>(out: &mut Vec<u8>, v: impl ExactSizeIterator<Item = &'p PathBuf>) {
+        if v.len() == 0 {
+            out.extend_from_slice(b"[]");
+            return;
+        }
+        out.push(b'[');
+        for (n, p) in v.enumerate() {
+            out.extend_from_slice(if n == 0 {
+                b"\n        "
+            } else {
+                b",\n        "
+            });
+            write_str(&p.to_string_lossy(), out);
+        }
+        out.extend_from_slice(b"\n      ]");
+    }
+    out.extend_from_slice(b"{\n  \"sessions\": ");
+    if listed.is_empty() {
+        out.extend_from_slice(b"[]");
+    } else {
+        out.push(b'[');
+        for (n, l) in listed.iter().enumerate() {
+            let i = &l.info;
+            out.extend_from_slice(if n == 0 { b"\n    {" } else { b",\n    {" });
+            key(out, true, "id");
+            write_str(&i.id, out);
+            key(out, false, "name");
+            opt_str(out, i.name.as_deref());
+            key(out, false, "firstMessage");
+            write_str(&i.first_message, out);
+            key(out, false, "messageCount");
+            write_number(i.unique_message_count as f64, out);
+            key(out, false, "messageRows");
+            write_number(i.message_count as f64, out);
+            key(out, false, "created");
+            opt_str(out, i.created.and_then(text::iso).as_deref());
+            key(out, false, "modified");
+            opt_str(out, text::iso(i.modified).as_deref());
+            key(out, false, "mtime");
+            opt_str(out, l.mtime.and_then(text::iso).as_deref());
+            key(out, false, "size");
+            write_number(l.size as f64, out);
+            key(out, false, "path");
+            write_str(&i.path.to_string_lossy(), out);
+            key(out, false, "agent");
+            opt_str(out, l.agent.as_deref());
+            key(out, false, "cwd");
+            write_str(&i.cwd, out);
+            key(out, false, "parentSession");
+            opt_str(out, i.parent_session_path.as_deref());
+            key(out, false, "aliases");
+            paths(out, i.aliases.iter());
+            key(out, false, "outsideTarget");
+            opt_str(
+                out,
+                i.outside_target
+                    .as_ref()
+                    .map(|t| t.to_string_lossy())
+                    .as_deref(),
+            );
+            key(out, false, "idSharedWith");
+            paths(out, l.id_shared_with.iter());
+            out.extend_from_slice(b"\n    }");
+        }
+        out.extend_from_slice(b"\n  ]");
+    }
+    out.extend_from_slice(b",\n  \"skipped\": ");
+    if skipped.is_empty() {
+        out.extend_from_slice(b"[]");
+    } else {
+        out.push(b'[');
+        for (n, s) in skipped.iter().enumerate() {
+            out.extend_from_slice(if n == 0 { b"\n    {" } else { b",\n    {" });
+            out.extend_from_slice(b"\n      \"path\": ");
+            write_str(&s.path.to_string_lossy(), out);
+            out.extend_from_slice(b",\n      \"reason\": ");
+            write_str(&s.reason, out);
+            out.extend_from_slice(b"\n    }");
+        }
+        out.extend_from_slice(b"\n  ]");
+    }
+    out.extend_from_slice(b"\n}");
+}
+
+/// The `--json` document as a value (the oracle of [`write_json`]'s tests).
+#[cfg(test)]
 pub(crate) fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
     let opt = |v: Option<String>| v.map_or(JsValue::Null, JsValue::from);
     let sessions = listed

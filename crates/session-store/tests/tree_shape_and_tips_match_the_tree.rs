@@ -130,7 +130,12 @@ fn every_fixture() {
             "{}",
             p.display()
         );
-        assert_eq!(tip_ids(&ro.session), tree_tips(&ro.session), "{}", p.display());
+        assert_eq!(
+            tip_ids(&ro.session),
+            tree_tips(&ro.session),
+            "{}",
+            p.display()
+        );
         seen += 1;
     }
     assert!(seen > 30, "only {seen} fixtures opened");
