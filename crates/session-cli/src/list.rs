@@ -941,6 +941,69 @@ mod tests {
         }
     }
 
+    fn json_of(listed: &[Listed], skipped: &[Skipped]) -> String {
+        let mut out = Vec::new();
+        write_json(listed, skipped, &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// The direct writer gives exactly the bytes of the value document printed by
+    /// `JSON.stringify(doc, null, 2)`: hostile strings (controls, quotes, backslashes, U+2028,
+    /// bidi marks, astral and replacement characters, a path that is not UTF-8), nulls, empty
+    /// and non-empty lists, an invalid date, sizes, and the empty listing.
+    #[test]
+    fn direct_json_is_the_value_documents_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let hostile = "a\u{0}\u{1}\u{8}\u{c}\n\r\t\u{1f}\u{7f} \"q\" \\ / \u{2028}\u{2029} \u{200e}\u{202e} é 😀 \u{fffd} \u{d7ff}\u{e000}";
+        let odd = PathBuf::from(std::ffi::OsStr::from_bytes(b"s/odd\xff\xfe\"name.jsonl"));
+        let mut a = listed("s/a.jsonl", hostile, Some((1, 10)));
+        a.info.name = Some(hostile.to_owned());
+        a.info.first_message = hostile.to_owned();
+        a.info.cwd = hostile.to_owned();
+        a.info.parent_session_path = Some(hostile.to_owned());
+        a.info.created = Some(1_767_225_600_123.0);
+        a.info.modified = f64::NAN;
+        a.info.message_count = 12;
+        a.info.unique_message_count = 11;
+        a.info.aliases = vec![odd.clone(), PathBuf::from("s/\u{1}link.jsonl")];
+        a.info.outside_target = Some(odd.clone());
+        a.agent = Some(hostile.to_owned());
+        a.size = 9_007_199_254_740_993;
+        a.mtime = Some(-1.0);
+        a.id_shared_with = vec![PathBuf::from("s/b.jsonl")];
+        let mut b = listed("s/b.jsonl", "", None);
+        b.info.path = odd.clone();
+        b.info.modified = 1_767_225_600_000.0;
+        b.mtime = Some(1e300);
+        let skipped = vec![
+            Skipped {
+                path: odd,
+                reason: hostile.to_owned(),
+            },
+            Skipped {
+                path: PathBuf::from("s/e.jsonl"),
+                reason: "empty file".to_owned(),
+            },
+        ];
+        let oracle = |l: &[Listed], s: &[Skipped]| {
+            session_format::normalize::to_json_string_indented(&to_json(l, s), 2)
+        };
+        let listed = [a, b];
+        assert_eq!(json_of(&listed, &skipped), oracle(&listed, &skipped));
+        assert_eq!(json_of(&listed[..1], &[]), oracle(&listed[..1], &[]));
+        assert_eq!(json_of(&[], &skipped[1..]), oracle(&[], &skipped[1..]));
+        assert_eq!(
+            json_of(&[], &[]),
+            "{\n  \"sessions\": [],\n  \"skipped\": []\n}"
+        );
+        let text = json_of(&listed, &skipped);
+        assert!(text.contains(r#""id": "a\u0000\u0001\b\f\n\r\t\u001f"#));
+        assert!(text.contains(" \\\"q\\\" \\\\ / \u{2028}"));
+        assert!(text.contains("\"path\": \"s/odd\u{fffd}\u{fffd}\\\"name.jsonl\""));
+        assert!(text.contains(r#""modified": null"#));
+        assert!(text.contains(r#""size": 9007199254740992"#));
+    }
+
     /// Two names of one file (same device and inode, e.g. a hard link) share its id without
     /// being two files; a third file with the id is flagged against both names; an empty id is
     /// never shared; Redis sessions (no inode) are told apart by path.
