@@ -252,46 +252,40 @@ enum Scan {
     Skipped(Skipped),
 }
 
-fn scan_one(c: &Candidate) -> Scan {
-    if let Some(why) = fsx::not_readable_reason(&c.path) {
-        let reason = if why.starts_with("not a regular file") {
-            why
-        } else if let Some(rest) = why.strip_prefix("cannot be read: ") {
-            format!("cannot read: {rest}")
-        } else {
-            format!("cannot read: {why}")
-        };
-        return Scan::Skipped(Skipped {
+/// One candidate, read with the worker's `reader`: one `stat`, `open` and `fstat` per file
+/// (the size, times and inode come from the `fstat`); the reasons of a skip are worked out
+/// only for the files skipped.
+fn scan_one(c: &Candidate, reader: &mut session_store::InfoReader) -> Scan {
+    let skipped = |reason: String| {
+        Scan::Skipped(Skipped {
             path: c.path.clone(),
             reason,
-        });
-    }
-    let (size, mtime, file_id) = match std::fs::metadata(&c.path) {
-        Ok(m) => (
-            m.len(),
-            m.modified().ok().map(ms_since_epoch),
-            session_store::identity::FileId::of(&m),
-        ),
-        Err(e) => {
-            return Scan::Skipped(Skipped {
-                path: c.path.clone(),
-                reason: format!("cannot read: {e}"),
+        })
+    };
+    let (m, info) = match reader.read(&c.path) {
+        Ok(read) => read,
+        Err(_) => {
+            return skipped(match fsx::not_readable_reason(&c.path) {
+                Some(why) if why.starts_with("not a regular file") => why,
+                Some(why) => match why.strip_prefix("cannot be read: ") {
+                    Some(rest) => format!("cannot read: {rest}"),
+                    None => format!("cannot read: {why}"),
+                },
+                // A regular file that could not be opened or read: the reason of a re-read.
+                None => skip_reason(&c.path),
             });
         }
     };
-    match session_store::session_info(&c.path) {
+    match info {
         Some(info) => Scan::Listed(Box::new(Listed {
             info,
             agent: c.agent.clone(),
-            size,
-            mtime,
-            file_id,
+            size: m.len(),
+            mtime: m.modified().ok().map(ms_since_epoch),
+            file_id: session_store::identity::FileId::of(&m),
             id_shared_with: Vec::new(),
         })),
-        None => Scan::Skipped(Skipped {
-            path: c.path.clone(),
-            reason: skip_reason(&c.path),
-        }),
+        None => skipped(skip_reason(&c.path)),
     }
 }
 
@@ -310,10 +304,11 @@ fn scan_all(cands: &[Candidate]) -> Vec<Scan> {
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
+                    let mut reader = session_store::InfoReader::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(c) = cands.get(i) else { break };
-                        mine.push((i, scan_one(c)));
+                        mine.push((i, scan_one(c, &mut reader)));
                         done.fetch_add(1, Ordering::Relaxed);
                     }
                     mine
