@@ -124,6 +124,8 @@ struct Candidate {
     path: PathBuf,
     agent: Option<String>,
     root: PathBuf,
+    /// Whether the directory entry is a symlink, when the listing knows.
+    link: Option<bool>,
 }
 
 /// A listed session.
@@ -160,14 +162,18 @@ fn scan_dir(
         skipped.push(Skipped { path, reason });
     }
     let openclaw_store = ctx.store().is_none() && dir.join("sessions.json").is_file();
+    let known = listing.links.len() == listing.files.len();
+    let mut links = listing.links.into_iter();
     listing
         .files
         .into_iter()
-        .filter(|path| !is_sidecar_or_archive(dir, path, openclaw_store))
-        .map(|path| Candidate {
+        .map(|path| (path, if known { links.next() } else { None }))
+        .filter(|(path, _)| !is_sidecar_or_archive(dir, path, openclaw_store))
+        .map(|(path, link)| Candidate {
             path,
             agent: agent.map(str::to_owned),
             root: dir.to_path_buf(),
+            link,
         })
         .collect()
 }
@@ -190,19 +196,28 @@ fn is_sidecar_or_archive(dir: &Path, path: &Path, openclaw_store: bool) -> bool 
 /// Merges the listed names of one file into one row, per listed directory
 /// ([`session_store::identity::alias_groups`]): the row keeps the file's own name (else its
 /// first link), [`SessionInfo::aliases`] the others; a row reached through a link out of its
-/// listed directory gets [`SessionInfo::outside_target`].
-fn merge_aliases(listed: Vec<(Listed, PathBuf)>) -> Vec<Listed> {
-    let mut by_root: Vec<(PathBuf, Vec<Listed>)> = Vec::new();
-    for (l, root) in listed {
-        match by_root.iter_mut().find(|(r, _)| *r == root) {
-            Some((_, v)) => v.push(l),
-            None => by_root.push((root, vec![l])),
+/// listed directory gets [`SessionInfo::outside_target`]. A name is a symlink as its
+/// directory entry says (`lstat` of every name of a directory when some entry's type is not
+/// known).
+fn merge_aliases(listed: Vec<(Listed, PathBuf, Option<bool>)>) -> Vec<Listed> {
+    let mut by_root: Vec<(PathBuf, Vec<Listed>, Vec<Option<bool>>)> = Vec::new();
+    for (l, root, link) in listed {
+        match by_root.iter_mut().find(|(r, _, _)| *r == root) {
+            Some((_, v, links)) => {
+                v.push(l);
+                links.push(link);
+            }
+            None => by_root.push((root, vec![l], vec![link])),
         }
     }
     let mut out = Vec::new();
-    for (root, rows) in by_root {
+    for (root, rows, links) in by_root {
         let paths: Vec<&Path> = rows.iter().map(|l| l.info.path.as_path()).collect();
-        let groups = session_store::identity::alias_groups(&paths, &root);
+        let groups = if links.iter().all(Option::is_some) {
+            session_store::identity::alias_groups_with(&paths, &root, |i| links[i].unwrap_or(false))
+        } else {
+            session_store::identity::alias_groups(&paths, &root)
+        };
         let mut slots: Vec<Option<Listed>> = rows.into_iter().map(Some).collect();
         for g in groups {
             let Some(mut l) = slots[g.primary].take() else {
@@ -468,12 +483,12 @@ pub(crate) fn collect_dirs(
     let mut found = Vec::with_capacity(cands.len());
     for (s, c) in scans.into_iter().zip(&cands) {
         match s {
-            Scan::Listed(l) => found.push((*l, c.root.clone())),
+            Scan::Listed(l) => found.push((*l, c.root.clone(), c.link)),
             Scan::Skipped(s) => skipped.push(s),
         }
     }
     let mut listed = if ctx.store().is_some() {
-        found.into_iter().map(|(l, _)| l).collect()
+        found.into_iter().map(|(l, _, _)| l).collect()
     } else {
         merge_aliases(found)
     };
