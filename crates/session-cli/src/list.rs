@@ -708,6 +708,41 @@ fn path_cell(info: &SessionInfo) -> String {
     cell
 }
 
+/// `text::iso(ms)` as a JSON value written into `out`: the quoted `YYYY-MM-DDTHH:MM:SS.mmmZ`
+/// (digits written directly, not through a format string), else `null`.
+fn write_iso(ms: Option<f64>, out: &mut Vec<u8>) {
+    use chrono::{Datelike, TimeZone, Timelike};
+    fn digits(out: &mut Vec<u8>, v: u32, n: u32) {
+        for k in (0..n).rev() {
+            // A single decimal digit: the cast cannot truncate.
+            out.push(b'0' + (v / 10u32.pow(k) % 10) as u8);
+        }
+    }
+    let dt = ms
+        .filter(|m| m.is_finite())
+        .and_then(|m| chrono::Utc.timestamp_millis_opt(m as i64).single())
+        .filter(|dt| (0..=9999).contains(&dt.year()));
+    let Some(dt) = dt else {
+        out.extend_from_slice(b"null");
+        return;
+    };
+    out.push(b'"');
+    digits(out, dt.year().unsigned_abs(), 4);
+    out.push(b'-');
+    digits(out, dt.month(), 2);
+    out.push(b'-');
+    digits(out, dt.day(), 2);
+    out.push(b'T');
+    digits(out, dt.hour(), 2);
+    out.push(b':');
+    digits(out, dt.minute(), 2);
+    out.push(b':');
+    digits(out, dt.second(), 2);
+    out.push(b'.');
+    digits(out, dt.nanosecond() / 1_000_000, 3);
+    out.extend_from_slice(b"Z\"");
+}
+
 /// The `--json` document of a file listing, written straight into `out` (no trailing
 /// newline): the bytes `JSON.stringify(doc, null, 2)` gives for the document [`to_json`]
 /// (the test oracle) builds, without building it (10,000 sessions make 200,000 values).
@@ -759,11 +794,11 @@ pub(crate) fn write_json(listed: &[Listed], skipped: &[Skipped], out: &mut Vec<u
             key(out, false, "messageRows");
             write_number(i.message_count as f64, out);
             key(out, false, "created");
-            opt_str(out, i.created.and_then(text::iso).as_deref());
+            write_iso(i.created, out);
             key(out, false, "modified");
-            opt_str(out, text::iso(i.modified).as_deref());
+            write_iso(Some(i.modified), out);
             key(out, false, "mtime");
-            opt_str(out, l.mtime.and_then(text::iso).as_deref());
+            write_iso(l.mtime, out);
             key(out, false, "size");
             write_number(l.size as f64, out);
             key(out, false, "path");
@@ -1012,6 +1047,44 @@ mod tests {
         assert!(text.contains("\"path\": \"s/odd\u{fffd}\u{fffd}\\\"name.jsonl\""));
         assert!(text.contains(r#""modified": null"#));
         assert!(text.contains(r#""size": 9007199254740992"#));
+    }
+
+    /// The direct ISO writer gives `text::iso`'s text (or null) over the whole range: the
+    /// epoch, before it, millisecond edges, year 0 and 9999 and beyond, NaN and infinities.
+    #[test]
+    fn direct_iso_is_text_iso() {
+        let mut v = vec![
+            0.0,
+            -1.0,
+            1.0,
+            999.0,
+            1_767_225_600_123.0,
+            1_767_225_600_123.9,
+            -62_167_219_200_000.0,
+            -62_167_219_200_001.0,
+            253_402_300_799_999.0,
+            253_402_300_800_000.0,
+            8.64e15,
+            -8.64e15,
+            1e300,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        let mut x = -62_167_219_200_000.0;
+        while x < 253_402_300_800_000.0 {
+            v.push(x);
+            x += 987_654_321_987.0;
+        }
+        for ms in v {
+            let mut out = Vec::new();
+            write_iso(Some(ms), &mut out);
+            let want = text::iso(ms).map_or("null".to_owned(), |t| format!("\"{t}\""));
+            assert_eq!(String::from_utf8_lossy(&out), want, "{ms}");
+        }
+        let mut out = Vec::new();
+        write_iso(None, &mut out);
+        assert_eq!(out, b"null");
     }
 
     /// Two names of one file (same device and inode, e.g. a hard link) share its id without
