@@ -455,20 +455,32 @@ pub(crate) struct Listing {
     /// `*.jsonl` names directly in the directory, then in each immediate sub-directory (each
     /// directory sorted by name); whatever kind of file they are.
     pub(crate) files: Vec<PathBuf>,
+    /// For each of `files` (same index), whether its directory entry is a symlink (the
+    /// entry's type: no `lstat`); empty when not known (a Redis listing).
+    pub(crate) links: Vec<bool>,
     /// Directories that could not be read, and why.
     pub(crate) unreadable: Vec<(PathBuf, String)>,
 }
 
-fn jsonl_in(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut files = Vec::new();
+/// The `*.jsonl` entries of `dir`, sorted by name (the order of their paths: the names share
+/// the directory), into `l.files` with their symlink flags into `l.links`.
+fn jsonl_in(dir: &Path, l: &mut Listing) -> std::io::Result<()> {
+    let mut found = Vec::new();
     for e in std::fs::read_dir(dir)? {
         let e = e?;
-        if e.file_name().to_string_lossy().ends_with(".jsonl") {
-            files.push(e.path());
+        let name = e.file_name();
+        if name.to_string_lossy().ends_with(".jsonl") {
+            let link = e.file_type().is_ok_and(|t| t.is_symlink());
+            found.push((name, link));
         }
     }
-    files.sort();
-    out.extend(files);
+    found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    l.files.reserve(found.len());
+    l.links.reserve(found.len());
+    for (name, link) in found {
+        l.files.push(dir.join(name));
+        l.links.push(link);
+    }
     Ok(())
 }
 
@@ -480,7 +492,7 @@ pub(crate) fn session_files(ctx: &Ctx, dir: &Path) -> Listing {
         return redis_session_files(r, dir);
     }
     let mut l = Listing::default();
-    if let Err(e) = jsonl_in(dir, &mut l.files) {
+    if let Err(e) = jsonl_in(dir, &mut l) {
         l.unreadable
             .push((dir.to_path_buf(), format!("cannot read directory: {e}")));
         return l;
@@ -496,7 +508,7 @@ pub(crate) fn session_files(ctx: &Ctx, dir: &Path) -> Listing {
         .unwrap_or_default();
     dirs.sort();
     for d in dirs {
-        if let Err(e) = jsonl_in(&d, &mut l.files) {
+        if let Err(e) = jsonl_in(&d, &mut l) {
             l.unreadable
                 .push((d, format!("cannot read directory: {e}")));
         }
@@ -615,7 +627,7 @@ pub(crate) fn resolve_session(ctx: &Ctx, dir: &Path, name: &str) -> anyhow::Resu
 pub(crate) fn resolve_direct_session(ctx: &Ctx, dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
     resolve_among(ctx, dir, name, || {
         let mut l = Listing::default();
-        if let Err(e) = jsonl_in(dir, &mut l.files) {
+        if let Err(e) = jsonl_in(dir, &mut l) {
             l.unreadable
                 .push((dir.to_path_buf(), format!("cannot read directory: {e}")));
         }

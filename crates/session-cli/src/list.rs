@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use anyhow::bail;
+#[cfg(test)]
 use session_format::json::{JsObject, JsValue};
 use session_store::SessionInfo;
 
@@ -123,6 +124,8 @@ struct Candidate {
     path: PathBuf,
     agent: Option<String>,
     root: PathBuf,
+    /// Whether the directory entry is a symlink, when the listing knows.
+    link: Option<bool>,
 }
 
 /// A listed session.
@@ -159,14 +162,18 @@ fn scan_dir(
         skipped.push(Skipped { path, reason });
     }
     let openclaw_store = ctx.store().is_none() && dir.join("sessions.json").is_file();
+    let known = listing.links.len() == listing.files.len();
+    let mut links = listing.links.into_iter();
     listing
         .files
         .into_iter()
-        .filter(|path| !is_sidecar_or_archive(dir, path, openclaw_store))
-        .map(|path| Candidate {
+        .map(|path| (path, if known { links.next() } else { None }))
+        .filter(|(path, _)| !is_sidecar_or_archive(dir, path, openclaw_store))
+        .map(|(path, link)| Candidate {
             path,
             agent: agent.map(str::to_owned),
             root: dir.to_path_buf(),
+            link,
         })
         .collect()
 }
@@ -189,19 +196,28 @@ fn is_sidecar_or_archive(dir: &Path, path: &Path, openclaw_store: bool) -> bool 
 /// Merges the listed names of one file into one row, per listed directory
 /// ([`session_store::identity::alias_groups`]): the row keeps the file's own name (else its
 /// first link), [`SessionInfo::aliases`] the others; a row reached through a link out of its
-/// listed directory gets [`SessionInfo::outside_target`].
-fn merge_aliases(listed: Vec<(Listed, PathBuf)>) -> Vec<Listed> {
-    let mut by_root: Vec<(PathBuf, Vec<Listed>)> = Vec::new();
-    for (l, root) in listed {
-        match by_root.iter_mut().find(|(r, _)| *r == root) {
-            Some((_, v)) => v.push(l),
-            None => by_root.push((root, vec![l])),
+/// listed directory gets [`SessionInfo::outside_target`]. A name is a symlink as its
+/// directory entry says (`lstat` of every name of a directory when some entry's type is not
+/// known).
+fn merge_aliases(listed: Vec<(Listed, PathBuf, Option<bool>)>) -> Vec<Listed> {
+    let mut by_root: Vec<(PathBuf, Vec<Listed>, Vec<Option<bool>>)> = Vec::new();
+    for (l, root, link) in listed {
+        match by_root.iter_mut().find(|(r, _, _)| *r == root) {
+            Some((_, v, links)) => {
+                v.push(l);
+                links.push(link);
+            }
+            None => by_root.push((root, vec![l], vec![link])),
         }
     }
     let mut out = Vec::new();
-    for (root, rows) in by_root {
+    for (root, rows, links) in by_root {
         let paths: Vec<&Path> = rows.iter().map(|l| l.info.path.as_path()).collect();
-        let groups = session_store::identity::alias_groups(&paths, &root);
+        let groups = if links.iter().all(Option::is_some) {
+            session_store::identity::alias_groups_with(&paths, &root, |i| links[i].unwrap_or(false))
+        } else {
+            session_store::identity::alias_groups(&paths, &root)
+        };
         let mut slots: Vec<Option<Listed>> = rows.into_iter().map(Some).collect();
         for g in groups {
             let Some(mut l) = slots[g.primary].take() else {
@@ -251,46 +267,40 @@ enum Scan {
     Skipped(Skipped),
 }
 
-fn scan_one(c: &Candidate) -> Scan {
-    if let Some(why) = fsx::not_readable_reason(&c.path) {
-        let reason = if why.starts_with("not a regular file") {
-            why
-        } else if let Some(rest) = why.strip_prefix("cannot be read: ") {
-            format!("cannot read: {rest}")
-        } else {
-            format!("cannot read: {why}")
-        };
-        return Scan::Skipped(Skipped {
+/// One candidate, read with the worker's `reader`: one `stat`, `open` and `fstat` per file
+/// (the size, times and inode come from the `fstat`); the reasons of a skip are worked out
+/// only for the files skipped.
+fn scan_one(c: &Candidate, reader: &mut session_store::InfoReader) -> Scan {
+    let skipped = |reason: String| {
+        Scan::Skipped(Skipped {
             path: c.path.clone(),
             reason,
-        });
-    }
-    let (size, mtime, file_id) = match std::fs::metadata(&c.path) {
-        Ok(m) => (
-            m.len(),
-            m.modified().ok().map(ms_since_epoch),
-            session_store::identity::FileId::of(&m),
-        ),
-        Err(e) => {
-            return Scan::Skipped(Skipped {
-                path: c.path.clone(),
-                reason: format!("cannot read: {e}"),
+        })
+    };
+    let (m, info) = match reader.read(&c.path) {
+        Ok(read) => read,
+        Err(_) => {
+            return skipped(match fsx::not_readable_reason(&c.path) {
+                Some(why) if why.starts_with("not a regular file") => why,
+                Some(why) => match why.strip_prefix("cannot be read: ") {
+                    Some(rest) => format!("cannot read: {rest}"),
+                    None => format!("cannot read: {why}"),
+                },
+                // A regular file that could not be opened or read: the reason of a re-read.
+                None => skip_reason(&c.path),
             });
         }
     };
-    match session_store::session_info(&c.path) {
+    match info {
         Some(info) => Scan::Listed(Box::new(Listed {
             info,
             agent: c.agent.clone(),
-            size,
-            mtime,
-            file_id,
+            size: m.len(),
+            mtime: m.modified().ok().map(ms_since_epoch),
+            file_id: session_store::identity::FileId::of(&m),
             id_shared_with: Vec::new(),
         })),
-        None => Scan::Skipped(Skipped {
-            path: c.path.clone(),
-            reason: skip_reason(&c.path),
-        }),
+        None => skipped(skip_reason(&c.path)),
     }
 }
 
@@ -309,10 +319,11 @@ fn scan_all(cands: &[Candidate]) -> Vec<Scan> {
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
+                    let mut reader = session_store::InfoReader::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(c) = cands.get(i) else { break };
-                        mine.push((i, scan_one(c)));
+                        mine.push((i, scan_one(c, &mut reader)));
                         done.fetch_add(1, Ordering::Relaxed);
                     }
                     mine
@@ -472,12 +483,12 @@ pub(crate) fn collect_dirs(
     let mut found = Vec::with_capacity(cands.len());
     for (s, c) in scans.into_iter().zip(&cands) {
         match s {
-            Scan::Listed(l) => found.push((*l, c.root.clone())),
+            Scan::Listed(l) => found.push((*l, c.root.clone(), c.link)),
             Scan::Skipped(s) => skipped.push(s),
         }
     }
     let mut listed = if ctx.store().is_some() {
-        found.into_iter().map(|(l, _)| l).collect()
+        found.into_iter().map(|(l, _, _)| l).collect()
     } else {
         merge_aliases(found)
     };
@@ -697,6 +708,143 @@ fn path_cell(info: &SessionInfo) -> String {
     cell
 }
 
+/// `text::iso(ms)` as a JSON value written into `out`: the quoted `YYYY-MM-DDTHH:MM:SS.mmmZ`
+/// (digits written directly, not through a format string), else `null`.
+fn write_iso(ms: Option<f64>, out: &mut Vec<u8>) {
+    use chrono::{Datelike, TimeZone, Timelike};
+    fn digits(out: &mut Vec<u8>, v: u32, n: u32) {
+        for k in (0..n).rev() {
+            // A single decimal digit: the cast cannot truncate.
+            out.push(b'0' + (v / 10u32.pow(k) % 10) as u8);
+        }
+    }
+    let dt = ms
+        .filter(|m| m.is_finite())
+        .and_then(|m| chrono::Utc.timestamp_millis_opt(m as i64).single())
+        .filter(|dt| (0..=9999).contains(&dt.year()));
+    let Some(dt) = dt else {
+        out.extend_from_slice(b"null");
+        return;
+    };
+    out.push(b'"');
+    digits(out, dt.year().unsigned_abs(), 4);
+    out.push(b'-');
+    digits(out, dt.month(), 2);
+    out.push(b'-');
+    digits(out, dt.day(), 2);
+    out.push(b'T');
+    digits(out, dt.hour(), 2);
+    out.push(b':');
+    digits(out, dt.minute(), 2);
+    out.push(b':');
+    digits(out, dt.second(), 2);
+    out.push(b'.');
+    digits(out, dt.nanosecond() / 1_000_000, 3);
+    out.extend_from_slice(b"Z\"");
+}
+
+/// The `--json` document of a file listing, written straight into `out` (no trailing
+/// newline): the bytes `JSON.stringify(doc, null, 2)` gives for the document [`to_json`]
+/// (the test oracle) builds, without building it (10,000 sessions make 200,000 values).
+pub(crate) fn write_json(listed: &[Listed], skipped: &[Skipped], out: &mut Vec<u8>) {
+    use session_format::json::{write_number, write_str};
+    fn key(out: &mut Vec<u8>, first: bool, k: &str) {
+        out.extend_from_slice(if first { b"\n      " } else { b",\n      " });
+        write_str(k, out);
+        out.extend_from_slice(b": ");
+    }
+    fn opt_str(out: &mut Vec<u8>, v: Option<&str>) {
+        match v {
+            Some(s) => write_str(s, out),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+    fn paths<'p>(out: &mut Vec<u8>, v: impl ExactSizeIterator<Item = &'p PathBuf>) {
+        if v.len() == 0 {
+            out.extend_from_slice(b"[]");
+            return;
+        }
+        out.push(b'[');
+        for (n, p) in v.enumerate() {
+            out.extend_from_slice(if n == 0 {
+                b"\n        "
+            } else {
+                b",\n        "
+            });
+            write_str(&p.to_string_lossy(), out);
+        }
+        out.extend_from_slice(b"\n      ]");
+    }
+    out.extend_from_slice(b"{\n  \"sessions\": ");
+    if listed.is_empty() {
+        out.extend_from_slice(b"[]");
+    } else {
+        out.push(b'[');
+        for (n, l) in listed.iter().enumerate() {
+            let i = &l.info;
+            out.extend_from_slice(if n == 0 { b"\n    {" } else { b",\n    {" });
+            key(out, true, "id");
+            write_str(&i.id, out);
+            key(out, false, "name");
+            opt_str(out, i.name.as_deref());
+            key(out, false, "firstMessage");
+            write_str(&i.first_message, out);
+            key(out, false, "messageCount");
+            write_number(i.unique_message_count as f64, out);
+            key(out, false, "messageRows");
+            write_number(i.message_count as f64, out);
+            key(out, false, "created");
+            write_iso(i.created, out);
+            key(out, false, "modified");
+            write_iso(Some(i.modified), out);
+            key(out, false, "mtime");
+            write_iso(l.mtime, out);
+            key(out, false, "size");
+            write_number(l.size as f64, out);
+            key(out, false, "path");
+            write_str(&i.path.to_string_lossy(), out);
+            key(out, false, "agent");
+            opt_str(out, l.agent.as_deref());
+            key(out, false, "cwd");
+            write_str(&i.cwd, out);
+            key(out, false, "parentSession");
+            opt_str(out, i.parent_session_path.as_deref());
+            key(out, false, "aliases");
+            paths(out, i.aliases.iter());
+            key(out, false, "outsideTarget");
+            opt_str(
+                out,
+                i.outside_target
+                    .as_ref()
+                    .map(|t| t.to_string_lossy())
+                    .as_deref(),
+            );
+            key(out, false, "idSharedWith");
+            paths(out, l.id_shared_with.iter());
+            out.extend_from_slice(b"\n    }");
+        }
+        out.extend_from_slice(b"\n  ]");
+    }
+    out.extend_from_slice(b",\n  \"skipped\": ");
+    if skipped.is_empty() {
+        out.extend_from_slice(b"[]");
+    } else {
+        out.push(b'[');
+        for (n, s) in skipped.iter().enumerate() {
+            out.extend_from_slice(if n == 0 { b"\n    {" } else { b",\n    {" });
+            out.extend_from_slice(b"\n      \"path\": ");
+            write_str(&s.path.to_string_lossy(), out);
+            out.extend_from_slice(b",\n      \"reason\": ");
+            write_str(&s.reason, out);
+            out.extend_from_slice(b"\n    }");
+        }
+        out.extend_from_slice(b"\n  ]");
+    }
+    out.extend_from_slice(b"\n}");
+}
+
+/// The `--json` document as a value (the oracle of [`write_json`]'s tests).
+#[cfg(test)]
 pub(crate) fn to_json(listed: &[Listed], skipped: &[Skipped]) -> JsValue {
     let opt = |v: Option<String>| v.map_or(JsValue::Null, JsValue::from);
     let sessions = listed
@@ -836,6 +984,107 @@ mod tests {
             file_id: file_id.map(|(dev, ino)| session_store::identity::FileId { dev, ino }),
             id_shared_with: Vec::new(),
         }
+    }
+
+    fn json_of(listed: &[Listed], skipped: &[Skipped]) -> String {
+        let mut out = Vec::new();
+        write_json(listed, skipped, &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// The direct writer gives exactly the bytes of the value document printed by
+    /// `JSON.stringify(doc, null, 2)`: hostile strings (controls, quotes, backslashes, U+2028,
+    /// bidi marks, astral and replacement characters, a path that is not UTF-8), nulls, empty
+    /// and non-empty lists, an invalid date, sizes, and the empty listing.
+    #[test]
+    fn direct_json_is_the_value_documents_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let hostile = "a\u{0}\u{1}\u{8}\u{c}\n\r\t\u{1f}\u{7f} \"q\" \\ / \u{2028}\u{2029} \u{200e}\u{202e} é 😀 \u{fffd} \u{d7ff}\u{e000}";
+        let odd = PathBuf::from(std::ffi::OsStr::from_bytes(b"s/odd\xff\xfe\"name.jsonl"));
+        let mut a = listed("s/a.jsonl", hostile, Some((1, 10)));
+        a.info.name = Some(hostile.to_owned());
+        a.info.first_message = hostile.to_owned();
+        a.info.cwd = hostile.to_owned();
+        a.info.parent_session_path = Some(hostile.to_owned());
+        a.info.created = Some(1_767_225_600_123.0);
+        a.info.modified = f64::NAN;
+        a.info.message_count = 12;
+        a.info.unique_message_count = 11;
+        a.info.aliases = vec![odd.clone(), PathBuf::from("s/\u{1}link.jsonl")];
+        a.info.outside_target = Some(odd.clone());
+        a.agent = Some(hostile.to_owned());
+        a.size = 9_007_199_254_740_993;
+        a.mtime = Some(-1.0);
+        a.id_shared_with = vec![PathBuf::from("s/b.jsonl")];
+        let mut b = listed("s/b.jsonl", "", None);
+        b.info.path = odd.clone();
+        b.info.modified = 1_767_225_600_000.0;
+        b.mtime = Some(1e300);
+        let skipped = vec![
+            Skipped {
+                path: odd,
+                reason: hostile.to_owned(),
+            },
+            Skipped {
+                path: PathBuf::from("s/e.jsonl"),
+                reason: "empty file".to_owned(),
+            },
+        ];
+        let oracle = |l: &[Listed], s: &[Skipped]| {
+            session_format::normalize::to_json_string_indented(&to_json(l, s), 2)
+        };
+        let listed = [a, b];
+        assert_eq!(json_of(&listed, &skipped), oracle(&listed, &skipped));
+        assert_eq!(json_of(&listed[..1], &[]), oracle(&listed[..1], &[]));
+        assert_eq!(json_of(&[], &skipped[1..]), oracle(&[], &skipped[1..]));
+        assert_eq!(
+            json_of(&[], &[]),
+            "{\n  \"sessions\": [],\n  \"skipped\": []\n}"
+        );
+        let text = json_of(&listed, &skipped);
+        assert!(text.contains(r#""id": "a\u0000\u0001\b\f\n\r\t\u001f"#));
+        assert!(text.contains(" \\\"q\\\" \\\\ / \u{2028}"));
+        assert!(text.contains("\"path\": \"s/odd\u{fffd}\u{fffd}\\\"name.jsonl\""));
+        assert!(text.contains(r#""modified": null"#));
+        assert!(text.contains(r#""size": 9007199254740992"#));
+    }
+
+    /// The direct ISO writer gives `text::iso`'s text (or null) over the whole range: the
+    /// epoch, before it, millisecond edges, year 0 and 9999 and beyond, NaN and infinities.
+    #[test]
+    fn direct_iso_is_text_iso() {
+        let mut v = vec![
+            0.0,
+            -1.0,
+            1.0,
+            999.0,
+            1_767_225_600_123.0,
+            1_767_225_600_123.9,
+            -62_167_219_200_000.0,
+            -62_167_219_200_001.0,
+            253_402_300_799_999.0,
+            253_402_300_800_000.0,
+            8.64e15,
+            -8.64e15,
+            1e300,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        let mut x = -62_167_219_200_000.0;
+        while x < 253_402_300_800_000.0 {
+            v.push(x);
+            x += 987_654_321_987.0;
+        }
+        for ms in v {
+            let mut out = Vec::new();
+            write_iso(Some(ms), &mut out);
+            let want = text::iso(ms).map_or("null".to_owned(), |t| format!("\"{t}\""));
+            assert_eq!(String::from_utf8_lossy(&out), want, "{ms}");
+        }
+        let mut out = Vec::new();
+        write_iso(None, &mut out);
+        assert_eq!(out, b"null");
     }
 
     /// Two names of one file (same device and inode, e.g. a hard link) share its id without

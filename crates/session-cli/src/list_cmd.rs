@@ -5,7 +5,7 @@ use anyhow::bail;
 
 use crate::address::Locator;
 use crate::ctx::Ctx;
-use crate::list::{collect_dirs, listed_dirs, to_json, write_table};
+use crate::list::{collect_dirs, listed_dirs, write_json, write_table};
 use crate::outcome::UsageError;
 use crate::output::Output;
 use crate::{store_list, text};
@@ -53,10 +53,10 @@ pub(crate) fn run(
         listed.truncate(n);
     }
     if json {
-        out.line(&session_format::normalize::to_json_string_indented(
-            &to_json(&listed, &skipped),
-            2,
-        ))?;
+        let mut doc = Vec::with_capacity(1024 * (listed.len() + skipped.len() + 1));
+        write_json(&listed, &skipped, &mut doc);
+        doc.push(b'\n');
+        out.write_bytes(&doc)?;
         return Ok(());
     }
     write_table(

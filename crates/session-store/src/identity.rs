@@ -448,7 +448,7 @@ pub fn alias_groups<P: AsRef<Path>>(paths: &[P], root: &Path) -> Vec<AliasGroup>
 
 /// [`alias_groups`] with the symlink test given (`is_link(i)`: whether `paths[i]` is a
 /// symlink, e.g. from the directory entry's type, which costs no system call).
-pub(crate) fn alias_groups_with<P: AsRef<Path>>(
+pub fn alias_groups_with<P: AsRef<Path>>(
     paths: &[P],
     root: &Path,
     is_link: impl Fn(usize) -> bool,

@@ -146,8 +146,8 @@ pub use inspect::{
 };
 pub use io::Durability;
 pub use list::{
-    SessionInfo, find_most_recent_session, is_valid_session_file, list, list_all, load_entries,
-    session_info,
+    InfoReader, SessionInfo, find_most_recent_session, is_valid_session_file, list, list_all,
+    load_entries, session_info,
 };
 pub use lock::{LockError, LockOptions, SessionWriteLock, WriteLockGuard};
 pub use manager::Sessions;

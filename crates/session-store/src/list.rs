@@ -191,7 +191,12 @@ fn merge_aliases(
 
 /// node's `stats.mtime.getTime()`: `Math.round(mtimeMs)`.
 fn mtime_ms(path: &Path) -> Option<f64> {
-    let m = std::fs::metadata(path).ok()?.modified().ok()?;
+    mtime_ms_of(&std::fs::metadata(path).ok()?)
+}
+
+/// [`mtime_ms`] of metadata already read (`stat` of the path, or `fstat` of an open handle).
+fn mtime_ms_of(meta: &std::fs::Metadata) -> Option<f64> {
+    let m = meta.modified().ok()?;
     let ms = match m.duration_since(SystemTime::UNIX_EPOCH) {
         Ok(d) => d.as_secs() as f64 * 1e3 + f64::from(d.subsec_nanos()) / 1e6,
         Err(e) => {
@@ -311,20 +316,92 @@ impl Worker {
     }
 }
 
+/// Reads [`SessionInfo`]s file after file with one reused read buffer and scan scratch, and
+/// returns each file's metadata with it from the same handle: one `open`, one `fstat` and the
+/// reads per file ([`InfoReader::read`] adds a `stat` of the path before the open). This is
+/// what [`session_info`] does for one file, plus the `stat` a caller listing sizes and times
+/// would make, without a second path lookup. A session whose `modified` falls back to the
+/// file's mtime takes it from the same `fstat`.
+#[derive(Debug, Default)]
+pub struct InfoReader {
+    worker: Worker,
+}
+
+impl InfoReader {
+    /// A reader with empty buffers (they grow to the largest file read).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The metadata (symlinks followed) and [`session_info`] of `path`: `None` as the info
+    /// where the listing skips the file. The type is checked with a `stat` of the path before
+    /// it is opened (as [`io::open_regular`] does), so a FIFO or device is never opened.
+    ///
+    /// # Errors
+    /// [`std::io::ErrorKind::InvalidInput`] for a file that is not regular; any failure to
+    /// stat, open or read it.
+    pub fn read(
+        &mut self,
+        path: &Path,
+    ) -> std::io::Result<(std::fs::Metadata, Option<SessionInfo>)> {
+        let f = io::open_regular(path)?;
+        self.read_open(path, &f)
+    }
+
+    /// [`InfoReader::read`] for a name whose directory entry says it is a regular file (not a
+    /// symlink: `DirEntry::file_type`), without the `stat` of the path: the file is opened
+    /// without blocking ([`io::open_nonblocking`]) and refused after its `fstat` when it is no
+    /// longer a regular file (it was replaced since the directory was read).
+    ///
+    /// # Errors
+    /// As [`InfoReader::read`].
+    pub fn read_regular_entry(
+        &mut self,
+        path: &Path,
+    ) -> std::io::Result<(std::fs::Metadata, Option<SessionInfo>)> {
+        let f = io::open_nonblocking(path)?;
+        self.read_open(path, &f)
+    }
+
+    fn read_open(
+        &mut self,
+        path: &Path,
+        f: &std::fs::File,
+    ) -> std::io::Result<(std::fs::Metadata, Option<SessionInfo>)> {
+        let meta = f.metadata()?;
+        if !meta.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        let w = &mut self.worker;
+        read_open_into(f, &mut w.buf)?;
+        let info =
+            scan(path, &w.buf, &mut w.scratch, || mtime_ms_of(&meta), false).map(|(info, _)| info);
+        Ok((meta, info))
+    }
+}
+
 /// Reads a whole regular file into `buf` (as [`io::read_file`] does, reusing the buffer):
 /// `read(2)` straight into the spare capacity (kept at 64 KiB or more, so a small file takes
 /// one read and the end-of-file read), without the size probe (`fstat`, `lseek`) of
 /// `read_to_end`.
-#[cfg(unix)]
 fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    const SPARE: usize = 64 << 10;
     let f = io::open_regular(path)?;
+    read_open_into(&f, buf)
+}
+
+/// [`read_into`] of a file already open.
+#[cfg(unix)]
+fn read_open_into(f: &std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    const SPARE: usize = 64 << 10;
     buf.clear();
     loop {
         if buf.capacity() - buf.len() < SPARE {
             buf.reserve(SPARE.max(buf.len()));
         }
-        match rustix::io::read(&f, rustix::buffer::spare_capacity(buf)) {
+        match rustix::io::read(f, rustix::buffer::spare_capacity(buf)) {
             Ok(0) => return Ok(()),
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(e) => return Err(e.into()),
@@ -332,11 +409,10 @@ fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
     }
 }
 
-/// Reads a whole regular file into `buf` (as [`io::read_file`] does, reusing the buffer).
+/// [`read_into`] of a file already open.
 #[cfg(not(unix))]
-fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
+fn read_open_into(mut f: &std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<()> {
     use std::io::Read;
-    let mut f = io::open_regular(path)?;
     buf.clear();
     f.read_to_end(buf)?;
     Ok(())

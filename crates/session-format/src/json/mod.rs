@@ -12,7 +12,9 @@ pub use parse::{MAX_DEPTH, parse_value};
 pub use scan::{Envelope, EnvelopeScanner, Field, JsStr, ValueKind};
 pub use serde_bridge::{SerdeError, from_value, to_value};
 pub use value::{JsObject, JsString, JsValue};
-pub use write::{number_to_string, to_json_string, write_number, write_string_pub, write_value};
+pub use write::{
+    number_to_string, to_json_string, write_number, write_str, write_string_pub, write_value,
+};
 
 /// Why a line is not valid JSON, and where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]

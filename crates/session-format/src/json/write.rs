@@ -170,6 +170,13 @@ pub(crate) fn write_string(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// Writes a Rust string quoted and escaped as `JSON.stringify` writes it: the bytes
+/// [`write_string_pub`] writes for `JsString::new(s)` (UTF-8 holds no lone surrogate), without
+/// building the `JsString`.
+pub fn write_str(s: &str, out: &mut Vec<u8>) {
+    write_string(s.as_bytes(), out);
+}
+
 /// Writes a quoted, escaped JavaScript string (as `JSON.stringify` does).
 pub fn write_string_pub(s: &JsString, out: &mut Vec<u8>) {
     write_string(s.as_wtf8(), out);

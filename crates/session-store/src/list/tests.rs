@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::oracle_tests::session_info_full_parse;
-use super::{SessionInfo, jsonl_files, list, list_all, session_info, sort_by_modified};
+use super::{InfoReader, SessionInfo, jsonl_files, list, list_all, session_info, sort_by_modified};
 use crate::io;
 
 /// A `SessionInfo` with the times as bits, so that NaN equals NaN.
@@ -32,10 +32,51 @@ fn exact(info: Option<SessionInfo>) -> Option<Exact> {
     })
 }
 
+thread_local! {
+    /// One [`InfoReader`] for every file a test thread checks, so that its buffers are reused
+    /// across files of every size, as a listing reuses them.
+    static READER: std::cell::RefCell<InfoReader> = std::cell::RefCell::new(InfoReader::new());
+}
+
+/// Asserts that [`InfoReader::read`] and [`InfoReader::read_regular_entry`] give the info of
+/// [`session_info`] and the metadata of `fs::metadata` (size, mtime, inode) for `path`.
+fn check_reader(path: &Path, expected: Option<&SessionInfo>) {
+    let meta = std::fs::metadata(path).unwrap();
+    READER.with_borrow_mut(|r| {
+        for (how, got) in [
+            ("read", r.read(path).unwrap()),
+            ("read_regular_entry", r.read_regular_entry(path).unwrap()),
+        ] {
+            let (m, info) = got;
+            assert_eq!(
+                exact(info),
+                exact(expected.cloned()),
+                "InfoReader::{how} differs from session_info on {}",
+                path.display()
+            );
+            assert_eq!(
+                (
+                    m.len(),
+                    m.modified().unwrap(),
+                    crate::identity::FileId::of(&m)
+                ),
+                (
+                    meta.len(),
+                    meta.modified().unwrap(),
+                    crate::identity::FileId::of(&meta)
+                ),
+                "InfoReader::{how} metadata of {}",
+                path.display()
+            );
+        }
+    });
+}
+
 /// Asserts that the scan and the full parse agree on `path` (the info and, read again on
-/// demand, the full text); returns the scan's result.
+/// demand, the full text), and that [`InfoReader`] agrees with both; returns the scan's result.
 fn check(path: &Path) -> Option<SessionInfo> {
     let new = session_info(path);
+    check_reader(path, new.as_ref());
     let (old, old_text) = session_info_full_parse(path).unzip();
     assert_eq!(
         exact(new.clone()),
@@ -805,5 +846,57 @@ fn file_list_matches_normalised_joined_paths() {
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
             .collect::<Vec<_>>(),
         ["..jsonl", "A.jsonl", "a.jsonl", "b.jsonl", "é.jsonl"]
+    );
+}
+
+/// A session without message times or a valid header timestamp takes `modified` from the
+/// `fstat` of the handle [`InfoReader`] read it through (node's rounded mtime, as
+/// [`session_info`] takes it from a `stat` of the path); a FIFO is refused by both reads
+/// without blocking, and a missing file is `NotFound`.
+#[cfg(unix)]
+#[test]
+fn info_reader_takes_the_mtime_fallback_from_its_handle_and_refuses_fifos() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("untimed.jsonl");
+    plant(
+        &path,
+        b"{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"cwd\":\"/w\"}\n",
+    );
+    let mtime = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(1_767_225_600_123_500_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let mut r = InfoReader::new();
+    let (meta, info) = r.read_regular_entry(&path).unwrap();
+    let info = info.unwrap();
+    assert_eq!(meta.len(), 52);
+    assert!(info.modified_from_mtime);
+    assert_eq!(info.modified, 1_767_225_600_124.0);
+    assert_eq!(info.first_message, "(no messages)");
+    assert_eq!(exact(Some(info)), exact(session_info(&path)));
+
+    let fifo = dir.path().join("pipe.jsonl");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let kind = |e: std::io::Error| e.kind();
+    assert_eq!(
+        r.read(&fifo).map(|_| ()).map_err(kind),
+        Err(std::io::ErrorKind::InvalidInput)
+    );
+    assert_eq!(
+        r.read_regular_entry(&fifo).map(|_| ()).map_err(kind),
+        Err(std::io::ErrorKind::InvalidInput)
+    );
+    assert_eq!(
+        r.read(&dir.path().join("gone.jsonl"))
+            .map(|_| ())
+            .map_err(kind),
+        Err(std::io::ErrorKind::NotFound)
     );
 }
