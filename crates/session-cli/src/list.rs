@@ -744,7 +744,7 @@ fn write_iso(ms: Option<f64>, out: &mut Vec<u8>) {
 }
 
 /// The `--json` document of a file listing, written straight into `out` (no trailing
-/// newline): the bytes `JSON.stringify(doc, null, 2)` gives for the document [`to_json`]
+/// newline): the bytes `JSON.stringify(doc, null, 2)` gives for the document `to_json`
 /// (the test oracle) builds, without building it (10,000 sessions make 200,000 values).
 pub(crate) fn write_json(listed: &[Listed], skipped: &[Skipped], out: &mut Vec<u8>) {
     use session_format::json::{write_number, write_str};
