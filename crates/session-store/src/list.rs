@@ -348,21 +348,6 @@ impl InfoReader {
         self.read_open(path, &f)
     }
 
-    /// [`InfoReader::read`] for a name whose directory entry says it is a regular file (not a
-    /// symlink: `DirEntry::file_type`), without the `stat` of the path: the file is opened
-    /// without blocking ([`io::open_nonblocking`]) and refused after its `fstat` when it is no
-    /// longer a regular file (it was replaced since the directory was read).
-    ///
-    /// # Errors
-    /// As [`InfoReader::read`].
-    pub fn read_regular_entry(
-        &mut self,
-        path: &Path,
-    ) -> std::io::Result<(std::fs::Metadata, Option<SessionInfo>)> {
-        let f = io::open_nonblocking(path)?;
-        self.read_open(path, &f)
-    }
-
     fn read_open(
         &mut self,
         path: &Path,

@@ -38,15 +38,12 @@ thread_local! {
     static READER: std::cell::RefCell<InfoReader> = std::cell::RefCell::new(InfoReader::new());
 }
 
-/// Asserts that [`InfoReader::read`] and [`InfoReader::read_regular_entry`] give the info of
-/// [`session_info`] and the metadata of `fs::metadata` (size, mtime, inode) for `path`.
+/// Asserts that [`InfoReader::read`] gives the info of [`session_info`] and the metadata of
+/// `fs::metadata` (size, mtime, inode) for `path`.
 fn check_reader(path: &Path, expected: Option<&SessionInfo>) {
     let meta = std::fs::metadata(path).unwrap();
     READER.with_borrow_mut(|r| {
-        for (how, got) in [
-            ("read", r.read(path).unwrap()),
-            ("read_regular_entry", r.read_regular_entry(path).unwrap()),
-        ] {
+        for (how, got) in [("read", r.read(path).unwrap())] {
             let (m, info) = got;
             assert_eq!(
                 exact(info),
@@ -851,8 +848,8 @@ fn file_list_matches_normalised_joined_paths() {
 
 /// A session without message times or a valid header timestamp takes `modified` from the
 /// `fstat` of the handle [`InfoReader`] read it through (node's rounded mtime, as
-/// [`session_info`] takes it from a `stat` of the path); a FIFO is refused by both reads
-/// without blocking, and a missing file is `NotFound`.
+/// [`session_info`] takes it from a `stat` of the path); a FIFO is refused without blocking,
+/// and a missing file is `NotFound`.
 #[cfg(unix)]
 #[test]
 fn info_reader_takes_the_mtime_fallback_from_its_handle_and_refuses_fifos() {
@@ -870,7 +867,7 @@ fn info_reader_takes_the_mtime_fallback_from_its_handle_and_refuses_fifos() {
         .set_modified(mtime)
         .unwrap();
     let mut r = InfoReader::new();
-    let (meta, info) = r.read_regular_entry(&path).unwrap();
+    let (meta, info) = r.read(&path).unwrap();
     let info = info.unwrap();
     assert_eq!(meta.len(), 52);
     assert!(info.modified_from_mtime);
@@ -887,10 +884,6 @@ fn info_reader_takes_the_mtime_fallback_from_its_handle_and_refuses_fifos() {
     let kind = |e: std::io::Error| e.kind();
     assert_eq!(
         r.read(&fifo).map(|_| ()).map_err(kind),
-        Err(std::io::ErrorKind::InvalidInput)
-    );
-    assert_eq!(
-        r.read_regular_entry(&fifo).map(|_| ()).map_err(kind),
         Err(std::io::ErrorKind::InvalidInput)
     );
     assert_eq!(
