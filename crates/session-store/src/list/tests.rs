@@ -43,29 +43,27 @@ thread_local! {
 fn check_reader(path: &Path, expected: Option<&SessionInfo>) {
     let meta = std::fs::metadata(path).unwrap();
     READER.with_borrow_mut(|r| {
-        for (how, got) in [("read", r.read(path).unwrap())] {
-            let (m, info) = got;
-            assert_eq!(
-                exact(info),
-                exact(expected.cloned()),
-                "InfoReader::{how} differs from session_info on {}",
-                path.display()
-            );
-            assert_eq!(
-                (
-                    m.len(),
-                    m.modified().unwrap(),
-                    crate::identity::FileId::of(&m)
-                ),
-                (
-                    meta.len(),
-                    meta.modified().unwrap(),
-                    crate::identity::FileId::of(&meta)
-                ),
-                "InfoReader::{how} metadata of {}",
-                path.display()
-            );
-        }
+        let (m, info) = r.read(path).unwrap();
+        assert_eq!(
+            exact(info),
+            exact(expected.cloned()),
+            "InfoReader::read differs from session_info on {}",
+            path.display()
+        );
+        assert_eq!(
+            (
+                m.len(),
+                m.modified().unwrap(),
+                crate::identity::FileId::of(&m)
+            ),
+            (
+                meta.len(),
+                meta.modified().unwrap(),
+                crate::identity::FileId::of(&meta)
+            ),
+            "InfoReader::read metadata of {}",
+            path.display()
+        );
     });
 }
 
