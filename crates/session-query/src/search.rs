@@ -1,0 +1,1 @@
+//! Search every branch of a session (filled in by the search work).

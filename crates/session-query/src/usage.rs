@@ -1,0 +1,1 @@
+//! Token usage and cost totals (filled in by the usage work).
