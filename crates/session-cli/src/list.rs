@@ -184,7 +184,7 @@ fn scan_dir(
 /// `archive/` sub-directory, which the reference's maintenance never scans (R1.15). The
 /// `.reset.<ts>`, `.deleted.<ts>` and `.bak…` archives and `.trajectory-path.json` pointers
 /// do not end in `.jsonl`, so they are never candidates.
-fn is_sidecar_or_archive(dir: &Path, path: &Path, openclaw_store: bool) -> bool {
+pub(crate) fn is_sidecar_or_archive(dir: &Path, path: &Path, openclaw_store: bool) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())

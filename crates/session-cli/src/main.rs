@@ -79,6 +79,7 @@ mod repair;
 mod replay;
 mod report;
 mod rowscan;
+mod search;
 mod show;
 mod stats;
 mod store_files;
@@ -248,6 +249,9 @@ enum Command {
     /// Print statistics of one or more sessions.
     #[command(long_about = stats::LONG_ABOUT)]
     Stats(StatsArgs),
+    /// Search every branch of every session for a literal or a regex (grep's exit codes).
+    #[command(long_about = search::LONG_ABOUT)]
+    Search(search::SearchArgs),
     /// Verify session files without writing to them (exit code 1 when problems are found).
     #[command(long_about = check::LONG_ABOUT)]
     Check(CheckArgs),
@@ -705,6 +709,7 @@ impl Command {
             Command::Context(_) => "context",
             Command::Show(_) => "show",
             Command::Stats(_) => "stats",
+            Command::Search(_) => "search",
             Command::Check(_) => "check",
             Command::Export(_) => "export",
             Command::Demo(_) => "demo",
@@ -729,6 +734,7 @@ impl Command {
                 | Command::Context(_)
                 | Command::Show(_)
                 | Command::Stats(_)
+                | Command::Search(_)
                 | Command::Check(_)
                 | Command::Export(_)
         )
@@ -828,6 +834,7 @@ fn state_dir_read(command: &Command) -> Option<PathBuf> {
         Command::Context(a) => by_selector(a.file.is_some(), &a.selector),
         Command::Show(a) => by_selector(a.args.len() > 1, &a.selector),
         Command::Stats(a) => by_selector(!a.files.is_empty(), &a.selector),
+        Command::Search(a) => by_selector(!a.files.is_empty(), &a.selector),
         Command::Check(a) => by_selector(!a.files.is_empty(), &a.selector),
         Command::Export(a) => by_selector(a.file.is_some(), &a.selector),
         _ => None,
@@ -870,6 +877,7 @@ fn file_args(command: &Command) -> Vec<PathBuf> {
         Command::Export(a) => a.file.iter().map(PathBuf::as_path).collect(),
         Command::Show(a) if a.args.len() > 1 => vec![std::path::Path::new(&a.args[0])],
         Command::Stats(a) => a.files.iter().map(PathBuf::as_path).collect(),
+        Command::Search(a) => a.files.iter().map(PathBuf::as_path).collect(),
         Command::Check(a) => a.files.iter().map(PathBuf::as_path).collect(),
         _ => Vec::new(),
     };
@@ -1084,6 +1092,7 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
         | Command::Context(ContextArgs { selector: s, .. })
         | Command::Show(ShowArgs { selector: s, .. })
         | Command::Stats(StatsArgs { selector: s, .. })
+        | Command::Search(search::SearchArgs { selector: s, .. })
         | Command::Check(CheckArgs { selector: s, .. })
         | Command::Export(ExportArgs { selector: s, .. })
         | Command::Repair(RepairArgs { selector: s, .. }) => selector(s),
@@ -1187,6 +1196,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             show::run(ctx, &path, entry, a.raw, &mut out)?;
             Outcome::Ok
         }
+        Command::Search(a) => search::run(ctx, &a, &mut out)?,
         Command::Stats(a) => {
             let paths = address::resolve_many(ctx, &a.files, &a.selector)?;
             stats::run(ctx, &paths, a.json, &mut out)?

@@ -38,6 +38,7 @@ mod repair_through_an_agent_link;
 mod retention_guard_rails;
 mod running_gateway;
 mod same_session_id;
+mod search_marks_branches_and_exits_like_grep;
 mod sidecars_not_sessions;
 mod sqlite_installs;
 mod unlock_addressing;

@@ -1,0 +1,465 @@
+//! `sessions search PATTERN [FILE…]`: a literal or a regex on every branch of every session of
+//! a store, through [`session_query::search`]; read-only.
+
+use std::collections::HashSet;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use clap::Args;
+use session_format::json::{JsObject, JsValue, to_json_string};
+use session_query::search::{FieldSet, Hit, SearchOptions, Searcher, mark_hits};
+use session_store::SessionManager;
+
+use crate::address::{self, SessionSelector};
+use crate::ctx::Ctx;
+use crate::outcome::{Outcome, UsageError};
+use crate::output::{self, Output};
+use crate::{fsx, list, text};
+
+pub(crate) const LONG_ABOUT: &str = "\
+Search the sessions of a store for a literal (or, with -e, a regex) on every branch, read-only:
+the text of user and assistant messages, thinking, tool-call names and arguments, tool results,
+compaction and branch summaries, custom messages and labels. JSON string escapes are decoded
+before matching (a search for café finds caf\\u00e9); ids, object keys and other values (model
+names, image data, details) are matched only when --fields names them. Each hit is one entry,
+marked on-branch when it lies on the session's current branch (the path from the current leaf
+to the root, what the next turn continues) and off-branch otherwise (an abandoned branch).
+
+Sessions: FILEs; or --session NAME with --agent/--dir/--pi; or every *.jsonl of the --agent,
+--dir or --pi sessions directory and of its immediate sub-directories; or, by default and with
+--all, every agent of the OpenClaw store at --root (its SQLite databases for 2026.8+ installs;
+--backend redis://… or sqlite:PATH reads those). Trajectory sidecars are not searched.
+
+Output, one line per hit:
+  PATH:LINE: ENTRY_ID ROLE TIME on-branch|off-branch FIELD: …before MATCH after…
+ROLE is the message role, or the entry type for other entries; TIME the entry's timestamp as
+stored; the snippet keeps --context characters on each side of the first match in the entry
+(the match highlighted on a terminal), with control and bidirectional characters escaped.
+With -c: `PATH:N` for each session with N hits (ripgrep's -c). With --json, one object per
+line:
+  {\"session\", \"sessionId\", \"agent\", \"line\", \"byte\", \"entryId\", \"type\", \"role\",
+   \"timestamp\", \"onCurrentBranch\", \"model\", \"field\", \"matches\", \"before\", \"match\",
+   \"after\"}
+(`line` 1-based, `byte` the line's offset, `matches` the entry's match count over the searched
+fields, `field` that of the first match, `model` the provider/model in effect at the entry;
+null where a value is unknown); with -c --json: {\"session\", \"agent\", \"count\"}.
+
+Exit codes (grep's): 0 some hit, 1 no hit, 2 an error (a session that could not be read is
+reported on stderr and the others are still searched).
+
+Speed: sessions are searched in parallel; a line is parsed only when it holds the bytes every
+match must start with (or a \\uXXXX escape that could spell them), so a store is scanned at
+close to the speed of reading it. Printing hits (not -c) re-reads each session that has any,
+in full, for the branch markers.";
+
+/// The arguments of `sessions search`.
+#[derive(Debug, Args)]
+pub(crate) struct SearchArgs {
+    /// What to search for: a literal, or a regex with -e.
+    pattern: String,
+    /// Session files (or use --agent/--dir/--pi, optionally with --session; by default every
+    /// agent of the store).
+    pub(crate) files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) selector: SessionSelector,
+    /// Search every agent of the store (the default when no FILE and none of --agent, --dir,
+    /// --pi is given).
+    #[arg(long, conflicts_with_all = ["agent", "dir", "pi", "session"])]
+    all: bool,
+    /// PATTERN is a regex (the regex crate's syntax, which is ripgrep's).
+    #[arg(short = 'e', long)]
+    regex: bool,
+    /// Case-insensitive.
+    #[arg(short = 'i', long)]
+    ignore_case: bool,
+    /// Whole words only (no word character right before or after a match).
+    #[arg(short = 'w', long = "word-regexp")]
+    word: bool,
+    /// The fields to search, comma-separated: text, thinking, tool, args, result, summary,
+    /// custom, label, id, key, other, or all [default: all but id, key and other].
+    #[arg(long, value_name = "LIST", value_parser = parse_fields)]
+    fields: Option<FieldSet>,
+    /// Only messages with this role (user, assistant, toolResult, bashExecution, custom, …);
+    /// repeat or comma-separate for several.
+    #[arg(long, value_name = "ROLE", value_delimiter = ',')]
+    role: Vec<String>,
+    /// Only entries of this type (message, compaction, branch_summary, custom_message, label,
+    /// session_info, model_change, …); repeat or comma-separate for several.
+    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
+    types: Vec<String>,
+    /// Only entries at or after this time (ISO 8601, UTC unless it has an offset, or epoch
+    /// milliseconds); entries without a time are left out.
+    #[arg(long, value_name = "TIME", value_parser = crate::archive::parse_now)]
+    since: Option<i64>,
+    /// Only entries at or before this time (as --since).
+    #[arg(long, value_name = "TIME", value_parser = crate::archive::parse_now)]
+    until: Option<i64>,
+    /// Only entries made under a model whose provider/model contains this text
+    /// (case-insensitive): an assistant message's own, else the nearest earlier assistant
+    /// message's or model change's on its branch.
+    #[arg(long, value_name = "TEXT")]
+    model: Option<String>,
+    /// At most N hits per session (the first by line).
+    #[arg(short = 'm', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_count: Option<u64>,
+    /// At most N hits in all (the first sessions' first).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    limit: Option<u64>,
+    /// Print `PATH:N` per session with hits instead of the hits.
+    #[arg(short = 'c', long)]
+    count: bool,
+    /// Characters of context on each side of the match in a snippet.
+    #[arg(long, value_name = "N", default_value_t = 40)]
+    context: usize,
+    /// Print JSON lines (shape in `sessions search --help`).
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_fields(s: &str) -> Result<FieldSet, String> {
+    FieldSet::parse(s).map_err(|e| e.to_string())
+}
+
+/// The sessions to search, each with its agent: the FILEs or the one `--session`; else the
+/// `*.jsonl` files of the named sessions directory (or of every agent's), without OpenClaw's
+/// trajectory sidecars and `archive/`.
+fn sessions(ctx: &Ctx, a: &SearchArgs) -> anyhow::Result<Vec<(Option<String>, PathBuf)>> {
+    let sel = &a.selector;
+    if !a.files.is_empty() || sel.session.is_some() {
+        let paths = address::resolve_many(ctx, &a.files, sel)?;
+        let agent = sel.locator.agent.clone();
+        return Ok(paths.into_iter().map(|p| (agent.clone(), p)).collect());
+    }
+    let mut found = Vec::new();
+    for (agent, dir) in list::listed_dirs(ctx, &sel.locator, a.all || !sel.locator.names_dir())? {
+        let listing = address::session_files(ctx, &dir);
+        for (d, why) in &listing.unreadable {
+            eprintln!("warning: {}: {why}", text::path(d));
+        }
+        let openclaw_store = ctx.store().is_none() && dir.join("sessions.json").is_file();
+        found.extend(
+            listing
+                .files
+                .into_iter()
+                .filter(|p| !list::is_sidecar_or_archive(&dir, p, openclaw_store))
+                .map(|p| (agent.clone(), p)),
+        );
+    }
+    Ok(found)
+}
+
+/// What one session gave.
+enum Searched {
+    Hits {
+        hits: Vec<Hit>,
+        session_id: Option<String>,
+    },
+    Failed(String),
+    /// A second name of a file already searched.
+    Duplicate,
+}
+
+/// `sessions search`.
+pub(crate) fn run(ctx: &Ctx, a: &SearchArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let opts = SearchOptions {
+        pattern: a.pattern.clone(),
+        regex: a.regex,
+        ignore_case: a.ignore_case,
+        word: a.word,
+        fields: a.fields.unwrap_or_default(),
+        roles: a.role.clone(),
+        types: a.types.clone(),
+        since_ms: a.since,
+        until_ms: a.until,
+        model: a.model.clone(),
+        context_chars: a.context,
+    };
+    let searcher = Searcher::new(opts).map_err(|e| UsageError::new(e.to_string()))?;
+    let sessions = sessions(ctx, a)?;
+    let per_session = a
+        .max_count
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    // Branch markers (and the model filter) need the session's tree; counts do not.
+    let tree = !a.count || searcher.needs_tree_filter();
+    let results = match ctx.store() {
+        None => search_files(&searcher, &sessions, per_session, tree),
+        Some(_) => sessions
+            .iter()
+            .map(|(_, p)| search_stored(ctx, &searcher, p, per_session, tree))
+            .collect(),
+    };
+
+    let color = !a.json && std::io::stdout().is_terminal();
+    let mut left = a.limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let mut any_hit = false;
+    let mut failed = false;
+    for ((agent, path), result) in sessions.iter().zip(results) {
+        let (mut hits, session_id) = match result {
+            Searched::Hits { hits, session_id } => (hits, session_id),
+            Searched::Failed(msg) => {
+                out.error(&msg)?;
+                failed = true;
+                continue;
+            }
+            Searched::Duplicate => continue,
+        };
+        if let Some(n) = left {
+            hits.truncate(n);
+            left = Some(n - hits.len());
+        }
+        if hits.is_empty() {
+            if left == Some(0) {
+                break;
+            }
+            continue;
+        }
+        any_hit = true;
+        if a.count {
+            write_count(out, path, agent.as_deref(), hits.len(), a.json)?;
+        } else {
+            for h in &hits {
+                if a.json {
+                    out.line(&hit_json(path, session_id.as_deref(), agent.as_deref(), h))?;
+                } else {
+                    out.line(&hit_text(path, h, color))?;
+                }
+            }
+        }
+        if left == Some(0) {
+            break;
+        }
+    }
+    Ok(if failed {
+        Outcome::Failed
+    } else if any_hit {
+        Outcome::Ok
+    } else {
+        Outcome::Problems
+    })
+}
+
+/// Searches files in parallel (one thread per core, sessions handed out in order), results in
+/// the order of `sessions`; a file reached again through another name is searched once.
+fn search_files(
+    searcher: &Searcher,
+    sessions: &[(Option<String>, PathBuf)],
+    per_session: Option<usize>,
+    tree: bool,
+) -> Vec<Searched> {
+    let dup = duplicate_names(sessions);
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, std::num::NonZero::get)
+        .min(sessions.len().max(1));
+    let mut results: Vec<Option<Searched>> = (0..sessions.len()).map(|_| None).collect();
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((_, path)) = sessions.get(i) else {
+                            break;
+                        };
+                        let r = if dup.contains(&i) {
+                            Searched::Duplicate
+                        } else {
+                            search_file(searcher, path, per_session, tree)
+                        };
+                        done.push((i, r));
+                    }
+                    done
+                })
+            })
+            .collect();
+        for w in workers {
+            for (i, r) in w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)) {
+                results[i] = Some(r);
+            }
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or(Searched::Duplicate))
+        .collect()
+}
+
+/// The indexes of `sessions` that name a file an earlier one names too (same device and
+/// inode).
+fn duplicate_names(sessions: &[(Option<String>, PathBuf)]) -> HashSet<usize> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = HashSet::new();
+    let mut dup = HashSet::new();
+    for (i, (_, p)) in sessions.iter().enumerate() {
+        if let Ok(m) = std::fs::metadata(p)
+            && !seen.insert((m.dev(), m.ino()))
+        {
+            dup.insert(i);
+        }
+    }
+    dup
+}
+
+/// Whether the scan goes on after `found` hits: with the model filter every hit is kept (it
+/// drops hits after the scan), else up to the per-session cap.
+fn wants_more(found: usize, per_session: Option<usize>, model_filter: bool) -> bool {
+    model_filter || per_session.is_none_or(|n| found < n)
+}
+
+/// One file: the streaming scan, then (when it has hits and `tree`) its read-only open.
+fn search_file(
+    searcher: &Searcher,
+    path: &Path,
+    per_session: Option<usize>,
+    tree: bool,
+) -> Searched {
+    let fail = |e: anyhow::Error| {
+        Searched::Failed(format!("{}: {}", text::path(path), output::error_text(&e)))
+    };
+    if let Err(e) = fsx::require_regular(path) {
+        return Searched::Failed(output::error_text(&e));
+    }
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return fail(e.into()),
+    };
+    let mut hits = Vec::new();
+    let model = searcher.needs_tree_filter();
+    let scanned = searcher.search_reader(file, |h| {
+        hits.push(h);
+        wants_more(hits.len(), per_session, model)
+    });
+    if let Err(e) = scanned {
+        return fail(e.into());
+    }
+    finish(searcher, hits, per_session, tree, || {
+        SessionManager::open_read_only(path, None)
+            .map(|ro| ro.session)
+            .map_err(anyhow::Error::from)
+    })
+    .unwrap_or_else(fail)
+}
+
+/// One session of a Redis or SQLite store: its bytes, then (as [`search_file`]) its open.
+fn search_stored(
+    ctx: &Ctx,
+    searcher: &Searcher,
+    path: &Path,
+    per_session: Option<usize>,
+    tree: bool,
+) -> Searched {
+    let fail = |e: anyhow::Error| {
+        Searched::Failed(format!("{}: {}", text::path(path), output::error_text(&e)))
+    };
+    let bytes = match ctx.backend.read_session(path) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    let mut hits = Vec::new();
+    let model = searcher.needs_tree_filter();
+    searcher.search_bytes(&bytes, |h| {
+        hits.push(h);
+        wants_more(hits.len(), per_session, model)
+    });
+    finish(searcher, hits, per_session, tree, || {
+        ctx.backend.open_read_only(path).map(|ro| ro.session)
+    })
+    .unwrap_or_else(fail)
+}
+
+/// Marks the hits against the session's open (only when there are hits and `tree`) and
+/// applies the per-session cap.
+fn finish(
+    searcher: &Searcher,
+    mut hits: Vec<Hit>,
+    per_session: Option<usize>,
+    tree: bool,
+    open: impl FnOnce() -> anyhow::Result<SessionManager>,
+) -> anyhow::Result<Searched> {
+    let mut session_id = None;
+    if tree && !hits.is_empty() {
+        let sm = open()?;
+        mark_hits(&mut hits, &sm, searcher.options().model.as_deref());
+        session_id = Some(sm.get_session_id().to_owned());
+    }
+    if let Some(n) = per_session {
+        hits.truncate(n);
+    }
+    Ok(Searched::Hits { hits, session_id })
+}
+
+fn write_count(
+    out: &mut Output,
+    path: &Path,
+    agent: Option<&str>,
+    n: usize,
+    json: bool,
+) -> std::io::Result<()> {
+    if json {
+        let mut o = JsObject::new();
+        o.insert("session", JsValue::from(path.display().to_string()));
+        o.insert("agent", agent.map_or(JsValue::Null, JsValue::from));
+        o.insert("count", JsValue::Number(n as f64));
+        out.line(&to_json_string(&JsValue::Object(o)))
+    } else {
+        out.line(&format!("{}:{n}", text::path(path)))
+    }
+}
+
+fn opt_str(s: Option<&str>) -> JsValue {
+    s.map_or(JsValue::Null, JsValue::from)
+}
+
+fn hit_json(path: &Path, session_id: Option<&str>, agent: Option<&str>, h: &Hit) -> String {
+    let mut o = JsObject::new();
+    o.insert("session", JsValue::from(path.display().to_string()));
+    o.insert("sessionId", opt_str(session_id));
+    o.insert("agent", opt_str(agent));
+    o.insert("line", JsValue::Number(h.line as f64));
+    o.insert("byte", JsValue::Number(h.byte as f64));
+    o.insert("entryId", opt_str(h.entry_id.as_deref()));
+    o.insert("type", JsValue::from(h.entry_type.as_str()));
+    o.insert("role", opt_str(h.role.as_deref()));
+    o.insert("timestamp", opt_str(h.timestamp.as_deref()));
+    o.insert(
+        "onCurrentBranch",
+        h.on_current_branch.map_or(JsValue::Null, JsValue::Bool),
+    );
+    o.insert("model", opt_str(h.model.as_deref()));
+    o.insert("field", JsValue::from(h.field.as_str()));
+    o.insert("matches", JsValue::Number(h.matches as f64));
+    o.insert("before", JsValue::from(h.before.as_str()));
+    o.insert("match", JsValue::from(h.matched.as_str()));
+    o.insert("after", JsValue::from(h.after.as_str()));
+    to_json_string(&JsValue::Object(o))
+}
+
+fn hit_text(path: &Path, h: &Hit, color: bool) -> String {
+    let marker = match h.on_current_branch {
+        Some(true) => "on-branch",
+        Some(false) => "off-branch",
+        None => "-",
+    };
+    let (open, close) = if color {
+        ("\x1b[1;31m", "\x1b[0m")
+    } else {
+        ("", "")
+    };
+    format!(
+        "{}:{}: {} {} {} {} {}: {}{}{}{}{}",
+        text::path(path),
+        h.line,
+        text::safe(h.entry_id.as_deref().unwrap_or("-")),
+        text::safe(h.role.as_deref().unwrap_or(&h.entry_type)),
+        text::safe(h.timestamp.as_deref().unwrap_or("-")),
+        marker,
+        h.field.as_str(),
+        text::safe(&h.before),
+        open,
+        text::safe(&h.matched),
+        close,
+        text::safe(&h.after),
+    )
+}
