@@ -268,7 +268,7 @@ enum Prefilter {
     /// Every line is a candidate.
     All,
     /// One run of bytes, case-sensitive.
-    One(memmem::Finder<'static>),
+    One(Box<memmem::Finder<'static>>),
     /// Several runs, or a case-insensitive one (a byte regex alternation).
     Many(regex::bytes::Regex),
 }
@@ -308,7 +308,9 @@ fn prefilter_of(pattern: &str, ignore_case: bool) -> Prefilter {
     pieces.dedup();
     match pieces.as_slice() {
         [] => Prefilter::All,
-        [one] if !ignore_case => Prefilter::One(memmem::Finder::new(one.as_bytes()).into_owned()),
+        [one] if !ignore_case => {
+            Prefilter::One(Box::new(memmem::Finder::new(one.as_bytes()).into_owned()))
+        }
         many => {
             let alt = many
                 .iter()

@@ -2,6 +2,7 @@
 //! escaped string, in a tool argument, in a tool call id, in a compaction summary and in a
 //! label: exact hits (lines, ids, roles, fields, branch markers), the regex and case rules,
 //! and each filter.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use std::path::{Path, PathBuf};
 

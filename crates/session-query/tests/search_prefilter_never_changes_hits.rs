@@ -3,6 +3,7 @@
 //! character, `\/`, `\"`, `\\`), the hits with the filter equal the hits of parsing every line,
 //! and the streaming reader (fed a few bytes at a time) finds the same hits as the in-memory
 //! scan.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use std::io::Read;
 
