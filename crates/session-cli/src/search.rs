@@ -247,28 +247,24 @@ fn search_files(
     per_session: Option<usize>,
     tree: bool,
 ) -> Vec<Searched> {
-    let dup = duplicate_names(sessions);
     let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism()
         .map_or(2, std::num::NonZero::get)
         .min(sessions.len().max(1));
-    let mut results: Vec<Option<Searched>> = (0..sessions.len()).map(|_| None).collect();
+    let mut results: Vec<Option<(Searched, Option<(u64, u64)>)>> =
+        (0..sessions.len()).map(|_| None).collect();
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
                     let mut done = Vec::new();
+                    let mut buf = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some((_, path)) = sessions.get(i) else {
                             break;
                         };
-                        let r = if dup.contains(&i) {
-                            Searched::Duplicate
-                        } else {
-                            search_file(searcher, path, per_session, tree)
-                        };
-                        done.push((i, r));
+                        done.push((i, search_file(searcher, path, per_session, tree, &mut buf)));
                     }
                     done
                 })
@@ -280,26 +276,20 @@ fn search_files(
             }
         }
     });
+    // A file reached again through another name (same device and inode) counts once, under
+    // its first name.
+    let mut seen = HashSet::new();
     results
         .into_iter()
-        .map(|r| r.unwrap_or(Searched::Duplicate))
+        .map(|r| match r {
+            Some((r, Some(file_id))) if !seen.insert(file_id) => {
+                drop(r);
+                Searched::Duplicate
+            }
+            Some((r, _)) => r,
+            None => Searched::Duplicate,
+        })
         .collect()
-}
-
-/// The indexes of `sessions` that name a file an earlier one names too (same device and
-/// inode).
-fn duplicate_names(sessions: &[(Option<String>, PathBuf)]) -> HashSet<usize> {
-    use std::os::unix::fs::MetadataExt;
-    let mut seen = HashSet::new();
-    let mut dup = HashSet::new();
-    for (i, (_, p)) in sessions.iter().enumerate() {
-        if let Ok(m) = std::fs::metadata(p)
-            && !seen.insert((m.dev(), m.ino()))
-        {
-            dup.insert(i);
-        }
-    }
-    dup
 }
 
 /// Whether the scan goes on after `found` hits: with the model filter every hit is kept (it
@@ -308,38 +298,50 @@ fn wants_more(found: usize, per_session: Option<usize>, model_filter: bool) -> b
     model_filter || per_session.is_none_or(|n| found < n)
 }
 
-/// One file: the streaming scan, then (when it has hits and `tree`) its read-only open.
+/// One file: the streaming scan (through the thread's `buf`), then (when it has hits and
+/// `tree`) its read-only open; with the file's device and inode.
 fn search_file(
     searcher: &Searcher,
     path: &Path,
     per_session: Option<usize>,
     tree: bool,
-) -> Searched {
+    buf: &mut Vec<u8>,
+) -> (Searched, Option<(u64, u64)>) {
+    use std::os::unix::fs::MetadataExt;
     let fail = |e: anyhow::Error| {
         Searched::Failed(format!("{}: {}", text::path(path), output::error_text(&e)))
     };
-    if let Err(e) = fsx::require_regular(path) {
-        return Searched::Failed(output::error_text(&e));
-    }
+    // Only a regular file is opened (a FIFO would block the open).
+    let meta = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => m,
+        _ => {
+            let e = fsx::require_regular(path)
+                .err()
+                .unwrap_or_else(|| anyhow::anyhow!("{} is not a regular file", text::path(path)));
+            return (Searched::Failed(output::error_text(&e)), None);
+        }
+    };
+    let file_id = Some((meta.dev(), meta.ino()));
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
-        Err(e) => return fail(e.into()),
+        Err(e) => return (fail(e.into()), file_id),
     };
     let mut hits = Vec::new();
     let model = searcher.needs_tree_filter();
-    let scanned = searcher.search_reader(file, |h| {
+    let scanned = searcher.search_reader_in(file, buf, |h| {
         hits.push(h);
         wants_more(hits.len(), per_session, model)
     });
     if let Err(e) = scanned {
-        return fail(e.into());
+        return (fail(e.into()), file_id);
     }
-    finish(searcher, hits, per_session, tree, || {
+    let r = finish(searcher, hits, per_session, tree, || {
         SessionManager::open_read_only(path, None)
             .map(|ro| ro.session)
             .map_err(anyhow::Error::from)
     })
-    .unwrap_or_else(fail)
+    .unwrap_or_else(fail);
+    (r, file_id)
 }
 
 /// One session of a Redis or SQLite store: its bytes, then (as [`search_file`]) its open.

@@ -422,11 +422,27 @@ impl Searcher {
     /// A read error of `reader`.
     pub fn search_reader<R: Read>(
         &self,
+        reader: R,
+        visit: impl FnMut(Hit) -> bool,
+    ) -> std::io::Result<ScanStats> {
+        self.search_reader_in(reader, &mut Vec::new(), visit)
+    }
+
+    /// [`Searcher::search_reader`] reading through `buf` (resized to 1 MiB, or more for a
+    /// longer line), so that a caller searching many sessions allocates one buffer per thread.
+    ///
+    /// # Errors
+    /// A read error of `reader`.
+    pub fn search_reader_in<R: Read>(
+        &self,
         mut reader: R,
+        buf: &mut Vec<u8>,
         mut visit: impl FnMut(Hit) -> bool,
     ) -> std::io::Result<ScanStats> {
         const BLOCK: usize = 1 << 20;
-        let mut buf: Vec<u8> = vec![0; BLOCK];
+        if buf.len() < BLOCK {
+            buf.resize(BLOCK, 0);
+        }
         // `buf[..filled]` holds bytes from file offset `base`; the first `keep` bytes are a
         // partial line carried over from the previous block.
         let mut base = 0usize;
