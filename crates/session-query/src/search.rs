@@ -1052,7 +1052,7 @@ mod tests {
     #[test]
     fn safe_piece_splits_at_what_json_may_escape() {
         assert_eq!(safe_piece(b"ab\"cdef/g"), b"cdef");
-        assert_eq!(safe_piece(b"x\\y"), b"x");
+        assert_eq!(safe_piece(b"xy\\z"), b"xy");
         assert_eq!(safe_piece(b"\n"), b"");
     }
 
@@ -1061,7 +1061,8 @@ mod tests {
         assert!(has_printable_u_escape(br#""caf\u00e9""#));
         assert!(!has_printable_u_escape(br#""a\u0001\u001f""#));
         assert!(has_printable_u_escape(br#""\u0020""#));
-        assert!(!has_printable_u_escape(br#""\u00"#));
+        // A cut-off escape is kept as a candidate (the filter errs on the side of parsing).
+        assert!(has_printable_u_escape(br#""\u00"#));
         assert!(has_printable_u_escape(br#""\ud83d\ude00""#));
     }
 
