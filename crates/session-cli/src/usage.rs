@@ -125,8 +125,8 @@ fn agent_of_path(p: &Path) -> Option<String> {
 /// The sessions to sum, each with its agent.
 fn targets(ctx: &Ctx, req: &UsageRequest<'_>) -> anyhow::Result<Vec<(PathBuf, Option<String>)>> {
     let sel = req.selector;
-    let whole_store = req.all
-        || (req.files.is_empty() && !sel.locator.names_dir() && sel.session.is_none());
+    let whole_store =
+        req.all || (req.files.is_empty() && !sel.locator.names_dir() && sel.session.is_none());
     if !whole_store {
         let paths = address::resolve_many(ctx, req.files, sel)?;
         return Ok(paths
@@ -255,17 +255,19 @@ fn mark_fork_copies(
             continue;
         };
         let pp = key(&parent_path(&paths[i], &parent));
-        let ids = cache.entry(pp.clone()).or_insert_with(|| match index.get(&pp) {
-            Some(&j) => match &sessions[j] {
-                Ok(ps) => Ok(ps.ids()),
-                Err(e) => Err(e.clone()),
-            },
-            None => ctx
-                .backend
-                .read_session(&pp)
-                .map(|b| session_usage(&b, None).ids())
-                .map_err(|e| crate::output::error_text(&e)),
-        });
+        let ids = cache
+            .entry(pp.clone())
+            .or_insert_with(|| match index.get(&pp) {
+                Some(&j) => match &sessions[j] {
+                    Ok(ps) => Ok(ps.ids()),
+                    Err(e) => Err(e.clone()),
+                },
+                None => ctx
+                    .backend
+                    .read_session(&pp)
+                    .map(|b| session_usage(&b, None).ids())
+                    .map_err(|e| crate::output::error_text(&e)),
+            });
         match ids {
             Ok(ids) => {
                 if let Ok(s) = &mut sessions[i] {
@@ -415,20 +417,35 @@ fn write_table(report: &Report, by: By, out: &mut Output) -> anyhow::Result<()> 
     )];
     if report.copies > 0 {
         notes.push(format!(
-            "{} entries of forks not counted again (copies of their parent's)",
-            text::thousands(report.copies as usize)
+            "{} {} of forks not counted again (copies of their parent's)",
+            text::thousands(report.copies as usize),
+            if report.copies == 1 {
+                "entry"
+            } else {
+                "entries"
+            }
         ));
     }
     if report.filtered_out > 0 {
         notes.push(format!(
-            "{} entries outside --since/--until",
-            text::thousands(report.filtered_out as usize)
+            "{} {} outside --since/--until",
+            text::thousands(report.filtered_out as usize),
+            if report.filtered_out == 1 {
+                "entry"
+            } else {
+                "entries"
+            }
         ));
     }
     if report.invalid_lines > 0 {
         notes.push(format!(
-            "{} lines not JSON (skipped)",
-            text::thousands(report.invalid_lines as usize)
+            "{} {} not JSON (skipped)",
+            text::thousands(report.invalid_lines as usize),
+            if report.invalid_lines == 1 {
+                "line"
+            } else {
+                "lines"
+            }
         ));
     }
     out.line(&notes.join("; "))?;
@@ -467,7 +484,10 @@ pub(crate) fn run(ctx: &Ctx, req: &UsageRequest<'_>, out: &mut Output) -> anyhow
     if req.json {
         let mut o = JsObject::new();
         o.insert("by", JsValue::from(options.group.as_str()));
-        o.insert("timeZone", JsValue::from(if req.utc { "utc" } else { "local" }));
+        o.insert(
+            "timeZone",
+            JsValue::from(if req.utc { "utc" } else { "local" }),
+        );
         let iso = |t: Option<i64>| {
             t.and_then(session_format::time::to_iso_string)
                 .map_or(JsValue::Null, |s| JsValue::from(s.as_str()))

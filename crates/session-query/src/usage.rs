@@ -406,7 +406,10 @@ pub fn session_usage(bytes: &[u8], skip: Option<&HashSet<String>>) -> SessionUsa
                 if let Some(blocks) = m.get("content").and_then(JsValue::as_array) {
                     rec.tool_calls = blocks
                         .iter()
-                        .filter(|b| b.get("type").and_then(JsValue::as_str_lossy).as_deref() == Some("toolCall"))
+                        .filter(|b| {
+                            b.get("type").and_then(JsValue::as_str_lossy).as_deref()
+                                == Some("toolCall")
+                        })
                         .count() as u64;
                 }
             }

@@ -11,7 +11,10 @@ use session_query::usage::{pi_header, session_usage};
 
 /// pi 0.73.1's export header for the fixture (Date left out: it is local time).
 const PI_HEADER: [(&str, &str); 5] = [
-    ("Models", "openai/gpt-5.1-codex, anthropic/claude-sonnet-4-5"),
+    (
+        "Models",
+        "openai/gpt-5.1-codex, anthropic/claude-sonnet-4-5",
+    ),
     ("Messages", "88 user, 453 assistant, 373 tool results"),
     ("Tool Calls", "391"),
     ("Tokens", "↑1.0k ↓83k R43.2M W4.3M"),
@@ -27,22 +30,39 @@ fn the_pi_fixture_totals_are_those_pi_shows() {
     };
     let bytes = std::fs::read(shared.join("fixtures/pi-large-session-v1.jsonl")).unwrap();
     let s = session_usage(&bytes, None);
-    assert_eq!(s.session_id.as_deref(), Some("d703a1a9-1b7b-4fb1-b512-c9738b1fe617"));
+    assert_eq!(
+        s.session_id.as_deref(),
+        Some("d703a1a9-1b7b-4fb1-b512-c9738b1fe617")
+    );
     assert_eq!(s.version, None);
     assert_eq!(s.invalid_lines, 0);
     let t = s.totals();
     let shown: Vec<(&str, String)> = pi_header(&t);
-    let want: Vec<(&str, String)> = PI_HEADER.iter().map(|(k, v)| (*k, (*v).to_owned())).collect();
+    let want: Vec<(&str, String)> = PI_HEADER
+        .iter()
+        .map(|(k, v)| (*k, (*v).to_owned()))
+        .collect();
     assert_eq!(shown, want);
     // The exact figures behind pi's rounded ones (ours; consistent with the header above).
     assert_eq!(t.messages, 914);
-    assert_eq!((t.role("user"), t.assistant_messages, t.role("toolResult")), (88, 453, 373));
+    assert_eq!(
+        (t.role("user"), t.assistant_messages, t.role("toolResult")),
+        (88, 453, 373)
+    );
     assert_eq!(t.without_usage, 0);
     assert_eq!(t.tool_calls, 391);
     assert_eq!(
-        (t.usage.input, t.usage.output, t.usage.cache_read, t.usage.cache_write),
+        (
+            t.usage.input,
+            t.usage.output,
+            t.usage.cache_read,
+            t.usage.cache_write
+        ),
         (1049.0, 83156.0, 43_229_469.0, 4_296_232.0)
     );
     assert_eq!(t.usage.total_tokens(), 47_609_906.0);
-    assert_eq!(session_query::usage::js_to_fixed(t.usage.cost(), 9), "30.330197700");
+    assert_eq!(
+        session_query::usage::js_to_fixed(t.usage.cost(), 9),
+        "30.330197700"
+    );
 }

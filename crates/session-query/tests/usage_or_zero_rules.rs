@@ -7,7 +7,9 @@ use session_query::usage::{RecordKind, session_usage};
 
 fn file(version: Option<u32>, rows: &[&str]) -> Vec<u8> {
     let v = version.map_or(String::new(), |v| format!(r#""version":{v},"#));
-    let mut s = format!(r#"{{"type":"session",{v}"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}}"#);
+    let mut s = format!(
+        r#"{{"type":"session",{v}"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}}"#
+    );
     s.push('\n');
     for r in rows {
         s.push_str(r);
@@ -25,7 +27,7 @@ fn asst(usage: &str) -> String {
 #[test]
 fn missing_null_false_and_string_fields_add_zero_numbers_add_themselves() {
     let rows = [
-        asst(r#"{"input":5}"#),                                       // the rest missing
+        asst(r#"{"input":5}"#), // the rest missing
         asst(r#"{"input":null,"output":false,"cacheRead":"","cacheWrite":0}"#),
         asst(r#"{"input":"7","output":[1],"cacheRead":{"n":1},"cacheWrite":true}"#), // true is 1
         asst(r#"{"input":-2,"output":0.5,"cacheRead":3,"cacheWrite":4}"#), // negative and fractional as is
@@ -102,7 +104,10 @@ fn entries_are_counted_by_type_and_role_every_row_once_header_lines_left_out() {
     // In a v3 file hookMessage stays what it is.
     assert_eq!(t.role("hookMessage"), 1);
     assert_eq!(t.role("(none)"), 1);
-    assert_eq!((t.custom_messages, t.compactions, t.branch_summaries), (1, 1, 1));
+    assert_eq!(
+        (t.custom_messages, t.compactions, t.branch_summaries),
+        (1, 1, 1)
+    );
     assert_eq!(s.records.len(), 8);
     assert_eq!(s.invalid_lines, 0);
 
@@ -110,7 +115,10 @@ fn entries_are_counted_by_type_and_role_every_row_once_header_lines_left_out() {
     let v2 = session_usage(&file(Some(2), &rows), None).totals();
     assert_eq!(v2.role("custom"), 1);
     assert_eq!(v2.role("hookMessage"), 0);
-    assert_eq!(s.records[3].kind, RecordKind::Message(Some("hookMessage".to_owned())));
+    assert_eq!(
+        s.records[3].kind,
+        RecordKind::Message(Some("hookMessage".to_owned()))
+    );
 }
 
 #[test]
@@ -120,7 +128,8 @@ fn invalid_lines_are_skipped_and_counted_blank_lines_are_not() {
         "{not json".to_owned(),
         "   ".to_owned(),
         String::new(),
-        r#"{"type":"message","id":"z","message":{"role":"assistant","usage":{"input":2}"#.to_owned(), // torn
+        r#"{"type":"message","id":"z","message":{"role":"assistant","usage":{"input":2}"#
+            .to_owned(), // torn
     ];
     let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
     let mut bytes = file(Some(3), &rows);

@@ -6,7 +6,14 @@ use session_query::usage::{Group, Report, ReportOptions, Tz, session_usage};
 
 /// An assistant message with usage `(input, output, cacheRead, cacheWrite)` and cost parts
 /// `(input, output, cacheRead, cacheWrite)` (cost.total deliberately wrong: pi never reads it).
-fn assistant(id: &str, ts: &str, model: &str, tok: [u64; 4], cost: [f64; 4], tools: usize) -> String {
+fn assistant(
+    id: &str,
+    ts: &str,
+    model: &str,
+    tok: [u64; 4],
+    cost: [f64; 4],
+    tools: usize,
+) -> String {
     let blocks: Vec<String> = (0..tools)
         .map(|i| format!(r#"{{"type":"toolCall","id":"t{id}{i}","name":"bash","arguments":{{}}}}"#))
         .chain(std::iter::once(r#"{"type":"text","text":"ok"}"#.to_owned()))
@@ -14,7 +21,14 @@ fn assistant(id: &str, ts: &str, model: &str, tok: [u64; 4], cost: [f64; 4], too
     format!(
         r#"{{"type":"message","id":"{id}","parentId":null,"timestamp":"{ts}","message":{{"role":"assistant","content":[{}],"provider":"anthropic","model":"{model}","usage":{{"input":{},"output":{},"cacheRead":{},"cacheWrite":{},"totalTokens":999999,"cost":{{"input":{},"output":{},"cacheRead":{},"cacheWrite":{},"total":1000}}}}}}}}"#,
         blocks.join(","),
-        tok[0], tok[1], tok[2], tok[3], cost[0], cost[1], cost[2], cost[3]
+        tok[0],
+        tok[1],
+        tok[2],
+        tok[3],
+        cost[0],
+        cost[1],
+        cost[2],
+        cost[3]
     )
 }
 
@@ -42,10 +56,31 @@ fn two_day_session() -> Vec<u8> {
         "s1",
         &[
             user("u1", "2026-03-01T23:00:00.000Z"),
-            assistant("a1", "2026-03-01T23:59:59.999Z", "sonnet", [10, 20, 300, 4000], [0.001, 0.002, 0.0003, 0.004], 2),
+            assistant(
+                "a1",
+                "2026-03-01T23:59:59.999Z",
+                "sonnet",
+                [10, 20, 300, 4000],
+                [0.001, 0.002, 0.0003, 0.004],
+                2,
+            ),
             user("u2", "2026-03-02T00:00:00.000Z"),
-            assistant("a2", "2026-03-02T00:00:00.000Z", "opus", [1, 2, 3, 4], [0.5, 0.25, 0.125, 0.0625], 0),
-            assistant("a3", "2026-04-10T12:00:00.000Z", "sonnet", [5, 5, 5, 5], [0.01, 0.01, 0.01, 0.01], 1),
+            assistant(
+                "a2",
+                "2026-03-02T00:00:00.000Z",
+                "opus",
+                [1, 2, 3, 4],
+                [0.5, 0.25, 0.125, 0.0625],
+                0,
+            ),
+            assistant(
+                "a3",
+                "2026-04-10T12:00:00.000Z",
+                "sonnet",
+                [5, 5, 5, 5],
+                [0.01, 0.01, 0.01, 0.01],
+                1,
+            ),
         ],
     )
 }
@@ -78,7 +113,9 @@ fn a_session_total_sums_every_assistant_usage_and_the_cost_parts() {
     // The parts, not cost.total (1000 per message).
     assert_eq!(t.usage.cost_input, 0.001 + 0.5 + 0.01);
     assert_eq!(t.usage.cost_output, 0.002 + 0.25 + 0.01);
-    let expected = (0.001 + 0.5 + 0.01) + (0.002 + 0.25 + 0.01) + (0.0003 + 0.125 + 0.01)
+    let expected = (0.001 + 0.5 + 0.01)
+        + (0.002 + 0.25 + 0.01)
+        + (0.0003 + 0.125 + 0.01)
         + (0.004 + 0.0625 + 0.01);
     assert_eq!(t.usage.cost(), expected);
     assert_eq!(t.models, vec!["anthropic/sonnet", "anthropic/opus"]);
@@ -92,10 +129,16 @@ fn days_in_utc_split_at_midnight() {
     let keys: Vec<&str> = r.rows.keys().map(String::as_str).collect();
     assert_eq!(keys, vec!["2026-03-01", "2026-03-02", "2026-04-10"]);
     let d1 = &r.rows["2026-03-01"];
-    assert_eq!((d1.messages, d1.assistant_messages, d1.tool_calls), (2, 1, 2));
+    assert_eq!(
+        (d1.messages, d1.assistant_messages, d1.tool_calls),
+        (2, 1, 2)
+    );
     assert_eq!(d1.usage.total_tokens(), 4330.0);
     let d2 = &r.rows["2026-03-02"];
-    assert_eq!((d2.messages, d2.assistant_messages, d2.tool_calls), (2, 1, 0));
+    assert_eq!(
+        (d2.messages, d2.assistant_messages, d2.tool_calls),
+        (2, 1, 0)
+    );
     assert_eq!(d2.usage.cost(), 0.5 + 0.25 + 0.125 + 0.0625);
     assert_eq!(r.total, s.totals());
     assert_eq!(r.sessions, 1);
@@ -107,7 +150,14 @@ fn months_models_sessions_and_agents() {
     let other = session_usage(
         &session(
             "s2",
-            &[assistant("b1", "2026-03-15T08:00:00.000Z", "opus", [100, 0, 0, 0], [1.0, 0.0, 0.0, 0.0], 0)],
+            &[assistant(
+                "b1",
+                "2026-03-15T08:00:00.000Z",
+                "opus",
+                [100, 0, 0, 0],
+                [1.0, 0.0, 0.0, 0.0],
+                0,
+            )],
         ),
         None,
     );
@@ -125,7 +175,10 @@ fn months_models_sessions_and_agents() {
     by_model.add(&s, "s1", Some("main"));
     by_model.add(&other, "s2", Some("ops"));
     let keys: Vec<&str> = by_model.rows.keys().map(String::as_str).collect();
-    assert_eq!(keys, vec!["(no model)", "anthropic/opus", "anthropic/sonnet"]);
+    assert_eq!(
+        keys,
+        vec!["(no model)", "anthropic/opus", "anthropic/sonnet"]
+    );
     assert_eq!(by_model.rows["(no model)"].messages, 2);
     assert_eq!(by_model.rows["(no model)"].assistant_messages, 0);
     assert_eq!(by_model.rows["anthropic/opus"].usage.input, 101.0);
@@ -156,8 +209,22 @@ fn months_models_sessions_and_agents() {
 fn since_is_inclusive_until_exclusive_and_untimed_entries_drop_out() {
     let mut rows = vec![
         user("u1", "2026-03-01T23:00:00.000Z"),
-        assistant("a1", "2026-03-01T23:59:59.999Z", "m", [1, 0, 0, 0], [0.0; 4], 0),
-        assistant("a2", "2026-03-02T00:00:00.000Z", "m", [10, 0, 0, 0], [0.0; 4], 0),
+        assistant(
+            "a1",
+            "2026-03-01T23:59:59.999Z",
+            "m",
+            [1, 0, 0, 0],
+            [0.0; 4],
+            0,
+        ),
+        assistant(
+            "a2",
+            "2026-03-02T00:00:00.000Z",
+            "m",
+            [10, 0, 0, 0],
+            [0.0; 4],
+            0,
+        ),
     ];
     // An assistant message with no time at all: only in unbounded reports.
     rows.push(
