@@ -110,8 +110,7 @@ pub(crate) struct UsageRequest<'a> {
 
 /// The agent of a session file of an OpenClaw store: `<id>` of `.../agents/<id>/sessions/...`.
 fn agent_of_path(p: &Path) -> Option<String> {
-    let mut it = p.ancestors();
-    while let Some(a) = it.next() {
+    for a in p.ancestors() {
         if a.file_name().is_some_and(|n| n == "sessions") {
             let agent = a.parent()?;
             if agent.parent()?.file_name().is_some_and(|n| n == "agents") {

@@ -24,7 +24,7 @@ pub fn assistant(
         .collect();
     blocks.push(r#"{"type":"text","text":"done"}"#.to_owned());
     let model = match model {
-        Some((p, m)) if p.is_empty() => format!(r#","model":"{m}""#),
+        Some(("", m)) => format!(r#","model":"{m}""#),
         Some((p, m)) => format!(r#","provider":"{p}","model":"{m}""#),
         None => String::new(),
     };
@@ -170,7 +170,8 @@ fn usage_json_totals_are_exact() {
     assert_eq!(total["output"], 350 + 90 + 7 + 1000 + 4);
     assert_eq!(total["cacheRead"], 40000 + 41000 + 5);
     assert_eq!(total["cacheWrite"], 2500 + 6);
-    assert_eq!(total["toolCalls"], 2 + 1 + 0 + 3 + 1);
+    // a1 2, a2 1, a3 none, a4 3, f2 1, o1 none.
+    assert_eq!(total["toolCalls"], 2 + 1 + 3 + 1);
     assert_eq!(total["assistantMessages"], 4 + 1 + 1);
     assert_eq!(total["withoutUsage"], 1);
     assert_eq!(total["messages"], 9 + 2 + 2);

@@ -52,8 +52,8 @@ fn pi(test: &str) -> Option<(PathBuf, PathBuf)> {
 }
 
 /// The `.info-item`s of the rendered header: (label without `:`, value), `Date` left out.
-fn shown_header(dom: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
+fn shown_header(dom: &str) -> Header {
+    let mut out: Header = Vec::new();
     let label = r#"<span class="info-label">"#;
     let value = r#"</span><span class="info-value">"#;
     let mut rest = dom;
@@ -117,8 +117,11 @@ fn totals_of(v: &Value) -> Totals {
     }
 }
 
+/// A header: (label, value) pairs.
+type Header = Vec<(String, String)>;
+
 /// pi's header for `file` and ours; the file must be unchanged by both.
-fn compare(test: &str, file: &Path) -> Option<(Vec<(String, String)>, Vec<(String, String)>)> {
+fn compare(test: &str, file: &Path) -> Option<(Header, Header)> {
     let (node, dir) = pi(test)?;
     let chromium = chromium(test)?;
     let before = std::fs::read(file).unwrap();
@@ -146,7 +149,7 @@ fn compare(test: &str, file: &Path) -> Option<(Vec<(String, String)>, Vec<(Strin
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    let ours: Vec<(String, String)> = pi_header(&totals_of(&v["total"]))
+    let ours: Header = pi_header(&totals_of(&v["total"]))
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
