@@ -1013,6 +1013,13 @@ fn file_cli_workloads(quick: bool) -> Vec<Workload> {
         dir,
         0,
     ));
+    v.push(row(
+        "cli-usage",
+        format!("`sessions usage --dir DIR --json`, {n} sessions (count: sessions)"),
+        "usage-dir",
+        dir,
+        0,
+    ));
     v
 }
 
@@ -1097,6 +1104,12 @@ fn file_cli_args(
             v.extend(["--json", "--limit", "all"].map(OsString::from));
             Some(v)
         }
+        "usage-dir" => {
+            let mut v: Vec<OsString> = vec!["usage".into(), "--dir".into()];
+            v.push(data.as_os_str().to_owned());
+            v.push("--json".into());
+            Some(v)
+        }
         _ => None,
     }
 }
@@ -1172,6 +1185,11 @@ fn file_cli_count(
     struct Shown {
         id: Option<String>,
     }
+    #[derive(serde::Deserialize)]
+    struct Usage {
+        sessions: u64,
+        errors: Vec<IgnoredAny>,
+    }
     if export_format(op).is_some() {
         let out = out.ok_or("an export without an output file")?;
         let bytes = std::fs::metadata(out)
@@ -1214,6 +1232,18 @@ fn file_cli_count(
         }
         "tree3" | "list-dir" => cli_count(if op == "tree3" { "tree" } else { "list" }, stdout),
         "context" => Ok(read::<Context>(stdout)?.messages.len() as u64),
+        "usage-dir" => {
+            let u = read::<Usage>(stdout)?;
+            if u.errors.is_empty() {
+                Ok(u.sessions)
+            } else {
+                Err(format!(
+                    "{} sessions could not be read (see {})",
+                    u.errors.len(),
+                    stdout.display()
+                ))
+            }
+        }
         "show" => {
             let got = read::<Shown>(stdout)?.id;
             if got.is_some() && got.as_deref() == entry {
@@ -1920,6 +1950,7 @@ impl Report<'_> {
                 .map(|(_, _, b, _)| *b as f64),
             lib_list_wall_ms: cell(list, Imp::Ours).and_then(Cell::wall),
             ref_list_ms: cell(list, Imp::OpenClaw).and_then(Cell::first),
+            cli_list_wall_ms: self.cell("cli-list", Imp::Ours).and_then(Cell::wall),
         }
     }
 
@@ -1937,7 +1968,7 @@ impl Report<'_> {
         }
         let b = self.cli_base(
             rows.iter()
-                .find(|w| w.file_cli && w.op != "list-dir")
+                .find(|w| w.file_cli && w.op != "list-dir" && w.op != "usage-dir")
                 .and_then(|w| w.data),
         );
         let o = |x: Option<f64>, f: fn(f64) -> String| x.map_or_else(|| "—".to_owned(), f);
@@ -2161,6 +2192,9 @@ enum CliTarget {
     /// `list` over 10,000 sessions: whole process ≤ 1.5× our library list's whole process, ≥ 6×
     /// faster than the reference's `SessionManager.list` (its operation time).
     List,
+    /// `usage` over the same 10,000 sessions: whole process ≤ 1.5× `sessions list`'s (the
+    /// `cli-list` row of the same run; issue 21).
+    Usage,
 }
 
 impl CliTarget {
@@ -2170,6 +2204,7 @@ impl CliTarget {
             "export-html" => Self::Html,
             "export-json" | "export-jsonl" | "export-md" => Self::Streaming,
             "list-dir" | "list" => Self::List,
+            "usage-dir" => Self::Usage,
             _ => Self::ReadOnly,
         }
     }
@@ -2181,6 +2216,7 @@ impl CliTarget {
             Self::Html => "≤ 1.5 s, RSS ≤ 1.3× file, page ≤ 0.5× input",
             Self::Streaming => "RSS ≤ library-open RSS + 64 MB",
             Self::List => "≤ 1.5× library list, ≥ 6× OpenClaw list",
+            Self::Usage => "≤ 1.5× `sessions list` (÷ library: ÷ the cli-list row)",
         }
     }
 }
@@ -2201,6 +2237,8 @@ struct CliBase {
     lib_list_wall_ms: Option<f64>,
     /// OpenClaw 2026.6.11's `SessionManager.list`: the operation.
     ref_list_ms: Option<f64>,
+    /// Our `sessions list --dir` over the same sessions (the `cli-list` row): whole process.
+    cli_list_wall_ms: Option<f64>,
 }
 
 /// A CLI row judged against its targets.
@@ -2237,12 +2275,12 @@ fn judge_cli(
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
         _ => None,
     };
-    let (lib, reference) = if t == CliTarget::List {
-        (base.lib_list_wall_ms, base.ref_list_ms)
-    } else {
-        (base.lib_open_wall_ms, base.ref_open_ms)
+    let (lib, reference) = match t {
+        CliTarget::List => (base.lib_list_wall_ms, base.ref_list_ms),
+        CliTarget::Usage => (base.cli_list_wall_ms, None),
+        _ => (base.lib_open_wall_ms, base.ref_open_ms),
     };
-    let on_file = t != CliTarget::List;
+    let on_file = !matches!(t, CliTarget::List | CliTarget::Usage);
     let v = CliVerdict {
         vs_lib: div(Some(wall_ms), lib),
         vs_ref: div(reference, Some(wall_ms)),
@@ -2273,6 +2311,7 @@ fn judge_cli(
             ("÷ library list", v.vs_lib, 1.5, true),
             ("× OpenClaw list", v.vs_ref, 6.0, false),
         ],
+        CliTarget::Usage => vec![("÷ sessions list", v.vs_lib, 1.5, true)],
     };
     let mut unknown = false;
     let mut missed = Vec::new();
@@ -3076,14 +3115,19 @@ mod tests {
                     "cli-export-json",
                     "cli-export-jsonl",
                     "cli-export-md",
-                    "cli-list"
+                    "cli-list",
+                    "cli-usage"
                 ]
             );
             for w in &rows {
                 assert!(!w.cli, "{}", w.key);
                 assert_eq!(w.imps, [Imp::Ours], "{}", w.key);
                 assert_eq!(w.exit, 0, "{}", w.key);
-                let want = if w.key == "cli-list" { dir } else { t };
+                let want = if w.key == "cli-list" || w.key == "cli-usage" {
+                    dir
+                } else {
+                    t
+                };
                 assert_eq!(w.data, Some(want), "{}", w.key);
                 assert!(
                     file_cli_args(w.op, t.as_ref(), Some("x"), Some(out)).is_some(),
@@ -3165,6 +3209,13 @@ mod tests {
         );
         put(r#"{"path":null,"sessions":[{"id":"a"},{"id":"b"},{"id":"c"}],"skipped":[]}"#);
         assert_eq!(file_cli_count("list-dir", &f, None, None), Ok(3));
+        put(r#"{"by":"day","sessions":10000,"rows":[],"total":{},"errors":[]}"#);
+        assert_eq!(file_cli_count("usage-dir", &f, None, None), Ok(10_000));
+        put(r#"{"by":"day","sessions":9999,"errors":[{"file":"x","error":"y"}]}"#);
+        assert_eq!(
+            file_cli_count("usage-dir", &f, None, None).unwrap_err(),
+            format!("1 sessions could not be read (see {})", f.display())
+        );
         let out = dir.path().join("out.html");
         session_store::io::write_raw(&out, &[b'x'; 1234]).unwrap();
         assert_eq!(
@@ -3193,6 +3244,7 @@ mod tests {
             file_bytes: Some(200_000_000.0),
             lib_list_wall_ms: Some(300.0),
             ref_list_ms: Some(2_400.0),
+            cli_list_wall_ms: Some(600.0),
         };
         // 250 ms, 195,312.5 KiB = 200 MB: 1.25× the open, 6× faster, 1.0× the file.
         let v = judge_cli(CliTarget::ReadOnly, 250.0, 195_312.5, None, &base);
@@ -3246,6 +3298,31 @@ mod tests {
             (Some(400.0 / 300.0), Some(6.0), None)
         );
         assert_eq!(v.met, Some(true));
+        // Usage: against the cli-list row of the same run only.
+        let v = judge_cli(CliTarget::Usage, 900.0, 50_000.0, None, &base);
+        assert_eq!(
+            (v.vs_lib, v.vs_ref, v.rss_per_file),
+            (Some(1.5), None, None)
+        );
+        assert_eq!(v.met, Some(true));
+        assert_eq!(
+            judge_cli(CliTarget::Usage, 960.0, 50_000.0, None, &base).missed,
+            ["÷ sessions list 1.60 > 1.5"]
+        );
+        assert_eq!(
+            judge_cli(
+                CliTarget::Usage,
+                900.0,
+                50_000.0,
+                None,
+                &CliBase {
+                    cli_list_wall_ms: None,
+                    ..base
+                }
+            )
+            .met,
+            None
+        );
         // A missing baseline: unknown unless something else is missed.
         let no_ref = CliBase {
             ref_open_ms: None,
@@ -3261,6 +3338,7 @@ mod tests {
         );
         assert_eq!(CliTarget::of("export-jsonl"), CliTarget::Streaming);
         assert_eq!(CliTarget::of("list"), CliTarget::List);
+        assert_eq!(CliTarget::of("usage-dir"), CliTarget::Usage);
         assert_eq!(CliTarget::of("tree3"), CliTarget::ReadOnly);
     }
 
@@ -3287,6 +3365,7 @@ mod tests {
             "cli-export-html",
             "cli-export-jsonl",
             "cli-list",
+            "cli-usage",
         ];
         let wls: Vec<Workload> = workloads(false)
             .into_iter()
@@ -3348,6 +3427,10 @@ mod tests {
             ("cli-list", Imp::Ours),
             cell(vec![sample(600.0, 600.0, 10_000, 80_000)]),
         );
+        cells.insert(
+            ("cli-usage", Imp::Ours),
+            cell(vec![sample(840.0, 840.0, 10_000, 90_000)]),
+        );
         let t200 = dataset("t200mb").unwrap();
         let report = Report {
             args: &args,
@@ -3370,6 +3453,7 @@ mod tests {
                 file_bytes: Some(200_000_000.0),
                 lib_list_wall_ms: Some(300.0),
                 ref_list_ms: Some(2_400.0),
+                cli_list_wall_ms: Some(600.0),
             }
         );
         let t = report.cli_targets();
@@ -3384,6 +3468,7 @@ mod tests {
                 "| `sessions export FILE --format html -o OUT` (count: bytes of OUT), 200 MB transcript | 120000000 | 1.20 s | 256 MB | 6.00× | 1.2× | 1.28× | 0.60× | ≤ 1.5 s, RSS ≤ 1.3× file, page ≤ 0.5× input | **no** (page ÷ input 0.60 > 0.5) |",
                 "| `sessions export FILE --format jsonl -o OUT` (count: bytes of OUT), 200 MB transcript | 894760 | 4.00 s | 256 MB | 20.00× | 0.4× | 1.28× | 0.0045× | RSS ≤ library-open RSS + 64 MB | yes |",
                 "| `sessions list --dir DIR --json --limit all`, 10,000 sessions (count: sessions) | 10000 | 600 ms | 82 MB | 2.00× | 4.0× | — | — | ≤ 1.5× library list, ≥ 6× OpenClaw list | **no** (÷ library list 2.00 > 1.5; × OpenClaw list 4.00 < 6) |",
+                "| `sessions usage --dir DIR --json`, 10,000 sessions (count: sessions) | 10000 | 840 ms | 92 MB | 1.40× | — | — | — | ≤ 1.5× `sessions list` (÷ library: ÷ the cli-list row) | yes |",
             ]
         );
         // It is part of the report that goes between the markers.

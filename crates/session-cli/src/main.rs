@@ -4,9 +4,9 @@
 //! `keys parse`, which classifies a session key.
 //!
 //! Invariants:
-//! - every inspection subcommand (`list`, `tree`, `context`, `show`, `stats`, `check`, `export`)
-//!   and `keys parse` opens files with [`session_store::SessionManager::open_read_only`] or reads
-//!   them with `session_store::io::read_file` / `session_store::session_info` (or reads
+//! - every inspection subcommand (`list`, `tree`, `context`, `show`, `stats`, `usage`,
+//!   `check`, `export`) and `keys parse` opens files with
+//!   [`session_store::SessionManager::open_read_only`] or reads them with `session_store::io::read_file` / `session_store::session_info` (or reads
 //!   nothing): no writable open, so a file's bytes and mtime are unchanged afterwards (even a v1
 //!   file, which a writable open would migrate);
 //! - a session file is read only after `stat` (following symlinks) found a regular file
@@ -29,7 +29,7 @@
 //!   something (with `--dry-run`: would change something); 2 usage or I/O errors, and failed
 //!   write actions;
 //! - `--backend redis://…` ([`backend`]) makes `list`, `tree`, `context`, `show`,
-//!   `stats`, `check` and `export` read the sessions from a Redis store through
+//!   `stats`, `usage`, `check` and `export` read the sessions from a Redis store through
 //!   `session_store::Storage` (the same output, paths shown absolute; nothing written
 //!   there); `keys parse` (which reads no store) ignores it, every other subcommand refuses
 //!   it. `migrate` copies sessions between files and Redis, byte for byte,
@@ -88,6 +88,7 @@ mod store_ops;
 mod text;
 mod tree;
 mod unlock;
+mod usage;
 mod verify_import;
 
 use std::path::PathBuf;
@@ -108,7 +109,7 @@ const ABOUT: &str = "List, inspect, check and export OpenClaw and pi session tra
 const LONG_ABOUT: &str = "\
 List, inspect, check and export OpenClaw and pi session transcripts (JSONL).
 
-The inspection subcommands (list, tree, context, show, stats, check, export to stdout) open
+The inspection subcommands (list, tree, context, show, stats, usage, check, export to stdout) open
 files read-only: a file's bytes and modification time are the same afterwards, even for an old
 (v1/v2) file that OpenClaw would migrate and rewrite on open. Only regular files are read
 (a FIFO, device or socket named *.jsonl is reported, never opened). What writes: `demo` (the
@@ -150,7 +151,7 @@ exact.
 
 Sessions in Redis (--backend URL, before or after the subcommand):
   --backend redis://HOST:PORT/[DB][?prefix=NAME]
-                                     read the sessions of list, tree, context, show, stats, check
+                                     read the sessions of list, tree, context, show, stats, usage, check
                                      and export from that Redis store instead of files (keys
                                      parse ignores it, the other subcommands refuse it); the same
                                      output with paths shown absolute, nothing written there.
@@ -165,7 +166,7 @@ sqlite:PATH`) as a JSONL-era store (see `sessions migrate --help`).
 OpenClaw 2026.8+ installs (SQLite, read-only):
   --root DIR                         when DIR (or $OPENCLAW_STATE_DIR, else ~/.openclaw) holds
                                      agents/<ID>/agent/openclaw-agent.sqlite, list, tree,
-                                     context, show, stats, check and export read each agent's
+                                     context, show, stats, usage, check and export read each agent's
                                      database instead of files: its sessions appear at
                                      <root>/agents/<ID>/sessions/<sessionId>.jsonl (where the
                                      JSONL-era store kept them), its keys come from the database,
@@ -205,7 +206,7 @@ fn parse_depth(s: &str) -> Result<usize, String> {
 #[derive(Debug, Parser)]
 #[command(name = "sessions", version, about = ABOUT, long_about = LONG_ABOUT)]
 struct Cli {
-    /// Where list, tree, context, show, stats, check and export read sessions: `files`, an
+    /// Where list, tree, context, show, stats, usage, check and export read sessions: `files`, an
     /// OpenClaw 2026.8+ database `sqlite:PATH` (read-only), or a Redis store,
     /// `redis://HOST:PORT/[DB][?prefix=NAME]` [default: the state directory's agent databases
     /// when it has any, else files].
@@ -252,6 +253,9 @@ enum Command {
     /// Search every branch of every session for a literal or a regex (grep's exit codes).
     #[command(long_about = search::LONG_ABOUT)]
     Search(search::SearchArgs),
+    /// Sum the token usage and cost of sessions, by day, month, model, session or agent.
+    #[command(long_about = usage::LONG_ABOUT)]
+    Usage(UsageArgs),
     /// Verify session files without writing to them (exit code 1 when problems are found).
     #[command(long_about = check::LONG_ABOUT)]
     Check(CheckArgs),
@@ -411,6 +415,35 @@ struct StatsArgs {
     #[command(flatten)]
     selector: SessionSelector,
     /// Print JSON instead of text (shape in `sessions stats --help`).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct UsageArgs {
+    /// Session files (or use --agent/--dir/--pi, with --session for one session; or --all).
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    selector: SessionSelector,
+    /// Every agent of the store (the default when no FILE and none of --agent, --dir, --pi is
+    /// given).
+    #[arg(long, conflicts_with_all = ["agent", "dir", "pi", "session", "files"])]
+    all: bool,
+    /// Group the rows by calendar day, month, model (provider/model), session or agent.
+    #[arg(long, value_enum, default_value_t = usage::By::Day)]
+    by: usage::By,
+    /// Days and months in UTC instead of the local time zone.
+    #[arg(long)]
+    utc: bool,
+    /// Only entries at or after TIME (ISO 8601, UTC unless it has an offset, or epoch
+    /// milliseconds).
+    #[arg(long, value_name = "TIME", value_parser = archive::parse_now)]
+    since: Option<i64>,
+    /// Only entries before TIME (exclusive; ISO 8601, UTC unless it has an offset, or epoch
+    /// milliseconds).
+    #[arg(long, value_name = "TIME", value_parser = archive::parse_now)]
+    until: Option<i64>,
+    /// Print JSON instead of a table (shape in `sessions usage --help`).
     #[arg(long)]
     json: bool,
 }
@@ -710,6 +743,7 @@ impl Command {
             Command::Show(_) => "show",
             Command::Stats(_) => "stats",
             Command::Search(_) => "search",
+            Command::Usage(_) => "usage",
             Command::Check(_) => "check",
             Command::Export(_) => "export",
             Command::Demo(_) => "demo",
@@ -735,6 +769,7 @@ impl Command {
                 | Command::Show(_)
                 | Command::Stats(_)
                 | Command::Search(_)
+                | Command::Usage(_)
                 | Command::Check(_)
                 | Command::Export(_)
         )
@@ -746,7 +781,7 @@ impl Command {
 fn sqlite_write_refusal(name: &str, db: &std::path::Path) -> UsageError {
     UsageError::new(format!(
         "{} is an OpenClaw 2026.8+ SQLite store, read-only here; `sessions {name}` writes \
-         nothing to it (OpenClaw owns the database; list, tree, context, show, stats, check and \
+         nothing to it (OpenClaw owns the database; list, tree, context, show, stats, usage, check and \
          export to stdout read it)",
         text::path(db)
     ))
@@ -835,6 +870,7 @@ fn state_dir_read(command: &Command) -> Option<PathBuf> {
         Command::Show(a) => by_selector(a.args.len() > 1, &a.selector),
         Command::Stats(a) => by_selector(!a.files.is_empty(), &a.selector),
         Command::Search(a) => by_selector(!a.files.is_empty(), &a.selector),
+        Command::Usage(a) => by_selector(!a.files.is_empty(), &a.selector),
         Command::Check(a) => by_selector(!a.files.is_empty(), &a.selector),
         Command::Export(a) => by_selector(a.file.is_some(), &a.selector),
         _ => None,
@@ -878,6 +914,7 @@ fn file_args(command: &Command) -> Vec<PathBuf> {
         Command::Show(a) if a.args.len() > 1 => vec![std::path::Path::new(&a.args[0])],
         Command::Stats(a) => a.files.iter().map(PathBuf::as_path).collect(),
         Command::Search(a) => a.files.iter().map(PathBuf::as_path).collect(),
+        Command::Usage(a) => a.files.iter().map(PathBuf::as_path).collect(),
         Command::Check(a) => a.files.iter().map(PathBuf::as_path).collect(),
         _ => Vec::new(),
     };
@@ -1060,7 +1097,7 @@ fn context_of_backend(cli: &Cli) -> anyhow::Result<Ctx> {
     if !cli.command.reads_a_backend() {
         bail!(UsageError::new(format!(
             "`sessions {name}` works on files only; --backend {} applies to list, tree, context, \
-             show, stats, check and export (`sessions migrate` copies sessions between files and \
+             show, stats, usage, check and export (`sessions migrate` copies sessions between files and \
              Redis)",
             text::safe(&spec.shown_url())
         )));
@@ -1093,6 +1130,7 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
         | Command::Show(ShowArgs { selector: s, .. })
         | Command::Stats(StatsArgs { selector: s, .. })
         | Command::Search(search::SearchArgs { selector: s, .. })
+        | Command::Usage(UsageArgs { selector: s, .. })
         | Command::Check(CheckArgs { selector: s, .. })
         | Command::Export(ExportArgs { selector: s, .. })
         | Command::Repair(RepairArgs { selector: s, .. }) => selector(s),
@@ -1200,6 +1238,29 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Stats(a) => {
             let paths = address::resolve_many(ctx, &a.files, &a.selector)?;
             stats::run(ctx, &paths, a.json, &mut out)?
+        }
+        Command::Usage(a) => {
+            if let (Some(s), Some(u)) = (a.since, a.until)
+                && s >= u
+            {
+                bail!(UsageError::new(
+                    "--since must be before --until (the window is since <= time < until)"
+                ));
+            }
+            usage::run(
+                ctx,
+                &usage::UsageRequest {
+                    files: &a.files,
+                    selector: &a.selector,
+                    all: a.all,
+                    by: a.by,
+                    utc: a.utc,
+                    since: a.since,
+                    until: a.until,
+                    json: a.json,
+                },
+                &mut out,
+            )?
         }
         Command::Check(a) => {
             let paths = address::resolve_many(ctx, &a.files, &a.selector)?;

@@ -1,1 +1,764 @@
-//! Token usage and cost totals (filled in by the usage work).
+//! Token usage and cost of sessions, counted as pi 0.73.1's HTML export counts them, and summed
+//! over many sessions into rows grouped by day, month, model, session or agent.
+//!
+//! Invariants:
+//! - a session's counts are those of pi 0.73.1's export header (`computeStats` of its
+//!   `template.js`) for the same file: every line of the file that parses is an entry (no
+//!   de-duplication of rows that repeat an id, as pi), header lines (`type: "session"`) excluded;
+//!   `message` entries are counted by `message.role` (a v1/v2 file's `hookMessage` is counted as
+//!   `custom`, pi's in-memory v2→v3 migration); `custom_message`, `compaction` and
+//!   `branch_summary` entries are counted by type; an assistant message adds its
+//!   `toolCall` content blocks, its `provider/model` and its `usage`;
+//! - token and cost fields follow JavaScript's `x || 0`: a missing, `null`, `false`, `0` or
+//!   empty-string field adds 0, a number adds itself (negative and fractional numbers too), `true`
+//!   adds 1; a non-empty string, an array or an object adds 0 here (pi would concatenate text
+//!   instead of adding — a broken total we do not reproduce);
+//! - cost is the sum of `usage.cost.input`, `.output`, `.cacheRead` and `.cacheWrite` (pi never
+//!   reads `cost.total`), each part summed on its own in file order and the four parts added
+//!   last, as pi does;
+//! - a file whose first line that parses is not a session header (an object with
+//!   `type: "session"` and a string `id`) counts nothing (pi's loader returns no entries);
+//! - lines that are not JSON are skipped and counted ([`SessionUsage::invalid_lines`]), never an
+//!   error;
+//! - forks ([`SessionUsage::mark_copies`]): a session whose header names a `parentSession`
+//!   holds copies of entries of its parent; the entries whose `id` also occurs in the parent
+//!   file are the parent's and are not counted in the fork (entries without an `id` always
+//!   count).
+//!
+//! Nothing here reads or writes files: the input is a session's bytes, as read from any
+//! `session_store::Storage`.
+
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::TimeZone;
+use session_format::json::{EnvelopeScanner, Field, JsValue, ValueKind, parse_value};
+use session_format::line::{LineContent, LineReader};
+
+/// Token counts and cost of one or more assistant messages.
+///
+/// Tokens are counts as JavaScript numbers (doubles: integral in practice, summed as pi sums
+/// them); cost is in US dollars, kept as its four parts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Usage {
+    /// `usage.input`: input tokens (not read from the cache).
+    pub input: f64,
+    /// `usage.output`: output tokens.
+    pub output: f64,
+    /// `usage.cacheRead`: input tokens read from the provider's prompt cache.
+    pub cache_read: f64,
+    /// `usage.cacheWrite`: input tokens written to the prompt cache.
+    pub cache_write: f64,
+    /// `usage.cost.input` in USD.
+    pub cost_input: f64,
+    /// `usage.cost.output` in USD.
+    pub cost_output: f64,
+    /// `usage.cost.cacheRead` in USD.
+    pub cost_cache_read: f64,
+    /// `usage.cost.cacheWrite` in USD.
+    pub cost_cache_write: f64,
+}
+
+impl Usage {
+    /// Adds `other` field by field.
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.cost_input += other.cost_input;
+        self.cost_output += other.cost_output;
+        self.cost_cache_read += other.cost_cache_read;
+        self.cost_cache_write += other.cost_cache_write;
+    }
+
+    /// Input + output + cache read + cache write tokens (the message's own `totalTokens` field
+    /// is not read: pi's export does not show it).
+    pub fn total_tokens(&self) -> f64 {
+        self.input + self.output + self.cache_read + self.cache_write
+    }
+
+    /// The cost in USD: input + output + cache read + cache write, added in that order (pi's
+    /// `totalCost`).
+    pub fn cost(&self) -> f64 {
+        self.cost_input + self.cost_output + self.cost_cache_read + self.cost_cache_write
+    }
+
+    /// The usage of an assistant message's `usage` object (JavaScript's `|| 0` per field, see
+    /// the module docs).
+    pub fn from_value(usage: &JsValue) -> Usage {
+        let f = |k: &str| usage.get(k).map_or(0.0, or_zero);
+        let mut u = Usage {
+            input: f("input"),
+            output: f("output"),
+            cache_read: f("cacheRead"),
+            cache_write: f("cacheWrite"),
+            ..Usage::default()
+        };
+        if let Some(cost) = usage.get("cost").filter(|c| c.is_truthy()) {
+            let c = |k: &str| cost.get(k).map_or(0.0, or_zero);
+            u.cost_input = c("input");
+            u.cost_output = c("output");
+            u.cost_cache_read = c("cacheRead");
+            u.cost_cache_write = c("cacheWrite");
+        }
+        u
+    }
+}
+
+/// `value || 0` where the result is added to a number: a number is itself, `true` is 1, every
+/// other value 0 (see the module docs for the strings pi would concatenate).
+fn or_zero(v: &JsValue) -> f64 {
+    match v {
+        JsValue::Number(n) => *n,
+        JsValue::Bool(true) => 1.0,
+        _ => 0.0,
+    }
+}
+
+/// What a counted entry is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordKind {
+    /// A `message` entry with its `message.role` (`None` when the role is missing or not a
+    /// string; `hookMessage` in a v1/v2 file is `custom`).
+    Message(Option<String>),
+    /// A `custom_message` entry.
+    CustomMessage,
+    /// A `compaction` entry.
+    Compaction,
+    /// A `branch_summary` entry.
+    BranchSummary,
+}
+
+/// One counted entry of a session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// The entry's `id` (`None` in a v1 file, or when not a string).
+    pub id: Option<String>,
+    /// When the entry was written, in milliseconds since the epoch: its `timestamp` (a string
+    /// as JavaScript's `Date.parse` reads it, or a number), else `message.timestamp` (a number);
+    /// `None` when neither gives a time.
+    pub time_ms: Option<i64>,
+    /// What the entry is.
+    pub kind: RecordKind,
+    /// For an assistant message with a truthy `message.model`: `provider/model` (or `model`
+    /// alone without a provider).
+    pub model: Option<String>,
+    /// For an assistant message with a `usage` object: its usage. `None` for an assistant
+    /// message without one (counted in [`Totals::without_usage`]) and for every other entry.
+    pub usage: Option<Usage>,
+    /// For an assistant message: its `toolCall` content blocks.
+    pub tool_calls: u64,
+    /// True when the entry is a copy of an entry of the session's parent (a fork,
+    /// [`SessionUsage::mark_copies`]): not counted.
+    pub copy: bool,
+}
+
+impl Record {
+    /// True for an assistant message.
+    pub fn is_assistant(&self) -> bool {
+        matches!(&self.kind, RecordKind::Message(Some(r)) if r == "assistant")
+    }
+}
+
+/// The counted entries of one session.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionUsage {
+    /// The header's `id`; `None` when the file's first line that parses is not a session
+    /// header (then nothing is counted, as in pi).
+    pub session_id: Option<String>,
+    /// The header's `version` (`None`: a v1 file without one).
+    pub version: Option<f64>,
+    /// The header's `parentSession` (the path of the session this one was forked from, as pi
+    /// and OpenClaw write it), when it is a non-empty string.
+    pub parent_session: Option<String>,
+    /// The counted entries in file order (messages, custom messages, compactions, branch
+    /// summaries).
+    pub records: Vec<Record>,
+    /// Non-blank lines that are not JSON (or nest too deep to be read), skipped.
+    pub invalid_lines: u64,
+}
+
+impl SessionUsage {
+    /// The ids of every counted entry (copies included): what a fork of this session may hold
+    /// copies of.
+    pub fn ids(&self) -> HashSet<String> {
+        self.records.iter().filter_map(|r| r.id.clone()).collect()
+    }
+
+    /// Marks as copies the entries whose id is in `parent_ids` (the ids of the parent's file,
+    /// [`SessionUsage::ids`]); returns how many entries are copies now.
+    pub fn mark_copies(&mut self, parent_ids: &HashSet<String>) -> u64 {
+        let mut n = 0;
+        for r in &mut self.records {
+            if r.id.as_ref().is_some_and(|id| parent_ids.contains(id)) {
+                r.copy = true;
+            }
+            n += u64::from(r.copy);
+        }
+        n
+    }
+
+    /// The entries marked as copies.
+    pub fn copies(&self) -> u64 {
+        self.records.iter().filter(|r| r.copy).count() as u64
+    }
+
+    /// The session's totals (copies left out), as pi's export header shows them for a file that
+    /// is not a fork.
+    pub fn totals(&self) -> Totals {
+        let mut t = Totals::default();
+        for r in self.records.iter().filter(|r| !r.copy) {
+            t.add_record(r);
+        }
+        t
+    }
+}
+
+/// Counts over a set of entries (a session, a row of a report, a report's total).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// `message` entries (every role).
+    pub messages: u64,
+    /// `message` entries by `message.role` (`(none)` for a missing or non-string role).
+    pub by_role: BTreeMap<String, u64>,
+    /// `custom_message` entries (pi's "custom").
+    pub custom_messages: u64,
+    /// `compaction` entries.
+    pub compactions: u64,
+    /// `branch_summary` entries.
+    pub branch_summaries: u64,
+    /// Assistant messages.
+    pub assistant_messages: u64,
+    /// Assistant messages without a `usage` object (missing, `null` or not an object).
+    pub without_usage: u64,
+    /// `toolCall` content blocks of assistant messages.
+    pub tool_calls: u64,
+    /// Tokens and cost, summed in entry order.
+    pub usage: Usage,
+    /// The models of the assistant messages (`provider/model`), in order of first appearance.
+    pub models: Vec<String>,
+}
+
+impl Totals {
+    /// Counts one entry in.
+    pub fn add_record(&mut self, r: &Record) {
+        match &r.kind {
+            RecordKind::Message(role) => {
+                self.messages += 1;
+                let role = role.as_deref().unwrap_or("(none)");
+                match self.by_role.get_mut(role) {
+                    Some(n) => *n += 1,
+                    None => {
+                        self.by_role.insert(role.to_owned(), 1);
+                    }
+                }
+                if role == "assistant" {
+                    self.assistant_messages += 1;
+                    self.tool_calls += r.tool_calls;
+                    match &r.usage {
+                        Some(u) => self.usage.add(u),
+                        None => self.without_usage += 1,
+                    }
+                    if let Some(m) = &r.model
+                        && !self.models.contains(m)
+                    {
+                        self.models.push(m.clone());
+                    }
+                }
+            }
+            RecordKind::CustomMessage => self.custom_messages += 1,
+            RecordKind::Compaction => self.compactions += 1,
+            RecordKind::BranchSummary => self.branch_summaries += 1,
+        }
+    }
+
+    /// `message` entries of `role`.
+    pub fn role(&self, role: &str) -> u64 {
+        self.by_role.get(role).copied().unwrap_or(0)
+    }
+}
+
+/// A JavaScript string value's text form for a template literal (`${v}`): strings as they
+/// are, numbers as JavaScript prints them, booleans as words; `None` for other values.
+fn js_text(v: &JsValue) -> Option<String> {
+    match v {
+        JsValue::String(s) => Some(s.to_str_lossy().into_owned()),
+        JsValue::Number(n) => Some(session_format::json::number_to_string(*n)),
+        JsValue::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// The time of an entry: `timestamp` (string or number), else `message.timestamp` (number).
+fn time_of(entry_ts: Option<&JsValue>, message_ts: Option<&JsValue>) -> Option<i64> {
+    let ms = |v: &JsValue| match v {
+        JsValue::String(s) => session_format::time::parse_js_date(&s.to_str_lossy()),
+        JsValue::Number(n) if n.is_finite() && n.abs() <= 8.64e15 => Some(n.trunc() as i64),
+        _ => None,
+    };
+    entry_ts.and_then(ms).or_else(|| message_ts.and_then(ms))
+}
+
+/// Reads the counted entries of a session's bytes (see the module docs for what is counted).
+///
+/// `skip`: ids of entries not to count (marked [`Record::copy`]): the ids of the parent of a
+/// fork ([`SessionUsage::ids`] of the parent), or `None`.
+///
+/// The lines are read as pi reads them (`session_format::line::LineReader`: LF-split, blank
+/// lines skipped, the whole-file trim); each line is validated with the envelope scan, and
+/// only assistant messages (and entries whose `timestamp` is not a string) are parsed in full.
+pub fn session_usage(bytes: &[u8], skip: Option<&HashSet<String>>) -> SessionUsage {
+    let mut out = SessionUsage::default();
+    let mut scanner = EnvelopeScanner::new();
+    let mut header_seen = false;
+    let mut hook_is_custom = false;
+    for line in LineReader::new(bytes) {
+        let env = match line.content {
+            LineContent::Blank => continue,
+            LineContent::Malformed(_) => {
+                out.invalid_lines += 1;
+                continue;
+            }
+            LineContent::Json(env) => env,
+        };
+        let ty = env.r#type.as_str();
+        if !header_seen {
+            header_seen = true;
+            if !session_format::is_readable_header(&env) {
+                // pi's loader: no entries at all.
+                return SessionUsage {
+                    invalid_lines: out.invalid_lines,
+                    ..SessionUsage::default()
+                };
+            }
+            let Ok(v) = parse_value(line.json) else {
+                out.invalid_lines += 1;
+                return out;
+            };
+            out.session_id = v.get("id").and_then(JsValue::as_str_lossy).map(Into::into);
+            out.version = v.get("version").and_then(JsValue::as_f64);
+            out.parent_session = v
+                .get("parentSession")
+                .and_then(JsValue::as_str_lossy)
+                .filter(|s| !s.is_empty())
+                .map(Into::into);
+            hook_is_custom = out.version.is_none_or(|v| v < 3.0);
+            continue;
+        }
+        if env.kind != ValueKind::Object {
+            continue;
+        }
+        let kind = match ty {
+            Some("message") => {
+                let role = env.role.as_str().map(|r| {
+                    if hook_is_custom && r == "hookMessage" {
+                        "custom".to_owned()
+                    } else {
+                        r.to_owned()
+                    }
+                });
+                RecordKind::Message(role)
+            }
+            Some("custom_message") => RecordKind::CustomMessage,
+            Some("compaction") => RecordKind::Compaction,
+            Some("branch_summary") => RecordKind::BranchSummary,
+            _ => continue,
+        };
+        let id = match &env.id {
+            Field::Str(s) => Some(s.to_str_lossy().into_owned()),
+            _ => None,
+        };
+        let mut rec = Record {
+            copy: id
+                .as_ref()
+                .is_some_and(|id| skip.is_some_and(|s| s.contains(id))),
+            id,
+            time_ms: None,
+            kind,
+            model: None,
+            usage: None,
+            tool_calls: 0,
+        };
+        if rec.is_assistant() {
+            let Ok(v) = parse_value(line.json) else {
+                out.invalid_lines += 1;
+                continue;
+            };
+            let msg = v.get("message");
+            rec.time_ms = time_of(v.get("timestamp"), msg.and_then(|m| m.get("timestamp")));
+            if let Some(m) = msg {
+                if let Some(model) = m.get("model").filter(|x| x.is_truthy()).and_then(js_text) {
+                    rec.model = Some(
+                        match m
+                            .get("provider")
+                            .filter(|x| x.is_truthy())
+                            .and_then(js_text)
+                        {
+                            Some(p) => format!("{p}/{model}"),
+                            None => model,
+                        },
+                    );
+                }
+                rec.usage = m
+                    .get("usage")
+                    .filter(|u| u.as_object().is_some())
+                    .map(Usage::from_value);
+                if let Some(blocks) = m.get("content").and_then(JsValue::as_array) {
+                    rec.tool_calls = blocks
+                        .iter()
+                        .filter(|b| {
+                            b.get("type").and_then(JsValue::as_str_lossy).as_deref()
+                                == Some("toolCall")
+                        })
+                        .count() as u64;
+                }
+            }
+        } else {
+            rec.time_ms = match scanner.top_level_field(line.json, b"timestamp") {
+                Ok(Field::Str(s)) => session_format::time::parse_js_date(&s.to_str_lossy()),
+                _ => parse_value(line.json).ok().and_then(|v| {
+                    time_of(
+                        v.get("timestamp"),
+                        v.get("message").and_then(|m| m.get("timestamp")),
+                    )
+                }),
+            };
+        }
+        out.records.push(rec);
+    }
+    out
+}
+
+/// How rows are keyed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// The entry's calendar day, `YYYY-MM-DD`.
+    Day,
+    /// The entry's calendar month, `YYYY-MM`.
+    Month,
+    /// The assistant message's `provider/model`; entries without a model (user messages, tool
+    /// results, …, and assistant messages without one) are in the row `(no model)`.
+    Model,
+    /// The session (the key the caller gives, e.g. its id).
+    Session,
+    /// The agent (the key the caller gives; `(none)` without one).
+    Agent,
+}
+
+impl Group {
+    /// The group's name: `day`, `month`, `model`, `session` or `agent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Group::Day => "day",
+            Group::Month => "month",
+            Group::Model => "model",
+            Group::Session => "session",
+            Group::Agent => "agent",
+        }
+    }
+}
+
+/// The time zone of days and months.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tz {
+    /// The machine's local time zone (`TZ`).
+    Local,
+    /// UTC.
+    Utc,
+}
+
+/// The key of entries without a time in a day or month grouping.
+pub const NO_TIME: &str = "(no time)";
+/// The key of entries without a model in a model grouping.
+pub const NO_MODEL: &str = "(no model)";
+/// The key of sessions without an agent in an agent grouping.
+pub const NO_AGENT: &str = "(none)";
+
+/// What a report sums and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// How rows are keyed.
+    pub group: Group,
+    /// The zone of days and months.
+    pub tz: Tz,
+    /// Only entries at or after this time (ms since the epoch); entries without a time are
+    /// left out when `since` or `until` is set.
+    pub since: Option<i64>,
+    /// Only entries before this time (ms since the epoch, exclusive).
+    pub until: Option<i64>,
+}
+
+/// Sums of many sessions: one row per key of the group, and the total.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// The options the report was built with.
+    pub options: ReportOptions,
+    /// The rows by key, in key order (days and months chronologically).
+    pub rows: BTreeMap<String, Totals>,
+    /// Every counted entry of every session added (not the sum of the rows: the entries in the
+    /// order they were added, so that one session's total is exactly pi's).
+    pub total: Totals,
+    /// Sessions added.
+    pub sessions: u64,
+    /// Entries not counted because they are copies of a fork's parent.
+    pub copies: u64,
+    /// Entries left out by `since`/`until` (those without a time included when a bound is set).
+    pub filtered_out: u64,
+    /// Invalid lines of the sessions added.
+    pub invalid_lines: u64,
+}
+
+impl Report {
+    /// An empty report.
+    pub fn new(options: ReportOptions) -> Self {
+        Report {
+            options,
+            rows: BTreeMap::new(),
+            total: Totals::default(),
+            sessions: 0,
+            copies: 0,
+            filtered_out: 0,
+            invalid_lines: 0,
+        }
+    }
+
+    /// The day or month key of a time.
+    fn time_key(&self, ms: i64) -> Option<String> {
+        let fmt = if self.options.group == Group::Month {
+            "%Y-%m"
+        } else {
+            "%Y-%m-%d"
+        };
+        match self.options.tz {
+            Tz::Utc => chrono::Utc
+                .timestamp_millis_opt(ms)
+                .single()
+                .map(|t| t.format(fmt).to_string()),
+            Tz::Local => chrono::Local
+                .timestamp_millis_opt(ms)
+                .single()
+                .map(|t| t.format(fmt).to_string()),
+        }
+    }
+
+    /// Adds a session's entries (its copies left out). `session` is its key in a session
+    /// grouping, `agent` its agent.
+    pub fn add(&mut self, s: &SessionUsage, session: &str, agent: Option<&str>) {
+        self.sessions += 1;
+        self.invalid_lines += s.invalid_lines;
+        let o = self.options;
+        let mut last: Option<(String, Totals)> = None;
+        for r in &s.records {
+            if r.copy {
+                self.copies += 1;
+                continue;
+            }
+            if o.since.is_some() || o.until.is_some() {
+                let inside = r.time_ms.is_some_and(|t| {
+                    o.since.is_none_or(|s| t >= s) && o.until.is_none_or(|u| t < u)
+                });
+                if !inside {
+                    self.filtered_out += 1;
+                    continue;
+                }
+            }
+            self.total.add_record(r);
+            let key: &str = match o.group {
+                Group::Session => session,
+                Group::Agent => agent.unwrap_or(NO_AGENT),
+                Group::Model => r.model.as_deref().unwrap_or(NO_MODEL),
+                Group::Day | Group::Month => {
+                    let k = r.time_ms.and_then(|t| self.time_key(t));
+                    // Consecutive entries of one day share a row: keep it until the key changes.
+                    let k = k.unwrap_or_else(|| NO_TIME.to_owned());
+                    match &mut last {
+                        Some((lk, t)) if *lk == k => t.add_record(r),
+                        _ => {
+                            if let Some((lk, t)) = last.take() {
+                                self.merge(lk, t);
+                            }
+                            let mut t = Totals::default();
+                            t.add_record(r);
+                            last = Some((k, t));
+                        }
+                    }
+                    continue;
+                }
+            };
+            match self.rows.get_mut(key) {
+                Some(t) => t.add_record(r),
+                None => {
+                    let mut t = Totals::default();
+                    t.add_record(r);
+                    self.rows.insert(key.to_owned(), t);
+                }
+            }
+        }
+        if let Some((lk, t)) = last {
+            self.merge(lk, t);
+        }
+    }
+
+    fn merge(&mut self, key: String, t: Totals) {
+        match self.rows.get_mut(&key) {
+            Some(row) => row.merge(&t),
+            None => {
+                self.rows.insert(key, t);
+            }
+        }
+    }
+}
+
+impl Totals {
+    /// Adds another set of counts to this one.
+    pub fn merge(&mut self, o: &Totals) {
+        self.messages += o.messages;
+        for (role, n) in &o.by_role {
+            *self.by_role.entry(role.clone()).or_default() += n;
+        }
+        self.custom_messages += o.custom_messages;
+        self.compactions += o.compactions;
+        self.branch_summaries += o.branch_summaries;
+        self.assistant_messages += o.assistant_messages;
+        self.without_usage += o.without_usage;
+        self.tool_calls += o.tool_calls;
+        self.usage.add(&o.usage);
+        for m in &o.models {
+            if !self.models.contains(m) {
+                self.models.push(m.clone());
+            }
+        }
+    }
+}
+
+/// JavaScript's `x.toFixed(digits)` for `|x| < 1e21` (the exact binary value rounded to
+/// `digits` decimals, a tie going to the larger magnitude: the specification's "larger n" on
+/// `-x` for a negative `x`); larger values as JavaScript prints them.
+pub fn js_to_fixed(x: f64, digits: usize) -> String {
+    if !x.is_finite() || x.abs() >= 1e21 {
+        return session_format::json::number_to_string(x);
+    }
+    // The exact decimal expansion (a double has at most 1074 fractional digits).
+    let exact = format!("{:.1100}", x.abs());
+    let (int, frac) = exact.split_once('.').unwrap_or((&exact, ""));
+    let mut digits_v: Vec<u8> = int.bytes().chain(frac.bytes().take(digits)).collect();
+    let rest = &frac.as_bytes()[digits.min(frac.len())..];
+    // n is the nearest integer to x·10^f; on a tie the larger n (for a negative x, JavaScript
+    // works on -x and adds the sign).
+    if rest.first().is_some_and(|&d| d >= b'5') {
+        let mut i = digits_v.len();
+        loop {
+            if i == 0 {
+                digits_v.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if digits_v[i] == b'9' {
+                digits_v[i] = b'0';
+            } else {
+                digits_v[i] += 1;
+                break;
+            }
+        }
+    }
+    let int_len = digits_v.len() - digits;
+    let mut s = String::with_capacity(digits_v.len() + 2);
+    // JavaScript writes the sign of any negative x, even when it rounds to zero
+    // ((-0.0001).toFixed(3) is "-0.000"); -0 is not negative.
+    if x < 0.0 {
+        s.push('-');
+    }
+    s.push_str(std::str::from_utf8(&digits_v[..int_len]).unwrap_or("0"));
+    if digits > 0 {
+        s.push('.');
+        s.push_str(std::str::from_utf8(&digits_v[int_len..]).unwrap_or(""));
+    }
+    s
+}
+
+/// pi's `formatTokens` of its export header: under 1,000 as is, under 10,000 `x.xk`, under a
+/// million `round(k)k`, else `x.xM`.
+pub fn pi_format_tokens(count: f64) -> String {
+    if count < 1000.0 {
+        session_format::json::number_to_string(count)
+    } else if count < 10000.0 {
+        format!("{}k", js_to_fixed(count / 1000.0, 1))
+    } else if count < 1_000_000.0 {
+        format!(
+            "{}k",
+            // Math.round: for a positive value a tie goes up, as f64::round does.
+            session_format::json::number_to_string((count / 1000.0).round())
+        )
+    } else {
+        format!("{}M", js_to_fixed(count / 1_000_000.0, 1))
+    }
+}
+
+/// The cost as pi's template formats it: `$` and three decimals (`toFixed(3)`). (The page pi
+/// 0.73.1 writes shows it without the `$`: see [`pi_header`].)
+pub fn pi_format_cost(cost: f64) -> String {
+    format!("${}", js_to_fixed(cost, 3))
+}
+
+/// The header pi 0.73.1's HTML export shows for these totals, field by field, as the rendered
+/// page shows it: `Models`, `Messages`, `Tool Calls`, `Tokens`, `Cost` (the `.info-item`s of
+/// its header, without `Date`). The cost is shown without its `$` (see the comment inside).
+pub fn pi_header(t: &Totals) -> Vec<(&'static str, String)> {
+    let mut msg = Vec::new();
+    let parts = [
+        (t.role("user"), "user"),
+        (t.role("assistant"), "assistant"),
+        (t.role("toolResult"), "tool results"),
+        (t.custom_messages, "custom"),
+        (t.compactions, "compactions"),
+        (t.branch_summaries, "branch summaries"),
+    ];
+    for (n, name) in parts {
+        if n > 0 {
+            msg.push(format!("{n} {name}"));
+        }
+    }
+    let mut tok = Vec::new();
+    let u = &t.usage;
+    for (n, mark) in [
+        (u.input, "↑"),
+        (u.output, "↓"),
+        (u.cache_read, "R"),
+        (u.cache_write, "W"),
+    ] {
+        if n != 0.0 && !n.is_nan() {
+            tok.push(format!("{mark}{}", pi_format_tokens(n)));
+        }
+    }
+    vec![
+        (
+            "Models",
+            if t.models.is_empty() {
+                "unknown".to_owned()
+            } else {
+                t.models.join(", ")
+            },
+        ),
+        (
+            "Messages",
+            if msg.is_empty() {
+                "0".to_owned()
+            } else {
+                msg.join(", ")
+            },
+        ),
+        ("Tool Calls", t.tool_calls.to_string()),
+        (
+            "Tokens",
+            if tok.is_empty() {
+                "0".to_owned()
+            } else {
+                tok.join(" ")
+            },
+        ),
+        // pi's template writes `$${totalCost.toFixed(3)}`, but its export puts the script
+        // into the page with `String.prototype.replace`, which turns `$$` into `$`: the page
+        // shows the number without the dollar sign.
+        ("Cost", js_to_fixed(u.cost(), 3)),
+    ]
+}

@@ -1,0 +1,129 @@
+//! `sessions usage`: files that cannot be counted are reported and the rest still summed (exit
+//! code 2), a fork whose parent cannot be read is counted whole with a warning, and the files
+//! read are never changed (a v1 file is not migrated).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
+
+use serde_json::Value;
+
+use crate::support::{fingerprint, plant, run_in, tempdir};
+use crate::usage_json_shape::{branched_session, fork_session};
+
+#[test]
+fn a_file_that_is_not_a_session_is_an_error_the_rest_is_summed() {
+    let t = tempdir();
+    let d = t.path().join("s");
+    plant(&d.join("a.jsonl"), &branched_session("a"));
+    plant(&d.join("b.jsonl"), b"{\"type\":\"message\",\"id\":\"x\"}\n");
+    plant(&d.join("c.jsonl"), b"");
+    let r = run_in(t.path(), ["usage", "--dir", "s", "--json"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["sessions"], 1);
+    assert_eq!(v["total"]["input"], 2005);
+    let errors: Vec<(String, String)> = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let f = e["file"].as_str().unwrap();
+            (
+                f.rsplit('/').next().unwrap().to_owned(),
+                e["error"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (
+                "b.jsonl".to_owned(),
+                "not a session: the first line that parses is not a session header ({\"type\":\"session\",\"id\":...})".to_owned()
+            ),
+            ("c.jsonl".to_owned(), "not a session: the file is empty".to_owned()),
+        ]
+    );
+
+    let text = run_in(t.path(), ["usage", "--dir", "s"]);
+    assert_eq!(text.code, 2);
+    assert!(
+        text.stderr.contains("b.jsonl: not a session"),
+        "{}",
+        text.stderr
+    );
+    assert!(
+        text.stdout
+            .contains("\n1 of 4 assistant messages had no usage\n"),
+        "{}",
+        text.stdout
+    );
+
+    let missing = run_in(t.path(), ["usage", "s/a.jsonl", "s/nope.jsonl", "--json"]);
+    assert_eq!(missing.code, 2);
+    let v: Value = serde_json::from_str(&missing.stdout).unwrap();
+    assert_eq!(v["sessions"], 1);
+    assert_eq!(v["errors"][0]["file"], "s/nope.jsonl");
+}
+
+#[test]
+fn a_fork_whose_parent_is_gone_counts_whole_with_a_warning() {
+    let t = tempdir();
+    let d = t.path().join("s");
+    plant(
+        &d.join("fork.jsonl"),
+        &fork_session("f", "/nonexistent/parent.jsonl"),
+    );
+    let r = run_in(t.path(), ["usage", "s/fork.jsonl", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["copiesSkipped"], 0);
+    // Copies included: a1 1200 + a2 800 + its own f2 10000.
+    assert_eq!(v["total"]["input"], 12000);
+    let w = v["warnings"][0].as_str().unwrap();
+    assert!(
+        w.starts_with(
+            "s/fork.jsonl: its parent session /nonexistent/parent.jsonl cannot be read ("
+        ),
+        "{w}"
+    );
+    assert!(
+        w.ends_with("every entry of the fork is counted, copies of the parent's included"),
+        "{w}"
+    );
+    assert!(
+        r.stderr
+            .contains("warning: s/fork.jsonl: its parent session"),
+        "{}",
+        r.stderr
+    );
+
+    // With the parent at a relative path from the fork's directory (and not among the files
+    // summed), only the fork's own entries count.
+    plant(&d.join("parent.jsonl"), &branched_session("p"));
+    plant(&d.join("fork2.jsonl"), &fork_session("f2", "parent.jsonl"));
+    let r = run_in(t.path(), ["usage", "s/fork2.jsonl", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["copiesSkipped"], 6);
+    assert_eq!(v["total"]["input"], 10000);
+    assert_eq!(v["total"]["messages"], 2);
+}
+
+#[test]
+fn usage_never_writes_even_a_v1_file() {
+    let Some(pi) = crate::support::pi_fixture("usage_never_writes_even_a_v1_file") else {
+        return;
+    };
+    let t = tempdir();
+    let f = t.path().join("pi.jsonl");
+    crate::support::plant_copy(&pi, &f);
+    let before = fingerprint(&f);
+    for args in [
+        vec!["usage", "pi.jsonl"],
+        vec!["usage", "pi.jsonl", "--json", "--by", "session"],
+    ] {
+        let r = run_in(t.path(), &args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    assert_eq!(fingerprint(&f), before);
+    assert_eq!(crate::support::contents(t.path()).len(), 1);
+}
