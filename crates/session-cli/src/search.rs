@@ -149,6 +149,9 @@ fn sessions(ctx: &Ctx, a: &SearchArgs) -> anyhow::Result<Vec<(Option<String>, Pa
     Ok(found)
 }
 
+/// A file's device and inode.
+type FileId = (u64, u64);
+
 /// What one session gave.
 enum Searched {
     Hits {
@@ -251,7 +254,7 @@ fn search_files(
     let threads = std::thread::available_parallelism()
         .map_or(2, std::num::NonZero::get)
         .min(sessions.len().max(1));
-    let mut results: Vec<Option<(Searched, Option<(u64, u64)>)>> =
+    let mut results: Vec<Option<(Searched, Option<FileId>)>> =
         (0..sessions.len()).map(|_| None).collect();
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
@@ -306,7 +309,7 @@ fn search_file(
     per_session: Option<usize>,
     tree: bool,
     buf: &mut Vec<u8>,
-) -> (Searched, Option<(u64, u64)>) {
+) -> (Searched, Option<FileId>) {
     use std::os::unix::fs::MetadataExt;
     let fail = |e: anyhow::Error| {
         Searched::Failed(format!("{}: {}", text::path(path), output::error_text(&e)))
