@@ -109,7 +109,7 @@ const ABOUT: &str = "List, inspect, check and export OpenClaw and pi session tra
 const LONG_ABOUT: &str = "\
 List, inspect, check and export OpenClaw and pi session transcripts (JSONL).
 
-The inspection subcommands (list, tree, context, show, stats, usage, check, export to stdout) open
+The inspection subcommands (list, tree, context, show, stats, search, usage, check, export to stdout) open
 files read-only: a file's bytes and modification time are the same afterwards, even for an old
 (v1/v2) file that OpenClaw would migrate and rewrite on open. Only regular files are read
 (a FIFO, device or socket named *.jsonl is reported, never opened). What writes: `demo` (the
@@ -151,7 +151,7 @@ exact.
 
 Sessions in Redis (--backend URL, before or after the subcommand):
   --backend redis://HOST:PORT/[DB][?prefix=NAME]
-                                     read the sessions of list, tree, context, show, stats, usage, check
+                                     read the sessions of list, tree, context, show, stats, search, usage, check
                                      and export from that Redis store instead of files (keys
                                      parse ignores it, the other subcommands refuse it); the same
                                      output with paths shown absolute, nothing written there.
@@ -166,7 +166,7 @@ sqlite:PATH`) as a JSONL-era store (see `sessions migrate --help`).
 OpenClaw 2026.8+ installs (SQLite, read-only):
   --root DIR                         when DIR (or $OPENCLAW_STATE_DIR, else ~/.openclaw) holds
                                      agents/<ID>/agent/openclaw-agent.sqlite, list, tree,
-                                     context, show, stats, usage, check and export read each agent's
+                                     context, show, stats, search, usage, check and export read each agent's
                                      database instead of files: its sessions appear at
                                      <root>/agents/<ID>/sessions/<sessionId>.jsonl (where the
                                      JSONL-era store kept them), its keys come from the database,
@@ -206,7 +206,7 @@ fn parse_depth(s: &str) -> Result<usize, String> {
 #[derive(Debug, Parser)]
 #[command(name = "sessions", version, about = ABOUT, long_about = LONG_ABOUT)]
 struct Cli {
-    /// Where list, tree, context, show, stats, usage, check and export read sessions: `files`, an
+    /// Where list, tree, context, show, stats, search, usage, check and export read sessions: `files`, an
     /// OpenClaw 2026.8+ database `sqlite:PATH` (read-only), or a Redis store,
     /// `redis://HOST:PORT/[DB][?prefix=NAME]` [default: the state directory's agent databases
     /// when it has any, else files].
@@ -781,7 +781,7 @@ impl Command {
 fn sqlite_write_refusal(name: &str, db: &std::path::Path) -> UsageError {
     UsageError::new(format!(
         "{} is an OpenClaw 2026.8+ SQLite store, read-only here; `sessions {name}` writes \
-         nothing to it (OpenClaw owns the database; list, tree, context, show, stats, usage, check and \
+         nothing to it (OpenClaw owns the database; list, tree, context, show, stats, search, usage, check and \
          export to stdout read it)",
         text::path(db)
     ))
@@ -1097,7 +1097,7 @@ fn context_of_backend(cli: &Cli) -> anyhow::Result<Ctx> {
     if !cli.command.reads_a_backend() {
         bail!(UsageError::new(format!(
             "`sessions {name}` works on files only; --backend {} applies to list, tree, context, \
-             show, stats, usage, check and export (`sessions migrate` copies sessions between files and \
+             show, stats, search, usage, check and export (`sessions migrate` copies sessions between files and \
              Redis)",
             text::safe(&spec.shown_url())
         )));

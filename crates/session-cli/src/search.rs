@@ -123,19 +123,25 @@ fn parse_fields(s: &str) -> Result<FieldSet, String> {
 
 /// The sessions to search, each with its agent: the FILEs or the one `--session`; else the
 /// `*.jsonl` files of the named sessions directory (or of every agent's), without OpenClaw's
-/// trajectory sidecars and `archive/`.
-fn sessions(ctx: &Ctx, a: &SearchArgs) -> anyhow::Result<Vec<(Option<String>, PathBuf)>> {
+/// trajectory sidecars and `archive/`; and whether a directory could not be read (reported on
+/// stderr).
+fn sessions(ctx: &Ctx, a: &SearchArgs) -> anyhow::Result<(Vec<Named>, bool)> {
     let sel = &a.selector;
     if !a.files.is_empty() || sel.session.is_some() {
         let paths = address::resolve_many(ctx, &a.files, sel)?;
         let agent = sel.locator.agent.clone();
-        return Ok(paths.into_iter().map(|p| (agent.clone(), p)).collect());
+        return Ok((
+            paths.into_iter().map(|p| (agent.clone(), p)).collect(),
+            false,
+        ));
     }
     let mut found = Vec::new();
+    let mut unreadable = false;
     for (agent, dir) in list::listed_dirs(ctx, &sel.locator, a.all || !sel.locator.names_dir())? {
         let listing = address::session_files(ctx, &dir);
         for (d, why) in &listing.unreadable {
-            eprintln!("warning: {}: {why}", text::path(d));
+            eprintln!("error: {}: {why}", text::path(d));
+            unreadable = true;
         }
         let openclaw_store = ctx.store().is_none() && dir.join("sessions.json").is_file();
         found.extend(
@@ -146,8 +152,11 @@ fn sessions(ctx: &Ctx, a: &SearchArgs) -> anyhow::Result<Vec<(Option<String>, Pa
                 .map(|p| (agent.clone(), p)),
         );
     }
-    Ok(found)
+    Ok((found, unreadable))
 }
+
+/// A session to search and its agent.
+type Named = (Option<String>, PathBuf);
 
 /// A file's device and inode.
 type FileId = (u64, u64);
@@ -179,7 +188,9 @@ pub(crate) fn run(ctx: &Ctx, a: &SearchArgs, out: &mut Output) -> anyhow::Result
         context_chars: a.context,
     };
     let searcher = Searcher::new(opts).map_err(|e| UsageError::new(e.to_string()))?;
-    let sessions = sessions(ctx, a)?;
+    // A directory that could not be read is an error (exit code 2, as `grep -r`); the rest is
+    // still searched.
+    let (sessions, unreadable_dir) = sessions(ctx, a)?;
     let per_session = a
         .max_count
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
@@ -196,7 +207,7 @@ pub(crate) fn run(ctx: &Ctx, a: &SearchArgs, out: &mut Output) -> anyhow::Result
     let color = !a.json && std::io::stdout().is_terminal();
     let mut left = a.limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     let mut any_hit = false;
-    let mut failed = false;
+    let mut failed = unreadable_dir;
     for ((agent, path), result) in sessions.iter().zip(results) {
         let (mut hits, session_id) = match result {
             Searched::Hits { hits, session_id } => (hits, session_id),

@@ -121,8 +121,37 @@ fn agent_of_path(p: &Path) -> Option<String> {
     None
 }
 
-/// The sessions to sum, each with its agent.
+/// The sessions to sum, each with its agent; a file named twice (the same path again, or
+/// another name of the same device and inode) is summed once, under its first name.
 fn targets(ctx: &Ctx, req: &UsageRequest<'_>) -> anyhow::Result<Vec<(PathBuf, Option<String>)>> {
+    let mut found = named_targets(ctx, req)?;
+    if req.files.is_empty() && req.selector.session.is_none() {
+        // A listed directory's trajectory sidecars are not sessions (openclaw-store.md §1.4).
+        found.retain(|(p, _)| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(".trajectory.jsonl"))
+        });
+    }
+    if ctx.store().is_none() {
+        use std::os::unix::fs::MetadataExt;
+        let mut seen = std::collections::HashSet::new();
+        found.retain(|(p, _)| match std::fs::metadata(p) {
+            Ok(m) if m.is_file() => seen.insert((m.dev(), m.ino())),
+            _ => true,
+        });
+    } else {
+        let mut seen = std::collections::HashSet::new();
+        found.retain(|(p, _)| seen.insert(p.clone()));
+    }
+    Ok(found)
+}
+
+/// The sessions named on the command line, each with its agent (trajectory sidecars and an
+/// OpenClaw store's `archive/` left out of directory listings).
+fn named_targets(
+    ctx: &Ctx,
+    req: &UsageRequest<'_>,
+) -> anyhow::Result<Vec<(PathBuf, Option<String>)>> {
     let sel = req.selector;
     let whole_store =
         req.all || (req.files.is_empty() && !sel.locator.names_dir() && sel.session.is_none());
@@ -142,7 +171,14 @@ fn targets(ctx: &Ctx, req: &UsageRequest<'_>) -> anyhow::Result<Vec<(PathBuf, Op
         for (d, why) in &listing.unreadable {
             eprintln!("warning: {}: {why}", text::path(d));
         }
-        out.extend(listing.files.into_iter().map(|f| (f, agent.clone())));
+        let openclaw_store = ctx.store().is_none() && dir.join("sessions.json").is_file();
+        out.extend(
+            listing
+                .files
+                .into_iter()
+                .filter(|f| !crate::list::is_sidecar_or_archive(&dir, f, openclaw_store))
+                .map(|f| (f, agent.clone())),
+        );
     }
     Ok(out)
 }

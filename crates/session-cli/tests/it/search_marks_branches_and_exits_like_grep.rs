@@ -330,3 +330,29 @@ fn a_sqlite_store_gives_the_hits_of_the_same_rows_in_files() {
     assert_eq!(abandoned.len(), 2);
     assert_eq!(fingerprint(&db), db_before);
 }
+
+#[test]
+fn an_unreadable_sub_directory_is_an_error_and_the_rest_is_searched() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    let sessions = dir.path().join("sessions");
+    planted_in(&sessions, "ok.jsonl");
+    let locked = sessions.join("locked");
+    planted_in(&locked, "hidden.jsonl");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let readable_anyway = std::fs::read_dir(&locked).is_ok(); // root reads it regardless
+    let r = run_in(dir.path(), ["search", "-c", "café", "--dir", "sessions"]);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).unwrap();
+    if readable_anyway {
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(r.stdout.lines().count(), 2);
+        return;
+    }
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stdout.ends_with("sessions/ok.jsonl:1\n"), "{}", r.stdout);
+    assert!(
+        r.stderr.starts_with("error: ") && r.stderr.contains("locked"),
+        "{}",
+        r.stderr
+    );
+}

@@ -127,3 +127,34 @@ fn usage_never_writes_even_a_v1_file() {
     assert_eq!(fingerprint(&f), before);
     assert_eq!(crate::support::contents(t.path()).len(), 1);
 }
+
+#[test]
+fn a_file_named_twice_or_through_a_link_is_summed_once() {
+    let t = tempdir();
+    let d = t.path().join("s");
+    plant(&d.join("a.jsonl"), &branched_session("a"));
+    std::os::unix::fs::symlink("a.jsonl", d.join("link.jsonl")).unwrap();
+    // A trajectory sidecar in a listed directory is not a session.
+    plant(&d.join("a.trajectory.jsonl"), &branched_session("a"));
+    let once = run_in(t.path(), ["usage", "--json", "s/a.jsonl"]);
+    assert_eq!(once.code, 0, "{}", once.stderr);
+    let once: Value = serde_json::from_str(&once.stdout).unwrap();
+    for args in [
+        vec![
+            "usage",
+            "--json",
+            "s/a.jsonl",
+            "s/a.jsonl",
+            "s/link.jsonl",
+            "s/../s/a.jsonl",
+        ],
+        vec!["usage", "--json", "--dir", "s"],
+    ] {
+        let r = run_in(t.path(), &args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["sessions"], 1, "{args:?}");
+        assert_eq!(v["total"], once["total"], "{args:?}");
+    }
+    assert_eq!(once["total"]["input"], 2005);
+}
