@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::repair_common::{
     backups, fixture, golden, messages_json, mode_of, normalise_output, normalised_result, plant,
-    restringify, tempdir,
+    restringify, serial, tempdir,
 };
 use session_format::json::{JsValue, to_json_string};
 use session_store::test_util::repair_probes::{is_repair_cached, parsed_lines_on_this_thread};
@@ -135,6 +135,7 @@ fn check_case(stem: &str) -> Result<(), String> {
 
 #[test]
 fn every_case_matches_the_reference() {
+    let _serial = serial();
     let mut stems: Vec<String> = std::fs::read_dir(fixture("cases"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -185,6 +186,7 @@ fn run(stem: &str) -> (RepairOutcome, Vec<u8>, tempfile::TempDir) {
 
 #[test]
 fn malformed_lines_are_dropped() {
+    let _serial = serial();
     let (outcome, bytes, _dir) = run("01-malformed-lines");
     let expected = repaired(
         |e| {
@@ -211,6 +213,7 @@ fn malformed_lines_are_dropped() {
 
 #[test]
 fn null_missing_and_blank_roles_are_dropped() {
+    let _serial = serial();
     let (outcome, bytes, _dir) = run("02-invalid-roles");
     assert_eq!(outcome.dropped_lines, 5);
     let ids: Vec<String> = String::from_utf8(bytes)
@@ -227,6 +230,7 @@ fn null_missing_and_blank_roles_are_dropped() {
 
 #[test]
 fn error_assistant_with_empty_content_gets_the_placeholder() {
+    let _serial = serial();
     let (outcome, bytes, _dir) = run("04-error-assistant");
     let expected = repaired(
         |e| {
@@ -255,6 +259,7 @@ fn error_assistant_with_empty_content_gets_the_placeholder() {
 
 #[test]
 fn corrupted_images_are_replaced_and_valid_ones_kept() {
+    let _serial = serial();
     let (outcome, bytes, _dir) = run("06-images");
     assert_eq!(outcome.removed_corrupted_image_blocks, 12);
     assert_eq!(
@@ -276,6 +281,7 @@ fn corrupted_images_are_replaced_and_valid_ones_kept() {
 
 #[test]
 fn blank_user_text_becomes_continue() {
+    let _serial = serial();
     let (outcome, bytes, _dir) = run("08-blank-user");
     assert_eq!(outcome.rewritten_user_messages, 6);
     assert_eq!(outcome.dropped_blank_user_messages, 0);
@@ -307,6 +313,7 @@ fn blank_user_text_becomes_continue() {
 
 #[test]
 fn drops_and_rewrites_are_both_reported() {
+    let _serial = serial();
     let (outcome, _, _dir) = run("10-drops-and-rewrites");
     let expected = repaired(
         |e| {
@@ -324,6 +331,7 @@ fn drops_and_rewrites_are_both_reported() {
 
 #[test]
 fn missing_code_mode_tool_results_are_inserted_with_exact_fields() {
+    let _serial = serial();
     let (outcome, bytes, _dir) = run("11-code-mode-tool-results");
     assert_eq!(outcome.inserted_tool_results, 3);
     let text = String::from_utf8(normalise_output(&bytes)).unwrap();
@@ -348,6 +356,7 @@ fn missing_code_mode_tool_results_are_inserted_with_exact_fields() {
 
 #[test]
 fn missing_responses_message_results_are_inserted_before_delivery_mirrors() {
+    let _serial = serial();
     let (outcome, bytes, _dir) = run("13-responses-delivery-mirror");
     assert_eq!(outcome.inserted_tool_results, 3);
     let text = String::from_utf8(normalise_output(&bytes)).unwrap();
@@ -367,6 +376,7 @@ fn missing_responses_message_results_are_inserted_before_delivery_mirrors() {
 
 #[test]
 fn rows_and_turns_that_need_nothing_are_kept() {
+    let _serial = serial();
     for stem in [
         "14-non-message-rows",
         "15-trailing-assistants",
@@ -394,6 +404,7 @@ fn clean(validated_snapshot: Option<RepairSnapshot>) -> RepairOutcome {
 
 #[test]
 fn untouched_rows_keep_their_bytes_on_a_rewrite() {
+    let _serial = serial();
     // CRLF: the malformed line goes, the CR of every kept row stays (the reference writes LF).
     let (_, bytes, _dir) = run("18-crlf-with-repair");
     let text = String::from_utf8(bytes).unwrap();
@@ -428,6 +439,7 @@ fn untouched_rows_keep_their_bytes_on_a_rewrite() {
 
 #[test]
 fn invalid_headers_warn_and_skip() {
+    let _serial = serial();
     for (stem, dropped) in [
         ("19-invalid-header-message-first", 0),
         ("20-invalid-header-empty-id", 0),
@@ -459,6 +471,7 @@ fn invalid_headers_warn_and_skip() {
 
 #[test]
 fn empty_files_are_skipped() {
+    let _serial = serial();
     for (stem, dropped) in [
         ("25-empty", 0),
         ("26-blank-only", 0),
@@ -480,6 +493,7 @@ fn empty_files_are_skipped() {
 
 #[test]
 fn paths_that_are_not_files() {
+    let _serial = serial();
     let expected = golden("expected/paths.json");
     let reason = |key: &str| {
         field(&expected, &[key, "result", "reason"])
@@ -535,6 +549,7 @@ fn paths_that_are_not_files() {
 
 #[test]
 fn the_backup_is_byte_identical_with_the_same_mode() {
+    let _serial = serial();
     let dir = tempdir();
     let input = case_input("36-invalid-utf8");
     let file = plant(dir.path(), &input, 0o640);
@@ -558,6 +573,7 @@ fn the_backup_is_byte_identical_with_the_same_mode() {
 
 #[test]
 fn keep_backup_false_deletes_it_after_a_verified_replace() {
+    let _serial = serial();
     let dir = tempdir();
     let file = plant(dir.path(), &case_input("01-malformed-lines"), 0o600);
     let options = RepairOptions {
@@ -576,6 +592,7 @@ fn keep_backup_false_deletes_it_after_a_verified_replace() {
 
 #[test]
 fn dry_run_reports_the_counts_and_writes_nothing() {
+    let _serial = serial();
     let dry = RepairOptions {
         dry_run: true,
         ..RepairOptions::default()
@@ -651,6 +668,7 @@ fn dry_run_reports_the_counts_and_writes_nothing() {
 
 #[test]
 fn an_already_repaired_file_is_left_alone() {
+    let _serial = serial();
     // The reference's own repaired output needs no repair from us either.
     let reference = std::fs::read(fixture("expected/10-drops-and-rewrites.out.jsonl")).unwrap();
     let dir = tempdir();
@@ -662,6 +680,7 @@ fn an_already_repaired_file_is_left_alone() {
 
 #[test]
 fn rows_nested_too_deep_to_parse_are_kept_verbatim() {
+    let _serial = serial();
     let deep = format!(
         r#"{{"type":"custom","id":"d1","parentId":null,"data":{}1{}}}"#,
         "[".repeat(1500),
@@ -691,6 +710,7 @@ fn rows_nested_too_deep_to_parse_are_kept_verbatim() {
 
 #[test]
 fn reference_json_shapes() {
+    let _serial = serial();
     let skipped = RepairOutcome {
         dropped_lines: 2,
         reason: Some(RepairSkip::InvalidSessionHeader),

@@ -3,26 +3,18 @@
 //! `tests/fixtures/repair/expected/incremental.json` by `capture.mjs`: which calls parse only
 //! the appended lines, which fall back to a full pass, what is cached.
 //!
-//! The cache is process-wide (at most 8 files), so the tests of this file run one at a time.
+//! The cache is process-wide (at most 8 files), so the tests of this file and of
+//! `repair.rs` run one at a time (`repair_common::serial`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 
-use crate::repair_common::{golden, normalise_output, normalised_result, tempdir};
+use crate::repair_common::{golden, serial, normalise_output, normalised_result, tempdir};
 use session_format::json::{JsValue, to_json_string};
 use session_store::test_util::repair_probes::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{
     RepairOutcome, RepairSnapshot, invalidate_repair_cache, repair_session_file_if_needed,
 };
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"inc\",\"timestamp\":\"2026-06-01T10:00:00.000Z\",\"cwd\":\"/w\"}\n";
 

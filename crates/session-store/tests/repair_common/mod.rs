@@ -3,9 +3,21 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use session_format::json::{JsObject, JsValue, parse_value, to_json_string};
 use session_store::{RepairOutcome, RepairSnapshot};
+
+static REPAIR_CACHE_SERIAL: Mutex<()> = Mutex::new(());
+
+/// Holds the one lock of every test in a binary that repairs through the process-wide file
+/// store: its incremental cache keeps at most 8 files, so a repair running beside a test that
+/// counts cached files would evict one of them.
+pub fn serial() -> MutexGuard<'static, ()> {
+    REPAIR_CACHE_SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// `tests/fixtures/repair/<rel>`.
 pub fn fixture(rel: &str) -> PathBuf {
