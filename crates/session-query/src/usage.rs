@@ -380,39 +380,14 @@ pub fn session_usage(bytes: &[u8], skip: Option<&HashSet<String>>) -> SessionUsa
             tool_calls: 0,
         };
         if rec.is_assistant() {
-            let Ok(v) = parse_value(line.json) else {
+            let Some(a) = fast::assistant(line.json).or_else(|| dom_assistant(line.json)) else {
                 out.invalid_lines += 1;
                 continue;
             };
-            let msg = v.get("message");
-            rec.time_ms = time_of(v.get("timestamp"), msg.and_then(|m| m.get("timestamp")));
-            if let Some(m) = msg {
-                if let Some(model) = m.get("model").filter(|x| x.is_truthy()).and_then(js_text) {
-                    rec.model = Some(
-                        match m
-                            .get("provider")
-                            .filter(|x| x.is_truthy())
-                            .and_then(js_text)
-                        {
-                            Some(p) => format!("{p}/{model}"),
-                            None => model,
-                        },
-                    );
-                }
-                rec.usage = m
-                    .get("usage")
-                    .filter(|u| u.as_object().is_some())
-                    .map(Usage::from_value);
-                if let Some(blocks) = m.get("content").and_then(JsValue::as_array) {
-                    rec.tool_calls = blocks
-                        .iter()
-                        .filter(|b| {
-                            b.get("type").and_then(JsValue::as_str_lossy).as_deref()
-                                == Some("toolCall")
-                        })
-                        .count() as u64;
-                }
-            }
+            rec.time_ms = a.time_ms;
+            rec.model = a.model;
+            rec.usage = a.usage;
+            rec.tool_calls = a.tool_calls;
         } else {
             rec.time_ms = match scanner.top_level_field(line.json, b"timestamp") {
                 Ok(Field::Str(s)) => session_format::time::parse_js_date(&s.to_str_lossy()),
@@ -427,6 +402,46 @@ pub fn session_usage(bytes: &[u8], skip: Option<&HashSet<String>>) -> SessionUsa
         out.records.push(rec);
     }
     out
+}
+
+/// The full-parse read of an assistant line (the reference of [`fast::assistant`]); `None`
+/// when the line does not parse (it nests deeper than [`session_format::json::MAX_DEPTH`]).
+fn dom_assistant(json: &[u8]) -> Option<fast::Assistant> {
+    let v = parse_value(json).ok()?;
+    let msg = v.get("message");
+    let mut a = fast::Assistant {
+        time_ms: time_of(v.get("timestamp"), msg.and_then(|m| m.get("timestamp"))),
+        model: None,
+        usage: None,
+        tool_calls: 0,
+    };
+    if let Some(m) = msg {
+        if let Some(model) = m.get("model").filter(|x| x.is_truthy()).and_then(js_text) {
+            a.model = Some(
+                match m
+                    .get("provider")
+                    .filter(|x| x.is_truthy())
+                    .and_then(js_text)
+                {
+                    Some(p) => format!("{p}/{model}"),
+                    None => model,
+                },
+            );
+        }
+        a.usage = m
+            .get("usage")
+            .filter(|u| u.as_object().is_some())
+            .map(Usage::from_value);
+        if let Some(blocks) = m.get("content").and_then(JsValue::as_array) {
+            a.tool_calls = blocks
+                .iter()
+                .filter(|b| {
+                    b.get("type").and_then(JsValue::as_str_lossy).as_deref() == Some("toolCall")
+                })
+                .count() as u64;
+        }
+    }
+    Some(a)
 }
 
 /// How rows are keyed.
@@ -761,4 +776,337 @@ pub fn pi_header(t: &Totals) -> Vec<(&'static str, String)> {
         // shows the number without the dollar sign.
         ("Cost", js_to_fixed(u.cost(), 3)),
     ]
+}
+
+/// The typed read of an assistant message line: its time, model, usage and `toolCall` blocks,
+/// every other value skipped without building a tree. `None` whenever the typed read refuses
+/// the line (a duplicate key among the fields read, a lone surrogate, a value nested deeper
+/// than serde_json's limit, …): the caller then parses the line in full, which gives the same
+/// result for every line the typed read accepts.
+mod fast {
+    use std::fmt;
+
+    use serde::Deserialize;
+    use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde_json::Value;
+
+    use super::Usage;
+
+    /// What the typed read gives.
+    #[derive(Debug, PartialEq)]
+    pub(super) struct Assistant {
+        pub(super) time_ms: Option<i64>,
+        pub(super) model: Option<String>,
+        pub(super) usage: Option<Usage>,
+        pub(super) tool_calls: u64,
+    }
+
+    #[derive(Deserialize)]
+    struct Line {
+        #[serde(default)]
+        timestamp: Option<Value>,
+        #[serde(default)]
+        message: Option<Msg>,
+    }
+
+    #[derive(Deserialize)]
+    struct Msg {
+        #[serde(default)]
+        model: Option<Value>,
+        #[serde(default)]
+        provider: Option<Value>,
+        #[serde(default)]
+        usage: Option<Value>,
+        #[serde(default)]
+        content: Option<ToolCalls>,
+        #[serde(default)]
+        timestamp: Option<Value>,
+    }
+
+    /// The number of `toolCall` blocks of a `content` value (0 unless it is an array).
+    struct ToolCalls(u64);
+
+    impl<'de> Deserialize<'de> for ToolCalls {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = ToolCalls;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ToolCalls, A::Error> {
+                    let mut n = 0;
+                    while let Some(b) = seq.next_element::<IsToolCall>()? {
+                        n += u64::from(b.0);
+                    }
+                    Ok(ToolCalls(n))
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCalls, A::Error> {
+                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    Ok(ToolCalls(0))
+                }
+                fn visit_str<E: de::Error>(self, _: &str) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// Whether a content block is an object whose `type` (the last one) is `"toolCall"`.
+    struct IsToolCall(bool);
+
+    impl<'de> Deserialize<'de> for IsToolCall {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = IsToolCall;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IsToolCall, A::Error> {
+                    let mut tool = false;
+                    while let Some(k) = map.next_key::<Key>()? {
+                        if k.0 {
+                            tool = map.next_value::<StrIs>()?.0;
+                        } else {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                    Ok(IsToolCall(tool))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<IsToolCall, A::Error> {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(IsToolCall(false))
+                }
+                fn visit_str<E: de::Error>(self, _: &str) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// A key: whether it is `type`.
+    struct Key(bool);
+
+    impl<'de> Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl Visitor<'_> for V {
+                type Value = Key;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
+                    Ok(Key(s == "type"))
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+
+    /// Whether a value is the string `"toolCall"`.
+    struct StrIs(bool);
+
+    impl<'de> Deserialize<'de> for StrIs {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let v = IgnoredOrStr::deserialize(d)?;
+            Ok(StrIs(v.0))
+        }
+    }
+
+    struct IgnoredOrStr(bool);
+
+    impl<'de> Deserialize<'de> for IgnoredOrStr {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = IgnoredOrStr;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_str<E: de::Error>(self, s: &str) -> Result<IgnoredOrStr, E> {
+                    Ok(IgnoredOrStr(s == "toolCall"))
+                }
+                fn visit_map<A: MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<IgnoredOrStr, A::Error> {
+                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    Ok(IgnoredOrStr(false))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<IgnoredOrStr, A::Error> {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(IgnoredOrStr(false))
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<IgnoredOrStr, E> {
+                    Ok(IgnoredOrStr(false))
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<IgnoredOrStr, E> {
+                    Ok(IgnoredOrStr(false))
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<IgnoredOrStr, E> {
+                    Ok(IgnoredOrStr(false))
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<IgnoredOrStr, E> {
+                    Ok(IgnoredOrStr(false))
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<IgnoredOrStr, E> {
+                    Ok(IgnoredOrStr(false))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// JavaScript truthiness of a value.
+    fn truthy(v: &Value) -> bool {
+        match v {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0 && !x.is_nan()),
+            Value::String(s) => !s.is_empty(),
+            Value::Array(_) | Value::Object(_) => true,
+        }
+    }
+
+    /// `${v}` for a string, number or boolean.
+    fn text(v: &Value) -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => n.as_f64().map(session_format::json::number_to_string),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    /// `x || 0` added to a number (as [`super::or_zero`]).
+    fn or_zero(v: Option<&Value>) -> f64 {
+        match v {
+            Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
+            Some(Value::Bool(true)) => 1.0,
+            _ => 0.0,
+        }
+    }
+
+    fn usage(u: &Value) -> Option<Usage> {
+        let o = u.as_object()?;
+        let mut out = Usage {
+            input: or_zero(o.get("input")),
+            output: or_zero(o.get("output")),
+            cache_read: or_zero(o.get("cacheRead")),
+            cache_write: or_zero(o.get("cacheWrite")),
+            ..Usage::default()
+        };
+        if let Some(c) = o.get("cost").and_then(Value::as_object) {
+            out.cost_input = or_zero(c.get("input"));
+            out.cost_output = or_zero(c.get("output"));
+            out.cost_cache_read = or_zero(c.get("cacheRead"));
+            out.cost_cache_write = or_zero(c.get("cacheWrite"));
+        }
+        Some(out)
+    }
+
+    fn time(v: Option<&Value>) -> Option<i64> {
+        match v? {
+            Value::String(s) => session_format::time::parse_js_date(s),
+            Value::Number(n) => n
+                .as_f64()
+                .filter(|n| n.is_finite() && n.abs() <= 8.64e15)
+                .map(|n| n.trunc() as i64),
+            _ => None,
+        }
+    }
+
+    /// The typed read of an assistant line (see the module docs).
+    pub(super) fn assistant(json: &[u8]) -> Option<Assistant> {
+        let line: Line = serde_json::from_slice(json).ok()?;
+        let msg = line.message?;
+        let model = msg
+            .model
+            .as_ref()
+            .filter(|m| truthy(m))
+            .and_then(text)
+            .map(
+                |m| match msg.provider.as_ref().filter(|p| truthy(p)).and_then(text) {
+                    Some(p) => format!("{p}/{m}"),
+                    None => m,
+                },
+            );
+        Some(Assistant {
+            time_ms: time(line.timestamp.as_ref()).or_else(|| time(msg.timestamp.as_ref())),
+            model,
+            usage: msg.usage.as_ref().and_then(usage),
+            tool_calls: msg.content.map_or(0, |c| c.0),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{dom_assistant, fast};
+
+    /// The typed read gives what the full parse gives, or declines (then the full parse is used).
+    #[test]
+    fn the_typed_read_agrees_with_the_full_parse() {
+        let lines = [
+            r#"{"type":"message","id":"a","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"1"},{"type":"text","text":"x"},{"type":"toolCall"}],"provider":"p","model":"m","usage":{"input":1,"output":2.5,"cacheRead":-3,"cacheWrite":true,"cost":{"input":0.1,"output":"2","cacheRead":null,"cacheWrite":1e-7}}}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":"text","model":5,"provider":"","usage":null,"timestamp":1767225600000}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":{"type":"toolCall"},"model":"","usage":[1]}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":[null,1,"toolCall",["toolCall"],{"type":"toolCall","type":"text"},{"type":"text","type":"toolCall"},{"type":{"x":1}}],"model":true,"provider":0,"usage":{"cost":5}}}"#,
+            r#"{"type":"message","timestamp":5,"message":{"role":"assistant","content":[],"usage":{"input":1,"input":7,"cost":{"input":1,"input":2}}}}"#,
+            // Duplicate keys among the fields read: the typed read declines, the parse decides.
+            r#"{"type":"message","message":{"role":"assistant","content":[],"usage":{"input":1}},"message":{"role":"assistant","content":[],"usage":{"input":2}}}"#,
+            r#"{"type":"message","timestamp":"2026-01-01T00:00:00Z","timestamp":"bad","message":{"role":"assistant","model":"a","model":"b","content":[]}}"#,
+            // A lone surrogate in a skipped string and in the model.
+            r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"\ud800"}],"model":"m\udc00"}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":[{"type":"tool\u0043all"}],"model":"\u00e9","usage":{"input":12345678901234567890}}}"#,
+            r#"{"type":"message","timestamp":"not a date","message":{"role":"assistant","content":[],"timestamp":"2026-01-01","usage":{"input":1.7976931348623157e308,"output":5e-324}}}"#,
+        ];
+        let mut declined = 0;
+        for l in lines {
+            let dom = dom_assistant(l.as_bytes()).unwrap();
+            match fast::assistant(l.as_bytes()) {
+                Some(f) => assert_eq!(f, dom, "{l}"),
+                None => declined += 1,
+            }
+        }
+        // The two duplicate-key lines and the lone surrogate serde_json refuses to decode (in
+        // `model`; the one in a skipped string it accepts).
+        assert_eq!(declined, 3);
+    }
 }
