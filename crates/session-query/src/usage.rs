@@ -996,7 +996,7 @@ mod fast {
                     let mut tool = false;
                     while let Some(k) = map.next_key::<Key>()? {
                         if k.0 {
-                            tool = map.next_value::<StrIs>()?.0;
+                            tool = map.next_value::<Text<'de>>()?.as_str() == Some("toolCall");
                         } else {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -1046,63 +1046,6 @@ mod fast {
                 }
             }
             d.deserialize_str(V)
-        }
-    }
-
-    /// Whether a value is the string `"toolCall"`.
-    struct StrIs(bool);
-
-    impl<'de> Deserialize<'de> for StrIs {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            let v = IgnoredOrStr::deserialize(d)?;
-            Ok(StrIs(v.0))
-        }
-    }
-
-    struct IgnoredOrStr(bool);
-
-    impl<'de> Deserialize<'de> for IgnoredOrStr {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = IgnoredOrStr;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("any value")
-                }
-                fn visit_str<E: de::Error>(self, s: &str) -> Result<IgnoredOrStr, E> {
-                    Ok(IgnoredOrStr(s == "toolCall"))
-                }
-                fn visit_map<A: MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<IgnoredOrStr, A::Error> {
-                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                    Ok(IgnoredOrStr(false))
-                }
-                fn visit_seq<A: SeqAccess<'de>>(
-                    self,
-                    mut seq: A,
-                ) -> Result<IgnoredOrStr, A::Error> {
-                    while seq.next_element::<IgnoredAny>()?.is_some() {}
-                    Ok(IgnoredOrStr(false))
-                }
-                fn visit_bool<E: de::Error>(self, _: bool) -> Result<IgnoredOrStr, E> {
-                    Ok(IgnoredOrStr(false))
-                }
-                fn visit_i64<E: de::Error>(self, _: i64) -> Result<IgnoredOrStr, E> {
-                    Ok(IgnoredOrStr(false))
-                }
-                fn visit_u64<E: de::Error>(self, _: u64) -> Result<IgnoredOrStr, E> {
-                    Ok(IgnoredOrStr(false))
-                }
-                fn visit_f64<E: de::Error>(self, _: f64) -> Result<IgnoredOrStr, E> {
-                    Ok(IgnoredOrStr(false))
-                }
-                fn visit_unit<E: de::Error>(self) -> Result<IgnoredOrStr, E> {
-                    Ok(IgnoredOrStr(false))
-                }
-            }
-            d.deserialize_any(V)
         }
     }
 
