@@ -898,7 +898,7 @@ fn the_other_subcommands_refuse_a_redis_backend() {
             r.stderr,
             format!(
                 "error: `sessions {name}` works on files only; --backend {url} applies to list, \
-                 tree, context, show, stats, check and export (`sessions migrate` copies sessions \
+                 tree, context, show, stats, usage, check and export (`sessions migrate` copies sessions \
                  between files and Redis)\n"
             ),
             "{name}"

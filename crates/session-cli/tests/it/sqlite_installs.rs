@@ -514,7 +514,7 @@ fn every_write_command_refuses_a_sqlite_store_before_doing_anything() {
         format!(
             "error: {} is an OpenClaw 2026.8+ SQLite store, read-only here; `sessions archive` \
              writes nothing to it (OpenClaw owns the database; list, tree, context, show, stats, \
-             check and export to stdout read it)\n",
+             usage, check and export to stdout read it)\n",
             db.display()
         )
     );
