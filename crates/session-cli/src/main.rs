@@ -46,8 +46,8 @@
 //! line names), `ctx` (the backend and output a run uses, passed down as `&Ctx`), `backend`
 //! (files, Redis or SQLite), `fsx` (what is at a path), `output`, `render` and `report`, then `text` and
 //! `outcome` (exit codes, `UsageError`). Among the subcommands, `demo` reuses `context`, `list`
-//! and `tree`, and `archive` reuses `clear`; both write OpenClaw stores (`sessions.json`)
-//! through `store_ops` (which uses `address` and `report`). session-store is built with `redis` (`--backend`,
+//! and `tree`, `usage` reuses `list` (the agents of a store), and `archive` reuses `clear`;
+//! `demo` and `archive` write OpenClaw stores (`sessions.json`) through `store_ops` (which uses `address` and `report`). session-store is built with `redis` (`--backend`,
 //! `migrate`) and `test-util` (the hidden `sessions replay`).
 
 mod address;

@@ -260,13 +260,6 @@ fn mark_fork_copies(
     paths: &[PathBuf],
     sessions: &mut [Result<SessionUsage, String>],
 ) -> Vec<String> {
-    let key = |p: &Path| -> PathBuf {
-        if ctx.store().is_some() {
-            session_store::paths::resolve(p)
-        } else {
-            std::fs::canonicalize(p).unwrap_or_else(|_| session_store::paths::resolve(p))
-        }
-    };
     let forks: Vec<usize> = sessions
         .iter()
         .enumerate()
@@ -277,32 +270,52 @@ fn mark_fork_copies(
     if forks.is_empty() {
         return warnings;
     }
-    let index: HashMap<PathBuf, usize> = paths
+    // A parent is looked up by its absolute path as written, then (only when that finds
+    // nothing) by its canonical path (symlinks resolved): the common case costs no `readlink`.
+    let lexical = |p: &Path| session_store::paths::resolve(p);
+    let canonical = |p: &Path| -> PathBuf {
+        if ctx.store().is_some() {
+            session_store::paths::resolve(p)
+        } else {
+            std::fs::canonicalize(p).unwrap_or_else(|_| session_store::paths::resolve(p))
+        }
+    };
+    let by_path: HashMap<PathBuf, usize> = paths
         .iter()
         .enumerate()
         .filter(|(i, _)| sessions[*i].is_ok())
-        .map(|(i, p)| (key(p), i))
+        .map(|(i, p)| (lexical(p), i))
         .collect();
+    let mut by_canonical: Option<HashMap<PathBuf, usize>> = None;
     let mut cache: HashMap<PathBuf, Result<HashSet<String>, String>> = HashMap::new();
     for i in forks {
         let Ok(s) = &sessions[i] else { continue };
         let Some(parent) = s.parent_session.clone() else {
             continue;
         };
-        let pp = key(&parent_path(&paths[i], &parent));
-        let ids = cache
-            .entry(pp.clone())
-            .or_insert_with(|| match index.get(&pp) {
-                Some(&j) => match &sessions[j] {
-                    Ok(ps) => Ok(ps.ids()),
-                    Err(e) => Err(e.clone()),
-                },
-                None => ctx
-                    .backend
-                    .read_session(&pp)
-                    .map(|b| session_usage(&b, None).ids())
-                    .map_err(|e| crate::output::error_text(&e)),
-            });
+        let written = lexical(&parent_path(&paths[i], &parent));
+        let (pp, found) = match by_path.get(&written) {
+            Some(&j) => (written, Some(j)),
+            None => {
+                let c = canonical(&written);
+                let index = by_canonical.get_or_insert_with(|| {
+                    by_path.iter().map(|(p, &j)| (canonical(p), j)).collect()
+                });
+                let j = index.get(&c).copied();
+                (c, j)
+            }
+        };
+        let ids = cache.entry(pp.clone()).or_insert_with(|| match found {
+            Some(j) => match &sessions[j] {
+                Ok(ps) => Ok(ps.ids()),
+                Err(e) => Err(e.clone()),
+            },
+            None => ctx
+                .backend
+                .read_session(&pp)
+                .map(|b| session_usage(&b, None).ids())
+                .map_err(|e| crate::output::error_text(&e)),
+        });
         match ids {
             Ok(ids) => {
                 if let Ok(s) = &mut sessions[i] {

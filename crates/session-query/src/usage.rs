@@ -304,36 +304,156 @@ fn time_of(entry_ts: Option<&JsValue>, message_ts: Option<&JsValue>) -> Option<i
 /// `skip`: ids of entries not to count (marked [`Record::copy`]): the ids of the parent of a
 /// fork ([`SessionUsage::ids`] of the parent), or `None`.
 ///
-/// The lines are read as pi reads them (`session_format::line::LineReader`: LF-split, blank
-/// lines skipped, the whole-file trim); each line is validated with the envelope scan, and
-/// only assistant messages (and entries whose `timestamp` is not a string) are parsed in full.
+/// The lines are read as pi reads them (`session_format::line::LineReader`'s rules: LF-split,
+/// blank lines skipped, the whole-file trim). Each entry line is read once, typed (serde_json:
+/// only the fields counted are decoded, the rest skipped; duplicate keys resolve as in
+/// JavaScript, the last one wins); a line the typed read refuses (not JSON, a lone surrogate in a
+/// field read, deeper than serde_json's nesting limit, the header, a line the whole-file trim
+/// changes) is read as [`session_usage_reference`] reads every line, with the same result.
 pub fn session_usage(bytes: &[u8], skip: Option<&HashSet<String>>) -> SessionUsage {
-    let mut out = SessionUsage::default();
-    let mut scanner = EnvelopeScanner::new();
-    let mut header_seen = false;
-    let mut hook_is_custom = false;
+    let mut r = Reader::new(skip);
+    let mut seen_non_blank = false;
+    for raw in session_format::line::lines(bytes) {
+        let b = raw.bytes;
+        if b.first() != Some(&b'{') && session_format::line::is_blank(b) {
+            continue;
+        }
+        let first = !seen_non_blank;
+        seen_non_blank = true;
+        if r.header_seen
+            && b.first() == Some(&b'{')
+            && let Ok(row) = serde_json::from_slice::<fast::Row<'_>>(b)
+        {
+            r.typed(row);
+            continue;
+        }
+        let end = raw.offset + 1;
+        if let Some(line) = LineReader::range(bytes, raw.offset, end, !first).next()
+            && !r.line(line)
+        {
+            return r.out;
+        }
+    }
+    r.out
+}
+
+/// [`session_usage`] with every line validated by the envelope scan and the assistant messages
+/// parsed in full (`session_format::json::parse_value`): the reference the typed read is checked
+/// against (differential tests); the same result.
+#[doc(hidden)]
+pub fn session_usage_reference(bytes: &[u8], skip: Option<&HashSet<String>>) -> SessionUsage {
+    let mut r = Reader::new(skip);
     for line in LineReader::new(bytes) {
+        if !r.line(line) {
+            return r.out;
+        }
+    }
+    r.out
+}
+
+/// The state of one session's read.
+struct Reader<'s> {
+    out: SessionUsage,
+    scanner: EnvelopeScanner,
+    header_seen: bool,
+    hook_is_custom: bool,
+    skip: Option<&'s HashSet<String>>,
+}
+
+impl<'s> Reader<'s> {
+    fn new(skip: Option<&'s HashSet<String>>) -> Self {
+        Reader {
+            out: SessionUsage::default(),
+            scanner: EnvelopeScanner::new(),
+            header_seen: false,
+            hook_is_custom: false,
+            skip,
+        }
+    }
+
+    fn is_copy(&self, id: Option<&String>) -> bool {
+        id.is_some_and(|id| self.skip.is_some_and(|s| s.contains(id)))
+    }
+
+    fn role(&self, r: &str) -> String {
+        if self.hook_is_custom && r == "hookMessage" {
+            "custom".to_owned()
+        } else {
+            r.to_owned()
+        }
+    }
+
+    /// Counts a line read by the typed read (after the header).
+    fn typed(&mut self, row: fast::Row<'_>) {
+        let msg = match row.message {
+            Some(fast::MsgField::Object(m)) => Some(m),
+            _ => None,
+        };
+        let kind = match row.ty.as_ref().and_then(fast::Text::as_str) {
+            Some("message") => RecordKind::Message(
+                msg.as_ref()
+                    .and_then(|m| m.role.as_ref())
+                    .and_then(fast::Text::as_str)
+                    .map(|r| self.role(r)),
+            ),
+            Some("custom_message") => RecordKind::CustomMessage,
+            Some("compaction") => RecordKind::Compaction,
+            Some("branch_summary") => RecordKind::BranchSummary,
+            _ => return,
+        };
+        let id = row
+            .id
+            .as_ref()
+            .and_then(fast::Text::as_str)
+            .map(str::to_owned);
+        let mut rec = Record {
+            copy: self.is_copy(id.as_ref()),
+            id,
+            time_ms: row
+                .timestamp
+                .and_then(|t| t.0)
+                .or_else(|| msg.as_ref().and_then(|m| m.timestamp.and_then(|t| t.0))),
+            kind,
+            model: None,
+            usage: None,
+            tool_calls: 0,
+        };
+        if rec.is_assistant()
+            && let Some(m) = msg
+        {
+            rec.model = m.model_name();
+            rec.usage = m.usage.and_then(|u| u.0);
+            rec.tool_calls = m.content.map_or(0, |c| c.0);
+        }
+        self.out.records.push(rec);
+    }
+
+    /// Counts a line as the envelope scan reads it; false when the file turns out to have no
+    /// header (nothing is counted then).
+    fn line(&mut self, line: session_format::ReadLine<'_>) -> bool {
         let env = match line.content {
-            LineContent::Blank => continue,
+            LineContent::Blank => return true,
             LineContent::Malformed(_) => {
-                out.invalid_lines += 1;
-                continue;
+                self.out.invalid_lines += 1;
+                return true;
             }
             LineContent::Json(env) => env,
         };
+        let out = &mut self.out;
         let ty = env.r#type.as_str();
-        if !header_seen {
-            header_seen = true;
+        if !self.header_seen {
+            self.header_seen = true;
             if !session_format::is_readable_header(&env) {
                 // pi's loader: no entries at all.
-                return SessionUsage {
+                self.out = SessionUsage {
                     invalid_lines: out.invalid_lines,
                     ..SessionUsage::default()
                 };
+                return false;
             }
             let Ok(v) = parse_value(line.json) else {
                 out.invalid_lines += 1;
-                return out;
+                return false;
             };
             out.session_id = v.get("id").and_then(JsValue::as_str_lossy).map(Into::into);
             out.version = v.get("version").and_then(JsValue::as_f64);
@@ -342,36 +462,25 @@ pub fn session_usage(bytes: &[u8], skip: Option<&HashSet<String>>) -> SessionUsa
                 .and_then(JsValue::as_str_lossy)
                 .filter(|s| !s.is_empty())
                 .map(Into::into);
-            hook_is_custom = out.version.is_none_or(|v| v < 3.0);
-            continue;
+            self.hook_is_custom = out.version.is_none_or(|v| v < 3.0);
+            return true;
         }
         if env.kind != ValueKind::Object {
-            continue;
+            return true;
         }
         let kind = match ty {
-            Some("message") => {
-                let role = env.role.as_str().map(|r| {
-                    if hook_is_custom && r == "hookMessage" {
-                        "custom".to_owned()
-                    } else {
-                        r.to_owned()
-                    }
-                });
-                RecordKind::Message(role)
-            }
+            Some("message") => RecordKind::Message(env.role.as_str().map(|r| self.role(r))),
             Some("custom_message") => RecordKind::CustomMessage,
             Some("compaction") => RecordKind::Compaction,
             Some("branch_summary") => RecordKind::BranchSummary,
-            _ => continue,
+            _ => return true,
         };
         let id = match &env.id {
             Field::Str(s) => Some(s.to_str_lossy().into_owned()),
             _ => None,
         };
         let mut rec = Record {
-            copy: id
-                .as_ref()
-                .is_some_and(|id| skip.is_some_and(|s| s.contains(id))),
+            copy: self.is_copy(id.as_ref()),
             id,
             time_ms: None,
             kind,
@@ -379,54 +488,73 @@ pub fn session_usage(bytes: &[u8], skip: Option<&HashSet<String>>) -> SessionUsa
             usage: None,
             tool_calls: 0,
         };
+        let out = &mut self.out;
         if rec.is_assistant() {
-            let Ok(v) = parse_value(line.json) else {
+            let Some(a) = fast::assistant(line.json).or_else(|| dom_assistant(line.json)) else {
                 out.invalid_lines += 1;
-                continue;
+                return true;
             };
-            let msg = v.get("message");
-            rec.time_ms = time_of(v.get("timestamp"), msg.and_then(|m| m.get("timestamp")));
-            if let Some(m) = msg {
-                if let Some(model) = m.get("model").filter(|x| x.is_truthy()).and_then(js_text) {
-                    rec.model = Some(
-                        match m
-                            .get("provider")
-                            .filter(|x| x.is_truthy())
-                            .and_then(js_text)
-                        {
-                            Some(p) => format!("{p}/{model}"),
-                            None => model,
-                        },
-                    );
-                }
-                rec.usage = m
-                    .get("usage")
-                    .filter(|u| u.as_object().is_some())
-                    .map(Usage::from_value);
-                if let Some(blocks) = m.get("content").and_then(JsValue::as_array) {
-                    rec.tool_calls = blocks
-                        .iter()
-                        .filter(|b| {
-                            b.get("type").and_then(JsValue::as_str_lossy).as_deref()
-                                == Some("toolCall")
-                        })
-                        .count() as u64;
-                }
-            }
+            rec.time_ms = a.time_ms;
+            rec.model = a.model;
+            rec.usage = a.usage;
+            rec.tool_calls = a.tool_calls;
         } else {
-            rec.time_ms = match scanner.top_level_field(line.json, b"timestamp") {
+            let direct = match self.scanner.top_level_field(line.json, b"timestamp") {
                 Ok(Field::Str(s)) => session_format::time::parse_js_date(&s.to_str_lossy()),
-                _ => parse_value(line.json).ok().and_then(|v| {
+                _ => None,
+            };
+            rec.time_ms = direct.or_else(|| {
+                parse_value(line.json).ok().and_then(|v| {
                     time_of(
                         v.get("timestamp"),
                         v.get("message").and_then(|m| m.get("timestamp")),
                     )
-                }),
-            };
+                })
+            });
         }
         out.records.push(rec);
+        true
     }
-    out
+}
+
+/// The full-parse read of an assistant line (the reference of [`fast::assistant`]); `None`
+/// when the line does not parse (it nests deeper than [`session_format::json::MAX_DEPTH`]).
+fn dom_assistant(json: &[u8]) -> Option<fast::Assistant> {
+    let v = parse_value(json).ok()?;
+    let msg = v.get("message");
+    let mut a = fast::Assistant {
+        time_ms: time_of(v.get("timestamp"), msg.and_then(|m| m.get("timestamp"))),
+        model: None,
+        usage: None,
+        tool_calls: 0,
+    };
+    if let Some(m) = msg {
+        if let Some(model) = m.get("model").filter(|x| x.is_truthy()).and_then(js_text) {
+            a.model = Some(
+                match m
+                    .get("provider")
+                    .filter(|x| x.is_truthy())
+                    .and_then(js_text)
+                {
+                    Some(p) => format!("{p}/{model}"),
+                    None => model,
+                },
+            );
+        }
+        a.usage = m
+            .get("usage")
+            .filter(|u| u.as_object().is_some())
+            .map(Usage::from_value);
+        if let Some(blocks) = m.get("content").and_then(JsValue::as_array) {
+            a.tool_calls = blocks
+                .iter()
+                .filter(|b| {
+                    b.get("type").and_then(JsValue::as_str_lossy).as_deref() == Some("toolCall")
+                })
+                .count() as u64;
+        }
+    }
+    Some(a)
 }
 
 /// How rows are keyed.
@@ -761,4 +889,661 @@ pub fn pi_header(t: &Totals) -> Vec<(&'static str, String)> {
         // shows the number without the dollar sign.
         ("Cost", js_to_fixed(u.cost(), 3)),
     ]
+}
+
+/// The typed read of an assistant message line: its time, model, usage and `toolCall` blocks,
+/// every other value skipped without building a tree. `None` whenever the typed read refuses
+/// the line (a duplicate key among the fields read, a lone surrogate, a value nested deeper
+/// than serde_json's limit, …): the caller then parses the line in full, which gives the same
+/// result for every line the typed read accepts.
+mod fast {
+    use std::fmt;
+
+    use serde::Deserialize;
+    use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde_json::Value;
+
+    use super::Usage;
+
+    /// What the typed read gives.
+    #[derive(Debug, PartialEq)]
+    pub(super) struct Assistant {
+        pub(super) time_ms: Option<i64>,
+        pub(super) model: Option<String>,
+        pub(super) usage: Option<Usage>,
+        pub(super) tool_calls: u64,
+    }
+
+    #[derive(Deserialize)]
+    struct Line {
+        #[serde(default)]
+        timestamp: Option<Value>,
+        #[serde(default)]
+        message: Option<Msg>,
+    }
+
+    #[derive(Deserialize)]
+    struct Msg {
+        #[serde(default)]
+        model: Option<Value>,
+        #[serde(default)]
+        provider: Option<Value>,
+        #[serde(default)]
+        usage: Option<Value>,
+        #[serde(default)]
+        content: Option<ToolCalls>,
+        #[serde(default)]
+        timestamp: Option<Value>,
+    }
+
+    /// The number of `toolCall` blocks of a `content` value (0 unless it is an array).
+    pub(super) struct ToolCalls(pub(super) u64);
+
+    impl<'de> Deserialize<'de> for ToolCalls {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = ToolCalls;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ToolCalls, A::Error> {
+                    let mut n = 0;
+                    while let Some(b) = seq.next_element::<IsToolCall>()? {
+                        n += u64::from(b.0);
+                    }
+                    Ok(ToolCalls(n))
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCalls, A::Error> {
+                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    Ok(ToolCalls(0))
+                }
+                fn visit_str<E: de::Error>(self, _: &str) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<ToolCalls, E> {
+                    Ok(ToolCalls(0))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// Whether a content block is an object whose `type` (the last one) is `"toolCall"`.
+    struct IsToolCall(bool);
+
+    impl<'de> Deserialize<'de> for IsToolCall {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = IsToolCall;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IsToolCall, A::Error> {
+                    let mut tool = false;
+                    while let Some(k) = map.next_key::<Key>()? {
+                        if k.0 {
+                            tool = map.next_value::<Text<'de>>()?.as_str() == Some("toolCall");
+                        } else {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                    Ok(IsToolCall(tool))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<IsToolCall, A::Error> {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(IsToolCall(false))
+                }
+                fn visit_str<E: de::Error>(self, _: &str) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<IsToolCall, E> {
+                    Ok(IsToolCall(false))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// A key: whether it is `type`.
+    struct Key(bool);
+
+    impl<'de> Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl Visitor<'_> for V {
+                type Value = Key;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
+                    Ok(Key(s == "type"))
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+
+    /// A top-level entry line, as the typed read sees it: only the fields counted are decoded,
+    /// the last of duplicate keys wins (as in JavaScript).
+    pub(super) struct Row<'a> {
+        pub(super) ty: Option<Text<'a>>,
+        pub(super) id: Option<Text<'a>>,
+        pub(super) timestamp: Option<Time>,
+        pub(super) message: Option<MsgField<'a>>,
+    }
+
+    /// A string value (borrowed when it has no escape), or any other value (skipped).
+    pub(super) enum Text<'a> {
+        Str(std::borrow::Cow<'a, str>),
+        Other,
+    }
+
+    impl Text<'_> {
+        pub(super) fn as_str(&self) -> Option<&str> {
+            match self {
+                Text::Str(s) => Some(s),
+                Text::Other => None,
+            }
+        }
+    }
+
+    /// `message`: an object, or any other value.
+    pub(super) enum MsgField<'a> {
+        Object(Box<MsgFields<'a>>),
+        Other,
+    }
+
+    /// The fields of `message` the count reads.
+    #[derive(Default)]
+    pub(super) struct MsgFields<'a> {
+        pub(super) role: Option<Text<'a>>,
+        pub(super) model: Option<Scalar>,
+        pub(super) provider: Option<Scalar>,
+        pub(super) usage: Option<UsageField>,
+        pub(super) content: Option<ToolCalls>,
+        pub(super) timestamp: Option<Time>,
+    }
+
+    impl MsgFields<'_> {
+        /// `provider/model` (or `model`) when `model` is truthy.
+        pub(super) fn model_name(&self) -> Option<String> {
+            let m = self.model.as_ref().filter(|m| m.truthy)?.text.clone()?;
+            Some(
+                match self
+                    .provider
+                    .as_ref()
+                    .filter(|p| p.truthy)
+                    .and_then(|p| p.text.clone())
+                {
+                    Some(p) => format!("{p}/{m}"),
+                    None => m,
+                },
+            )
+        }
+    }
+
+    /// A value's truthiness and its `${v}` text (strings, numbers and booleans).
+    pub(super) struct Scalar {
+        truthy: bool,
+        text: Option<String>,
+    }
+
+    /// A time: a string as `Date.parse` reads it, a number as epoch ms; `None` otherwise.
+    #[derive(Clone, Copy)]
+    pub(super) struct Time(pub(super) Option<i64>);
+
+    /// `usage`: its counts when it is an object, `None` otherwise.
+    pub(super) struct UsageField(pub(super) Option<Usage>);
+
+    /// `x || 0` added to a number.
+    struct OrZero(f64);
+
+    /// `usage.cost`'s four parts (zeros unless it is an object).
+    #[derive(Default)]
+    struct Cost([f64; 4]);
+
+    /// Any value skipped: maps and sequences drained, scalars ignored. `$f` gives the result of
+    /// a scalar visit, `$default` that of every other value.
+    macro_rules! any_value {
+        ($ty:ty, $default:expr, $($m:ident($($a:ident: $t:ty),*) => $e:expr;)*) => {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<$ty, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok($default)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<$ty, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok($default)
+            }
+            $(fn $m<E: de::Error>(self, $($a: $t),*) -> Result<$ty, E> { Ok($e) })*
+        };
+    }
+
+    impl<'de> Deserialize<'de> for Text<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Text<'de>;
+                any_value!(Text<'de>, Text::Other,
+                    visit_borrowed_str(s: &'de str) => Text::Str(std::borrow::Cow::Borrowed(s));
+                    visit_str(s: &str) => Text::Str(std::borrow::Cow::Owned(s.to_owned()));
+                    visit_bool(_b: bool) => Text::Other;
+                    visit_i64(_n: i64) => Text::Other;
+                    visit_u64(_n: u64) => Text::Other;
+                    visit_f64(_n: f64) => Text::Other;
+                    visit_unit() => Text::Other;
+                );
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Scalar {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Scalar;
+                any_value!(Scalar, Scalar { truthy: true, text: None },
+                    visit_str(s: &str) => Scalar { truthy: !s.is_empty(), text: Some(s.to_owned()) };
+                    visit_bool(b: bool) => Scalar { truthy: b, text: Some(b.to_string()) };
+                    visit_i64(n: i64) => number(n as f64);
+                    visit_u64(n: u64) => number(n as f64);
+                    visit_f64(n: f64) => number(n);
+                    visit_unit() => Scalar { truthy: false, text: None };
+                );
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    fn number(n: f64) -> Scalar {
+        Scalar {
+            truthy: n != 0.0 && !n.is_nan(),
+            text: Some(session_format::json::number_to_string(n)),
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Time {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            fn ms(n: f64) -> Time {
+                Time((n.is_finite() && n.abs() <= 8.64e15).then(|| n.trunc() as i64))
+            }
+            impl<'de> Visitor<'de> for V {
+                type Value = Time;
+                any_value!(Time, Time(None),
+                    visit_str(s: &str) => Time(session_format::time::parse_js_date(s));
+                    visit_bool(_b: bool) => Time(None);
+                    visit_i64(n: i64) => ms(n as f64);
+                    visit_u64(n: u64) => ms(n as f64);
+                    visit_f64(n: f64) => ms(n);
+                    visit_unit() => Time(None);
+                );
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for OrZero {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = OrZero;
+                any_value!(OrZero, OrZero(0.0),
+                    visit_str(_s: &str) => OrZero(0.0);
+                    visit_bool(b: bool) => OrZero(if b { 1.0 } else { 0.0 });
+                    visit_i64(n: i64) => OrZero(n as f64);
+                    visit_u64(n: u64) => OrZero(n as f64);
+                    visit_f64(n: f64) => OrZero(n);
+                    visit_unit() => OrZero(0.0);
+                );
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Cost {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Cost;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
+                    let mut c = Cost::default();
+                    while let Some(k) = map.next_key::<Text<'de>>()? {
+                        let i = match k.as_str() {
+                            Some("input") => 0,
+                            Some("output") => 1,
+                            Some("cacheRead") => 2,
+                            Some("cacheWrite") => 3,
+                            _ => {
+                                map.next_value::<IgnoredAny>()?;
+                                continue;
+                            }
+                        };
+                        c.0[i] = map.next_value::<OrZero>()?.0;
+                    }
+                    Ok(c)
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Cost, A::Error> {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(Cost::default())
+                }
+                fn visit_str<E: de::Error>(self, _: &str) -> Result<Cost, E> {
+                    Ok(Cost::default())
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<Cost, E> {
+                    Ok(Cost::default())
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<Cost, E> {
+                    Ok(Cost::default())
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<Cost, E> {
+                    Ok(Cost::default())
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<Cost, E> {
+                    Ok(Cost::default())
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<Cost, E> {
+                    Ok(Cost::default())
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for UsageField {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = UsageField;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UsageField, A::Error> {
+                    let mut u = Usage::default();
+                    while let Some(k) = map.next_key::<Text<'de>>()? {
+                        match k.as_str() {
+                            Some("input") => u.input = map.next_value::<OrZero>()?.0,
+                            Some("output") => u.output = map.next_value::<OrZero>()?.0,
+                            Some("cacheRead") => u.cache_read = map.next_value::<OrZero>()?.0,
+                            Some("cacheWrite") => u.cache_write = map.next_value::<OrZero>()?.0,
+                            Some("cost") => {
+                                let c = map.next_value::<Cost>()?.0;
+                                u.cost_input = c[0];
+                                u.cost_output = c[1];
+                                u.cost_cache_read = c[2];
+                                u.cost_cache_write = c[3];
+                            }
+                            _ => {
+                                map.next_value::<IgnoredAny>()?;
+                            }
+                        }
+                    }
+                    Ok(UsageField(Some(u)))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<UsageField, A::Error> {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(UsageField(None))
+                }
+                fn visit_str<E: de::Error>(self, _: &str) -> Result<UsageField, E> {
+                    Ok(UsageField(None))
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<UsageField, E> {
+                    Ok(UsageField(None))
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<UsageField, E> {
+                    Ok(UsageField(None))
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<UsageField, E> {
+                    Ok(UsageField(None))
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<UsageField, E> {
+                    Ok(UsageField(None))
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<UsageField, E> {
+                    Ok(UsageField(None))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for MsgField<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = MsgField<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_map<A: MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<MsgField<'de>, A::Error> {
+                    let mut m = MsgFields::default();
+                    while let Some(k) = map.next_key::<Text<'de>>()? {
+                        match k.as_str() {
+                            Some("role") => m.role = Some(map.next_value()?),
+                            Some("model") => m.model = Some(map.next_value()?),
+                            Some("provider") => m.provider = Some(map.next_value()?),
+                            Some("usage") => m.usage = Some(map.next_value()?),
+                            Some("content") => m.content = Some(map.next_value()?),
+                            Some("timestamp") => m.timestamp = Some(map.next_value()?),
+                            _ => {
+                                map.next_value::<IgnoredAny>()?;
+                            }
+                        }
+                    }
+                    Ok(MsgField::Object(Box::new(m)))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<MsgField<'de>, A::Error> {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(MsgField::Other)
+                }
+                fn visit_str<E: de::Error>(self, _: &str) -> Result<MsgField<'de>, E> {
+                    Ok(MsgField::Other)
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<MsgField<'de>, E> {
+                    Ok(MsgField::Other)
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<MsgField<'de>, E> {
+                    Ok(MsgField::Other)
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<MsgField<'de>, E> {
+                    Ok(MsgField::Other)
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<MsgField<'de>, E> {
+                    Ok(MsgField::Other)
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<MsgField<'de>, E> {
+                    Ok(MsgField::Other)
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Row<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Row<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Row<'de>, A::Error> {
+                    let mut r = Row {
+                        ty: None,
+                        id: None,
+                        timestamp: None,
+                        message: None,
+                    };
+                    while let Some(k) = map.next_key::<Text<'de>>()? {
+                        match k.as_str() {
+                            Some("type") => r.ty = Some(map.next_value()?),
+                            Some("id") => r.id = Some(map.next_value()?),
+                            Some("timestamp") => r.timestamp = Some(map.next_value()?),
+                            Some("message") => r.message = Some(map.next_value()?),
+                            _ => {
+                                map.next_value::<IgnoredAny>()?;
+                            }
+                        }
+                    }
+                    Ok(r)
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+
+    /// JavaScript truthiness of a value.
+    fn truthy(v: &Value) -> bool {
+        match v {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0 && !x.is_nan()),
+            Value::String(s) => !s.is_empty(),
+            Value::Array(_) | Value::Object(_) => true,
+        }
+    }
+
+    /// `${v}` for a string, number or boolean.
+    fn text(v: &Value) -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => n.as_f64().map(session_format::json::number_to_string),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    /// `x || 0` added to a number (as [`super::or_zero`]).
+    fn or_zero(v: Option<&Value>) -> f64 {
+        match v {
+            Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
+            Some(Value::Bool(true)) => 1.0,
+            _ => 0.0,
+        }
+    }
+
+    fn usage(u: &Value) -> Option<Usage> {
+        let o = u.as_object()?;
+        let mut out = Usage {
+            input: or_zero(o.get("input")),
+            output: or_zero(o.get("output")),
+            cache_read: or_zero(o.get("cacheRead")),
+            cache_write: or_zero(o.get("cacheWrite")),
+            ..Usage::default()
+        };
+        if let Some(c) = o.get("cost").and_then(Value::as_object) {
+            out.cost_input = or_zero(c.get("input"));
+            out.cost_output = or_zero(c.get("output"));
+            out.cost_cache_read = or_zero(c.get("cacheRead"));
+            out.cost_cache_write = or_zero(c.get("cacheWrite"));
+        }
+        Some(out)
+    }
+
+    fn time(v: Option<&Value>) -> Option<i64> {
+        match v? {
+            Value::String(s) => session_format::time::parse_js_date(s),
+            Value::Number(n) => n
+                .as_f64()
+                .filter(|n| n.is_finite() && n.abs() <= 8.64e15)
+                .map(|n| n.trunc() as i64),
+            _ => None,
+        }
+    }
+
+    /// The typed read of an assistant line (see the module docs).
+    pub(super) fn assistant(json: &[u8]) -> Option<Assistant> {
+        let line: Line = serde_json::from_slice(json).ok()?;
+        let msg = line.message?;
+        let model = msg
+            .model
+            .as_ref()
+            .filter(|m| truthy(m))
+            .and_then(text)
+            .map(
+                |m| match msg.provider.as_ref().filter(|p| truthy(p)).and_then(text) {
+                    Some(p) => format!("{p}/{m}"),
+                    None => m,
+                },
+            );
+        Some(Assistant {
+            time_ms: time(line.timestamp.as_ref()).or_else(|| time(msg.timestamp.as_ref())),
+            model,
+            usage: msg.usage.as_ref().and_then(usage),
+            tool_calls: msg.content.map_or(0, |c| c.0),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{dom_assistant, fast};
+
+    /// The typed read gives what the full parse gives, or declines (then the full parse is used).
+    #[test]
+    fn the_typed_read_agrees_with_the_full_parse() {
+        let lines = [
+            r#"{"type":"message","id":"a","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"1"},{"type":"text","text":"x"},{"type":"toolCall"}],"provider":"p","model":"m","usage":{"input":1,"output":2.5,"cacheRead":-3,"cacheWrite":true,"cost":{"input":0.1,"output":"2","cacheRead":null,"cacheWrite":1e-7}}}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":"text","model":5,"provider":"","usage":null,"timestamp":1767225600000}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":{"type":"toolCall"},"model":"","usage":[1]}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":[null,1,"toolCall",["toolCall"],{"type":"toolCall","type":"text"},{"type":"text","type":"toolCall"},{"type":{"x":1}}],"model":true,"provider":0,"usage":{"cost":5}}}"#,
+            r#"{"type":"message","timestamp":5,"message":{"role":"assistant","content":[],"usage":{"input":1,"input":7,"cost":{"input":1,"input":2}}}}"#,
+            // Duplicate keys among the fields read: the typed read declines, the parse decides.
+            r#"{"type":"message","message":{"role":"assistant","content":[],"usage":{"input":1}},"message":{"role":"assistant","content":[],"usage":{"input":2}}}"#,
+            r#"{"type":"message","timestamp":"2026-01-01T00:00:00Z","timestamp":"bad","message":{"role":"assistant","model":"a","model":"b","content":[]}}"#,
+            // A lone surrogate in a skipped string and in the model.
+            r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"\ud800"}],"model":"m\udc00"}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":[{"type":"tool\u0043all"}],"model":"\u00e9","usage":{"input":12345678901234567890}}}"#,
+            r#"{"type":"message","timestamp":"not a date","message":{"role":"assistant","content":[],"timestamp":"2026-01-01","usage":{"input":1.7976931348623157e308,"output":5e-324}}}"#,
+        ];
+        let mut declined = 0;
+        for l in lines {
+            let dom = dom_assistant(l.as_bytes()).unwrap();
+            match fast::assistant(l.as_bytes()) {
+                Some(f) => assert_eq!(f, dom, "{l}"),
+                None => declined += 1,
+            }
+        }
+        // The two duplicate-key lines and the lone surrogate serde_json refuses to decode (in
+        // `model`; the one in a skipped string it accepts).
+        assert_eq!(declined, 3);
+    }
 }
