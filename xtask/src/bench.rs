@@ -2661,10 +2661,7 @@ fn judge_cli(
         CliTarget::Search => (base.rg_wall_ms, None),
         _ => (base.lib_open_wall_ms, base.ref_open_ms),
     };
-    let on_file = !matches!(
-        t,
-        CliTarget::List | CliTarget::Usage | CliTarget::Search
-    );
+    let on_file = !matches!(t, CliTarget::List | CliTarget::Usage | CliTarget::Search);
     let v = CliVerdict {
         vs_lib: div(Some(wall_ms), lib),
         vs_ref: div(reference, Some(wall_ms)),
@@ -4107,7 +4104,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (from, to) = (dir.path().join("from"), dir.path().join("to"));
         session_store::io::ensure_dir(&from).unwrap();
-        let line = "{\"id\":\"a\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n";
+        let line =
+            "{\"id\":\"a\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n";
         for i in 0..7 {
             let body = format!("{{\"type\":\"session\",\"id\":\"s{i}\"}}\n{line}{line}");
             session_store::io::write_raw(&from.join(format!("s{i}.jsonl")), body.as_bytes())
@@ -4117,10 +4115,17 @@ mod tests {
         let p = plant_copy(&from, &to, 3, false).unwrap();
         // s0, s3, s6: one line each.
         assert_eq!(p.lines, 3);
-        assert_eq!(p.longest_line, (line.len() - 1 + PLANTED_TOKEN.len() + 1) as u64);
+        assert_eq!(
+            p.longest_line,
+            (line.len() - 1 + PLANTED_TOKEN.len() + 1) as u64
+        );
         for i in 0..7 {
             let got = std::fs::read_to_string(to.join(format!("s{i}.jsonl"))).unwrap();
-            assert_eq!(got.matches(PLANTED_TOKEN).count(), usize::from(i % 3 == 0), "s{i}");
+            assert_eq!(
+                got.matches(PLANTED_TOKEN).count(),
+                usize::from(i % 3 == 0),
+                "s{i}"
+            );
             let back = got.replacen("PLANTEDTOKEN ", "", 1);
             let orig = std::fs::read_to_string(from.join(format!("s{i}.jsonl"))).unwrap();
             assert_eq!(back, orig, "s{i}");
@@ -4192,5 +4197,4 @@ mod tests {
         assert_eq!(CliTarget::of("search-file"), CliTarget::Search);
         assert_eq!(CliTarget::of("search-dir"), CliTarget::Search);
     }
-
 }

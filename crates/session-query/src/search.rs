@@ -448,8 +448,6 @@ impl Searcher {
         let mut base = 0usize;
         let mut filled = 0usize;
         let mut st = State::default();
-        let mut total_lines = 0usize;
-        let mut last_byte = None;
         loop {
             if filled == buf.len() {
                 let grown = buf.len() * 2;
@@ -463,8 +461,6 @@ impl Searcher {
             if n == 0 {
                 break;
             }
-            total_lines += memchr::memchr_iter(b'\n', &buf[filled..filled + n]).count();
-            last_byte = Some(buf[filled + n - 1]);
             filled += n;
             let Some(last_nl) = memchr::memrchr(b'\n', &buf[..filled]) else {
                 continue;
@@ -484,14 +480,19 @@ impl Searcher {
                 buf.shrink_to_fit();
             }
         }
-        if filled > 0 && !st.stopped {
-            st.begin_block(base);
-            self.scan_tail(&buf[..filled], 0, &mut st, &mut visit);
-        }
-        if last_byte.is_some_and(|b| b != b'\n') {
-            total_lines += 1;
-        }
-        st.stats.lines = total_lines;
+        // Each newline is counted once, lazily (`State`): the blocks ended hold `lines_before`
+        // lines. A stop leaves the current block unended: its lines are those read so far.
+        st.stats.lines = if st.stopped {
+            st.lines_before + count_lines(&buf[..filled])
+        } else {
+            // What is left has no line feed: the last line, when there is one.
+            let tail = usize::from(filled > 0);
+            if filled > 0 {
+                st.begin_block(base);
+                self.scan_tail(&buf[..filled], 0, &mut st, &mut visit);
+            }
+            st.lines_before + tail
+        };
         Ok(st.stats)
     }
 
