@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clap::Args;
 use session_format::json::{JsObject, JsValue, to_json_string};
-use session_query::search::{FieldSet, Hit, SearchOptions, Searcher, mark_hits};
+use session_query::search::{FieldSet, Hit, ScanStats, SearchOptions, Searcher, mark_hits};
 use session_store::SessionManager;
 
 use crate::address::{self, SessionSelector};
@@ -45,8 +45,17 @@ line:
 fields, `field` that of the first match, `model` the provider/model in effect at the entry;
 null where a value is unknown); with -c --json: {\"session\", \"agent\", \"count\"}.
 
+Lines that are not JSON: a line that could hold a match (it holds the bytes every match starts
+with, or a \\uXXXX escape; with a pattern without such bytes, every line) but is not JSON, such
+as a torn last line, is skipped and reported on stderr, also with --json and -c, one warning per
+session: `warning: PATH: N lines that could hold a match are not JSON and were not searched: line
+L (byte B) and N-1 more` (B the line's offset). Other lines are not read as JSON (they cannot
+hold a match); `sessions check` reports every line that is not JSON.
+
 Exit codes (grep's): 0 some hit, 1 no hit, 2 an error (a session that could not be read is
-reported on stderr and the others are still searched).
+reported on stderr and the others are still searched). Lines that are not JSON do not change the
+exit code: it is 0 or 1 by the hits in the rest of the session, as grep's is for the lines it
+can read.
 
 Speed: sessions are searched in parallel; a line is parsed only when it holds the bytes every
 match must start with (or a \\uXXXX escape that could spell them), so a store is scanned at
@@ -166,6 +175,8 @@ enum Searched {
     Hits {
         hits: Vec<Hit>,
         session_id: Option<String>,
+        /// The scan's counters (lines that are not JSON).
+        stats: ScanStats,
     },
     Failed(String),
     /// A second name of a file already searched.
@@ -210,7 +221,16 @@ pub(crate) fn run(ctx: &Ctx, a: &SearchArgs, out: &mut Output) -> anyhow::Result
     let mut failed = unreadable_dir;
     for ((agent, path), result) in sessions.iter().zip(results) {
         let (mut hits, session_id) = match result {
-            Searched::Hits { hits, session_id } => (hits, session_id),
+            Searched::Hits {
+                hits,
+                session_id,
+                stats,
+            } => {
+                if let Some(w) = invalid_lines_warning(path, &stats) {
+                    out.warn(&w)?;
+                }
+                (hits, session_id)
+            }
             Searched::Failed(msg) => {
                 out.error(&msg)?;
                 failed = true;
@@ -251,6 +271,30 @@ pub(crate) fn run(ctx: &Ctx, a: &SearchArgs, out: &mut Output) -> anyhow::Result
     } else {
         Outcome::Problems
     })
+}
+
+/// The warning for a session with candidate lines (lines that could hold a match) that are not
+/// JSON, skipped: how many, and where the first one is.
+fn invalid_lines_warning(path: &Path, stats: &ScanStats) -> Option<String> {
+    let first = stats.first_invalid?;
+    let n = stats.invalid_lines;
+    let (lines, verb) = if n == 1 {
+        ("line that could hold a match is", "was")
+    } else {
+        ("lines that could hold a match are", "were")
+    };
+    let more = if n > 1 {
+        format!(" and {} more", text::thousands(n - 1))
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{}: {} {lines} not JSON and {verb} not searched: line {} (byte {}){more}",
+        text::path(path),
+        text::thousands(n),
+        first.line,
+        first.byte,
+    ))
 }
 
 /// Searches files in parallel (one thread per core, sessions handed out in order), results in
@@ -346,10 +390,11 @@ fn search_file(
         hits.push(h);
         wants_more(hits.len(), per_session, model)
     });
-    if let Err(e) = scanned {
-        return (fail(e.into()), file_id);
-    }
-    let r = finish(searcher, hits, per_session, tree, || {
+    let stats = match scanned {
+        Ok(stats) => stats,
+        Err(e) => return (fail(e.into()), file_id),
+    };
+    let r = finish(searcher, hits, stats, per_session, tree, || {
         SessionManager::open_read_only(path, None)
             .map(|ro| ro.session)
             .map_err(anyhow::Error::from)
@@ -375,11 +420,11 @@ fn search_stored(
     };
     let mut hits = Vec::new();
     let model = searcher.needs_tree_filter();
-    searcher.search_bytes(&bytes, |h| {
+    let stats = searcher.search_bytes(&bytes, |h| {
         hits.push(h);
         wants_more(hits.len(), per_session, model)
     });
-    finish(searcher, hits, per_session, tree, || {
+    finish(searcher, hits, stats, per_session, tree, || {
         ctx.backend.open_read_only(path).map(|ro| ro.session)
     })
     .unwrap_or_else(fail)
@@ -390,6 +435,7 @@ fn search_stored(
 fn finish(
     searcher: &Searcher,
     mut hits: Vec<Hit>,
+    stats: ScanStats,
     per_session: Option<usize>,
     tree: bool,
     open: impl FnOnce() -> anyhow::Result<SessionManager>,
@@ -403,7 +449,11 @@ fn finish(
     if let Some(n) = per_session {
         hits.truncate(n);
     }
-    Ok(Searched::Hits { hits, session_id })
+    Ok(Searched::Hits {
+        hits,
+        session_id,
+        stats,
+    })
 }
 
 fn write_count(

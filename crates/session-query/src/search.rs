@@ -18,8 +18,13 @@
 //!    whether each hit is on the current branch, the ids of migrated v1 rows (which have none
 //!    in the file), and the model in effect at each hit (for [`SearchOptions::model`]).
 //!
-//! The header line is never searched; lines that are not JSON objects are skipped (counted in
-//! [`ScanStats::invalid_lines`]).
+//! The header line is never searched. A candidate line that is not JSON (a torn or garbled
+//! line that holds the bytes a match starts with, so it could have held a hit) is skipped and
+//! reported in [`ScanStats`]: how many, and the first one's line and byte offset. Lines the
+//! candidate filter skips are not read as JSON at all (they cannot hold a match, valid or not;
+//! validating them would cost the scan 4× on a large file); `sessions check` finds every line
+//! that is not JSON. A JSON value that is not an object is not an entry and is skipped without
+//! a report (as `sessions usage` and the reference's reader do).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -249,8 +254,22 @@ pub struct ScanStats {
     pub lines: usize,
     /// Lines the candidate filter let through and that were parsed.
     pub parsed_lines: usize,
-    /// Parsed lines that are not JSON objects (skipped).
+    /// Parsed lines (candidates) that are not JSON (or nest deeper than
+    /// `session_format::json::MAX_DEPTH`, so that no tree can be built to search them),
+    /// skipped; blank lines are not counted. Lines the candidate filter skips, and lines after
+    /// the scan was stopped (a `visit` returning `false`), are not read.
     pub invalid_lines: usize,
+    /// The first of the [`ScanStats::invalid_lines`].
+    pub first_invalid: Option<LinePos>,
+}
+
+/// Where a line is: its 1-based number and the byte offset of its first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinePos {
+    /// 1-based line number.
+    pub line: usize,
+    /// Byte offset of the line's first byte in the session.
+    pub byte: usize,
 }
 
 /// A compiled search: the matcher, the candidate filter and the options.
@@ -591,20 +610,20 @@ impl Searcher {
         st: &mut State,
         visit: &mut impl FnMut(Hit) -> bool,
     ) {
-        // The 1-based line number: newlines before `start` in this block, counted lazily.
-        st.block_counted += memchr::memchr_iter(b'\n', &block[st.counted_to..start]).count();
-        st.counted_to = start;
-        let line_no = st.lines_before + st.block_counted + 1;
-        let raw = &block[start..end];
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            return;
-        }
-        st.stats.parsed_lines += 1;
-        let Ok(JsValue::Object(row)) = parse_value(raw) else {
-            st.stats.invalid_lines += 1;
+        let Some(json) = json_part(block, start, end, st) else {
             return;
         };
+        st.stats.parsed_lines += 1;
+        let row = match parse_value(json) {
+            Ok(JsValue::Object(row)) => row,
+            // JSON, but not an entry.
+            Ok(_) => return,
+            Err(_) => {
+                st.invalid(block, start);
+                return;
+            }
+        };
+        let line_no = st.line_no(block, start);
         let row = JsValue::Object(row);
         let ty = row
             .get("type")
@@ -755,11 +774,52 @@ impl State {
         self.counted_to = 0;
     }
 
+    /// The 1-based number of the line starting at `start` of `block` (newlines counted lazily,
+    /// so `start` must not decrease within a block).
+    fn line_no(&mut self, block: &[u8], start: usize) -> usize {
+        self.block_counted += memchr::memchr_iter(b'\n', &block[self.counted_to..start]).count();
+        self.counted_to = start;
+        self.lines_before + self.block_counted + 1
+    }
+
+    /// Counts the line starting at `start` of `block` as not JSON.
+    fn invalid(&mut self, block: &[u8], start: usize) {
+        let line = self.line_no(block, start);
+        self.stats.invalid_lines += 1;
+        if self.stats.first_invalid.is_none() {
+            self.stats.first_invalid = Some(LinePos {
+                line,
+                byte: self.base + start,
+            });
+        }
+    }
+
     /// Ends a block of complete lines (`block` ends with a line feed).
     fn end_block(&mut self, block: &[u8]) {
         self.lines_before +=
             self.block_counted + memchr::memchr_iter(b'\n', &block[self.counted_to..]).count();
     }
+}
+
+/// The part of the line `block[start..end]` that `JSON.parse` sees, `None` for a blank line:
+/// the JavaScript whitespace the reference's whole-file `trim()` removes (a BOM among it) is cut
+/// from the start of the session's first line and from the end of its last one (`end ==
+/// block.len()` in [`Searcher::scan_tail`]); a CR before the LF is JSON whitespace.
+fn json_part<'a>(block: &'a [u8], start: usize, end: usize, st: &State) -> Option<&'a [u8]> {
+    let raw = &block[start..end];
+    if session_format::line::is_blank(raw) {
+        return None;
+    }
+    let raw = if st.base + start == 0 {
+        session_format::line::trim_js_start(raw)
+    } else {
+        raw
+    };
+    Some(if end == block.len() {
+        session_format::line::trim_js_end(raw)
+    } else {
+        raw
+    })
 }
 
 /// The first match of an entry and the match count.

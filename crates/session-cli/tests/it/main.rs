@@ -39,6 +39,7 @@ mod retention_guard_rails;
 mod running_gateway;
 mod same_session_id;
 mod search_marks_branches_and_exits_like_grep;
+mod search_reports_lines_that_are_not_json;
 mod sidecars_not_sessions;
 mod sqlite_installs;
 mod unlock_addressing;
