@@ -89,19 +89,22 @@ pub(crate) struct SearchArgs {
     /// custom, label, id, key, other, or all [default: all but id, key and other].
     #[arg(long, value_name = "LIST", value_parser = parse_fields)]
     fields: Option<FieldSet>,
-    /// Only messages with this role (user, assistant, toolResult, bashExecution, custom, …);
-    /// repeat or comma-separate for several.
+    /// Only messages with this role: user, assistant, toolResult, bashExecution, custom,
+    /// branchSummary or compactionSummary; repeat or comma-separate for several (another name
+    /// is a usage error).
     #[arg(long, value_name = "ROLE", value_delimiter = ',')]
     role: Vec<String>,
-    /// Only entries of this type (message, compaction, branch_summary, custom_message, label,
-    /// session_info, model_change, …); repeat or comma-separate for several.
+    /// Only entries of this type: message, thinking_level_change, model_change, compaction,
+    /// branch_summary, custom, custom_message, label, session_info, reset or leaf; repeat or
+    /// comma-separate for several (another name is a usage error).
     #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
     types: Vec<String>,
     /// Only entries at or after this time (ISO 8601, UTC unless it has an offset, or epoch
     /// milliseconds); entries without a time are left out.
     #[arg(long, value_name = "TIME", value_parser = crate::archive::parse_now)]
     since: Option<i64>,
-    /// Only entries at or before this time (as --since).
+    /// Only entries at or before this time (inclusive, as --since; a --since after it is a
+    /// usage error).
     #[arg(long, value_name = "TIME", value_parser = crate::archive::parse_now)]
     until: Option<i64>,
     /// Only entries made under a model whose provider/model contains this text
@@ -198,6 +201,7 @@ pub(crate) fn run(ctx: &Ctx, a: &SearchArgs, out: &mut Output) -> anyhow::Result
         model: a.model.clone(),
         context_chars: a.context,
     };
+    crate::archive::check_window(a.since, a.until, true)?;
     let searcher = Searcher::new(opts).map_err(|e| UsageError::new(e.to_string()))?;
     // A directory that could not be read is an error (exit code 2, as `grep -r`); the rest is
     // still searched.

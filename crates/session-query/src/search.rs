@@ -49,6 +49,47 @@ pub enum SearchError {
         /// The names accepted.
         expected: String,
     },
+    /// A `--fields` list that names no field (`""`, `","`).
+    #[error("no field to search in (expected a comma-separated list of {expected}, or all)")]
+    NoFields {
+        /// The names accepted.
+        expected: String,
+    },
+    /// A role filter ([`SearchOptions::roles`]) that is not one of [`ROLES`].
+    #[error("unknown role {name:?} (expected one of {expected})")]
+    UnknownRole {
+        /// The role given.
+        name: String,
+        /// The roles accepted.
+        expected: String,
+    },
+    /// A type filter ([`SearchOptions::types`]) that is not one of the entry types.
+    #[error("unknown entry type {name:?} (expected one of {expected})")]
+    UnknownType {
+        /// The type given.
+        name: String,
+        /// The types accepted.
+        expected: String,
+    },
+}
+
+/// The message roles [`SearchOptions::roles`] accepts (pi's and OpenClaw's).
+pub const ROLES: [&str; 7] = [
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+];
+
+/// The entry types [`SearchOptions::types`] accepts: `session_format::EntryType::ALL` (the
+/// header, `session`, is never searched).
+fn entry_types() -> impl Iterator<Item = &'static str> {
+    session_format::EntryType::ALL
+        .into_iter()
+        .map(|t| t.as_str())
 }
 
 /// The part of an entry a match was found in (`--fields`).
@@ -158,8 +199,10 @@ impl FieldSet {
     /// ignored).
     ///
     /// # Errors
-    /// [`SearchError::UnknownField`] for a name that is not one of [`Field::ALL`] or `all`.
+    /// [`SearchError::UnknownField`] for a name that is not one of [`Field::ALL`] or `all`;
+    /// [`SearchError::NoFields`] for a list without a name.
     pub fn parse(list: &str) -> Result<Self, SearchError> {
+        let expected = || Field::ALL.map(Field::as_str).join(", ");
         let mut set = FieldSet(0);
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             if name == "all" {
@@ -171,10 +214,15 @@ impl FieldSet {
                 None => {
                     return Err(SearchError::UnknownField {
                         name: name.to_owned(),
-                        expected: Field::ALL.map(Field::as_str).join(", "),
+                        expected: expected(),
                     });
                 }
             }
+        }
+        if set.0 == 0 {
+            return Err(SearchError::NoFields {
+                expected: expected(),
+            });
         }
         Ok(set)
     }
@@ -194,9 +242,11 @@ pub struct SearchOptions {
     pub word: bool,
     /// The fields matched in.
     pub fields: FieldSet,
-    /// Only `message` entries with one of these `message.role`s (empty: any entry).
+    /// Only `message` entries with one of these `message.role`s (each one of [`ROLES`];
+    /// empty: any entry).
     pub roles: Vec<String>,
-    /// Only entries of one of these `type`s (empty: any).
+    /// Only entries of one of these `type`s (each one of `session_format::EntryType::ALL`'s
+    /// names; empty: any).
     pub types: Vec<String>,
     /// Only entries at or after this time (epoch milliseconds; an entry's `timestamp`, else its
     /// message's numeric `timestamp`; entries without a time are excluded by a bound).
@@ -376,8 +426,21 @@ impl Searcher {
     ///
     /// # Errors
     /// [`SearchError::Regex`] when the pattern (with [`SearchOptions::regex`]) is not a valid
-    /// regex, or too large to compile.
+    /// regex, or too large to compile; [`SearchError::UnknownRole`] and
+    /// [`SearchError::UnknownType`] for a filter no entry can pass.
     pub fn new(opts: SearchOptions) -> Result<Self, SearchError> {
+        if let Some(r) = opts.roles.iter().find(|r| !ROLES.contains(&r.as_str())) {
+            return Err(SearchError::UnknownRole {
+                name: r.clone(),
+                expected: ROLES.join(", "),
+            });
+        }
+        if let Some(t) = opts.types.iter().find(|t| !entry_types().any(|k| k == *t)) {
+            return Err(SearchError::UnknownType {
+                name: t.clone(),
+                expected: entry_types().collect::<Vec<_>>().join(", "),
+            });
+        }
         let source = if opts.regex {
             opts.pattern.clone()
         } else {

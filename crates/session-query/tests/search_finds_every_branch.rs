@@ -167,6 +167,22 @@ fn ids_and_other_fields_match_only_when_asked_for() {
         FieldSet::parse("text,bogus"),
         Err(SearchError::UnknownField { name, .. }) if name == "bogus"
     ));
+    assert!(matches!(
+        FieldSet::parse(" , "),
+        Err(SearchError::NoFields { .. })
+    ));
+    let mut o = opts("x");
+    o.roles = vec!["user".to_owned(), "tool".to_owned()];
+    assert!(matches!(
+        Searcher::new(o),
+        Err(SearchError::UnknownRole { name, .. }) if name == "tool"
+    ));
+    let mut o = opts("x");
+    o.types = vec!["session".to_owned()];
+    assert!(matches!(
+        Searcher::new(o),
+        Err(SearchError::UnknownType { name, .. }) if name == "session"
+    ));
 }
 
 #[test]
