@@ -370,17 +370,16 @@ fn search_file(
     buf: &mut Vec<u8>,
 ) -> (Searched, Option<FileId>) {
     use std::os::unix::fs::MetadataExt;
-    let fail = |e: anyhow::Error| {
-        Searched::Failed(format!("{}: {}", text::path(path), output::error_text(&e)))
-    };
+    let fail = |e: anyhow::Error| failed(path, &output::error_text_after_path(path, &e));
     // Only a regular file is opened (a FIFO would block the open).
     let meta = match std::fs::metadata(path) {
         Ok(m) if m.is_file() => m,
         _ => {
-            let e = fsx::require_regular(path)
-                .err()
-                .unwrap_or_else(|| anyhow::anyhow!("{} is not a regular file", text::path(path)));
-            return (Searched::Failed(output::error_text(&e)), None);
+            let why = fsx::session_file_reason(path);
+            return (
+                failed(path, why.as_deref().unwrap_or("not a regular file")),
+                None,
+            );
         }
     };
     let file_id = Some((meta.dev(), meta.ino()));
@@ -415,9 +414,10 @@ fn search_stored(
     per_session: Option<usize>,
     tree: bool,
 ) -> Searched {
-    let fail = |e: anyhow::Error| {
-        Searched::Failed(format!("{}: {}", text::path(path), output::error_text(&e)))
-    };
+    let fail = |e: anyhow::Error| failed(path, &output::error_text_after_path(path, &e));
+    if let Some(why) = ctx.backend.session_reason(path) {
+        return failed(path, &why);
+    }
     let bytes = match ctx.backend.read_session(path) {
         Ok(b) => b,
         Err(e) => return fail(e),
@@ -432,6 +432,11 @@ fn search_stored(
         ctx.backend.open_read_only(path).map(|ro| ro.session)
     })
     .unwrap_or_else(fail)
+}
+
+/// A session that could not be searched: `PATH: WHY` (`why` without the path).
+fn failed(path: &Path, why: &str) -> Searched {
+    Searched::Failed(format!("{}: {why}", text::path(path)))
 }
 
 /// Marks the hits against the session's open (only when there are hits and `tree`) and

@@ -186,8 +186,17 @@ fn named_targets(
 /// Reads and counts every file: on 2+ threads for files (an atomic index, results in file
 /// order), one at a time through a Redis or SQLite backend.
 fn read_all(ctx: &Ctx, paths: &[PathBuf]) -> Vec<Result<SessionUsage, String>> {
-    let one = |bytes: anyhow::Result<Vec<u8>>| -> Result<SessionUsage, String> {
-        let bytes = bytes.map_err(|e| crate::output::error_text(&e))?;
+    // Errors are without the path (the caller names it first).
+    let read = |p: &Path| -> Result<Vec<u8>, String> {
+        if let Some(why) = ctx.backend.session_reason(p) {
+            return Err(why);
+        }
+        ctx.backend
+            .read_session(p)
+            .map_err(|e| crate::output::error_text_after_path(p, &e))
+    };
+    let one = |bytes: Result<Vec<u8>, String>| -> Result<SessionUsage, String> {
+        let bytes = bytes?;
         let s = session_usage(&bytes, None);
         if s.session_id.is_none() {
             return Err(if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -201,10 +210,7 @@ fn read_all(ctx: &Ctx, paths: &[PathBuf]) -> Vec<Result<SessionUsage, String>> {
         Ok(s)
     };
     if ctx.store().is_some() {
-        return paths
-            .iter()
-            .map(|p| one(ctx.backend.read_session(p)))
-            .collect();
+        return paths.iter().map(|p| one(read(p))).collect();
     }
     let threads = std::thread::available_parallelism()
         .map_or(2, std::num::NonZero::get)
@@ -221,9 +227,7 @@ fn read_all(ctx: &Ctx, paths: &[PathBuf]) -> Vec<Result<SessionUsage, String>> {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(p) = paths.get(i) else { break };
-                        let bytes = crate::fsx::require_regular(p)
-                            .and_then(|()| Ok(session_store::io::read_file(p)?));
-                        got.push((i, one(bytes)));
+                        got.push((i, one(read(p))));
                     }
                     got
                 })
@@ -314,7 +318,7 @@ fn mark_fork_copies(
                 .backend
                 .read_session(&pp)
                 .map(|b| session_usage(&b, None).ids())
-                .map_err(|e| crate::output::error_text(&e)),
+                .map_err(|e| crate::output::error_text_after_path(&pp, &e)),
         });
         match ids {
             Ok(ids) => {
