@@ -35,7 +35,8 @@ Output, one line per hit:
   PATH:LINE: ENTRY_ID ROLE TIME on-branch|off-branch FIELD: …before MATCH after…
 ROLE is the message role, or the entry type for other entries; TIME the entry's timestamp as
 stored; the snippet keeps --context characters on each side of the first match in the entry
-(the match highlighted on a terminal), with control and bidirectional characters escaped.
+(the match highlighted on a terminal), with a backslash written as \\\\ and control and
+bidirectional characters escaped as \\u{hex} (a newline as \\u{a}).
 With -c: `PATH:N` for each session with N hits (ripgrep's -c). With --json, one object per
 line:
   {\"session\", \"sessionId\", \"agent\", \"line\", \"byte\", \"entryId\", \"type\", \"role\",
@@ -531,10 +532,21 @@ fn hit_text(path: &Path, h: &Hit, color: bool) -> String {
         text::safe(h.timestamp.as_deref().unwrap_or("-")),
         marker,
         h.field.as_str(),
-        text::safe(&h.before),
+        snippet(&h.before),
         open,
-        text::safe(&h.matched),
+        snippet(&h.matched),
         close,
-        text::safe(&h.after),
+        snippet(&h.after),
     )
+}
+
+/// A part of a text-mode snippet: a backslash as `\\`, then control and bidirectional
+/// characters as `\u{hex}` ([`text::safe`]), so that an escape is never confused with the same
+/// characters in the transcript (the text `\n` shows as `\\n`, a newline as `\u{a}`).
+fn snippet(s: &str) -> String {
+    if s.contains('\\') {
+        text::safe(&s.replace('\\', "\\\\")).into_owned()
+    } else {
+        text::safe(s).into_owned()
+    }
 }

@@ -213,7 +213,7 @@ fn a_store_is_searched_across_agents_without_sidecars() {
 }
 
 #[test]
-fn control_characters_are_escaped_in_text_and_exact_in_json() {
+fn control_characters_and_backslashes_are_escaped_in_text_and_exact_in_json() {
     let dir = tempdir();
     let p = dir.path().join("c.jsonl");
     plant(
@@ -233,6 +233,37 @@ fn control_characters_are_escaped_in_text_and_exact_in_json() {
         (Some("a\u{1b}[31m"), Some("\u{202e} flag"))
     );
     assert_eq!(v["timestamp"], Value::Null);
+
+    // A backslash in the text is written `\\`, so the two characters `\n` (`\\n`), a
+    // newline (`\u{a}`) and the text `\u{a}` (`\\u{a}`) never look alike.
+    let b = dir.path().join("b.jsonl");
+    plant(
+        &b,
+        b"{\"type\":\"session\",\"version\":3,\"id\":\"b\",\"cwd\":\"/\"}\n\
+          {\"type\":\"message\",\"id\":\"u\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"C:\\\\dir\\\\n and\\n \\\\u{a} red\\\\ end\"}}\n",
+    );
+    let r = run_in(dir.path(), ["search", "red\\", "b.jsonl"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (
+            0,
+            "b.jsonl:2: u user - on-branch text: C:\\\\dir\\\\n and\\u{a} \\\\u{a} red\\\\ end\n"
+        )
+    );
+    let r = run_in(dir.path(), ["search", "--json", "red\\", "b.jsonl"]);
+    let v: Value = serde_json::from_str(r.stdout.trim_end()).unwrap();
+    assert_eq!(
+        (
+            v["before"].as_str(),
+            v["match"].as_str(),
+            v["after"].as_str()
+        ),
+        (
+            Some("C:\\dir\\n and\n \\u{a} "),
+            Some("red\\"),
+            Some(" end")
+        )
+    );
 }
 
 #[test]
