@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clap::Args;
 use session_format::json::{JsObject, JsValue, to_json_string};
-use session_query::search::{FieldSet, Hit, ScanStats, SearchOptions, Searcher, mark_hits};
+use session_query::search::{
+    Field, FieldSet, Hit, ScanStats, SearchOptions, Searcher, is_v1_header, mark_hits,
+};
 use session_store::SessionManager;
 
 use crate::address::{self, SessionSelector};
@@ -22,7 +24,8 @@ Search the sessions of a store for a literal (or, with -e, a regex) on every bra
 the text of user and assistant messages, thinking, tool-call names and arguments, tool results,
 compaction and branch summaries, custom messages and labels. JSON string escapes are decoded
 before matching (a search for café finds caf\\u00e9); ids, object keys and other values (model
-names, image data, details) are matched only when --fields names them. Each hit is one entry,
+names, image data, details) are matched only when --fields names them (a v1 file's ids, which
+exist only in its in-memory migration, too: with --fields id such a file is opened, even for -c). Each hit is one entry,
 marked on-branch when it lies on the session's current branch (the path from the current leaf
 to the root, what the next turn continues) and off-branch otherwise (an abandoned branch).
 
@@ -398,7 +401,13 @@ fn search_file(
         Ok(stats) => stats,
         Err(e) => return (fail(e.into()), file_id),
     };
-    let r = finish(searcher, hits, stats, per_session, tree, || {
+    // A v1 file's ids exist only in the open's migration: with --fields id it is opened.
+    let v1 = searcher.options().fields.contains(Field::Id)
+        && session_store::io::read_first_line(path)
+            .ok()
+            .flatten()
+            .is_some_and(|h| is_v1_header(&h));
+    let r = finish(searcher, hits, stats, per_session, tree, v1, || {
         SessionManager::open_read_only(path, None)
             .map(|ro| ro.session)
             .map_err(anyhow::Error::from)
@@ -429,7 +438,9 @@ fn search_stored(
         hits.push(h);
         wants_more(hits.len(), per_session, model)
     });
-    finish(searcher, hits, stats, per_session, tree, || {
+    let v1 = searcher.options().fields.contains(Field::Id)
+        && is_v1_header(bytes.split(|&b| b == b'\n').next().unwrap_or(&[]));
+    finish(searcher, hits, stats, per_session, tree, v1, || {
         ctx.backend.open_read_only(path).map(|ro| ro.session)
     })
     .unwrap_or_else(fail)
@@ -440,21 +451,28 @@ fn failed(path: &Path, why: &str) -> Searched {
     Searched::Failed(format!("{}: {why}", text::path(path)))
 }
 
-/// Marks the hits against the session's open (only when there are hits and `tree`) and
-/// applies the per-session cap.
+/// Marks the hits against the session's open (only when there are hits and `tree`), searches
+/// a v1 file's rows again with their migrated ids (`v1`: with --fields id; the open is then
+/// made even without hits), and applies the per-session cap.
 fn finish(
     searcher: &Searcher,
     mut hits: Vec<Hit>,
     stats: ScanStats,
     per_session: Option<usize>,
     tree: bool,
+    v1: bool,
     open: impl FnOnce() -> anyhow::Result<SessionManager>,
 ) -> anyhow::Result<Searched> {
     let mut session_id = None;
-    if tree && !hits.is_empty() {
+    if v1 || (tree && !hits.is_empty()) {
         let sm = open()?;
-        mark_hits(&mut hits, &sm, searcher.options().model.as_deref());
-        session_id = Some(sm.get_session_id().to_owned());
+        if v1 {
+            searcher.rescan_migrated_rows(&sm, &mut hits);
+        }
+        if tree && !hits.is_empty() {
+            mark_hits(&mut hits, &sm, searcher.options().model.as_deref());
+            session_id = Some(sm.get_session_id().to_owned());
+        }
     }
     if let Some(n) = per_session {
         hits.truncate(n);

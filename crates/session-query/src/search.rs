@@ -16,7 +16,9 @@
 //!    the longest line), so memory does not grow with the file.
 //! 3. [`mark_hits`] takes the session's read-only open and fills what only the whole tree knows:
 //!    whether each hit is on the current branch, the ids of migrated v1 rows (which have none
-//!    in the file), and the model in effect at each hit (for [`SearchOptions::model`]).
+//!    in the file), and the model in effect at each hit (for [`SearchOptions::model`]); with
+//!    [`Field::Id`], [`Searcher::rescan_migrated_rows`] searches a v1 session's entries again
+//!    with those ids, so that they can be found.
 //!
 //! The header line is never searched. A candidate line that is not JSON (a torn or garbled
 //! line that holds the bytes a match starts with, so it could have held a hit) is skipped and
@@ -1059,6 +1061,67 @@ fn walk_content(v: &JsValue, base: Field, f: &mut impl FnMut(Field, &JsString)) 
             };
             walk_strings(x, field, f);
         }
+    }
+}
+
+/// True when `header` (a session's first line) is a version 1 header (no `version`, or a
+/// version below 2): its rows carry no ids in the file, the read-only open gives them ids in
+/// memory (the ids the hits report, which `sessions show FILE @LINE` shows too), and
+/// [`Searcher::rescan_migrated_rows`] makes those ids searchable.
+pub fn is_v1_header(header: &[u8]) -> bool {
+    let header = session_format::line::trim_js_start(header);
+    let Ok(v) = parse_value(header) else {
+        return false;
+    };
+    v.get("type").and_then(JsValue::as_str_lossy).as_deref() == Some("session")
+        && v.get("version")
+            .and_then(JsValue::as_f64)
+            .is_none_or(|n| n < 2.0)
+}
+
+impl Searcher {
+    /// With [`Field::Id`] searched, for a v1 session ([`is_v1_header`]; its rows carry no ids in
+    /// the file): searches every entry of `sm` (the session's read-only open) again as the open
+    /// reads it, with the ids (and parent ids) its in-memory migration gave it, so that the id
+    /// a v1 entry is shown with is found like any other id; the hits of those rows replace
+    /// theirs in `hits` (the same fields and filters, the ids added), in line order. Does
+    /// nothing without [`Field::Id`].
+    pub fn rescan_migrated_rows(&self, sm: &SessionManager, hits: &mut Vec<Hit>) {
+        if !self.opts.fields.contains(Field::Id) {
+            return;
+        }
+        let mut rescanned = std::collections::HashSet::new();
+        let mut found = Vec::new();
+        for e in sm.get_entries() {
+            let loc = e.location();
+            let (Some(line), Some(byte)) = (loc.line, loc.byte_offset) else {
+                continue;
+            };
+            let Ok(mut row @ JsValue::Object(_)) = e.raw_value() else {
+                continue;
+            };
+            if let JsValue::Object(o) = &mut row
+                && !o.contains_key("id")
+                && !e.id().is_empty()
+            {
+                o.insert("id", JsValue::from(e.id()));
+            }
+            rescanned.insert(byte);
+            let ty = row
+                .get("type")
+                .and_then(JsValue::as_str_lossy)
+                .map(|t| t.into_owned())
+                .unwrap_or_default();
+            if let Some(hit) = self.match_row(&row, &ty) {
+                found.push(Hit { line, byte, ..hit });
+            }
+        }
+        if rescanned.is_empty() {
+            return;
+        }
+        hits.retain(|h| !rescanned.contains(&h.byte));
+        hits.extend(found);
+        hits.sort_by_key(|h| h.byte);
     }
 }
 

@@ -268,3 +268,16 @@ fn the_header_and_lines_that_are_not_json_are_skipped() {
     );
     assert_eq!(n, 1);
 }
+
+#[test]
+fn v1_headers_are_those_without_a_version_or_below_2() {
+    use session_query::search::is_v1_header;
+    assert!(is_v1_header(br#"{"type":"session","id":"x","cwd":"/"}"#));
+    assert!(is_v1_header(
+        b"\xef\xbb\xbf{\"type\":\"session\",\"version\":1,\"id\":\"x\"}"
+    ));
+    assert!(!is_v1_header(br#"{"type":"session","version":2,"id":"x"}"#));
+    assert!(!is_v1_header(br#"{"type":"session","version":3,"id":"x"}"#));
+    assert!(!is_v1_header(br#"{"type":"message","id":"x"}"#));
+    assert!(!is_v1_header(b"not json"));
+}
