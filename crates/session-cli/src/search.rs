@@ -425,12 +425,13 @@ fn search_stored(
     tree: bool,
 ) -> Searched {
     let fail = |e: anyhow::Error| failed(path, &output::error_text_after_path(path, &e));
-    if let Some(why) = ctx.backend.session_reason(path) {
-        return failed(path, &why);
-    }
     let bytes = match ctx.backend.read_session(path) {
         Ok(b) => b,
-        Err(e) => return fail(e),
+        // Why, without the path (asked of the store only when the read failed).
+        Err(e) => match ctx.backend.session_reason(path) {
+            Some(why) => return failed(path, &why),
+            None => return fail(e),
+        },
     };
     let mut hits = Vec::new();
     let model = searcher.needs_tree_filter();

@@ -190,14 +190,14 @@ fn named_targets(
 /// Reads and counts every file: on 2+ threads for files (an atomic index, results in file
 /// order), one at a time through a Redis or SQLite backend.
 fn read_all(ctx: &Ctx, paths: &[PathBuf]) -> Vec<Result<SessionUsage, String>> {
-    // Errors are without the path (the caller names it first).
+    // Errors are without the path (the caller names it first); why a read failed is asked of
+    // the backend only then.
     let read = |p: &Path| -> Result<Vec<u8>, String> {
-        if let Some(why) = ctx.backend.session_reason(p) {
-            return Err(why);
-        }
-        ctx.backend
-            .read_session(p)
-            .map_err(|e| crate::output::error_text_after_path(p, &e))
+        ctx.backend.read_session(p).map_err(|e| {
+            ctx.backend
+                .session_reason(p)
+                .unwrap_or_else(|| crate::output::error_text_after_path(p, &e))
+        })
     };
     let one = |bytes: Result<Vec<u8>, String>| -> Result<SessionUsage, String> {
         let bytes = bytes?;
