@@ -1240,13 +1240,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             stats::run(ctx, &paths, a.json, &mut out)?
         }
         Command::Usage(a) => {
-            if let (Some(s), Some(u)) = (a.since, a.until)
-                && s >= u
-            {
-                bail!(UsageError::new(
-                    "--since must be before --until (the window is since <= time < until)"
-                ));
-            }
+            archive::check_window(a.since, a.until, false)?;
             usage::run(
                 ctx,
                 &usage::UsageRequest {
