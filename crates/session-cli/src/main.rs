@@ -80,6 +80,7 @@ mod replay;
 mod report;
 mod rowscan;
 mod search;
+mod serve;
 mod show;
 mod stats;
 mod store_files;
@@ -295,6 +296,10 @@ enum Command {
     /// and salvage what it lost (--salvage OUT_DIR; never writes into the state directory).
     #[command(name = "verify-import", long_about = verify_import::LONG_ABOUT)]
     VerifyImport(VerifyImportArgs),
+    /// A local dashboard over a store: sessions, search, each session's page with live
+    /// updates; read-only unless --allow-write (branch from here, branch with summary).
+    #[command(long_about = serve::LONG_ABOUT)]
+    Serve(serve::ServeArgs),
     /// Developer tool: run a conformance op-script in a temporary directory and print its
     /// normalized output.
     #[command(long_about = replay::LONG_ABOUT, hide = true)]
@@ -755,6 +760,7 @@ impl Command {
             Command::Cleanup(_) => "cleanup",
             Command::Migrate(_) => "migrate",
             Command::VerifyImport(_) => "verify-import",
+            Command::Serve(_) => "serve",
             Command::Replay(_) => "replay",
         }
     }
@@ -772,6 +778,7 @@ impl Command {
                 | Command::Usage(_)
                 | Command::Check(_)
                 | Command::Export(_)
+                | Command::Serve(_)
         )
     }
 }
@@ -873,6 +880,8 @@ fn state_dir_read(command: &Command) -> Option<PathBuf> {
         Command::Usage(a) => by_selector(!a.files.is_empty(), &a.selector),
         Command::Check(a) => by_selector(!a.files.is_empty(), &a.selector),
         Command::Export(a) => by_selector(a.file.is_some(), &a.selector),
+        Command::Serve(a) => (a.locator.dir.is_none() && !a.locator.pi)
+            .then(|| address::state_root(a.locator.root.as_deref())),
         _ => None,
     }
 }
@@ -1121,7 +1130,8 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
         Ok(())
     };
     match command {
-        Command::List(a) => match &a.locator.agent {
+        Command::List(ListArgs { locator, .. })
+        | Command::Serve(serve::ServeArgs { locator, .. }) => match &locator.agent {
             Some(agent) => address::check_agent_id(agent),
             None => Ok(()),
         },
@@ -1165,6 +1175,10 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     check_names(&cli.command)?;
+    if let Command::Serve(a) = &cli.command {
+        // The server owns its context (shared by its handlers).
+        return serve::run(context(&cli)?, a);
+    }
     let ctx = &context(&cli)?.with_offline_ok(cli.offline_ok);
     let mut out = output::Output::new();
     let outcome = match cli.command {
@@ -1384,6 +1398,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             },
             &mut out,
         )?,
+        Command::Serve(_) => unreachable!("`sessions serve` returned before the match"),
         Command::Replay(a) => {
             replay::run(&a.script, &mut out)?;
             Outcome::Ok
