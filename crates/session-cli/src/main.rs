@@ -24,6 +24,10 @@
 //!   `session_store::lock`, `session_semantics::retention` and
 //!   `session_semantics::openclaw_store::maintenance`;
 //! - every write command has `--dry-run`, which writes nothing at all (no lock file, no backup);
+//! - `serve` writes nothing unless `--allow-write`; then its two POST actions append one row
+//!   each (a leaf control, a `branch_summary` entry) to a session file through
+//!   `session_store::SessionManager`, under the session write lock (its lock file created and
+//!   removed), refused while a live process holds that lock;
 //! - human output escapes control and bidirectional-text characters; JSON output is exact;
 //! - exit codes: 0 ok (nothing to do); 1 `check` found problems, or a write command changed
 //!   something (with `--dry-run`: would change something); 2 usage or I/O errors, and failed
@@ -122,7 +126,9 @@ on an OpenClaw store, a directory holding sessions.json, they rename the transcr
 `<file>.deleted.<time>` or `<file>.reset.<time>` and edit sessions.json instead; `clear --purge`
 deletes, and `clear` needs --yes), `cleanup` (OpenClaw's maintenance of sessions.json: prunes,
 caps and sweeps, archiving what it removes) and `migrate` (copies sessions between a directory
-and Redis). Each write command has --dry-run, which writes nothing. Locked sessions, symlinks and files that are not sessions are never archived or
+and Redis). Each write command has --dry-run, which writes nothing. `serve` (a local
+dashboard) writes nothing unless --allow-write: then its \"branch from here\" and \"branch with
+summary\" append one row to a session, under the session write lock. Locked sessions, symlinks and files that are not sessions are never archived or
 cleared. `keys parse` reads nothing.
 
 Addressing a session (the same for every subcommand that takes one):

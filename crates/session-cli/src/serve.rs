@@ -4,7 +4,7 @@
 //! of one session ([`crate::model::open`], [`crate::export::html_page`]), the search
 //! ([`session_query::search`]), the rows a session gained since a byte offset
 //! ([`live`]: a JSON API and server-sent events), and, only with `--allow-write`, the leaf
-//! control and the branch summary ([`write`]). Requests pass [`guard`] first.
+//! control and the branch summary ([`write`](mod@write)). Requests pass [`guard`] first.
 //!
 //! Routes (`AGENT` is an agent id of the store, `-` for the one directory of `--dir`/`--pi`;
 //! `SESSION` a session name as `--session` takes it; neither is ever joined into a path: the
