@@ -111,9 +111,22 @@ fn refusals_write_nothing() {
     let e = mem.append_leaf_control(u.as_str()).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "session  is not written to its file yet: no leaf control can be appended"
+        "the session is not written to a file yet (in memory, or its entries are held until \
+         the first assistant message): no leaf control can be appended"
     );
-    assert!(matches!(e, BranchError::NotWritten { .. }));
+    assert!(matches!(&e, BranchError::NotWritten { path } if path.as_os_str().is_empty()));
+
+    // A file whose only entry is a user message: held until the first assistant message.
+    let mut sm = SessionManager::create("/tmp", Some(dir.path())).unwrap();
+    let u = sm.append_message(user("q", 1)).unwrap();
+    assert!(!sm.is_flushed());
+    match sm.append_leaf_control(u.as_str()) {
+        Err(BranchError::NotWritten { path: p }) => {
+            assert_eq!(Some(p.as_path()), sm.get_session_file());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!sm.get_session_file().unwrap().exists());
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
