@@ -70,8 +70,9 @@ Stops on Ctrl-C.";
 pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub(crate) locator: Locator,
-    /// The address to listen on, IP:PORT (port 0: any free port). A non-loopback address
-    /// exposes the dashboard to the network (the token still guards it; no TLS).
+    /// The address to listen on, IP:PORT (port 0: any free port; not 0.0.0.0 or [::]: requests
+    /// must name this address in their Host header). A non-loopback address exposes the
+    /// dashboard to the network (the token still guards it; no TLS).
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:0")]
     bind: SocketAddr,
     /// Route the write actions (branch from here, branch with summary). Files only.
@@ -227,6 +228,15 @@ pub(crate) fn run(ctx: Ctx, args: &ServeArgs) -> anyhow::Result<Outcome> {
             "--allow-write writes session files; this store is read through --backend (or is an \
              OpenClaw 2026.8+ SQLite store) and is served read-only: leave out --allow-write"
         ));
+    }
+    if args.bind.ip().is_unspecified() {
+        bail!(UsageError::new(format!(
+            "--bind {}: an unspecified address would accept no request (each must name the \
+             server's own address in its Host header); bind the address the browser will use, \
+             e.g. 127.0.0.1:{} or this machine's LAN address",
+            args.bind,
+            args.bind.port()
+        )));
     }
     // Fails early, with the list's own message, when there is nothing to serve.
     served_dirs(&ctx, &args.locator)?;

@@ -264,3 +264,22 @@ fn every_script_of_the_pages_is_allowed_by_its_policy_and_nothing_else_is() {
         assert_eq!(hashes.len(), if path == "/" { 1 } else { 2 }, "{path}");
     }
 }
+
+#[test]
+fn an_unspecified_bind_address_is_refused_before_listening() {
+    let dir = store();
+    let d = dir.path().to_str().unwrap();
+    for (bind, port) in [("0.0.0.0:0", "0"), ("[::]:8080", "8080")] {
+        let r = crate::support::run_in(dir.path(), ["serve", "--dir", d, "--bind", bind]);
+        assert_eq!(r.code, 2, "{bind}");
+        assert_eq!(r.stdout, "");
+        assert_eq!(
+            r.stderr,
+            format!(
+                "error: --bind {bind}: an unspecified address would accept no request (each must \
+                 name the server's own address in its Host header); bind the address the browser \
+                 will use, e.g. 127.0.0.1:{port} or this machine's LAN address\n"
+            )
+        );
+    }
+}
