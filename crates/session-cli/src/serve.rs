@@ -70,7 +70,7 @@ Stops on Ctrl-C.";
 pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub(crate) locator: Locator,
-    /// The address to listen on, IP:PORT (port 0: any free port; not 0.0.0.0 or [::]: requests
+    /// The address to listen on, IP:PORT (port 0: any free port; not `0.0.0.0` or `[::]`: requests
     /// must name this address in their Host header). A non-loopback address exposes the
     /// dashboard to the network (the token still guards it; no TLS).
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:0")]
