@@ -279,7 +279,8 @@ pub(super) fn segment(s: &str) -> String {
 
 /// The export page's policy amended for the server: the serve script's hash added to
 /// `script-src`, `connect-src 'self'` (the live updates and the actions), and the tail
-/// directives. `None` when the page holds no policy.
+/// directives (replacing any `connect-src`, `base-uri`, `form-action`, `frame-ancestors` the
+/// page had); a policy without `script-src` gains one with only that hash.
 fn amend_policy(policy: &str, extra_script: &str) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut had_script = false;
