@@ -42,6 +42,7 @@ mod search_marks_branches_and_exits_like_grep;
 mod serve_branch_from_here;
 mod serve_guards_every_request;
 mod serve_lists_and_searches_the_store;
+mod serve_pages_run_in_chromium;
 mod serve_reads_a_sqlite_store_read_only;
 mod serve_refuses_path_traversal;
 mod serve_streams_foreign_appends;
