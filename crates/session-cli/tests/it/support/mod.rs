@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+pub mod serve;
+
 use serde_json::Value;
 #[allow(unused_imports)] // Every test binary including this module uses a part of it.
 pub use session_test_support::{dead_pid, dir_names, listing, shared_dir, starttime, tempdir};
