@@ -734,7 +734,8 @@ fn write_export(
     w: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let (total, what) = match format {
-        Format::Json | Format::Html => (row_bytes(sm.get_entries()), "exporting"),
+        Format::Json => (row_bytes(sm.get_entries()), "exporting"),
+        Format::Html => (sm.file_bytes().len() as u64, "exporting"),
         Format::Jsonl | Format::Markdown => {
             (row_bytes(sm.get_branch(None)), "exporting the branch of")
         }
