@@ -61,7 +61,7 @@
 //! - `select(id)`: shows the path through entry `id` and scrolls to it (what `#entry-<id>` does);
 //! - `leaf()`: the current leaf's id; `state()`: `{entries, filter, query, visible}` (visible:
 //!   the tree nodes shown by the filter and search);
-//! - `jsonl()`: the JSONL download's `Blob`.
+//! - `jsonl()`: the JSONL download's `Blob`; `totals()`: the payload's totals.
 //!
 //! An entry's details are built from its row the first time they are shown.
 
@@ -144,7 +144,9 @@ impl<'a> Layout<'a> {
         for node in &m.tree.nodes {
             let raw = node.entry.raw_bytes();
             let at = node.entry.location().byte_offset;
-            match at.filter(|&o| o.checked_add(raw.len()).and_then(|end| file.get(o..end)) == Some(raw)) {
+            match at
+                .filter(|&o| o.checked_add(raw.len()).and_then(|end| file.get(o..end)) == Some(raw))
+            {
                 Some(o) => offsets.push(o),
                 None => {
                     offsets.push(file.len() + extra_len);
@@ -385,7 +387,11 @@ pub(crate) fn markdown_of_row(raw: &[u8], clean: &ammonia::Builder<'_>) -> Optio
 }
 
 /// The Markdown line of node `i` (`[i,"html",…]`, see the module documentation), or `None`.
-fn markdown_line(i: usize, e: session_store::EntryRef<'_>, clean: &ammonia::Builder<'_>) -> Option<String> {
+fn markdown_line(
+    i: usize,
+    e: session_store::EntryRef<'_>,
+    clean: &ammonia::Builder<'_>,
+) -> Option<String> {
     if e.entry_type() != EntryType::Message
         || !matches!(e.message_role(), MessageRole::User | MessageRole::Assistant)
     {
@@ -464,12 +470,22 @@ pub(crate) fn page_head(title: &str, facts: &[(&str, String)], src: PayloadSourc
     }
     h.push_str("</main>\n</div>\n");
     match src {
-        PayloadSource::Base64 => h.push_str("<script type=\"application/octet-stream\" id=\"payload\" data-enc=\"base64\">"),
-        PayloadSource::DeflateRaw => h.push_str("<script type=\"application/octet-stream\" id=\"payload\" data-enc=\"deflate-raw\">"),
+        PayloadSource::Base64 => h.push_str(
+            "<script type=\"application/octet-stream\" id=\"payload\" data-enc=\"base64\">",
+        ),
+        PayloadSource::DeflateRaw => h.push_str(
+            "<script type=\"application/octet-stream\" id=\"payload\" data-enc=\"deflate-raw\">",
+        ),
         PayloadSource::Url(u) => {
-            let _ = write!(h, "<script type=\"application/octet-stream\" id=\"payload\" data-enc=\"url\" data-src=\"{}\">", esc(u));
+            let _ = write!(
+                h,
+                "<script type=\"application/octet-stream\" id=\"payload\" data-enc=\"url\" data-src=\"{}\">",
+                esc(u)
+            );
         }
-        PayloadSource::External => h.push_str("<script type=\"application/octet-stream\" id=\"payload\" data-enc=\"external\">"),
+        PayloadSource::External => h.push_str(
+            "<script type=\"application/octet-stream\" id=\"payload\" data-enc=\"external\">",
+        ),
     }
     h
 }
@@ -481,11 +497,21 @@ pub(crate) fn page_tail() -> String {
 
 /// The header facts of a session's page (session id, file, working directory, creation time,
 /// entries, current leaf) as `(name, HTML)` pairs.
-pub(crate) fn facts(path: &Path, sm: &SessionManager, m: &TreeModel<'_>) -> Vec<(&'static str, String)> {
+pub(crate) fn facts(
+    path: &Path,
+    sm: &SessionManager,
+    m: &TreeModel<'_>,
+) -> Vec<(&'static str, String)> {
     let header = sm.get_header().ok().flatten().unwrap_or(JsValue::Null);
     let mut out = vec![
-        ("Session", format!("<code>{}</code>", esc(sm.get_session_id()))),
-        ("File", format!("<code>{}</code>", esc(&path.display().to_string()))),
+        (
+            "Session",
+            format!("<code>{}</code>", esc(sm.get_session_id())),
+        ),
+        (
+            "File",
+            format!("<code>{}</code>", esc(&path.display().to_string())),
+        ),
     ];
     if let Some(cwd) = field(&header, "cwd") {
         out.push(("Working directory", format!("<code>{}</code>", esc(&cwd))));
@@ -591,8 +617,16 @@ pub(crate) fn payload(sm: &SessionManager) -> anyhow::Result<Vec<u8>> {
     let m = TreeModel::new(sm, None);
     check_decodable(m.tree.nodes.iter().map(|n| n.entry))?;
     let (layout, meta_line) = prepare(sm, &m);
-    let mut out = Vec::with_capacity(meta_line.len() + sm.file_bytes().len() + layout.extra_len + 1);
-    emit(&m, sm.file_bytes(), &layout, &meta_line, &mut out, &Progress::hidden())?;
+    let mut out =
+        Vec::with_capacity(meta_line.len() + sm.file_bytes().len() + layout.extra_len + 1);
+    emit(
+        &m,
+        sm.file_bytes(),
+        &layout,
+        &meta_line,
+        &mut out,
+        &Progress::hidden(),
+    )?;
     Ok(out)
 }
 

@@ -156,7 +156,7 @@ meta.parent.push(p);meta.size.push(1);if(p>=0){nodes[p][7].push(i);if(nodes[p][7
 if(v.type==='label'&&typeof v.targetId==='string'&&byId[v.targetId]!==undefined){var t=byId[v.targetId];nodes[t][5]=v.label?String(v.label):null;searchText[t]=undefined;refreshNode(t);}
 last=v.id;fresh.push(i);});
 var leaf=leafId!=null&&byId[leafId]!==undefined?byId[leafId]:(last!=null?byId[last]:leafIdx),old=leafIdx,wasFollowing=followLeaf;setLeaf(leaf);
-if(newFork){var sel=selected;buildTree();if(sel>=0)revealNode(sel);}else fresh.forEach(function(i){var p=meta.parent[i],c=p>=0?chainOf[p]:null;if(c&&c.next<0&&liOf[p]){c.next=i;fill(c,Infinity);}});
+if(newFork){var sel=selected;buildTree();if(sel>=0)revealNode(sel);}else fresh.forEach(function(i){var p=meta.parent[i],c=p>=0?chainOf[p]:null;if(!liOf[i]&&c&&c.next<0&&liOf[p]){c.next=i;fill(c,Infinity);}});
 if(wasFollowing&&leafIdx>=0){var lastOnPath=path[path.length-1];if(leafIdx!==old&&pathPos[leafIdx]===undefined){var grows=true;for(var j=meta.parent[leafIdx],steps=0;j>=0&&j!==lastOnPath&&steps<fresh.length+1;j=meta.parent[j],steps++){if(fresh.indexOf(j)<0){grows=false;break;}}
 if(grows&&lastOnPath!==undefined){var ext=[];for(j=leafIdx;j!==lastOnPath&&j>=0;j=meta.parent[j])ext.push(j);if(j===lastOnPath){ext.reverse();ext.forEach(function(x){pathPos[x]=path.length;path.push(x);});}else setPath(pathThrough(leafIdx));}else setPath(pathThrough(leafIdx));}
 followLeaf=true;if(SYNC)renderPath(path.length);}
@@ -166,7 +166,7 @@ for(j=leafIdx,k=0;j>=0&&k<=nodes.length;j=meta.parent[j],k++){nodes[j][6]|=1;ref
 MAIN.querySelectorAll('.entry.leaf').forEach(function(e){e.classList.remove('leaf');});}
 function jsonl(){if(!buf)return new Blob([]);var parts=[buf.subarray(BODY,BODY+meta.file)];added.forEach(function(t){parts.push(enc.encode(t+'\n'));});return new Blob(parts,{type:'application/x-ndjson'});}
 function download(){var b=jsonl(),u=URL.createObjectURL(b),a=el('a');a.href=u;var id=D.querySelector('dl.meta dd code');a.download=(id?id.textContent:'session')+'.jsonl';D.body.appendChild(a);a.click();a.remove();setTimeout(function(){URL.revokeObjectURL(u);},1000);}
-window.SESSION_VIEWER={load:load,append:append,select:function(id){var i=byId[id];if(i!==undefined)select(i);return i!==undefined;},leaf:function(){return leafIdx>=0?nodes[leafIdx][0]:null;},jsonl:jsonl,
+window.SESSION_VIEWER={load:load,append:append,select:function(id){var i=byId[id];if(i!==undefined)select(i);return i!==undefined;},leaf:function(){return leafIdx>=0?nodes[leafIdx][0]:null;},jsonl:jsonl,totals:function(){return meta?meta.totals:null;},
 state:function(){return {entries:nodes.length,filter:filter,query:query,visible:applyFilter()};}};
 window.addEventListener('hashchange',hash);
 if(SEARCH)SEARCH.addEventListener('input',function(){query=SEARCH.value;if(meta)applyFilter();});

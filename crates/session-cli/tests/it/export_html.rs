@@ -119,9 +119,9 @@ fn html_export_of_a_large_session_renders_every_entry_and_deep_links_into_folded
     assert!(dom.contains(
         "<li class=\"node k-message r-user on-path fu\" data-id=\"t0000010\" data-line=\"12\">"
     ));
-    assert!(
-        dom.contains("<li class=\"node k-message r-assistant\" data-id=\"s0000599\" data-line=\"612\">")
-    );
+    assert!(dom.contains(
+        "<li class=\"node k-message r-assistant\" data-id=\"s0000599\" data-line=\"612\">"
+    ));
     assert_eq!(attr_values(&dom, "data-entry").len(), 1_500);
     assert!(dom.contains(
         "class=\"entry k-message r-assistant on-branch leaf\" id=\"entry-t0001499\" data-entry=\"t0001499\""

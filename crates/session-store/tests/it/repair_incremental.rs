@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::repair_common::{golden, serial, normalise_output, normalised_result, tempdir};
+use crate::repair_common::{golden, normalise_output, normalised_result, serial, tempdir};
 use session_format::json::{JsValue, to_json_string};
 use session_store::test_util::repair_probes::{is_repair_cached, parsed_lines_on_this_thread};
 use session_store::{

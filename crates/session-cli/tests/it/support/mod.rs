@@ -10,6 +10,8 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
+
+pub mod browser;
 #[allow(unused_imports)] // Every test binary including this module uses a part of it.
 pub use session_test_support::{dead_pid, dir_names, listing, shared_dir, starttime, tempdir};
 use sha2::{Digest, Sha256};
