@@ -21,7 +21,8 @@
 //! A line of metadata (JSON) and then the body:
 //! - metadata: `v` (2); `n`, for each node `[id, type, kind, line, short id, label, flags,
 //!   children, row length, row offset]` (flags 1 = on the current branch, 2 = the leaf, 4 = the
-//!   first entry a compaction keeps; the offset is into the body); `roots`, `parent` and `size`
+//!   first entry a compaction keeps, 8 = an assistant message with only tool calls, which pi's
+//!   filters hide; the offset is into the body); `roots`, `parent` and `size`
 //!   per node; `file` and `extra` (byte lengths, below); `totals` (the `total` object of
 //!   `sessions usage --json` for this file);
 //! - body: the session file's exact bytes (`file` of them: the download), then the rows that
@@ -163,6 +164,51 @@ impl<'a> Layout<'a> {
     }
 }
 
+/// JavaScript's `s.trim().length > 0` for a string.
+fn js_non_blank(s: &str) -> bool {
+    !s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+        .is_empty()
+}
+
+/// JavaScript's truthiness of a JSON value.
+fn js_truthy(v: &JsValue) -> bool {
+    match v {
+        JsValue::Null => false,
+        JsValue::Bool(b) => *b,
+        JsValue::Number(n) => *n != 0.0 && !n.is_nan(),
+        JsValue::String(s) => !s.is_empty(),
+        JsValue::Array(_) | JsValue::Object(_) => true,
+    }
+}
+
+/// True for an assistant message that pi 0.73.1's export hides from its tree in every filter
+/// mode (`filterNodes` of its `template.js`): no text (no text block whose text is not blank,
+/// or a blank string content) and not stopped on an error or abort (`stopReason` missing,
+/// falsy, `stop` or `toolUse`).
+fn tool_only(e: session_store::EntryRef<'_>) -> bool {
+    if e.entry_type() != EntryType::Message || e.message_role() != MessageRole::Assistant {
+        return false;
+    }
+    let Ok(v) = e.raw_value() else {
+        return false;
+    };
+    let Some(m) = v.get("message").filter(|m| m.as_object().is_some()) else {
+        return false;
+    };
+    let has_text = match m.get("content") {
+        Some(JsValue::String(s)) => js_non_blank(&s.to_str_lossy()),
+        Some(JsValue::Array(blocks)) => blocks.iter().any(|b| {
+            b.get("type").and_then(JsValue::as_str_lossy).as_deref() == Some("text")
+                && matches!(b.get("text"), Some(JsValue::String(t)) if js_non_blank(&t.to_str_lossy()))
+        }),
+        _ => false,
+    };
+    let stopped_otherwise = m.get("stopReason").is_some_and(|s| {
+        js_truthy(s) && !matches!(s.as_str_lossy().as_deref(), Some("stop" | "toolUse"))
+    });
+    !has_text && !stopped_otherwise
+}
+
 /// The metadata line of the payload (see the module documentation), without its line feed.
 fn metadata(m: &TreeModel<'_>, layout: &Layout<'_>, file_len: usize, totals: &str) -> String {
     let n = m.len();
@@ -195,7 +241,8 @@ fn metadata(m: &TreeModel<'_>, layout: &Layout<'_>, file_len: usize, totals: &st
         }
         let flags = u8::from(m.on_branch[i])
             | (u8::from(m.leaf == Some(i)) << 1)
-            | (u8::from(!m.first_kept_of[i].is_empty()) << 2);
+            | (u8::from(!m.first_kept_of[i].is_empty()) << 2)
+            | (u8::from(tool_only(e)) << 3);
         let _ = write!(s, ",{flags},[");
         for (k, c) in m.children(i).iter().enumerate() {
             if k > 0 {

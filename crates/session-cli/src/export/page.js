@@ -21,9 +21,13 @@ function oneLine(s){return s.replace(/\s+/g,' ').trim();}
 function excerpt(s,max){s=oneLine(s.length>max*4?s.slice(0,Math.max(max*4,64)):s);var a=Array.from(s);return a.length<=max?s:a.slice(0,max-1).join('')+'…';}
 // The body starts after the metadata line; node offsets are into the body.
 var BODY=0;
-function row(i){if(rows[i]!==undefined)return rows[i];var v=null,n=nodes[i];try{v=JSON.parse(rowText[i]!=null?rowText[i]:dec.decode(buf.subarray(BODY+n[9],BODY+n[9]+n[8])));}catch(e){v=null;}rows[i]=v;return v;}
+function parse(i){var n=nodes[i];try{return JSON.parse(rowText[i]!=null?rowText[i]:dec.decode(buf.subarray(BODY+n[9],BODY+n[9]+n[8])));}catch(e){return null;}}
+// A parsed row is kept while its node and entry are built, then dropped (a row's text can be large).
+function row(i){if(rows[i]!==undefined)return rows[i];var v=parse(i);rows[i]=v;return v;}
+function drop(i){if(pathPos[i]===undefined||pathPos[i]<pathDone)rows[i]=undefined;}
 function msg(i){var v=row(i);return v&&nodes[i][1]==='message'&&v.message&&typeof v.message==='object'&&!Array.isArray(v.message)?v.message:null;}
-function role(i){var m=msg(i);return m?str(m.role):null;}
+// The role as the metadata gives it (no parse): pi's filters and the tree's classes use it.
+function role(i){return nodes[i][1]==='message'?nodes[i][2]:null;}
 function mdOf(i){if(md[i]!==undefined)return md[i];var r=null,a=mdAt[i];if(a){try{r=JSON.parse(dec.decode(buf.subarray(a[0],a[1]))).slice(1);}catch(e){r=null;}}md[i]=r;return r;}
 function shortOf(id){var i=byId[id];return i===undefined?String(id).slice(0,8):nodes[i][4];}
 function contentText(c){if(c==null)return '';if(typeof c==='string')return c;if(!Array.isArray(c))return JSON.stringify(c);var parts=[],thinking=false;c.forEach(function(b){var t=b&&str(b.type)||'';if(t==='text'){var x=str(b.text)||'';if(x.trim())parts.push(x);}else if(t==='thinking')thinking=true;else if(t==='image')parts.push('[image]');else if(t==='toolCall')parts.push(toolCallText(b));else if(t==='')parts.push(JSON.stringify(b));else parts.push('['+t+']');});if(!parts.length&&thinking)parts.push('(thinking)');return parts.join(' ');}
@@ -45,12 +49,12 @@ default:return JSON.stringify(v);}}
 // results; 'user-only' keeps user messages; 'labeled-only' labeled entries; 'all' everything.
 var SETTINGS={label:1,custom:1,model_change:1,thinking_level_change:1};
 function hasText(c){if(typeof c==='string')return c.trim().length>0;if(Array.isArray(c))for(var k=0;k<c.length;k++){var b=c[k];if(b&&b.type==='text'&&b.text&&String(b.text).trim().length>0)return true;}return false;}
-function toolOnly(i){var m=msg(i);if(!m||m.role!=='assistant')return false;var s=m.stopReason;return !hasText(m.content)&&!(s&&s!=='stop'&&s!=='toolUse');}
+function toolOnly(i){return (nodes[i][6]&8)!==0;}
 function passes(i,mode){var n=nodes[i];if(n[6]&2)return true;if(toolOnly(i))return false;var settings=SETTINGS[n[1]]===1,r=role(i);
 switch(mode){case 'user-only':return r==='user';case 'no-tools':return !settings&&r!=='toolResult';case 'labeled-only':return n[5]!=null;case 'all':return true;default:return !settings;}}
 function extract(c){if(typeof c==='string')return c;if(Array.isArray(c))return c.filter(function(b){return b&&b.type==='text'&&b.text;}).map(function(b){return b.text;}).join('');return '';}
-function searchable(i){if(searchText[i]!==undefined)return searchText[i];var n=nodes[i],v=row(i),p=[];if(n[5]!=null)p.push(n[5]);if(v)switch(n[1]){
-case 'message':var m=msg(i);if(m){p.push(str(m.role)||'');if(m.content)p.push(extract(m.content));if(m.role==='bashExecution'&&m.command)p.push(str(m.command));}break;
+function searchable(i){if(searchText[i]!==undefined)return searchText[i];var n=nodes[i],v=rows[i]!==undefined?rows[i]:parse(i),p=[];if(n[5]!=null)p.push(n[5]);if(v)switch(n[1]){
+case 'message':var m=v.message&&typeof v.message==='object'?v.message:null;if(m){p.push(str(m.role)||'');if(m.content)p.push(extract(m.content));if(m.role==='bashExecution'&&m.command)p.push(str(m.command));}break;
 case 'custom_message':p.push(str(v.customType)||'');p.push(typeof v.content==='string'?v.content:extract(v.content));break;
 case 'compaction':p.push('compaction');break;case 'branch_summary':p.push('branch summary',str(v.summary)||'');break;
 case 'model_change':p.push('model',str(v.modelId)||'');break;case 'thinking_level_change':p.push('thinking',str(v.thinkingLevel)||'');break;}
@@ -62,13 +66,13 @@ if(SETTINGS[n[1]]===1)c+=' fs';if(r==='toolResult')c+=' ft';if(r==='user')c+=' f
 function nodeLink(i){var n=nodes[i],a=el('a');a.href='#entry-'+n[0];a.appendChild(el('span','kind',n[1]==='message'?(role(i)||n[2]):n[2]));
 if(n[5]!=null)a.appendChild(el('span','badge',n[5]));if(n[6]&2)a.appendChild(el('span','marker','◀ leaf'));if(n[7].length>1)a.appendChild(el('span','marker bp','◆ '+n[7].length));
 if(n[1]==='compaction')a.appendChild(el('span','marker cut','✂'));if(n[1]==='branch_summary')a.appendChild(el('span','marker cut','↩'));if(n[6]&4)a.appendChild(el('span','marker cut','⇤'));a.appendChild(D.createTextNode(' '));a.appendChild(el('span','excerpt',excerpt(summaryText(i),100)));return a;}
-function treeNode(i){var n=nodes[i],li=el('li',nodeClasses(i));li.setAttribute('data-id',n[0]);if(n[3]!=null)li.setAttribute('data-line',String(n[3]));li.appendChild(nodeLink(i));liOf[i]=li;return li;}
+function treeNode(i){var n=nodes[i],li=el('li',nodeClasses(i));li.setAttribute('data-id',n[0]);if(n[3]!=null)li.setAttribute('data-line',String(n[3]));li.appendChild(nodeLink(i));liOf[i]=li;drop(i);return li;}
 function refreshNode(i){var li=liOf[i];if(!li)return;li.className=nodeClasses(i);li.replaceChildren(nodeLink(i));}
 function chain(ul,start){var c={el:ul,next:start};return c;}
 function branchLabel(c,k,n){var f=nodes[c][6],size=meta.size[c];return 'branch '+(k+1)+' of '+n+' · '+thousands(size)+' '+(size===1?'entry':'entries')+(f&1?' · current':'')+' — '+excerpt(summaryText(c),60);}
 function kids(list,ul){if(list.length===1)return [chain(ul,list[0])];var fork=el('li','fork'),out=[],n=list.length;
 list.forEach(function(c,k){var f=nodes[c][6],dd=el('details','branch'+(f&1?' on-path':''));dd.appendChild(el('summary',null,branchLabel(c,k,n)));var sub=el('ul');dd.appendChild(sub);fork.appendChild(dd);det[c]=dd;
-var ch=chain(sub,c);if(f&1||meta.size[c]<=FOLD)dd.open=true;dd.addEventListener('toggle',function(){if(dd.open&&ch.next>=0)fill(ch,Infinity);});out.push(ch);});ul.appendChild(fork);return out;}
+drop(c);var ch=chain(sub,c);if(f&1||meta.size[c]<=FOLD)dd.open=true;dd.addEventListener('toggle',function(){if(dd.open&&ch.next>=0)fill(ch,Infinity);});out.push(ch);});ul.appendChild(fork);return out;}
 function fill(c,budget){var done=0;while(c.next>=0&&done<budget){var i=c.next;c.el.appendChild(treeNode(i));chainOf[i]=c;done++;var k=nodes[i][7];c.next=-1;
 if(k.length===1)c.next=k[0];else if(k.length>1)kids(k,c.el).forEach(function(ch){(SYNC||isOpen(ch)?queue:bg).push(ch);});}return done;}
 function isOpen(ch){var d=ch.el.parentNode;return !d||d.tagName!=='DETAILS'||d.open;}
@@ -122,7 +126,7 @@ case 'custom_message':b.appendChild(note(['custom message ',el('code',null,str(v
 case 'label':b.appendChild(note(['label on ',link(str(v.targetId)||''),': '+(v.label!=null?str(v.label):'(cleared)')]));break;
 default:b.appendChild(textDiv(summaryText(i)));}
 var raw=el('details','raw');raw.appendChild(el('summary',null,'JSON'));raw.addEventListener('toggle',function(){if(raw.open&&raw.childNodes.length===1)raw.appendChild(pre(null,JSON.stringify(row(i),null,2)));});b.appendChild(raw);return d;}
-function renderPath(upto){upto=Math.min(upto,path.length);while(pathDone<upto){var k=pathDone++,i=path[k];if(tools[i])continue;var e=entryEl(i,k);if(e)MAIN.appendChild(e);}}
+function renderPath(upto){upto=Math.min(upto,path.length);while(pathDone<upto){var k=pathDone++,i=path[k];if(tools[i]){if(liOf[i])rows[i]=undefined;continue;}var e=entryEl(i,k);if(e)MAIN.appendChild(e);if(liOf[i])rows[i]=undefined;}}
 function select(i,scroll){if(i<0||i>=nodes.length)return;var old=selected;selected=i;if(old>=0)refreshNode(old);
 if(pathPos[i]===undefined)setPath(pathThrough(i));
 followLeaf=leafIdx>=0&&pathPos[leafIdx]!==undefined;refreshNode(i);
@@ -151,7 +155,7 @@ var h=location.hash;if(/^#(entry-|e-)/.test(h))hash();else schedule();}
 // ---- live updates ----
 function append(list,leafId){if(!meta)return 0;var last=null,fresh=[],newFork=false;(list||[]).forEach(function(it){var text=typeof it==='string'?it:it&&it.row;if(typeof text!=='string')return;added.push(text);var v;try{v=JSON.parse(text);}catch(e){return;}
 if(!v||typeof v!=='object'||typeof v.id!=='string'||v.type==='session'||byId[v.id]!==undefined)return;var i=nodes.length,r=v.type==='message'&&v.message&&typeof v.message.role==='string'?v.message.role:null;
-var p=typeof v.parentId==='string'&&byId[v.parentId]!==undefined?byId[v.parentId]:-1;nodes.push([v.id,String(v.type),r||String(v.type),null,v.id.slice(0,8),null,0,[],text.length,-1]);byId[v.id]=i;rowText[i]=text;rows[i]=v;if(it.md)md[i]=it.md;
+var p=typeof v.parentId==='string'&&byId[v.parentId]!==undefined?byId[v.parentId]:-1;var so=v.message&&v.message.stopReason,fl=r==='assistant'&&!hasText(v.message.content)&&!(so&&so!=='stop'&&so!=='toolUse')?8:0;nodes.push([v.id,String(v.type),r||(v.type==='message'?'message':String(v.type)),null,v.id.slice(0,8),null,fl,[],text.length,-1]);byId[v.id]=i;rowText[i]=text;rows[i]=v;if(it.md)md[i]=it.md;
 meta.parent.push(p);meta.size.push(1);if(p>=0){nodes[p][7].push(i);if(nodes[p][7].length===2)newFork=true;else if(nodes[p][7].length>2)newFork=true;for(var j=p;j>=0;j=meta.parent[j])meta.size[j]++;}else{meta.roots.push(i);if(meta.roots.length>1)newFork=true;}
 if(v.type==='label'&&typeof v.targetId==='string'&&byId[v.targetId]!==undefined){var t=byId[v.targetId];nodes[t][5]=v.label?String(v.label):null;searchText[t]=undefined;refreshNode(t);}
 last=v.id;fresh.push(i);});
