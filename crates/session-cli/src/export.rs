@@ -39,14 +39,19 @@ Formats:
             results in fenced blocks, model/thinking changes, compactions and labels; names and
             ids in CommonMark code spans; control and bidirectional-text characters escaped
             (\\u{202e}).
-  html      one self-contained page (inline CSS and script, no network access): the whole tree,
-            collapsible at every branch point and per entry, labels as badges, the current branch
-            highlighted and the leaf marked; each entry carries its full id (id=\"e-<id>\",
-            data-id) and its line in the file (data-line). The session travels in the page as
-            one payload (the tree and each entry's row), compressed when over 1.5 MiB, that
-            the page's script renders: a page rendered at once (payload up to 1.5 MiB) opens
-            every branch; a compressed page renders the current branch first and opens it,
-            the other branches folded until opened; a link to #e-<id> opens that entry.
+  html      one self-contained page (inline CSS and script, no network access): the session
+            viewer. Left, a tree of every entry (branch points, labels, compactions, branch
+            summaries; the path to the current leaf highlighted, the leaf marked; branches of
+            more than 12 entries off the current path folded) with a search box and pi's
+            filters (default, no tools, user, labeled, all); right, the messages of the
+            selected path (the current branch until a tree node is clicked): Markdown rendered
+            and sanitised at export time, tool calls with their results (errors marked),
+            thinking and tool output toggles; the totals `usage --json` gives for the file; a
+            download of the file's exact bytes. A link to #entry-<id> (or #e-<id>) selects and
+            shows an entry; each tree node carries the entry's full id (data-id) and line
+            (data-line). The session travels in the page as one payload (the file's bytes,
+            the tree, the rendered Markdown), compressed when over 1.5 MiB, that the page's
+            script renders; a compressed page renders the current branch first.
 
 Every format is written as it is produced (stdout, or the -o file), so memory does not grow
 with the output.
@@ -734,7 +739,8 @@ fn write_export(
     w: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let (total, what) = match format {
-        Format::Json | Format::Html => (row_bytes(sm.get_entries()), "exporting"),
+        Format::Json => (row_bytes(sm.get_entries()), "exporting"),
+        Format::Html => (sm.file_bytes().len() as u64, "exporting"),
         Format::Jsonl | Format::Markdown => {
             (row_bytes(sm.get_branch(None)), "exporting the branch of")
         }

@@ -345,7 +345,7 @@ fn num(n: f64) -> JsValue {
     JsValue::Number(n)
 }
 
-fn counts_json(t: &Totals) -> JsObject {
+pub(crate) fn counts_json(t: &Totals) -> JsObject {
     let mut o = JsObject::new();
     let n = |v: u64| num(v as f64);
     o.insert("messages", n(t.messages));

@@ -339,7 +339,13 @@ fn export_html_is_self_contained() {
     ] {
         assert!(dom.contains(&format!("data-id=\"{id}\"")), "{id}");
     }
-    assert!(dom.contains("class=\"entry k-message r-assistant on-branch leaf\" id=\"e-a0000006\""));
+    // The tree node of the leaf, and the leaf's entry in the main pane (the current path).
+    assert!(dom.contains(
+        "<li class=\"node k-message r-assistant on-path leaf\" data-id=\"a0000006\" data-line=\"22\">"
+    ));
+    assert!(dom.contains(
+        "class=\"entry k-message r-assistant on-branch leaf\" id=\"entry-a0000006\" data-entry=\"a0000006\""
+    ));
     assert!(dom.contains("<span class=\"badge\">diagnosis</span>"));
 }
 

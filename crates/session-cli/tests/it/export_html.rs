@@ -109,32 +109,52 @@ fn html_export_of_a_large_session_renders_every_entry_and_deep_links_into_folded
     let want: HashSet<String> = ids.into_iter().collect();
     assert_eq!(seen.len(), 1_500 + 600);
     assert_eq!(seen, want);
-    assert_eq!(dom.matches("class=\"entry ").count(), 1_500 + 600);
-    assert_eq!(dom.matches(" leaf\" id=\"e-").count(), 1);
-    assert!(dom.contains("class=\"entry k-message r-assistant on-branch leaf\" id=\"e-t0001499\""));
-    // The current branch is highlighted and open; the side branch is not, and stays folded.
-    assert!(dom.contains("class=\"entry k-message r-user on-branch\" id=\"e-t0000010\""));
-    assert!(dom.contains("class=\"entry k-message r-assistant\" id=\"e-s0000599\""));
+    assert_eq!(dom.matches("<li class=\"node ").count(), 1_500 + 600);
+    assert_eq!(dom.matches(" leaf\" data-id=\"").count(), 1);
+    assert!(dom.contains(
+        "<li class=\"node k-message r-assistant on-path leaf\" data-id=\"t0001499\" data-line=\"2101\">"
+    ));
+    // The current path is highlighted in the tree and is the main pane's content (1,500
+    // entries, the leaf marked); the side branch is not highlighted, and stays folded.
+    assert!(dom.contains(
+        "<li class=\"node k-message r-user on-path fu\" data-id=\"t0000010\" data-line=\"12\">"
+    ));
+    assert!(dom.contains(
+        "<li class=\"node k-message r-assistant\" data-id=\"s0000599\" data-line=\"612\">"
+    ));
+    assert_eq!(attr_values(&dom, "data-entry").len(), 1_500);
+    assert!(dom.contains(
+        "class=\"entry k-message r-assistant on-branch leaf\" id=\"entry-t0001499\" data-entry=\"t0001499\""
+    ));
+    assert!(!dom.contains("id=\"entry-s0000599\""));
     assert!(dom.contains(
         "<details class=\"branch\"><summary>branch 1 of 2 · 600 entries — message 0: lorem"
     ));
     assert!(dom.contains(
-        "<details class=\"branch on-branch\" open=\"\"><summary>branch 2 of 2 · 1,489 entries · current — message 11: lorem"
+        "<details class=\"branch on-path\" open=\"\"><summary>branch 2 of 2 · 1,489 entries · current — message 11: lorem"
     ));
-    // Text is text: the markup in the messages never became elements.
+    // Text is text: the markup in the messages never became elements, also where the text is
+    // rendered as Markdown.
     assert!(!dom.contains("<b>not html</b>"));
+    assert!(dom.contains(
+        "<div class=\"md\"><p>message 0: lorem ipsum dolor sit amet &lt;b&gt;not html&lt;/b&gt; &amp; more "
+    ));
 
-    // A deep link into the folded branch: the target is rendered, its branch opened and its
-    // details shown.
-    let dom = dump_dom_async(&chromium, &format!("{url}#e-s0000555"));
-    assert!(
-        dom.contains(
-            "class=\"entry k-message r-assistant\" id=\"e-s0000555\" data-id=\"s0000555\""
-        ),
-        "deep link target not rendered"
-    );
-    assert!(dom.contains("<details class=\"branch\" open=\"\"><summary>branch 1 of 2"));
-    let at = dom.find("id=\"e-s0000555\"").unwrap();
-    let entry = &dom[at..(at + 400).min(dom.len())];
-    assert!(entry.contains("<details open=\"\">"), "{entry}");
+    // A deep link into the folded branch, in the old form (#e-<id>) and the new
+    // (#entry-<id>): the target's branch is opened in the tree, and the main pane shows the
+    // path through it (from the root to the end of its branch), the target included.
+    for link in ["e-s0000555", "entry-s0000555"] {
+        let dom = dump_dom_async(&chromium, &format!("{url}#{link}"));
+        assert!(
+            dom.contains("<li class=\"node k-message r-assistant sel\" data-id=\"s0000555\""),
+            "deep link target not selected in the tree"
+        );
+        assert!(dom.contains("<details class=\"branch\" open=\"\"><summary>branch 1 of 2"));
+        assert!(dom.contains(
+            "class=\"entry k-message r-assistant sel\" id=\"entry-s0000555\" data-entry=\"s0000555\""
+        ));
+        // The path: t0 … t10, then s0 … s599.
+        assert_eq!(attr_values(&dom, "data-entry").len(), 11 + 600);
+        assert!(!dom.contains("id=\"entry-t0000011\""));
+    }
 }

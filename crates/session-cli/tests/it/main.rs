@@ -56,5 +56,6 @@ mod usage_json_shape;
 mod usage_matches_pi_export;
 mod usage_reports_what_it_cannot_count;
 mod verify_import;
+mod viewer_in_chromium;
 mod write_command_reports;
 mod write_commands;

@@ -12,6 +12,8 @@ use std::time::{Duration, SystemTime};
 pub mod serve;
 
 use serde_json::Value;
+
+pub mod browser;
 #[allow(unused_imports)] // Every test binary including this module uses a part of it.
 pub use session_test_support::{dead_pid, dir_names, listing, shared_dir, starttime, tempdir};
 use sha2::{Digest, Sha256};
