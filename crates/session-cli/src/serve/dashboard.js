@@ -107,7 +107,7 @@
     for (const h of doc.hits) {
       const li = el("li");
       const where = (h.agent === "-" ? "" : h.agent + " · ") + h.sessionId + " · line " + h.line;
-      if (h.session) li.append(link(h.agent, h.session, where, h.entryId ? "#e-" + h.entryId : ""));
+      if (h.session) li.append(link(h.agent, h.session, where, h.entryId ? "#entry-" + encodeURIComponent(h.entryId) : ""));
       else li.append(el("span", where));
       li.append(el("span", " " + (h.role || h.type) + (h.onCurrentBranch === false ? " (off-branch)" : "") + ": ", "meta"));
       li.append(el("span", h.before), el("mark", h.match), el("span", h.after));

@@ -49,6 +49,7 @@ mod serve_pages_run_in_chromium;
 mod serve_reads_a_sqlite_store_read_only;
 mod serve_refuses_path_traversal;
 mod serve_streams_foreign_appends;
+mod serve_viewer_branches_and_goes_live;
 mod sidecars_not_sessions;
 mod sqlite_installs;
 mod unlock_addressing;

@@ -15,7 +15,7 @@ use crate::support::serve::Server;
 use crate::support::{HEADER, msg, plant, tempdir};
 
 /// `a1 → a2 → a3 → a4` (user, assistant, user, assistant): the leaf is `a4`.
-fn session() -> Vec<u8> {
+pub(crate) fn session() -> Vec<u8> {
     crate::support::lines(&[
         HEADER.to_owned(),
         msg("a1", None, "user", "hello"),
@@ -35,7 +35,7 @@ fn rows(file: &Path) -> Vec<Value> {
 
 /// The leaf OpenClaw 2026.6.11's `SessionManager.open` reports for `file`, `None` after a
 /// skip.
-fn reference_leaf(test: &str, file: &Path) -> Option<Value> {
+pub(crate) fn reference_leaf(test: &str, file: &Path) -> Option<Value> {
     // This crate's own checkout (not test-support's, which a shared target directory may
     // have built from another worktree).
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

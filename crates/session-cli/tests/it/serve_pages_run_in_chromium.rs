@@ -1,7 +1,8 @@
 //! `sessions serve`'s pages in a real headless Chromium (skipped with `SKIP` without it): the
 //! start URL's redirect sets the cookie, the dashboard's script runs under the page's
 //! Content-Security-Policy and draws the sessions table from the listing API, and a session's
-//! page gains the serve bar (live status; the branch buttons only with `--allow-write`).
+//! page gains the serve bar (live status, the mode) and, only with `--allow-write`, the branch
+//! buttons on every entry.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support::serve::Server;
@@ -47,13 +48,16 @@ fn the_dashboard_and_a_session_page_render_under_their_policy() {
             "{dom}"
         );
         assert_eq!(
-            dom.contains("<button type=\"button\" id=\"serve-branch\">Branch from here</button>"),
+            dom.contains(
+                "<button class=\"serve-branch\" type=\"button\" data-branch=\"a2\" \
+                 data-branch-act=\"branch\">Branch from here</button>"
+            ),
             write,
             "{dom}"
         );
-        assert_eq!(
-            dom.contains("<span class=\"serve-mode\">read-only</span>"),
-            !write,
+        let mode = if write { "read-write" } else { "read-only" };
+        assert!(
+            dom.contains(&format!("<span class=\"serve-mode\">{mode}</span>")),
             "{dom}"
         );
         // The export's own script ran too: the entries are drawn.
