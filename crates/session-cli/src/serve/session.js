@@ -95,6 +95,19 @@
     form.append(what, text, send, cancel);
     bar.append(form);
     let summaryOf = null;
+    // The viewer moves the tree's marks; the entries it already drew in the main pane keep
+    // theirs, so the "◀ leaf" marker of the main pane moves here.
+    const markLeaf = (leaf) => {
+      document.querySelectorAll("#path .entry > .head > .marker").forEach((m) => {
+        if (m.textContent === "◀ leaf") m.remove();
+      });
+      document.querySelectorAll("#path .entry.leaf").forEach((e) => e.classList.remove("leaf"));
+      const e = document.getElementById("entry-" + leaf);
+      const head = e && e.classList.contains("entry") ? e.querySelector(":scope > .head") : null;
+      if (!head) return;
+      e.classList.add("leaf");
+      head.insertBefore(el("span", "◀ leaf", "marker"), head.querySelector(":scope > .serve-actions"));
+    };
     const post = async (action, entry, body) => {
       body.set("entry", entry);
       msg.textContent = "";
@@ -109,7 +122,11 @@
       cfg.dataset.leaf = j.leaf;
       // "Branch from here": the leaf is an entry the viewer shows; a summary's entry arrives
       // on the event stream and becomes the leaf there.
-      if (action === "branch" && ready()) { viewer().append([], j.leaf); viewer().select(j.leaf); }
+      if (action === "branch" && ready()) {
+        viewer().append([], j.leaf);
+        viewer().select(j.leaf);
+        markLeaf(j.leaf);
+      }
       msg.textContent = action === "branch" ? "the leaf is now " + entry : "branched with a summary under " + entry;
       return j;
     };

@@ -39,6 +39,10 @@ fn open_served(page: &Page, srv: &Server, path: &str) {
 const MARKS: &str = "[Array.from(document.querySelectorAll('#tree li.node.leaf')).map(e => e.dataset.id), \
      Array.from(document.querySelectorAll('#tree li.node.on-path')).map(e => e.dataset.id)]";
 
+/// The entries of the main pane that carry the "◀ leaf" marker.
+const MAIN_LEAF: &str = "Array.from(document.querySelectorAll('#path .entry > .head > .marker')).filter(m => \
+     m.textContent === '◀ leaf').map(m => m.closest('.entry').dataset.entry)";
+
 /// The target directory of this test binary (`…/target/debug/deps/it-…`), for the screenshot.
 fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -73,6 +77,7 @@ fn a_click_on_branch_from_here_moves_the_leaf_marker_and_writes_one_leaf_control
         page.eval(MARKS),
         json!([["a4"], ["a1", "a2", "a3", "a4"]])
     );
+    assert_eq!(page.eval(MAIN_LEAF), json!(["a4"]));
     // Every entry of the main pane has the two buttons.
     assert_eq!(
         page.eval(
@@ -93,6 +98,7 @@ fn a_click_on_branch_from_here_moves_the_leaf_marker_and_writes_one_leaf_control
     page.click("button[data-branch=\"a2\"][data-branch-act=\"branch\"]");
     page.wait_for("SESSION_VIEWER.leaf() === 'a2'", 10);
     assert_eq!(page.eval(MARKS), json!([["a2"], ["a1", "a2"]]));
+    assert_eq!(page.eval(MAIN_LEAF), json!(["a2"]));
     assert_eq!(
         page.eval("document.getElementById('serve-msg').textContent"),
         json!("the leaf is now a2")
@@ -126,6 +132,7 @@ fn a_click_on_branch_from_here_moves_the_leaf_marker_and_writes_one_leaf_control
         json!(String::from_utf8(after.clone()).unwrap())
     );
 
+    page.eval("window.scrollTo(0, 0)");
     let png = page
         .tab()
         .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
