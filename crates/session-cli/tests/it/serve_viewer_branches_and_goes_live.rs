@@ -8,7 +8,7 @@
 //! `docs/img/sessions-serve.png` is refreshed).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
@@ -50,13 +50,14 @@ fn target_dir() -> PathBuf {
 }
 
 /// Writes `png` to `target/screenshots/NAME` and, when `$SESSIONS_SCREENSHOT_OUT` is set, to
-/// that path too.
+/// that path too (a relative one from the workspace root, e.g. `docs/img/sessions-serve.png`).
 fn save_screenshot(name: &str, png: &[u8]) {
     let dir = target_dir().join("screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(name), png).unwrap();
     if let Some(out) = std::env::var_os("SESSIONS_SCREENSHOT_OUT").filter(|v| !v.is_empty()) {
-        std::fs::write(&out, png).unwrap();
+        let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(out);
+        std::fs::write(&out, png).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
     }
 }
 
