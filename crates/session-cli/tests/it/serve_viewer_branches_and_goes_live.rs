@@ -54,10 +54,13 @@ fn target_dir() -> PathBuf {
 fn save_screenshot(name: &str, png: &[u8]) {
     let dir = target_dir().join("screenshots");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(name), png).unwrap();
+    session_store::io::atomic_rewrite(&dir.join(name), png).unwrap();
     if let Some(out) = std::env::var_os("SESSIONS_SCREENSHOT_OUT").filter(|v| !v.is_empty()) {
-        let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(out);
-        std::fs::write(&out, png).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+        let out = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(out);
+        session_store::io::atomic_rewrite(&out, png)
+            .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
     }
 }
 
@@ -74,10 +77,7 @@ fn a_click_on_branch_from_here_moves_the_leaf_marker_and_writes_one_leaf_control
     let d = dir.path().to_str().unwrap();
     let srv = Server::start(dir.path(), &["--dir", d, "--allow-write"]);
     open_served(&page, &srv, "/s/-/s1");
-    assert_eq!(
-        page.eval(MARKS),
-        json!([["a4"], ["a1", "a2", "a3", "a4"]])
-    );
+    assert_eq!(page.eval(MARKS), json!([["a4"], ["a1", "a2", "a3", "a4"]]));
     assert_eq!(page.eval(MAIN_LEAF), json!(["a4"]));
     // Every entry of the main pane has the two buttons.
     assert_eq!(
@@ -171,12 +171,8 @@ fn a_foreign_append_shows_up_in_the_open_pages_tree_within_a_second() {
     );
     let line = msg("a4", Some("a3"), "assistant", "appended by the gateway");
     let start = Instant::now();
-    session_store::io::append_line(
-        &file,
-        line.as_bytes(),
-        session_store::Durability::default(),
-    )
-    .unwrap();
+    session_store::io::append_line(&file, line.as_bytes(), session_store::Durability::default())
+        .unwrap();
     let shown = "document.querySelector('#tree li.node[data-id=\"a4\"]') !== null";
     let deadline = start + Duration::from_secs(5);
     while page.eval(shown) != json!(true) {
@@ -185,10 +181,7 @@ fn a_foreign_append_shows_up_in_the_open_pages_tree_within_a_second() {
     }
     let took = start.elapsed();
     assert!(took < Duration::from_secs(1), "took {took:?}");
-    assert_eq!(
-        page.eval(MARKS),
-        json!([["a4"], ["a1", "a2", "a3", "a4"]])
-    );
+    assert_eq!(page.eval(MARKS), json!([["a4"], ["a1", "a2", "a3", "a4"]]));
     // The main pane continues the path with it.
     assert_eq!(
         page.eval("document.querySelector('#entry-a4 .body').textContent.startsWith('appended by the gateway')"),
