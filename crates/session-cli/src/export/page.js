@@ -154,7 +154,7 @@ var start=leafIdx>=0?leafIdx:(nodes.length?meta.roots[meta.roots.length-1]:-1);i
 var h=location.hash;if(/^#(entry-|e-)/.test(h))hash();else schedule();}
 // ---- live updates ----
 function append(list,leafId){if(!meta)return 0;var last=null,fresh=[],newFork=false;(list||[]).forEach(function(it){var text=typeof it==='string'?it:it&&it.row;if(typeof text!=='string')return;added.push(text);var v;try{v=JSON.parse(text);}catch(e){return;}
-if(!v||typeof v!=='object'||typeof v.id!=='string'||v.type==='session'||byId[v.id]!==undefined)return;var i=nodes.length,r=v.type==='message'&&v.message&&typeof v.message.role==='string'?v.message.role:null;
+if(!v||typeof v!=='object'||typeof v.id!=='string'||v.type==='session'||v.type==='leaf'||byId[v.id]!==undefined)return;var i=nodes.length,r=v.type==='message'&&v.message&&typeof v.message.role==='string'?v.message.role:null;
 var p=typeof v.parentId==='string'&&byId[v.parentId]!==undefined?byId[v.parentId]:-1;var so=v.message&&v.message.stopReason,fl=r==='assistant'&&!hasText(v.message.content)&&!(so&&so!=='stop'&&so!=='toolUse')?8:0;nodes.push([v.id,String(v.type),r||(v.type==='message'?'message':String(v.type)),null,v.id.slice(0,8),null,fl,[],text.length,-1]);byId[v.id]=i;rowText[i]=text;rows[i]=v;if(it.md)md[i]=it.md;
 meta.parent.push(p);meta.size.push(1);if(p>=0){nodes[p][7].push(i);if(nodes[p][7].length===2)newFork=true;else if(nodes[p][7].length>2)newFork=true;for(var j=p;j>=0;j=meta.parent[j])meta.size[j]++;}else{meta.roots.push(i);if(meta.roots.length>1)newFork=true;}
 if(v.type==='label'&&typeof v.targetId==='string'&&byId[v.targetId]!==undefined){var t=byId[v.targetId];nodes[t][5]=v.label?String(v.label):null;searchText[t]=undefined;refreshNode(t);}

@@ -126,7 +126,12 @@ fn a_click_on_branch_from_here_moves_the_leaf_marker_and_writes_one_leaf_control
         5,
     );
     assert_eq!(page.eval("SESSION_VIEWER.leaf()"), json!("a2"));
-    assert_eq!(page.eval(MARKS).get(0), Some(&json!(["a2"])));
+    assert_eq!(page.eval(MARKS), json!([["a2"], ["a1", "a2"]]));
+    // A leaf control is no entry of the tree (as in the export); the download has it.
+    assert_eq!(
+        page.eval("Array.from(document.querySelectorAll('#tree li.node')).map(e => e.dataset.id)"),
+        json!(["a1", "a2", "a3", "a4"])
+    );
     // The JSONL download is the file's bytes.
     assert_eq!(
         page.eval("SESSION_VIEWER.jsonl().text()"),
