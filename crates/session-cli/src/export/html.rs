@@ -6,8 +6,8 @@
 //!
 //! # The page
 //! A sidebar tree of the whole session (branch points, labels, compactions, branch summaries;
-//! the path to the current leaf highlighted and the leaf outlined; the current branch open,
-//! other branches of more than 12 entries folded) with a search box and pi 0.73.1's filters
+//! the path to the current leaf highlighted and the leaf outlined; the current path at one
+//! indentation, the branches off it nested beside it, folded when of more than 12 entries) with a search box and pi 0.73.1's filters
 //! (default / no tools / user / labeled / all, the same rules); a main pane with the messages
 //! of the selected path (the current branch at first; clicking a tree node selects the path
 //! through it): Markdown rendered, each tool call with its result (errors marked), thinking and
