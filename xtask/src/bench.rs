@@ -111,6 +111,71 @@ pub enum Kind {
         /// Seed of the JSONL-era store it was imported from.
         seed: u64,
     },
+    /// A copy of another data set with [`PLANTED_TOKEN`] planted at known places
+    /// ([`plant_lines`]), for the search rows: in a transcript, at the start of the first
+    /// `"text":"` string of the first line holding one at or after every `every`-th line; in a
+    /// store (a directory of sessions), the same in the first such line of every `every`-th
+    /// session in file-name order. What was planted is recorded beside it
+    /// (`<name>-g<V>.planted`, [`Planted`]): the independent count both searches must report.
+    Planted {
+        /// The data set copied (`t200mb`, `sessions10k`, …).
+        base: &'static str,
+        /// Lines (transcript) or sessions (store) from one plant to the next.
+        every: usize,
+    },
+}
+
+/// The token the `Planted` data sets carry (followed by a space), found nowhere else in the
+/// generated data (the generator's words are lower-case).
+pub const PLANTED_TOKEN: &str = "PLANTEDTOKEN";
+
+/// What [`Kind::Planted`] planted: the lines that hold [`PLANTED_TOKEN`] and the longest line
+/// (bytes, without its line feed) of the copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Planted {
+    /// Lines holding the token (one plant each).
+    pub lines: u64,
+    /// The longest line's length in bytes.
+    pub longest_line: u64,
+}
+
+/// Copies `bytes` with [`PLANTED_TOKEN`] and a space put right after the first `"text":"` of
+/// the first line holding one at or after every `every`-th line (lines 0, `every`, 2·`every`, …;
+/// at most one plant per step, so a step whose lines hold no text plants nothing). A `"text":"`
+/// with its quotes unescaped is a JSON member `text` with a string value: the text of a content
+/// block (or a tool argument or result named `text`), all of which `sessions search` reads by
+/// default. Returns the copy and what was planted.
+pub fn plant_lines(bytes: &[u8], every: usize) -> (Vec<u8>, Planted) {
+    const TEXT: &[u8] = b"\"text\":\"";
+    let every = every.max(1);
+    let finder = memchr::memmem::Finder::new(TEXT);
+    let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 1000 + 64);
+    let mut p = Planted {
+        lines: 0,
+        longest_line: 0,
+    };
+    let mut pending = false;
+    for (i, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+        if i % every == 0 {
+            pending = true;
+        }
+        let start = out.len();
+        match finder.find(line).filter(|_| pending) {
+            Some(at) => {
+                let cut = at + TEXT.len();
+                out.extend_from_slice(&line[..cut]);
+                out.extend_from_slice(PLANTED_TOKEN.as_bytes());
+                out.push(b' ');
+                out.extend_from_slice(&line[cut..]);
+                p.lines += 1;
+                pending = false;
+            }
+            None => out.extend_from_slice(line),
+        }
+        let len = out.len() - start - usize::from(out.ends_with(b"\n"));
+        p.longest_line = p.longest_line.max(len as u64);
+    }
+    (out, p)
 }
 
 /// A named benchmark data set.
@@ -171,6 +236,34 @@ pub fn datasets() -> Vec<Dataset> {
             kind: Kind::Store {
                 sessions: 10_000,
                 seed: 1,
+            },
+        },
+        Dataset {
+            name: "t20mb-planted",
+            kind: Kind::Planted {
+                base: "t20mb",
+                every: 400,
+            },
+        },
+        Dataset {
+            name: "t200mb-planted",
+            kind: Kind::Planted {
+                base: "t200mb",
+                every: 4000,
+            },
+        },
+        Dataset {
+            name: "sessions1k-planted",
+            kind: Kind::Planted {
+                base: "sessions1k",
+                every: 97,
+            },
+        },
+        Dataset {
+            name: "sessions10k-planted",
+            kind: Kind::Planted {
+                base: "sessions10k",
+                every: 97,
             },
         },
         Dataset {
@@ -376,12 +469,42 @@ impl Dataset {
     /// Where it lives (a `.jsonl` file, or a directory for a store; an OpenClaw state
     /// directory for the OpenClaw stores).
     pub fn path(&self) -> PathBuf {
-        match self.kind {
-            Kind::Transcript(_) => data_dir().join(format!("{}-g{GEN_VERSION}.jsonl", self.name)),
-            Kind::Store { .. } | Kind::OpenclawStore { .. } | Kind::SqliteStore { .. } => {
-                data_dir().join(format!("{}-g{GEN_VERSION}", self.name))
-            }
+        if self.is_transcript() {
+            data_dir().join(format!("{}-g{GEN_VERSION}.jsonl", self.name))
+        } else {
+            data_dir().join(format!("{}-g{GEN_VERSION}", self.name))
         }
+    }
+
+    /// True for one transcript file (a [`Kind::Transcript`], or a [`Kind::Planted`] copy of one).
+    fn is_transcript(&self) -> bool {
+        match self.kind {
+            Kind::Transcript(_) => true,
+            Kind::Planted { base, .. } => dataset(base).is_ok_and(|d| d.is_transcript()),
+            Kind::Store { .. } | Kind::OpenclawStore { .. } | Kind::SqliteStore { .. } => false,
+        }
+    }
+
+    fn planted_path(&self) -> PathBuf {
+        data_dir().join(format!("{}-g{GEN_VERSION}.planted", self.name))
+    }
+
+    /// What a [`Kind::Planted`] data set holds, as `ensure` recorded it (`lines=N`,
+    /// `longest_line=N`); `None` for other data sets or when the record is missing.
+    pub fn planted(&self) -> Option<Planted> {
+        if !matches!(self.kind, Kind::Planted { .. }) {
+            return None;
+        }
+        let text = std::fs::read_to_string(self.planted_path()).ok()?;
+        let field = |k: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(k)?.strip_prefix('='))
+                .and_then(|v| v.parse().ok())
+        };
+        Some(Planted {
+            lines: field("lines")?,
+            longest_line: field("longest_line")?,
+        })
     }
 
     fn meta_path(&self) -> PathBuf {
@@ -412,7 +535,7 @@ impl Dataset {
     fn measure(&self) -> Option<(u64, u64)> {
         let path = self.path();
         match self.kind {
-            Kind::Transcript(_) | Kind::Store { .. } => measure(&path),
+            Kind::Transcript(_) | Kind::Store { .. } | Kind::Planted { .. } => measure(&path),
             Kind::OpenclawStore { .. } => measure_tree(&path),
             Kind::SqliteStore { .. } => {
                 let (bytes, mtime) = file_state(&sqlite_db(&path))?;
@@ -443,6 +566,7 @@ impl Dataset {
             return false;
         };
         meta == self.meta_text(m)
+            && (!matches!(self.kind, Kind::Planted { .. }) || self.planted().is_some())
     }
 
     /// What the import of a [`Kind::SqliteStore`] measured, as `ensure` recorded it.
@@ -491,6 +615,24 @@ impl Dataset {
             }
             Kind::SqliteStore { sessions, seed } => {
                 self.import_sqlite(*sessions, *seed, &path)?;
+            }
+            Kind::Planted { base, every } => {
+                let from = dataset(base)?.ensure()?;
+                let _ = std::fs::remove_file(self.planted_path());
+                remove_stale(&path)?;
+                let p = plant_copy(&from, &path, *every, self.is_transcript())?;
+                session_store::io::atomic_rewrite(
+                    &self.planted_path(),
+                    format!(
+                        "token={PLANTED_TOKEN}\nlines={}\nlongest_line={}\n",
+                        p.lines, p.longest_line
+                    )
+                    .as_bytes(),
+                )?;
+                eprintln!(
+                    "bench-data: {PLANTED_TOKEN} planted in {} line(s); longest line {} bytes",
+                    p.lines, p.longest_line
+                );
             }
         }
         let m = self.measure().context("measuring the generated data")?;
@@ -620,6 +762,59 @@ impl Dataset {
     }
 }
 
+/// Writes the [`Kind::Planted`] copy of `from` at `to`: a transcript through [`plant_lines`]
+/// with `every`; a store's `*.jsonl` sessions in file-name order, every `every`-th one (the
+/// 0th, the `every`-th, …) planted once (its first line holding text), the others copied
+/// unchanged.
+fn plant_copy(from: &Path, to: &Path, every: usize, transcript: bool) -> Result<Planted> {
+    let read = |p: &Path| {
+        session_store::io::read_file(p).with_context(|| format!("reading {}", p.display()))
+    };
+    if transcript {
+        let (bytes, p) = plant_lines(&read(from)?, every);
+        session_store::io::atomic_rewrite(to, &bytes)
+            .with_context(|| format!("writing {}", to.display()))?;
+        return Ok(p);
+    }
+    let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(from)
+        .with_context(|| format!("listing {}", from.display()))?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("listing {}", from.display()))?;
+    names.retain(|n| Path::new(n).extension().is_some_and(|e| e == "jsonl"));
+    names.sort();
+    session_store::io::ensure_dir(to)?;
+    let mut all = Planted {
+        lines: 0,
+        longest_line: 0,
+    };
+    for (i, name) in names.iter().enumerate() {
+        let bytes = read(&from.join(name))?;
+        let (bytes, p) = if i % every.max(1) == 0 {
+            plant_lines(&bytes, usize::MAX)
+        } else {
+            let longest_line = bytes
+                .split(|b| *b == b'\n')
+                .map(|l| l.len() as u64)
+                .max()
+                .unwrap_or(0);
+            (
+                bytes,
+                Planted {
+                    lines: 0,
+                    longest_line,
+                },
+            )
+        };
+        let out = to.join(name);
+        session_store::io::write_raw(&out, &bytes)
+            .with_context(|| format!("writing {}", out.display()))?;
+        all.lines += p.lines;
+        all.longest_line = all.longest_line.max(p.longest_line);
+    }
+    Ok(all)
+}
+
 /// Removes what an earlier, unfinished or stale generation left at `path`.
 fn remove_stale(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {
@@ -709,6 +904,8 @@ enum Imp {
     Pi,
     /// OpenClaw 2026.9.6's own CLI (`openclaw sessions …`).
     OpenClaw96,
+    /// ripgrep's `rg -c`, the baseline of the search rows (Debian's `ripgrep`).
+    Ripgrep,
 }
 
 impl Imp {
@@ -718,6 +915,7 @@ impl Imp {
             Imp::OpenClaw => "OpenClaw 2026.6.11",
             Imp::Pi => "pi 0.73.1",
             Imp::OpenClaw96 => "OpenClaw 2026.9.6",
+            Imp::Ripgrep => "ripgrep",
         }
     }
 }
@@ -1020,6 +1218,36 @@ fn file_cli_workloads(quick: bool) -> Vec<Workload> {
         dir,
         0,
     ));
+    // Issue 21's search rows, beside `rg -c` on the same planted copies.
+    let (tp, dp) = if quick {
+        ("t20mb-planted", "sessions1k-planted")
+    } else {
+        ("t200mb-planted", "sessions10k-planted")
+    };
+    let tok = PLANTED_TOKEN;
+    for (key, title, op, data) in [
+        (
+            "cli-search",
+            format!(
+                "`sessions search -c {tok} FILE` / `rg -c {tok} FILE`, {mb} transcript, {tok} planted (count: lines with a hit)"
+            ),
+            "search-file",
+            tp,
+        ),
+        (
+            "cli-search-dir",
+            format!(
+                "`sessions search -c {tok} --dir DIR` / `rg -c {tok} DIR`, {n} sessions, {tok} planted (count: lines with a hit)"
+            ),
+            "search-dir",
+            dp,
+        ),
+    ] {
+        v.push(Workload {
+            imps: vec![Imp::Ours, Imp::Ripgrep],
+            ..row(key, title, op, data, 0)
+        });
+    }
     v
 }
 
@@ -1110,8 +1338,51 @@ fn file_cli_args(
             v.push("--json".into());
             Some(v)
         }
+        "search-file" => Some(vec![
+            "search".into(),
+            "-c".into(),
+            PLANTED_TOKEN.into(),
+            data.as_os_str().to_owned(),
+        ]),
+        "search-dir" => Some(vec![
+            "search".into(),
+            "-c".into(),
+            PLANTED_TOKEN.into(),
+            "--dir".into(),
+            data.as_os_str().to_owned(),
+        ]),
         _ => None,
     }
+}
+
+/// ripgrep's arguments for a search workload on `data` (a file or a directory):
+/// `rg -c PLANTEDTOKEN DATA`. `None` for other operations.
+fn rg_args(op: &str, data: &Path) -> Option<Vec<std::ffi::OsString>> {
+    matches!(op, "search-file" | "search-dir").then(|| {
+        vec![
+            "-c".into(),
+            PLANTED_TOKEN.into(),
+            data.as_os_str().to_owned(),
+        ]
+    })
+}
+
+/// The lines with a hit that `sessions search -c` or `rg -c` printed: the sum of their
+/// `PATH:N` lines (or the bare `N` of ripgrep on one file).
+///
+/// # Errors
+/// The output cannot be read, or a line does not end in a count.
+fn search_count(stdout: &Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(stdout).map_err(|e| format!("{}: {e}", stdout.display()))?;
+    text.lines().try_fold(0u64, |sum, line| {
+        let n = line.rsplit(':').next().unwrap_or(line);
+        n.parse::<u64>().map(|n| sum + n).map_err(|_| {
+            format!(
+                "a line of its output does not end in a count: {line:?} (see {})",
+                stdout.display()
+            )
+        })
+    })
 }
 
 /// The id of the first entry (a line with a string `id` that is not the session header)
@@ -1323,6 +1594,8 @@ struct Env {
     sessions: PathBuf,
     /// OpenClaw 2026.9.6, when installed and wanted.
     r96: Option<Openclaw96>,
+    /// ripgrep (`rg`), when installed: the baseline of the search rows.
+    rg: Option<PathBuf>,
 }
 
 fn median(v: &[f64]) -> Option<f64> {
@@ -1394,7 +1667,9 @@ fn run_cli(env: &Env, imp: Imp, w: &Workload, state: Option<&Path>) -> Result<Sa
             r96.command(&state, &work.join("home96"), &work.join("tmp96"))
                 .map_err(|e| format!("{e:#}"))?
         }
-        Imp::OpenClaw | Imp::Pi => return Err(format!("{} has no CLI workload", imp.label())),
+        Imp::OpenClaw | Imp::Pi | Imp::Ripgrep => {
+            return Err(format!("{} has no CLI workload", imp.label()));
+        }
     };
     cmd.args(&args);
     let scratch = work.join("cwd");
@@ -1429,9 +1704,12 @@ fn run_cli(env: &Env, imp: Imp, w: &Workload, state: Option<&Path>) -> Result<Sa
 /// an export's `-o OUT` in a temporary directory made for this process and removed after it.
 /// The exit code must be the workload's; the count is [`file_cli_count`]'s.
 fn run_file_cli(env: &Env, imp: Imp, w: &Workload, data: Option<&Path>) -> Result<Sample, String> {
-    if imp != Imp::Ours {
-        return Err(format!("{} has no command for {}", imp.label(), w.op));
-    }
+    let search = rg_args(w.op, Path::new("")).is_some();
+    let program = match imp {
+        Imp::Ours => env.sessions.clone(),
+        Imp::Ripgrep if search => env.rg.clone().ok_or("ripgrep is not installed")?,
+        _ => return Err(format!("{} has no command for {}", imp.label(), w.op)),
+    };
     let data = data.ok_or_else(|| format!("{} needs its data set", w.key))?;
     let work = data_dir().join("work");
     session_store::io::ensure_dir(&work).map_err(|e| format!("{}: {e}", work.display()))?;
@@ -1445,14 +1723,18 @@ fn run_file_cli(env: &Env, imp: Imp, w: &Workload, data: Option<&Path>) -> Resul
         .tempdir_in(&work)
         .map_err(|e| format!("a temporary directory in {}: {e}", work.display()))?;
     let out = export_format(w.op).map(|f| tmp.path().join(format!("out.{f}")));
-    let args = file_cli_args(w.op, data, entry.as_deref(), out.as_deref())
-        .ok_or_else(|| format!("no command for {}", w.op))?;
+    let args = if imp == Imp::Ripgrep {
+        rg_args(w.op, data)
+    } else {
+        file_cli_args(w.op, data, entry.as_deref(), out.as_deref())
+    }
+    .ok_or_else(|| format!("no command for {}", w.op))?;
     let stdout_path = work.join(format!("out-{}-{}.json", w.key, short(imp)));
     session_store::io::write_raw(&stdout_path, b"")
         .map_err(|e| format!("{}: {e}", stdout_path.display()))?;
     let stdout = session_store::io::open_append_nofollow(&stdout_path, false)
         .map_err(|e| format!("{}: {e}", stdout_path.display()))?;
-    let mut cmd = Command::new(&env.sessions);
+    let mut cmd = Command::new(&program);
     cmd.env_remove("OPENCLAW_STATE_DIR").args(&args);
     let scratch = work.join("cwd");
     let _ = session_store::io::ensure_dir(&scratch);
@@ -1472,7 +1754,25 @@ fn run_file_cli(env: &Env, imp: Imp, w: &Workload, data: Option<&Path>) -> Resul
             stderr_tail(&f.stderr)
         ));
     }
-    let count = file_cli_count(w.op, &stdout_path, entry.as_deref(), out.as_deref())?;
+    let count = if search {
+        let count = search_count(&stdout_path)?;
+        // The independent count: what the data set's copy planted.
+        let planted = w
+            .data
+            .and_then(|n| dataset(n).ok())
+            .and_then(|d| d.planted())
+            .ok_or_else(|| format!("{} has no planted record", w.key))?;
+        if count != planted.lines {
+            return Err(format!(
+                "counted {count} lines with {PLANTED_TOKEN}, {} were planted (see {})",
+                planted.lines,
+                stdout_path.display()
+            ));
+        }
+        count
+    } else {
+        file_cli_count(w.op, &stdout_path, entry.as_deref(), out.as_deref())?
+    };
     let wall_ms = f.wall.as_secs_f64() * 1e3;
     drop(tmp);
     Ok(Sample {
@@ -1515,6 +1815,7 @@ fn run_one(env: &Env, imp: Imp, w: &Workload, path: Option<&Path>) -> Result<Sam
             c
         }
         Imp::OpenClaw96 => return Err("OpenClaw 2026.9.6 runs only the CLI workloads".to_owned()),
+        Imp::Ripgrep => return Err("ripgrep runs only the search workloads".to_owned()),
         Imp::OpenClaw | Imp::Pi => {
             let (node, reference) = if imp == Imp::OpenClaw {
                 (&env.node24, "openclaw")
@@ -1617,6 +1918,19 @@ fn machine(env: &Env) -> Vec<(String, String)> {
                 |r| command_output(&r.node, &["--version"]),
             ),
         ),
+        (
+            "ripgrep".to_owned(),
+            env.rg.as_ref().map_or_else(
+                || "not installed".to_owned(),
+                |rg| {
+                    command_output(rg, &["--version"])
+                        .lines()
+                        .next()
+                        .unwrap_or("unknown")
+                        .to_owned()
+                },
+            ),
+        ),
         ("load average at start".to_owned(), load),
     ]
 }
@@ -1707,7 +2021,7 @@ impl Report<'_> {
             .imps
             .iter()
             .copied()
-            .filter(|i| !matches!(i, Imp::Ours | Imp::OpenClaw96))
+            .filter(|i| !matches!(i, Imp::Ours | Imp::OpenClaw96 | Imp::Ripgrep))
             .collect();
         let _ = writeln!(
             s,
@@ -1951,7 +2265,24 @@ impl Report<'_> {
             lib_list_wall_ms: cell(list, Imp::Ours).and_then(Cell::wall),
             ref_list_ms: cell(list, Imp::OpenClaw).and_then(Cell::first),
             cli_list_wall_ms: self.cell("cli-list", Imp::Ours).and_then(Cell::wall),
+            rg_wall_ms: None,
+            longest_line_bytes: None,
         }
+    }
+
+    /// [`Report::cli_base`] for the row `w`, with its own ripgrep cell and longest line when it
+    /// is a search row.
+    fn row_base(&self, w: &Workload) -> CliBase {
+        let mut b = self.cli_base(w.data);
+        if CliTarget::of(w.op) == CliTarget::Search {
+            b.rg_wall_ms = self.cell(w.key, Imp::Ripgrep).and_then(Cell::wall);
+            b.longest_line_bytes = w
+                .data
+                .and_then(|n| dataset(n).ok())
+                .and_then(|d| d.planted())
+                .map(|p| p.longest_line as f64);
+        }
+        b
     }
 
     /// Table: issue 20's CLI targets, one row per `sessions` command on the transcript or the
@@ -2022,7 +2353,7 @@ impl Report<'_> {
             let out = count
                 .filter(|_| export_format(w.op).is_some())
                 .map(|n| n as f64);
-            let v = judge_cli(t, wall, rss, out, &self.cli_base(w.data));
+            let v = judge_cli(t, wall, rss, out, &self.row_base(w));
             let met = match v.met {
                 Some(true) => "yes".to_owned(),
                 Some(false) => format!("**no** ({})", v.missed.join("; ")),
@@ -2043,6 +2374,45 @@ impl Report<'_> {
                 x(v.rss_per_file),
                 x(v.out_per_in),
                 t.text(),
+            );
+        }
+        // The baselines of the search rows.
+        for w in self
+            .workloads
+            .iter()
+            .filter(|w| w.file_cli && CliTarget::of(w.op) == CliTarget::Search)
+        {
+            let c = self.cell(w.key, Imp::Ripgrep);
+            let shown = match (c.and_then(Cell::wall), c.and_then(Cell::rss_kib)) {
+                (Some(wall), Some(rss)) => format!(
+                    "{} / {}, count {}",
+                    fmt_ms(wall),
+                    fmt_mb(rss),
+                    c.and_then(Cell::count)
+                        .map_or_else(|| "—".to_owned(), |n| n.to_string())
+                ),
+                _ => c
+                    .and_then(|c| c.stopped.clone())
+                    .unwrap_or_else(|| "not run".to_owned()),
+            };
+            let planted = w
+                .data
+                .and_then(|n| dataset(n).ok())
+                .and_then(|d| d.planted())
+                .map_or_else(
+                    || "—".to_owned(),
+                    |p| {
+                        format!(
+                            "{} lines planted, longest line {} bytes",
+                            p.lines, p.longest_line
+                        )
+                    },
+                );
+            let _ = writeln!(
+                s,
+                "\n`rg -c` beside {} (`{}`): {shown}; the data: {planted}.",
+                w.key,
+                w.data.unwrap_or("—")
             );
         }
         s
@@ -2195,6 +2565,10 @@ enum CliTarget {
     /// `usage` over the same 10,000 sessions: whole process ≤ 1.5× `sessions list`'s (the
     /// `cli-list` row of the same run; issue 21).
     Usage,
+    /// `search -c` of the planted token: whole process ≤ 2× `rg -c`'s on the same data in the
+    /// same run ("at least half of ripgrep's speed"), peak RSS ≤ 64 MB + the longest line
+    /// (issue 21).
+    Search,
 }
 
 impl CliTarget {
@@ -2205,6 +2579,7 @@ impl CliTarget {
             "export-json" | "export-jsonl" | "export-md" => Self::Streaming,
             "list-dir" | "list" => Self::List,
             "usage-dir" => Self::Usage,
+            "search-file" | "search-dir" => Self::Search,
             _ => Self::ReadOnly,
         }
     }
@@ -2217,6 +2592,7 @@ impl CliTarget {
             Self::Streaming => "RSS ≤ library-open RSS + 64 MB",
             Self::List => "≤ 1.5× library list, ≥ 6× OpenClaw list",
             Self::Usage => "≤ 1.5× `sessions list` (÷ library: ÷ the cli-list row)",
+            Self::Search => "≤ 2× `rg -c` (÷ library: ÷ rg), RSS ≤ 64 MB + longest line",
         }
     }
 }
@@ -2239,6 +2615,10 @@ struct CliBase {
     ref_list_ms: Option<f64>,
     /// Our `sessions list --dir` over the same sessions (the `cli-list` row): whole process.
     cli_list_wall_ms: Option<f64>,
+    /// `rg -c` of the planted token on the same data (a search row's own ripgrep cell).
+    rg_wall_ms: Option<f64>,
+    /// The longest line of a search row's data, bytes.
+    longest_line_bytes: Option<f64>,
 }
 
 /// A CLI row judged against its targets.
@@ -2278,9 +2658,10 @@ fn judge_cli(
     let (lib, reference) = match t {
         CliTarget::List => (base.lib_list_wall_ms, base.ref_list_ms),
         CliTarget::Usage => (base.cli_list_wall_ms, None),
+        CliTarget::Search => (base.rg_wall_ms, None),
         _ => (base.lib_open_wall_ms, base.ref_open_ms),
     };
-    let on_file = !matches!(t, CliTarget::List | CliTarget::Usage);
+    let on_file = !matches!(t, CliTarget::List | CliTarget::Usage | CliTarget::Search);
     let v = CliVerdict {
         vs_lib: div(Some(wall_ms), lib),
         vs_ref: div(reference, Some(wall_ms)),
@@ -2312,6 +2693,16 @@ fn judge_cli(
             ("× OpenClaw list", v.vs_ref, 6.0, false),
         ],
         CliTarget::Usage => vec![("÷ sessions list", v.vs_lib, 1.5, true)],
+        CliTarget::Search => vec![
+            ("÷ rg -c", v.vs_lib, 2.0, true),
+            (
+                "RSS − longest line (MB)",
+                base.longest_line_bytes
+                    .map(|l| (rss_kib * 1024.0 - l) / 1e6),
+                STREAMING_SLACK_KIB * 1024.0 / 1e6,
+                true,
+            ),
+        ],
     };
     let mut unknown = false;
     let mut missed = Vec::new();
@@ -2357,6 +2748,7 @@ fn short(i: Imp) -> &'static str {
         Imp::OpenClaw => "OpenClaw",
         Imp::Pi => "pi",
         Imp::OpenClaw96 => "OpenClaw96",
+        Imp::Ripgrep => "rg",
     }
 }
 
@@ -2440,6 +2832,14 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     if !runner.exists() {
         bail!("{} is missing after the build", runner.display());
     }
+    let rg = locate_ripgrep();
+    if rg.is_none() {
+        notes.push(
+            "ripgrep (`rg`) is not installed and `apt-get install ripgrep` failed: the search rows \
+             ran without their baseline."
+                .to_owned(),
+        );
+    }
     let env = Env {
         runner,
         node24,
@@ -2448,10 +2848,14 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         timeout: Duration::from_secs(args.timeout),
         sessions,
         r96,
+        rg,
     };
     let mut imps = vec![Imp::Ours, Imp::OpenClaw];
     if env.r96.is_some() {
         imps.push(Imp::OpenClaw96);
+    }
+    if env.rg.is_some() {
+        imps.push(Imp::Ripgrep);
     }
     if !args.no_pi {
         imps.push(Imp::Pi);
@@ -2629,6 +3033,34 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         eprintln!("bench-compare: wrote {}", doc_path.display());
     }
     Ok(())
+}
+
+/// `rg` on `PATH`; when it is missing, installs Debian's `ripgrep` with `apt-get` (the search
+/// rows' baseline, issue 21) and looks again. `None` when that fails.
+fn locate_ripgrep() -> Option<PathBuf> {
+    let find = || {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join("rg"))
+                .find(|p| p.is_file())
+        })
+    };
+    if let Some(p) = find() {
+        return Some(p);
+    }
+    eprintln!("bench-compare: installing ripgrep (apt-get install ripgrep) for the search rows");
+    let ok = Command::new("sh")
+        .args([
+            "-c",
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep",
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("bench-compare: warning: apt-get install ripgrep failed");
+    }
+    find()
 }
 
 /// The files a workload must leave unchanged: the data file (not for `tail`, which appends to
@@ -2884,6 +3316,7 @@ mod tests {
             timeout: Duration::from_secs(30),
             sessions,
             r96: None,
+            rg: None,
         }
     }
 
@@ -3116,19 +3549,30 @@ mod tests {
                     "cli-export-jsonl",
                     "cli-export-md",
                     "cli-list",
-                    "cli-usage"
+                    "cli-usage",
+                    "cli-search",
+                    "cli-search-dir"
                 ]
             );
+            let (tp, dp) = (format!("{t}-planted"), format!("{dir}-planted"));
             for w in &rows {
                 assert!(!w.cli, "{}", w.key);
-                assert_eq!(w.imps, [Imp::Ours], "{}", w.key);
-                assert_eq!(w.exit, 0, "{}", w.key);
-                let want = if w.key == "cli-list" || w.key == "cli-usage" {
-                    dir
+                let search = w.key.starts_with("cli-search");
+                if search {
+                    assert_eq!(w.imps, [Imp::Ours, Imp::Ripgrep], "{}", w.key);
                 } else {
-                    t
+                    assert_eq!(w.imps, [Imp::Ours], "{}", w.key);
+                }
+                assert_eq!(w.exit, 0, "{}", w.key);
+                let want = match w.key {
+                    "cli-list" | "cli-usage" => dir,
+                    "cli-search" => tp.as_str(),
+                    "cli-search-dir" => dp.as_str(),
+                    _ => t,
                 };
                 assert_eq!(w.data, Some(want), "{}", w.key);
+                let d = dataset(want).unwrap();
+                assert_eq!(d.is_transcript(), want.starts_with('t'), "{want}");
                 assert!(
                     file_cli_args(w.op, t.as_ref(), Some("x"), Some(out)).is_some(),
                     "{}",
@@ -3245,6 +3689,8 @@ mod tests {
             lib_list_wall_ms: Some(300.0),
             ref_list_ms: Some(2_400.0),
             cli_list_wall_ms: Some(600.0),
+            rg_wall_ms: None,
+            longest_line_bytes: None,
         };
         // 250 ms, 195,312.5 KiB = 200 MB: 1.25× the open, 6× faster, 1.0× the file.
         let v = judge_cli(CliTarget::ReadOnly, 250.0, 195_312.5, None, &base);
@@ -3454,6 +3900,8 @@ mod tests {
                 lib_list_wall_ms: Some(300.0),
                 ref_list_ms: Some(2_400.0),
                 cli_list_wall_ms: Some(600.0),
+                rg_wall_ms: None,
+                longest_line_bytes: None,
             }
         );
         let t = report.cli_targets();
@@ -3600,5 +4048,153 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), bytes);
         std::fs::remove_file(d.path()).unwrap();
         std::fs::remove_file(d.meta_path()).unwrap();
+    }
+
+    /// The planted copy: the token goes right after the first `"text":"` of the first line
+    /// holding one at or after every `every`-th line, once per step; other bytes unchanged.
+    #[test]
+    fn planting_puts_the_token_into_the_first_text_of_each_step() {
+        let input = concat!(
+            "{\"type\":\"session\",\"id\":\"h\"}\n",
+            "{\"id\":\"a\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"one\"},{\"type\":\"text\",\"text\":\"two\"}]}}\n",
+            "{\"id\":\"b\",\"message\":{\"content\":\"x \\\"text\\\":\\\"y\"}}\n",
+            "{\"id\":\"c\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"three\"}]}}\n",
+            "{\"id\":\"d\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"four\"}]}}",
+        );
+        let (out, p) = plant_lines(input.as_bytes(), 2);
+        // Step 0 (lines 0-1): the header has no text, line 1 takes it (its first block only);
+        // step 2 (lines 2-3): line 2's escaped `\"text\":\"` is not a member, line 3 takes it;
+        // step 4: the unterminated last line takes it.
+        let want = input
+            .replacen("\"text\":\"one", "\"text\":\"PLANTEDTOKEN one", 1)
+            .replacen("\"text\":\"three", "\"text\":\"PLANTEDTOKEN three", 1)
+            .replacen("\"text\":\"four", "\"text\":\"PLANTEDTOKEN four", 1);
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        let longest = want.lines().map(str::len).max().unwrap() as u64;
+        assert_eq!(
+            p,
+            Planted {
+                lines: 3,
+                longest_line: longest
+            }
+        );
+        // `usize::MAX`: one plant, in the first line with text.
+        let (out, p) = plant_lines(input.as_bytes(), usize::MAX);
+        assert_eq!(p.lines, 1);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            input.replacen("\"text\":\"one", "\"text\":\"PLANTEDTOKEN one", 1)
+        );
+        // Nothing to plant into: the bytes unchanged.
+        let (out, p) = plant_lines(b"{\"a\":1}\n{\"b\":2}\n", 1);
+        assert_eq!(out, b"{\"a\":1}\n{\"b\":2}\n");
+        assert_eq!(
+            p,
+            Planted {
+                lines: 0,
+                longest_line: 7
+            }
+        );
+    }
+
+    /// A store's planted copy plants every `every`-th session once, copies the others byte for
+    /// byte, and the record `planted()` reads back is what was planted.
+    #[test]
+    fn a_planted_store_plants_every_nth_session_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (from, to) = (dir.path().join("from"), dir.path().join("to"));
+        session_store::io::ensure_dir(&from).unwrap();
+        let line =
+            "{\"id\":\"a\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n";
+        for i in 0..7 {
+            let body = format!("{{\"type\":\"session\",\"id\":\"s{i}\"}}\n{line}{line}");
+            session_store::io::write_raw(&from.join(format!("s{i}.jsonl")), body.as_bytes())
+                .unwrap();
+        }
+        session_store::io::write_raw(&from.join("notes.txt"), b"\"text\":\"x\"").unwrap();
+        let p = plant_copy(&from, &to, 3, false).unwrap();
+        // s0, s3, s6: one line each.
+        assert_eq!(p.lines, 3);
+        assert_eq!(
+            p.longest_line,
+            (line.len() - 1 + PLANTED_TOKEN.len() + 1) as u64
+        );
+        for i in 0..7 {
+            let got = std::fs::read_to_string(to.join(format!("s{i}.jsonl"))).unwrap();
+            assert_eq!(
+                got.matches(PLANTED_TOKEN).count(),
+                usize::from(i % 3 == 0),
+                "s{i}"
+            );
+            let back = got.replacen("PLANTEDTOKEN ", "", 1);
+            let orig = std::fs::read_to_string(from.join(format!("s{i}.jsonl"))).unwrap();
+            assert_eq!(back, orig, "s{i}");
+        }
+        assert!(!to.join("notes.txt").exists());
+    }
+
+    /// `-c` outputs: ripgrep's bare count on one file, `PATH:N` lines otherwise (paths may
+    /// hold colons); anything else is an error naming the line.
+    #[test]
+    fn search_counts_sum_the_per_file_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("out");
+        let put = |t: &str| session_store::io::write_raw(&f, t.as_bytes()).unwrap();
+        put("38\n");
+        assert_eq!(search_count(&f), Ok(38));
+        put("/d/a.jsonl:1\n/d/b:c.jsonl:2\n/d/c.jsonl:10\n");
+        assert_eq!(search_count(&f), Ok(13));
+        put("");
+        assert_eq!(search_count(&f), Ok(0));
+        put("/d/a.jsonl:1\nerror: boom\n");
+        let err = search_count(&f).unwrap_err();
+        assert!(
+            err.starts_with("a line of its output does not end in a count: \"error: boom\""),
+            "{err}"
+        );
+        assert_eq!(
+            rg_args("search-dir", Path::new("/d")).unwrap(),
+            ["-c", "PLANTEDTOKEN", "/d"]
+        );
+        assert_eq!(rg_args("list-dir", Path::new("/d")), None);
+        assert_eq!(
+            file_cli_args("search-dir", Path::new("/d"), None, None).unwrap(),
+            ["search", "-c", "PLANTEDTOKEN", "--dir", "/d"]
+        );
+        assert_eq!(
+            file_cli_args("search-file", Path::new("/f"), None, None).unwrap(),
+            ["search", "-c", "PLANTEDTOKEN", "/f"]
+        );
+    }
+
+    /// A search row: ≤ 2× ripgrep's wall time and RSS ≤ 64 MB + the longest line.
+    #[test]
+    fn search_rows_are_judged_against_ripgrep() {
+        let base = CliBase {
+            rg_wall_ms: Some(100.0),
+            longest_line_bytes: Some(1_000_000.0),
+            ..CliBase::default()
+        };
+        // 150 ms, 50,000 KiB (51.2 MB): 1.5× rg, 50.2 MB above the longest line.
+        let v = judge_cli(CliTarget::Search, 150.0, 50_000.0, None, &base);
+        assert_eq!(v.vs_lib, Some(1.5));
+        assert_eq!(v.rss_per_file, None);
+        assert_eq!(v.met, Some(true));
+        let v = judge_cli(CliTarget::Search, 250.0, 70_000.0, None, &base);
+        assert_eq!(v.met, Some(false));
+        assert_eq!(
+            v.missed,
+            ["÷ rg -c 2.50 > 2", "RSS − longest line (MB) 70.68 > 64"]
+        );
+        let no_rg = CliBase {
+            rg_wall_ms: None,
+            ..base
+        };
+        assert_eq!(
+            judge_cli(CliTarget::Search, 150.0, 50_000.0, None, &no_rg).met,
+            None
+        );
+        assert_eq!(CliTarget::of("search-file"), CliTarget::Search);
+        assert_eq!(CliTarget::of("search-dir"), CliTarget::Search);
     }
 }

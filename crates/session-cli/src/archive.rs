@@ -169,6 +169,39 @@ pub(crate) fn parse_now(s: &str) -> Result<i64, String> {
     Ok(ms)
 }
 
+/// Refuses a `--since`/`--until` window that holds no time (a usage error): for `search`, whose
+/// `--until` is inclusive (`until_inclusive`), since after until; for `usage`, whose `--until`
+/// is exclusive, since at or after until.
+pub(crate) fn check_window(
+    since: Option<i64>,
+    until: Option<i64>,
+    until_inclusive: bool,
+) -> Result<(), crate::outcome::UsageError> {
+    let (Some(s), Some(u)) = (since, until) else {
+        return Ok(());
+    };
+    let iso = |t: i64| session_format::time::to_iso_string(t).unwrap_or_else(|| t.to_string());
+    let (empty, rule) = if until_inclusive {
+        (
+            s > u,
+            "must not be after --until (the window is since <= time <= until",
+        )
+    } else {
+        (
+            s >= u,
+            "must be before --until (the window is since <= time < until",
+        )
+    };
+    if !empty {
+        return Ok(());
+    }
+    Err(crate::outcome::UsageError::new(format!(
+        "--since {rule}; got --since {} and --until {})",
+        iso(s),
+        iso(u)
+    )))
+}
+
 /// The arguments of `archive`.
 #[derive(Debug, Clone)]
 pub(crate) struct ArchiveRequest {

@@ -719,6 +719,15 @@ impl Backend {
         }
     }
 
+    /// [`Backend::not_readable_reason`] with the `--dir` hint for a directory
+    /// ([`fsx::session_file_reason`]): the reason of a message that names the path first.
+    pub(crate) fn session_reason(&self, path: &Path) -> Option<String> {
+        match self {
+            Backend::Store(r) => r.not_readable_reason(path),
+            Backend::Files => fsx::session_file_reason(path),
+        }
+    }
+
     /// A session's bytes (a regular file's, checked first; or the Redis session's).
     ///
     /// # Errors

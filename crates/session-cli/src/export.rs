@@ -756,6 +756,17 @@ fn write_export(
     Ok(())
 }
 
+/// The HTML export of `sm` (read from `path`) in memory: the page `sessions export --format
+/// html` writes, for `sessions serve`.
+///
+/// # Errors
+/// As the export: a row that cannot be decoded.
+pub(crate) fn html_page(path: &Path, sm: &SessionManager) -> anyhow::Result<Vec<u8>> {
+    let mut page = Vec::new();
+    html::write_html(path, sm, &mut page, &Progress::hidden())?;
+    Ok(page)
+}
+
 /// Bytes buffered between the export and the file it is written to.
 const FILE_BUFFER_BYTES: usize = 1 << 20;
 

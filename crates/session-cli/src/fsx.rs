@@ -87,6 +87,20 @@ pub(crate) fn not_readable_reason(path: &Path) -> Option<String> {
     }
 }
 
+/// Why `path` cannot be read as a session file, without the path (for a message that names it
+/// first, `PATH: REASON`): [`not_readable_reason`], a directory with the `--dir` hint.
+pub(crate) fn session_file_reason(path: &Path) -> Option<String> {
+    let reason = not_readable_reason(path)?;
+    Some(if reason == "is a directory" {
+        format!(
+            "is a directory; pass a session file, or use --dir {} to work on the sessions in it",
+            text::shell_quote(&path.display().to_string())
+        )
+    } else {
+        reason
+    })
+}
+
 /// Fails unless `path` is a regular file (symlinks followed); never opens it.
 ///
 /// # Errors

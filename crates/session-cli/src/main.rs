@@ -24,6 +24,10 @@
 //!   `session_store::lock`, `session_semantics::retention` and
 //!   `session_semantics::openclaw_store::maintenance`;
 //! - every write command has `--dry-run`, which writes nothing at all (no lock file, no backup);
+//! - `serve` writes nothing unless `--allow-write`; then its two POST actions append one row
+//!   each (a leaf control, a `branch_summary` entry) to a session file through
+//!   `session_store::SessionManager`, under the session write lock (its lock file created and
+//!   removed), refused while a live process holds that lock;
 //! - human output escapes control and bidirectional-text characters; JSON output is exact;
 //! - exit codes: 0 ok (nothing to do); 1 `check` found problems, or a write command changed
 //!   something (with `--dry-run`: would change something); 2 usage or I/O errors, and failed
@@ -80,6 +84,7 @@ mod replay;
 mod report;
 mod rowscan;
 mod search;
+mod serve;
 mod show;
 mod stats;
 mod store_files;
@@ -121,7 +126,9 @@ on an OpenClaw store, a directory holding sessions.json, they rename the transcr
 `<file>.deleted.<time>` or `<file>.reset.<time>` and edit sessions.json instead; `clear --purge`
 deletes, and `clear` needs --yes), `cleanup` (OpenClaw's maintenance of sessions.json: prunes,
 caps and sweeps, archiving what it removes) and `migrate` (copies sessions between a directory
-and Redis). Each write command has --dry-run, which writes nothing. Locked sessions, symlinks and files that are not sessions are never archived or
+and Redis). Each write command has --dry-run, which writes nothing. `serve` (a local
+dashboard) writes nothing unless --allow-write: then its \"branch from here\" and \"branch with
+summary\" append one row to a session, under the session write lock. Locked sessions, symlinks and files that are not sessions are never archived or
 cleared. `keys parse` reads nothing.
 
 Addressing a session (the same for every subcommand that takes one):
@@ -295,6 +302,10 @@ enum Command {
     /// and salvage what it lost (--salvage OUT_DIR; never writes into the state directory).
     #[command(name = "verify-import", long_about = verify_import::LONG_ABOUT)]
     VerifyImport(VerifyImportArgs),
+    /// A local dashboard over a store: sessions, search, each session's page with live
+    /// updates; read-only unless --allow-write (branch from here, branch with summary).
+    #[command(long_about = serve::LONG_ABOUT)]
+    Serve(serve::ServeArgs),
     /// Developer tool: run a conformance op-script in a temporary directory and print its
     /// normalized output.
     #[command(long_about = replay::LONG_ABOUT, hide = true)]
@@ -755,6 +766,7 @@ impl Command {
             Command::Cleanup(_) => "cleanup",
             Command::Migrate(_) => "migrate",
             Command::VerifyImport(_) => "verify-import",
+            Command::Serve(_) => "serve",
             Command::Replay(_) => "replay",
         }
     }
@@ -772,6 +784,7 @@ impl Command {
                 | Command::Usage(_)
                 | Command::Check(_)
                 | Command::Export(_)
+                | Command::Serve(_)
         )
     }
 }
@@ -873,6 +886,8 @@ fn state_dir_read(command: &Command) -> Option<PathBuf> {
         Command::Usage(a) => by_selector(!a.files.is_empty(), &a.selector),
         Command::Check(a) => by_selector(!a.files.is_empty(), &a.selector),
         Command::Export(a) => by_selector(a.file.is_some(), &a.selector),
+        Command::Serve(a) => (a.locator.dir.is_none() && !a.locator.pi)
+            .then(|| address::state_root(a.locator.root.as_deref())),
         _ => None,
     }
 }
@@ -1121,7 +1136,8 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
         Ok(())
     };
     match command {
-        Command::List(a) => match &a.locator.agent {
+        Command::List(ListArgs { locator, .. })
+        | Command::Serve(serve::ServeArgs { locator, .. }) => match &locator.agent {
             Some(agent) => address::check_agent_id(agent),
             None => Ok(()),
         },
@@ -1165,6 +1181,10 @@ fn check_names(command: &Command) -> Result<(), UsageError> {
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     check_names(&cli.command)?;
+    if let Command::Serve(a) = &cli.command {
+        // The server owns its context (shared by its handlers).
+        return serve::run(context(&cli)?, a);
+    }
     let ctx = &context(&cli)?.with_offline_ok(cli.offline_ok);
     let mut out = output::Output::new();
     let outcome = match cli.command {
@@ -1240,13 +1260,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             stats::run(ctx, &paths, a.json, &mut out)?
         }
         Command::Usage(a) => {
-            if let (Some(s), Some(u)) = (a.since, a.until)
-                && s >= u
-            {
-                bail!(UsageError::new(
-                    "--since must be before --until (the window is since <= time < until)"
-                ));
-            }
+            archive::check_window(a.since, a.until, false)?;
             usage::run(
                 ctx,
                 &usage::UsageRequest {
@@ -1384,6 +1398,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             },
             &mut out,
         )?,
+        Command::Serve(_) => unreachable!("`sessions serve` returned before the match"),
         Command::Replay(a) => {
             replay::run(&a.script, &mut out)?;
             Outcome::Ok

@@ -126,6 +126,33 @@ pub(crate) fn error_text(e: &anyhow::Error) -> String {
     text::safe(&out).into_owned()
 }
 
+/// [`error_text`] for a message that names `path` first (`PATH: TEXT`): the mentions of the
+/// path the error's own contexts make are not repeated (a leading `PATH: `, `cannot read PATH
+/// from STORE` as `cannot be read from STORE`, `cannot read session file PATH` as `cannot be
+/// read`).
+pub(crate) fn error_text_after_path(path: &std::path::Path, e: &anyhow::Error) -> String {
+    let mut t = error_text(e);
+    for shown in [text::path(path), path.display().to_string()] {
+        if let Some(rest) = t.strip_prefix(&format!("{shown}: ")) {
+            t = rest.to_owned();
+        }
+        t = t
+            .replace(
+                &format!("cannot read {shown} from "),
+                "cannot be read from ",
+            )
+            .replace(
+                &format!("cannot read session file {shown}"),
+                "cannot be read",
+            )
+            .replace(
+                &format!("{shown} is not a session of "),
+                "not a session of ",
+            );
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clap::Args;
 use session_format::json::{JsObject, JsValue, to_json_string};
-use session_query::search::{FieldSet, Hit, SearchOptions, Searcher, mark_hits};
+use session_query::search::{
+    Field, FieldSet, Hit, ScanStats, SearchOptions, Searcher, is_v1_header, mark_hits,
+};
 use session_store::SessionManager;
 
 use crate::address::{self, SessionSelector};
@@ -22,7 +24,8 @@ Search the sessions of a store for a literal (or, with -e, a regex) on every bra
 the text of user and assistant messages, thinking, tool-call names and arguments, tool results,
 compaction and branch summaries, custom messages and labels. JSON string escapes are decoded
 before matching (a search for café finds caf\\u00e9); ids, object keys and other values (model
-names, image data, details) are matched only when --fields names them. Each hit is one entry,
+names, image data, details) are matched only when --fields names them (a v1 file's ids, which
+exist only in its in-memory migration, too: with --fields id such a file is opened, even for -c). Each hit is one entry,
 marked on-branch when it lies on the session's current branch (the path from the current leaf
 to the root, what the next turn continues) and off-branch otherwise (an abandoned branch).
 
@@ -35,7 +38,8 @@ Output, one line per hit:
   PATH:LINE: ENTRY_ID ROLE TIME on-branch|off-branch FIELD: …before MATCH after…
 ROLE is the message role, or the entry type for other entries; TIME the entry's timestamp as
 stored; the snippet keeps --context characters on each side of the first match in the entry
-(the match highlighted on a terminal), with control and bidirectional characters escaped.
+(the match highlighted on a terminal), with a backslash written as \\\\ and control and
+bidirectional characters escaped as \\u{hex} (a newline as \\u{a}).
 With -c: `PATH:N` for each session with N hits (ripgrep's -c). With --json, one object per
 line:
   {\"session\", \"sessionId\", \"agent\", \"line\", \"byte\", \"entryId\", \"type\", \"role\",
@@ -45,8 +49,17 @@ line:
 fields, `field` that of the first match, `model` the provider/model in effect at the entry;
 null where a value is unknown); with -c --json: {\"session\", \"agent\", \"count\"}.
 
+Lines that are not JSON: a line that could hold a match (it holds the bytes every match starts
+with, or a \\uXXXX escape; with a pattern without such bytes, every line) but is not JSON, such
+as a torn last line, is skipped and reported on stderr, also with --json and -c, one warning per
+session: `warning: PATH: N lines that could hold a match are not JSON and were not searched: line
+L (byte B) and N-1 more` (B the line's offset). Other lines are not read as JSON (they cannot
+hold a match); `sessions check` reports every line that is not JSON.
+
 Exit codes (grep's): 0 some hit, 1 no hit, 2 an error (a session that could not be read is
-reported on stderr and the others are still searched).
+reported on stderr and the others are still searched). Lines that are not JSON do not change the
+exit code: it is 0 or 1 by the hits in the rest of the session, as grep's is for the lines it
+can read.
 
 Speed: sessions are searched in parallel; a line is parsed only when it holds the bytes every
 match must start with (or a \\uXXXX escape that could spell them), so a store is scanned at
@@ -80,19 +93,22 @@ pub(crate) struct SearchArgs {
     /// custom, label, id, key, other, or all [default: all but id, key and other].
     #[arg(long, value_name = "LIST", value_parser = parse_fields)]
     fields: Option<FieldSet>,
-    /// Only messages with this role (user, assistant, toolResult, bashExecution, custom, …);
-    /// repeat or comma-separate for several.
+    /// Only messages with this role: user, assistant, toolResult, bashExecution, custom,
+    /// branchSummary or compactionSummary; repeat or comma-separate for several (another name
+    /// is a usage error).
     #[arg(long, value_name = "ROLE", value_delimiter = ',')]
     role: Vec<String>,
-    /// Only entries of this type (message, compaction, branch_summary, custom_message, label,
-    /// session_info, model_change, …); repeat or comma-separate for several.
+    /// Only entries of this type: message, thinking_level_change, model_change, compaction,
+    /// branch_summary, custom, custom_message, label, session_info, reset or leaf; repeat or
+    /// comma-separate for several (another name is a usage error).
     #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
     types: Vec<String>,
     /// Only entries at or after this time (ISO 8601, UTC unless it has an offset, or epoch
     /// milliseconds); entries without a time are left out.
     #[arg(long, value_name = "TIME", value_parser = crate::archive::parse_now)]
     since: Option<i64>,
-    /// Only entries at or before this time (as --since).
+    /// Only entries at or before this time (inclusive, as --since; a --since after it is a
+    /// usage error).
     #[arg(long, value_name = "TIME", value_parser = crate::archive::parse_now)]
     until: Option<i64>,
     /// Only entries made under a model whose provider/model contains this text
@@ -166,6 +182,8 @@ enum Searched {
     Hits {
         hits: Vec<Hit>,
         session_id: Option<String>,
+        /// The scan's counters (lines that are not JSON).
+        stats: ScanStats,
     },
     Failed(String),
     /// A second name of a file already searched.
@@ -187,6 +205,7 @@ pub(crate) fn run(ctx: &Ctx, a: &SearchArgs, out: &mut Output) -> anyhow::Result
         model: a.model.clone(),
         context_chars: a.context,
     };
+    crate::archive::check_window(a.since, a.until, true)?;
     let searcher = Searcher::new(opts).map_err(|e| UsageError::new(e.to_string()))?;
     // A directory that could not be read is an error (exit code 2, as `grep -r`); the rest is
     // still searched.
@@ -210,7 +229,16 @@ pub(crate) fn run(ctx: &Ctx, a: &SearchArgs, out: &mut Output) -> anyhow::Result
     let mut failed = unreadable_dir;
     for ((agent, path), result) in sessions.iter().zip(results) {
         let (mut hits, session_id) = match result {
-            Searched::Hits { hits, session_id } => (hits, session_id),
+            Searched::Hits {
+                hits,
+                session_id,
+                stats,
+            } => {
+                if let Some(w) = invalid_lines_warning(path, &stats) {
+                    out.warn(&w)?;
+                }
+                (hits, session_id)
+            }
             Searched::Failed(msg) => {
                 out.error(&msg)?;
                 failed = true;
@@ -251,6 +279,30 @@ pub(crate) fn run(ctx: &Ctx, a: &SearchArgs, out: &mut Output) -> anyhow::Result
     } else {
         Outcome::Problems
     })
+}
+
+/// The warning for a session with candidate lines (lines that could hold a match) that are not
+/// JSON, skipped: how many, and where the first one is.
+fn invalid_lines_warning(path: &Path, stats: &ScanStats) -> Option<String> {
+    let first = stats.first_invalid?;
+    let n = stats.invalid_lines;
+    let (lines, verb) = if n == 1 {
+        ("line that could hold a match is", "was")
+    } else {
+        ("lines that could hold a match are", "were")
+    };
+    let more = if n > 1 {
+        format!(" and {} more", text::thousands(n - 1))
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{}: {} {lines} not JSON and {verb} not searched: line {} (byte {}){more}",
+        text::path(path),
+        text::thousands(n),
+        first.line,
+        first.byte,
+    ))
 }
 
 /// Searches files in parallel (one thread per core, sessions handed out in order), results in
@@ -322,17 +374,16 @@ fn search_file(
     buf: &mut Vec<u8>,
 ) -> (Searched, Option<FileId>) {
     use std::os::unix::fs::MetadataExt;
-    let fail = |e: anyhow::Error| {
-        Searched::Failed(format!("{}: {}", text::path(path), output::error_text(&e)))
-    };
+    let fail = |e: anyhow::Error| failed(path, &output::error_text_after_path(path, &e));
     // Only a regular file is opened (a FIFO would block the open).
     let meta = match std::fs::metadata(path) {
         Ok(m) if m.is_file() => m,
         _ => {
-            let e = fsx::require_regular(path)
-                .err()
-                .unwrap_or_else(|| anyhow::anyhow!("{} is not a regular file", text::path(path)));
-            return (Searched::Failed(output::error_text(&e)), None);
+            let why = fsx::session_file_reason(path);
+            return (
+                failed(path, why.as_deref().unwrap_or("not a regular file")),
+                None,
+            );
         }
     };
     let file_id = Some((meta.dev(), meta.ino()));
@@ -346,10 +397,17 @@ fn search_file(
         hits.push(h);
         wants_more(hits.len(), per_session, model)
     });
-    if let Err(e) = scanned {
-        return (fail(e.into()), file_id);
-    }
-    let r = finish(searcher, hits, per_session, tree, || {
+    let stats = match scanned {
+        Ok(stats) => stats,
+        Err(e) => return (fail(e.into()), file_id),
+    };
+    // A v1 file's ids exist only in the open's migration: with --fields id it is opened.
+    let v1 = searcher.options().fields.contains(Field::Id)
+        && session_store::io::read_first_line(path)
+            .ok()
+            .flatten()
+            .is_some_and(|h| is_v1_header(&h));
+    let r = finish(searcher, hits, stats, per_session, tree, v1, || {
         SessionManager::open_read_only(path, None)
             .map(|ro| ro.session)
             .map_err(anyhow::Error::from)
@@ -366,44 +424,65 @@ fn search_stored(
     per_session: Option<usize>,
     tree: bool,
 ) -> Searched {
-    let fail = |e: anyhow::Error| {
-        Searched::Failed(format!("{}: {}", text::path(path), output::error_text(&e)))
-    };
+    let fail = |e: anyhow::Error| failed(path, &output::error_text_after_path(path, &e));
     let bytes = match ctx.backend.read_session(path) {
         Ok(b) => b,
-        Err(e) => return fail(e),
+        // Why, without the path (asked of the store only when the read failed).
+        Err(e) => match ctx.backend.session_reason(path) {
+            Some(why) => return failed(path, &why),
+            None => return fail(e),
+        },
     };
     let mut hits = Vec::new();
     let model = searcher.needs_tree_filter();
-    searcher.search_bytes(&bytes, |h| {
+    let stats = searcher.search_bytes(&bytes, |h| {
         hits.push(h);
         wants_more(hits.len(), per_session, model)
     });
-    finish(searcher, hits, per_session, tree, || {
+    let v1 = searcher.options().fields.contains(Field::Id)
+        && is_v1_header(bytes.split(|&b| b == b'\n').next().unwrap_or(&[]));
+    finish(searcher, hits, stats, per_session, tree, v1, || {
         ctx.backend.open_read_only(path).map(|ro| ro.session)
     })
     .unwrap_or_else(fail)
 }
 
-/// Marks the hits against the session's open (only when there are hits and `tree`) and
-/// applies the per-session cap.
+/// A session that could not be searched: `PATH: WHY` (`why` without the path).
+fn failed(path: &Path, why: &str) -> Searched {
+    Searched::Failed(format!("{}: {why}", text::path(path)))
+}
+
+/// Marks the hits against the session's open (only when there are hits and `tree`), searches
+/// a v1 file's rows again with their migrated ids (`v1`: with --fields id; the open is then
+/// made even without hits), and applies the per-session cap.
 fn finish(
     searcher: &Searcher,
     mut hits: Vec<Hit>,
+    stats: ScanStats,
     per_session: Option<usize>,
     tree: bool,
+    v1: bool,
     open: impl FnOnce() -> anyhow::Result<SessionManager>,
 ) -> anyhow::Result<Searched> {
     let mut session_id = None;
-    if tree && !hits.is_empty() {
+    if v1 || (tree && !hits.is_empty()) {
         let sm = open()?;
-        mark_hits(&mut hits, &sm, searcher.options().model.as_deref());
-        session_id = Some(sm.get_session_id().to_owned());
+        if v1 {
+            searcher.rescan_migrated_rows(&sm, &mut hits);
+        }
+        if tree && !hits.is_empty() {
+            mark_hits(&mut hits, &sm, searcher.options().model.as_deref());
+            session_id = Some(sm.get_session_id().to_owned());
+        }
     }
     if let Some(n) = per_session {
         hits.truncate(n);
     }
-    Ok(Searched::Hits { hits, session_id })
+    Ok(Searched::Hits {
+        hits,
+        session_id,
+        stats,
+    })
 }
 
 fn write_count(
@@ -472,10 +551,21 @@ fn hit_text(path: &Path, h: &Hit, color: bool) -> String {
         text::safe(h.timestamp.as_deref().unwrap_or("-")),
         marker,
         h.field.as_str(),
-        text::safe(&h.before),
+        snippet(&h.before),
         open,
-        text::safe(&h.matched),
+        snippet(&h.matched),
         close,
-        text::safe(&h.after),
+        snippet(&h.after),
     )
+}
+
+/// A part of a text-mode snippet: a backslash as `\\`, then control and bidirectional
+/// characters as `\u{hex}` ([`text::safe`]), so that an escape is never confused with the same
+/// characters in the transcript (the text `\n` shows as `\\n`, a newline as `\u{a}`).
+fn snippet(s: &str) -> String {
+    if s.contains('\\') {
+        text::safe(&s.replace('\\', "\\\\")).into_owned()
+    } else {
+        text::safe(s).into_owned()
+    }
 }

@@ -45,7 +45,10 @@ results, ...; SESSION the session id; AGENT the agent of the session's directory
 outside an OpenClaw store; `(no time)` for entries without a time), MESSAGES (message entries of
 every role), TOOL CALLS, INPUT, OUTPUT, CACHE READ, CACHE WRITE and TOTAL TOKENS (the four
 added), exact with thousands separators, and COST in USD with three decimals as pi shows it;
-then the TOTAL row, and `N of M assistant messages had no usage`.
+then the TOTAL row, and `N of M assistant messages had no usage` (with `; K had usage that is
+not countable ...` when an assistant message's usage holds a number too large to add: a JSON
+number such as 1e400, which JavaScript reads as Infinity, or one that would make a sum infinite;
+its usage is not added, where pi's export would show Infinity).
 An entry's time is its `timestamp`, else message.timestamp (epoch ms). --since/--until keep
 the entries with since <= time < until (an entry without a time is then left out).
 
@@ -56,10 +59,11 @@ JSON output (--json):
    \"copiesSkipped\": N, \"filteredOut\": N, \"invalidLines\": N,
    \"warnings\": [text], \"errors\": [{\"file\", \"error\"}]}
   counts: {\"messages\", \"byRole\": {role: n}, \"customMessages\", \"compactions\",
-   \"branchSummaries\", \"assistantMessages\", \"withoutUsage\", \"toolCalls\", \"input\",
-   \"output\", \"cacheRead\", \"cacheWrite\", \"totalTokens\", \"cost\",
+   \"branchSummaries\", \"assistantMessages\", \"withoutUsage\", \"notCountable\",
+   \"toolCalls\", \"input\", \"output\", \"cacheRead\", \"cacheWrite\", \"totalTokens\", \"cost\",
    \"costParts\": {\"input\", \"output\", \"cacheRead\", \"cacheWrite\"}, \"models\": [provider/model]}
-Numbers are exact (cost unrounded, USD). Rows are in key order (days and months
+Numbers are pi's: JavaScript doubles summed in entry order (cost unrounded, USD; above 2^53 a
+sum is as inexact as pi's), never Infinity or NaN (see notCountable). Rows are in key order (days and months
 chronologically).
 
 Files: FILEs; or --session NAME; or every *.jsonl of the --agent/--dir/--pi sessions directory
@@ -186,8 +190,17 @@ fn named_targets(
 /// Reads and counts every file: on 2+ threads for files (an atomic index, results in file
 /// order), one at a time through a Redis or SQLite backend.
 fn read_all(ctx: &Ctx, paths: &[PathBuf]) -> Vec<Result<SessionUsage, String>> {
-    let one = |bytes: anyhow::Result<Vec<u8>>| -> Result<SessionUsage, String> {
-        let bytes = bytes.map_err(|e| crate::output::error_text(&e))?;
+    // Errors are without the path (the caller names it first); why a read failed is asked of
+    // the backend only then.
+    let read = |p: &Path| -> Result<Vec<u8>, String> {
+        ctx.backend.read_session(p).map_err(|e| {
+            ctx.backend
+                .session_reason(p)
+                .unwrap_or_else(|| crate::output::error_text_after_path(p, &e))
+        })
+    };
+    let one = |bytes: Result<Vec<u8>, String>| -> Result<SessionUsage, String> {
+        let bytes = bytes?;
         let s = session_usage(&bytes, None);
         if s.session_id.is_none() {
             return Err(if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -201,10 +214,7 @@ fn read_all(ctx: &Ctx, paths: &[PathBuf]) -> Vec<Result<SessionUsage, String>> {
         Ok(s)
     };
     if ctx.store().is_some() {
-        return paths
-            .iter()
-            .map(|p| one(ctx.backend.read_session(p)))
-            .collect();
+        return paths.iter().map(|p| one(read(p))).collect();
     }
     let threads = std::thread::available_parallelism()
         .map_or(2, std::num::NonZero::get)
@@ -221,9 +231,7 @@ fn read_all(ctx: &Ctx, paths: &[PathBuf]) -> Vec<Result<SessionUsage, String>> {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(p) = paths.get(i) else { break };
-                        let bytes = crate::fsx::require_regular(p)
-                            .and_then(|()| Ok(session_store::io::read_file(p)?));
-                        got.push((i, one(bytes)));
+                        got.push((i, one(read(p))));
                     }
                     got
                 })
@@ -314,7 +322,7 @@ fn mark_fork_copies(
                 .backend
                 .read_session(&pp)
                 .map(|b| session_usage(&b, None).ids())
-                .map_err(|e| crate::output::error_text(&e)),
+                .map_err(|e| crate::output::error_text_after_path(&pp, &e)),
         });
         match ids {
             Ok(ids) => {
@@ -351,6 +359,7 @@ pub(crate) fn counts_json(t: &Totals) -> JsObject {
     o.insert("branchSummaries", n(t.branch_summaries));
     o.insert("assistantMessages", n(t.assistant_messages));
     o.insert("withoutUsage", n(t.without_usage));
+    o.insert("notCountable", n(t.not_countable));
     o.insert("toolCalls", n(t.tool_calls));
     let u = &t.usage;
     o.insert("input", num(u.input));
@@ -444,7 +453,7 @@ fn write_table(report: &Report, by: By, out: &mut Output) -> anyhow::Result<()> 
     }
     let t = &report.total;
     out.line("")?;
-    out.line(&format!(
+    let mut no_usage = format!(
         "{} of {} assistant {} had no usage",
         text::thousands(t.without_usage as usize),
         text::thousands(t.assistant_messages as usize),
@@ -453,7 +462,15 @@ fn write_table(report: &Report, by: By, out: &mut Output) -> anyhow::Result<()> 
         } else {
             "messages"
         }
-    ))?;
+    );
+    if t.not_countable > 0 {
+        no_usage.push_str(&format!(
+            "; {} had usage that is not countable (a number too large to add, such as 1e400), \
+             not added",
+            text::thousands(t.not_countable as usize)
+        ));
+    }
+    out.line(&no_usage)?;
     let mut notes = vec![format!(
         "{} {}",
         text::thousands(report.sessions as usize),

@@ -16,10 +16,17 @@
 //!    the longest line), so memory does not grow with the file.
 //! 3. [`mark_hits`] takes the session's read-only open and fills what only the whole tree knows:
 //!    whether each hit is on the current branch, the ids of migrated v1 rows (which have none
-//!    in the file), and the model in effect at each hit (for [`SearchOptions::model`]).
+//!    in the file), and the model in effect at each hit (for [`SearchOptions::model`]); with
+//!    [`Field::Id`], [`Searcher::rescan_migrated_rows`] searches a v1 session's entries again
+//!    with those ids, so that they can be found.
 //!
-//! The header line is never searched; lines that are not JSON objects are skipped (counted in
-//! [`ScanStats::invalid_lines`]).
+//! The header line is never searched. A candidate line that is not JSON (a torn or garbled
+//! line that holds the bytes a match starts with, so it could have held a hit) is skipped and
+//! reported in [`ScanStats`]: how many, and the first one's line and byte offset. Lines the
+//! candidate filter skips are not read as JSON at all (they cannot hold a match, valid or not;
+//! validating them would cost the scan 4× on a large file); `sessions check` finds every line
+//! that is not JSON. A JSON value that is not an object is not an entry and is skipped without
+//! a report (as `sessions usage` and the reference's reader do).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -44,6 +51,47 @@ pub enum SearchError {
         /// The names accepted.
         expected: String,
     },
+    /// A `--fields` list that names no field (`""`, `","`).
+    #[error("no field to search in (expected a comma-separated list of {expected}, or all)")]
+    NoFields {
+        /// The names accepted.
+        expected: String,
+    },
+    /// A role filter ([`SearchOptions::roles`]) that is not one of [`ROLES`].
+    #[error("unknown role {name:?} (expected one of {expected})")]
+    UnknownRole {
+        /// The role given.
+        name: String,
+        /// The roles accepted.
+        expected: String,
+    },
+    /// A type filter ([`SearchOptions::types`]) that is not one of the entry types.
+    #[error("unknown entry type {name:?} (expected one of {expected})")]
+    UnknownType {
+        /// The type given.
+        name: String,
+        /// The types accepted.
+        expected: String,
+    },
+}
+
+/// The message roles [`SearchOptions::roles`] accepts (pi's and OpenClaw's).
+pub const ROLES: [&str; 7] = [
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+];
+
+/// The entry types [`SearchOptions::types`] accepts: `session_format::EntryType::ALL` (the
+/// header, `session`, is never searched).
+fn entry_types() -> impl Iterator<Item = &'static str> {
+    session_format::EntryType::ALL
+        .into_iter()
+        .map(|t| t.as_str())
 }
 
 /// The part of an entry a match was found in (`--fields`).
@@ -153,8 +201,10 @@ impl FieldSet {
     /// ignored).
     ///
     /// # Errors
-    /// [`SearchError::UnknownField`] for a name that is not one of [`Field::ALL`] or `all`.
+    /// [`SearchError::UnknownField`] for a name that is not one of [`Field::ALL`] or `all`;
+    /// [`SearchError::NoFields`] for a list without a name.
     pub fn parse(list: &str) -> Result<Self, SearchError> {
+        let expected = || Field::ALL.map(Field::as_str).join(", ");
         let mut set = FieldSet(0);
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             if name == "all" {
@@ -166,10 +216,15 @@ impl FieldSet {
                 None => {
                     return Err(SearchError::UnknownField {
                         name: name.to_owned(),
-                        expected: Field::ALL.map(Field::as_str).join(", "),
+                        expected: expected(),
                     });
                 }
             }
+        }
+        if set.0 == 0 {
+            return Err(SearchError::NoFields {
+                expected: expected(),
+            });
         }
         Ok(set)
     }
@@ -189,9 +244,11 @@ pub struct SearchOptions {
     pub word: bool,
     /// The fields matched in.
     pub fields: FieldSet,
-    /// Only `message` entries with one of these `message.role`s (empty: any entry).
+    /// Only `message` entries with one of these `message.role`s (each one of [`ROLES`];
+    /// empty: any entry).
     pub roles: Vec<String>,
-    /// Only entries of one of these `type`s (empty: any).
+    /// Only entries of one of these `type`s (each one of `session_format::EntryType::ALL`'s
+    /// names; empty: any).
     pub types: Vec<String>,
     /// Only entries at or after this time (epoch milliseconds; an entry's `timestamp`, else its
     /// message's numeric `timestamp`; entries without a time are excluded by a bound).
@@ -249,8 +306,22 @@ pub struct ScanStats {
     pub lines: usize,
     /// Lines the candidate filter let through and that were parsed.
     pub parsed_lines: usize,
-    /// Parsed lines that are not JSON objects (skipped).
+    /// Parsed lines (candidates) that are not JSON (or nest deeper than
+    /// `session_format::json::MAX_DEPTH`, so that no tree can be built to search them),
+    /// skipped; blank lines are not counted. Lines the candidate filter skips, and lines after
+    /// the scan was stopped (a `visit` returning `false`), are not read.
     pub invalid_lines: usize,
+    /// The first of the [`ScanStats::invalid_lines`].
+    pub first_invalid: Option<LinePos>,
+}
+
+/// Where a line is: its 1-based number and the byte offset of its first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinePos {
+    /// 1-based line number.
+    pub line: usize,
+    /// Byte offset of the line's first byte in the session.
+    pub byte: usize,
 }
 
 /// A compiled search: the matcher, the candidate filter and the options.
@@ -357,8 +428,21 @@ impl Searcher {
     ///
     /// # Errors
     /// [`SearchError::Regex`] when the pattern (with [`SearchOptions::regex`]) is not a valid
-    /// regex, or too large to compile.
+    /// regex, or too large to compile; [`SearchError::UnknownRole`] and
+    /// [`SearchError::UnknownType`] for a filter no entry can pass.
     pub fn new(opts: SearchOptions) -> Result<Self, SearchError> {
+        if let Some(r) = opts.roles.iter().find(|r| !ROLES.contains(&r.as_str())) {
+            return Err(SearchError::UnknownRole {
+                name: r.clone(),
+                expected: ROLES.join(", "),
+            });
+        }
+        if let Some(t) = opts.types.iter().find(|t| !entry_types().any(|k| k == *t)) {
+            return Err(SearchError::UnknownType {
+                name: t.clone(),
+                expected: entry_types().collect::<Vec<_>>().join(", "),
+            });
+        }
         let source = if opts.regex {
             opts.pattern.clone()
         } else {
@@ -448,8 +532,6 @@ impl Searcher {
         let mut base = 0usize;
         let mut filled = 0usize;
         let mut st = State::default();
-        let mut total_lines = 0usize;
-        let mut last_byte = None;
         loop {
             if filled == buf.len() {
                 let grown = buf.len() * 2;
@@ -463,8 +545,6 @@ impl Searcher {
             if n == 0 {
                 break;
             }
-            total_lines += memchr::memchr_iter(b'\n', &buf[filled..filled + n]).count();
-            last_byte = Some(buf[filled + n - 1]);
             filled += n;
             let Some(last_nl) = memchr::memrchr(b'\n', &buf[..filled]) else {
                 continue;
@@ -484,14 +564,19 @@ impl Searcher {
                 buf.shrink_to_fit();
             }
         }
-        if filled > 0 && !st.stopped {
-            st.begin_block(base);
-            self.scan_tail(&buf[..filled], 0, &mut st, &mut visit);
-        }
-        if last_byte.is_some_and(|b| b != b'\n') {
-            total_lines += 1;
-        }
-        st.stats.lines = total_lines;
+        // Each newline is counted once, lazily (`State`): the blocks ended hold `lines_before`
+        // lines. A stop leaves the current block unended: its lines are those read so far.
+        st.stats.lines = if st.stopped {
+            st.lines_before + count_lines(&buf[..filled])
+        } else {
+            // What is left has no line feed: the last line, when there is one.
+            let tail = usize::from(filled > 0);
+            if filled > 0 {
+                st.begin_block(base);
+                self.scan_tail(&buf[..filled], 0, &mut st, &mut visit);
+            }
+            st.lines_before + tail
+        };
         Ok(st.stats)
     }
 
@@ -591,20 +676,20 @@ impl Searcher {
         st: &mut State,
         visit: &mut impl FnMut(Hit) -> bool,
     ) {
-        // The 1-based line number: newlines before `start` in this block, counted lazily.
-        st.block_counted += memchr::memchr_iter(b'\n', &block[st.counted_to..start]).count();
-        st.counted_to = start;
-        let line_no = st.lines_before + st.block_counted + 1;
-        let raw = &block[start..end];
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            return;
-        }
-        st.stats.parsed_lines += 1;
-        let Ok(JsValue::Object(row)) = parse_value(raw) else {
-            st.stats.invalid_lines += 1;
+        let Some(json) = json_part(block, start, end, st) else {
             return;
         };
+        st.stats.parsed_lines += 1;
+        let row = match parse_value(json) {
+            Ok(JsValue::Object(row)) => row,
+            // JSON, but not an entry.
+            Ok(_) => return,
+            Err(_) => {
+                st.invalid(block, start);
+                return;
+            }
+        };
+        let line_no = st.line_no(block, start);
         let row = JsValue::Object(row);
         let ty = row
             .get("type")
@@ -755,11 +840,52 @@ impl State {
         self.counted_to = 0;
     }
 
+    /// The 1-based number of the line starting at `start` of `block` (newlines counted lazily,
+    /// so `start` must not decrease within a block).
+    fn line_no(&mut self, block: &[u8], start: usize) -> usize {
+        self.block_counted += memchr::memchr_iter(b'\n', &block[self.counted_to..start]).count();
+        self.counted_to = start;
+        self.lines_before + self.block_counted + 1
+    }
+
+    /// Counts the line starting at `start` of `block` as not JSON.
+    fn invalid(&mut self, block: &[u8], start: usize) {
+        let line = self.line_no(block, start);
+        self.stats.invalid_lines += 1;
+        if self.stats.first_invalid.is_none() {
+            self.stats.first_invalid = Some(LinePos {
+                line,
+                byte: self.base + start,
+            });
+        }
+    }
+
     /// Ends a block of complete lines (`block` ends with a line feed).
     fn end_block(&mut self, block: &[u8]) {
         self.lines_before +=
             self.block_counted + memchr::memchr_iter(b'\n', &block[self.counted_to..]).count();
     }
+}
+
+/// The part of the line `block[start..end]` that `JSON.parse` sees, `None` for a blank line:
+/// the JavaScript whitespace the reference's whole-file `trim()` removes (a BOM among it) is cut
+/// from the start of the session's first line and from the end of its last one (`end ==
+/// block.len()` in [`Searcher::scan_tail`]); a CR before the LF is JSON whitespace.
+fn json_part<'a>(block: &'a [u8], start: usize, end: usize, st: &State) -> Option<&'a [u8]> {
+    let raw = &block[start..end];
+    if session_format::line::is_blank(raw) {
+        return None;
+    }
+    let raw = if st.base + start == 0 {
+        session_format::line::trim_js_start(raw)
+    } else {
+        raw
+    };
+    Some(if end == block.len() {
+        session_format::line::trim_js_end(raw)
+    } else {
+        raw
+    })
 }
 
 /// The first match of an entry and the match count.
@@ -936,6 +1062,67 @@ fn walk_content(v: &JsValue, base: Field, f: &mut impl FnMut(Field, &JsString)) 
             };
             walk_strings(x, field, f);
         }
+    }
+}
+
+/// True when `header` (a session's first line) is a version 1 header (no `version`, or a
+/// version below 2): its rows carry no ids in the file, the read-only open gives them ids in
+/// memory (the ids the hits report, which `sessions show FILE @LINE` shows too), and
+/// [`Searcher::rescan_migrated_rows`] makes those ids searchable.
+pub fn is_v1_header(header: &[u8]) -> bool {
+    let header = session_format::line::trim_js_start(header);
+    let Ok(v) = parse_value(header) else {
+        return false;
+    };
+    v.get("type").and_then(JsValue::as_str_lossy).as_deref() == Some("session")
+        && v.get("version")
+            .and_then(JsValue::as_f64)
+            .is_none_or(|n| n < 2.0)
+}
+
+impl Searcher {
+    /// With [`Field::Id`] searched, for a v1 session ([`is_v1_header`]; its rows carry no ids in
+    /// the file): searches every entry of `sm` (the session's read-only open) again as the open
+    /// reads it, with the ids (and parent ids) its in-memory migration gave it, so that the id
+    /// a v1 entry is shown with is found like any other id; the hits of those rows replace
+    /// theirs in `hits` (the same fields and filters, the ids added), in line order. Does
+    /// nothing without [`Field::Id`].
+    pub fn rescan_migrated_rows(&self, sm: &SessionManager, hits: &mut Vec<Hit>) {
+        if !self.opts.fields.contains(Field::Id) {
+            return;
+        }
+        let mut rescanned = std::collections::HashSet::new();
+        let mut found = Vec::new();
+        for e in sm.get_entries() {
+            let loc = e.location();
+            let (Some(line), Some(byte)) = (loc.line, loc.byte_offset) else {
+                continue;
+            };
+            let Ok(mut row @ JsValue::Object(_)) = e.raw_value() else {
+                continue;
+            };
+            if let JsValue::Object(o) = &mut row
+                && !o.contains_key("id")
+                && !e.id().is_empty()
+            {
+                o.insert("id", JsValue::from(e.id()));
+            }
+            rescanned.insert(byte);
+            let ty = row
+                .get("type")
+                .and_then(JsValue::as_str_lossy)
+                .map(|t| t.into_owned())
+                .unwrap_or_default();
+            if let Some(hit) = self.match_row(&row, &ty) {
+                found.push(Hit { line, byte, ..hit });
+            }
+        }
+        if rescanned.is_empty() {
+            return;
+        }
+        hits.retain(|h| !rescanned.contains(&h.byte));
+        hits.extend(found);
+        hits.sort_by_key(|h| h.byte);
     }
 }
 

@@ -71,6 +71,25 @@ impl Usage {
         self.cost_cache_write += other.cost_cache_write;
     }
 
+    /// True when every field, [`Usage::total_tokens`] and [`Usage::cost`] are finite: what a
+    /// sum must stay to be counted (JSON has no `Infinity`).
+    pub fn is_finite(&self) -> bool {
+        [
+            self.input,
+            self.output,
+            self.cache_read,
+            self.cache_write,
+            self.cost_input,
+            self.cost_output,
+            self.cost_cache_read,
+            self.cost_cache_write,
+            self.total_tokens(),
+            self.cost(),
+        ]
+        .iter()
+        .all(|n| n.is_finite())
+    }
+
     /// Input + output + cache read + cache write tokens (the message's own `totalTokens` field
     /// is not read: pi's export does not show it).
     pub fn total_tokens(&self) -> f64 {
@@ -231,6 +250,11 @@ pub struct Totals {
     pub assistant_messages: u64,
     /// Assistant messages without a `usage` object (missing, `null` or not an object).
     pub without_usage: u64,
+    /// Assistant messages whose usage is not countable, so not added: it holds a number too
+    /// large for a double (such as `1e400`, which JavaScript reads as `Infinity`), or adding it
+    /// would make a sum of these totals infinite. pi's export would show `Infinity` (or `NaN`)
+    /// in its totals; JSON has no such number.
+    pub not_countable: u64,
     /// `toolCall` content blocks of assistant messages.
     pub tool_calls: u64,
     /// Tokens and cost, summed in entry order.
@@ -256,7 +280,15 @@ impl Totals {
                     self.assistant_messages += 1;
                     self.tool_calls += r.tool_calls;
                     match &r.usage {
-                        Some(u) => self.usage.add(u),
+                        Some(u) => {
+                            let mut next = self.usage;
+                            next.add(u);
+                            if next.is_finite() {
+                                self.usage = next;
+                            } else {
+                                self.not_countable += 1;
+                            }
+                        }
                         None => self.without_usage += 1,
                     }
                     if let Some(m) = &r.model
@@ -749,8 +781,16 @@ impl Totals {
         self.branch_summaries += o.branch_summaries;
         self.assistant_messages += o.assistant_messages;
         self.without_usage += o.without_usage;
+        self.not_countable += o.not_countable;
         self.tool_calls += o.tool_calls;
-        self.usage.add(&o.usage);
+        let mut next = self.usage;
+        next.add(&o.usage);
+        if next.is_finite() {
+            self.usage = next;
+        } else {
+            // Adding `o`'s counted messages would make a sum infinite: none of them is added.
+            self.not_countable += o.assistant_messages - o.without_usage - o.not_countable;
+        }
         for m in &o.models {
             if !self.models.contains(m) {
                 self.models.push(m.clone());

@@ -167,6 +167,22 @@ fn ids_and_other_fields_match_only_when_asked_for() {
         FieldSet::parse("text,bogus"),
         Err(SearchError::UnknownField { name, .. }) if name == "bogus"
     ));
+    assert!(matches!(
+        FieldSet::parse(" , "),
+        Err(SearchError::NoFields { .. })
+    ));
+    let mut o = opts("x");
+    o.roles = vec!["user".to_owned(), "tool".to_owned()];
+    assert!(matches!(
+        Searcher::new(o),
+        Err(SearchError::UnknownRole { name, .. }) if name == "tool"
+    ));
+    let mut o = opts("x");
+    o.types = vec!["session".to_owned()];
+    assert!(matches!(
+        Searcher::new(o),
+        Err(SearchError::UnknownType { name, .. }) if name == "session"
+    ));
 }
 
 #[test]
@@ -251,4 +267,17 @@ fn the_header_and_lines_that_are_not_json_are_skipped() {
         },
     );
     assert_eq!(n, 1);
+}
+
+#[test]
+fn v1_headers_are_those_without_a_version_or_below_2() {
+    use session_query::search::is_v1_header;
+    assert!(is_v1_header(br#"{"type":"session","id":"x","cwd":"/"}"#));
+    assert!(is_v1_header(
+        b"\xef\xbb\xbf{\"type\":\"session\",\"version\":1,\"id\":\"x\"}"
+    ));
+    assert!(!is_v1_header(br#"{"type":"session","version":2,"id":"x"}"#));
+    assert!(!is_v1_header(br#"{"type":"session","version":3,"id":"x"}"#));
+    assert!(!is_v1_header(br#"{"type":"message","id":"x"}"#));
+    assert!(!is_v1_header(b"not json"));
 }

@@ -132,12 +132,18 @@ proptest! {
         let want = collect(&every_line, &bytes);
         prop_assert_eq!(&collect(&filtered, &bytes), &want);
         let mut streamed = Vec::new();
-        filtered
+        let stats = filtered
             .search_reader(Trickle { bytes: &bytes, step }, |h| {
                 streamed.push(h);
                 true
             })
             .unwrap();
         prop_assert_eq!(&streamed, &want);
+        // Every line counted once, however the reads cut the bytes: line feeds, plus an
+        // unterminated last line.
+        let lines = bytes.iter().filter(|b| **b == b'\n').count()
+            + usize::from(bytes.last().is_some_and(|b| *b != b'\n'));
+        prop_assert_eq!(stats.lines, lines);
+        prop_assert_eq!(filtered.search_bytes(&bytes, |_| true).lines, lines);
     }
 }

@@ -469,6 +469,17 @@ pub enum BranchError {
     /// A stored row could not be re-read.
     #[error(transparent)]
     Read(#[from] ReadError),
+    /// [`crate::SessionManager::append_leaf_control`] on a session whose file is not written
+    /// (in memory, or rows still held until the first assistant message): there is no file to
+    /// append the leaf control to. Nothing was changed.
+    #[error(
+        "the session is not written to a file yet (in memory, or its entries are held until the \
+         first assistant message): no leaf control can be appended"
+    )]
+    NotWritten {
+        /// The file (empty for an in-memory session).
+        path: PathBuf,
+    },
 }
 
 impl From<AppendError> for BranchError {

@@ -1,7 +1,7 @@
 //! `sessions search`: hits on every branch with their markers (text, JSON lines pinned with
 //! insta, `-c` counts), grep's exit codes, the per-session and overall caps, addressing a
 //! whole store (every agent, trajectory sidecars left out), a v1 file (the ids its in-memory
-//! migration assigns, the file unchanged), escaped control characters, and an OpenClaw
+//! migration assigns, searchable with `--fields id`, the file unchanged), escaped control characters, and an OpenClaw
 //! 2026.9.6 SQLite store giving the same hits as the same rows in JSONL files.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
@@ -213,7 +213,7 @@ fn a_store_is_searched_across_agents_without_sidecars() {
 }
 
 #[test]
-fn control_characters_are_escaped_in_text_and_exact_in_json() {
+fn control_characters_and_backslashes_are_escaped_in_text_and_exact_in_json() {
     let dir = tempdir();
     let p = dir.path().join("c.jsonl");
     plant(
@@ -233,6 +233,37 @@ fn control_characters_are_escaped_in_text_and_exact_in_json() {
         (Some("a\u{1b}[31m"), Some("\u{202e} flag"))
     );
     assert_eq!(v["timestamp"], Value::Null);
+
+    // A backslash in the text is written `\\`, so the two characters `\n` (`\\n`), a
+    // newline (`\u{a}`) and the text `\u{a}` (`\\u{a}`) never look alike.
+    let b = dir.path().join("b.jsonl");
+    plant(
+        &b,
+        b"{\"type\":\"session\",\"version\":3,\"id\":\"b\",\"cwd\":\"/\"}\n\
+          {\"type\":\"message\",\"id\":\"u\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"C:\\\\dir\\\\n and\\n \\\\u{a} red\\\\ end\"}}\n",
+    );
+    let r = run_in(dir.path(), ["search", "red\\", "b.jsonl"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (
+            0,
+            "b.jsonl:2: u user - on-branch text: C:\\\\dir\\\\n and\\u{a} \\\\u{a} red\\\\ end\n"
+        )
+    );
+    let r = run_in(dir.path(), ["search", "--json", "red\\", "b.jsonl"]);
+    let v: Value = serde_json::from_str(r.stdout.trim_end()).unwrap();
+    assert_eq!(
+        (
+            v["before"].as_str(),
+            v["match"].as_str(),
+            v["after"].as_str()
+        ),
+        (
+            Some("C:\\dir\\n and\n \\u{a} "),
+            Some("red\\"),
+            Some(" end")
+        )
+    );
 }
 
 #[test]
@@ -265,6 +296,34 @@ fn a_v1_file_gets_the_ids_of_its_in_memory_migration_and_is_not_written() {
         assert_eq!(v["id"].as_str(), Some(id), "line {line}");
         // One chain: every entry is on the current branch.
         assert_eq!(h["onCurrentBranch"], Value::Bool(true));
+        // The id is searchable with --fields id, though the file holds no ids: the entry
+        // itself is the first hit (the next ones name it as their parent).
+        let by_id = run_in(
+            dir.path(),
+            [
+                "search", "--json", "--fields", "id", "-m", "1", id, "pi.jsonl",
+            ],
+        );
+        assert_eq!(by_id.code, 0, "{id}: {}", by_id.stderr);
+        let v: Value = serde_json::from_str(by_id.stdout.trim_end()).unwrap();
+        assert_eq!(
+            (
+                v["line"].as_u64(),
+                v["entryId"].as_str(),
+                v["field"].as_str()
+            ),
+            (Some(line), Some(id), Some("id")),
+            "{id}"
+        );
+        assert_eq!(
+            (v["before"].as_str(), v["after"].as_str()),
+            (Some(""), Some(""))
+        );
+        let counted = run_in(
+            dir.path(),
+            ["search", "-c", "--fields", "id", id, "pi.jsonl"],
+        );
+        assert_eq!(counted.code, 0, "{id}: {}", counted.stderr);
     }
     assert_eq!(fingerprint(&f), before);
 }

@@ -97,6 +97,7 @@ fn totals_of(v: &Value) -> Totals {
         branch_summaries: n("branchSummaries"),
         assistant_messages: n("assistantMessages"),
         without_usage: n("withoutUsage"),
+        not_countable: n("notCountable"),
         tool_calls: n("toolCalls"),
         usage: Usage {
             input: f("input"),

@@ -158,3 +158,49 @@ fn a_file_named_twice_or_through_a_link_is_summed_once() {
     }
     assert_eq!(once["total"]["input"], 2005);
 }
+
+#[test]
+fn usage_too_large_to_count_is_reported_and_the_json_stays_valid() {
+    let t = tempdir();
+    let asst = |id: &str, usage: &str| {
+        format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":null,\"timestamp\":\"2026-06-01T10:00:00.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[],\"provider\":\"p\",\"model\":\"m\",\"usage\":{usage}}}}}\n"
+        )
+    };
+    let body = format!(
+        "{{\"type\":\"session\",\"version\":3,\"id\":\"big\",\"cwd\":\"/\"}}\n{}{}",
+        asst(
+            "a1",
+            "{\"input\":1e400,\"output\":5,\"cost\":{\"output\":0.5}}"
+        ),
+        asst(
+            "a2",
+            "{\"input\":9007199254740993,\"output\":7,\"cost\":{\"input\":0.25}}"
+        ),
+    );
+    plant(&t.path().join("big.jsonl"), body.as_bytes());
+    let r = run_in(t.path(), ["usage", "--utc", "big.jsonl"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert_eq!(
+        r.stdout,
+        // Above 2^53 a sum is a double as inexact as pi's (2^53 + 7 is 9007199254741000 in
+        // JavaScript too), printed as JavaScript prints it, without separators.
+        "DAY         MESSAGES  TOOL CALLS             INPUT  OUTPUT  CACHE READ  CACHE WRITE      TOTAL TOKENS    COST\n\
+         2026-06-01         2           0  9007199254740992       7           0            0  9007199254741000  $0.250\n\
+         TOTAL              2           0  9007199254740992       7           0            0  9007199254741000  $0.250\n\
+         \n\
+         0 of 2 assistant messages had no usage; 1 had usage that is not countable (a number too large to add, such as 1e400), not added\n\
+         1 session\n"
+    );
+    let r = run_in(t.path(), ["usage", "--utc", "--json", "big.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    for counts in [&v["total"], &v["rows"][0]] {
+        assert_eq!(counts["notCountable"], 1);
+        assert_eq!(counts["withoutUsage"], 0);
+        assert_eq!(counts["input"], 9_007_199_254_740_992_u64);
+        assert_eq!(counts["output"], 7);
+        assert_eq!(counts["cost"], 0.25);
+    }
+    assert!(!r.stdout.contains("Infinity") && !r.stdout.contains("null,\n      \"output\""));
+}

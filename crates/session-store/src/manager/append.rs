@@ -133,7 +133,7 @@ impl SessionManager {
     }
 
     /// A plain append of `row` to `path`: written first, then the row joins the state.
-    fn plain_append(&mut self, path: &Path, row: Row) -> Result<(), AppendError> {
+    pub(super) fn plain_append(&mut self, path: &Path, row: Row) -> Result<(), AppendError> {
         let owner = self.active_owner();
         let may_advance = match (&owner, &self.snapshot) {
             (Some(o), Some(snap)) => o.can_advance_cache(snap),
@@ -178,7 +178,7 @@ impl SessionManager {
     /// otherwise the whole file is read and compared with what this manager knows, and the
     /// probe is taken from it. Either way the check before a full rewrite still compares every
     /// byte (D11).
-    fn catch_up(&mut self, path: &Path) {
+    pub(super) fn catch_up(&mut self, path: &Path) {
         let Some(known) = self.snapshot else {
             return;
         };

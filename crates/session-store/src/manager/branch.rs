@@ -167,6 +167,72 @@ impl SessionManager {
         self.pinned = true;
     }
 
+    /// Moves the leaf **durably** to `target` (text or any JavaScript string, [`EntryId`]; an
+    /// opaque id selects its canonical ancestor): appends one leaf control row (openclaw-jsonl.md
+    /// §1.4, §2.3) `{"type":"leaf","id","parentId","timestamp","targetId"}` whose `parentId` is
+    /// the file's raw tail (the id of its last entry, parent-linked opaque row or leaf control)
+    /// and whose `targetId` is the target's exact id, so that a later open of the file (ours, or
+    /// OpenClaw 2026.6.11's `SessionManager.open`) reports `target` as its leaf and appends the
+    /// next entry under it. Leaf and append cursor of this manager move there too. Returns the
+    /// new row's id.
+    ///
+    /// The row is written as one `O_APPEND` line inside the session write lock when one is set
+    /// ([`SessionManager::set_write_lock`]); lines another writer appended first are adopted
+    /// before it (the raw tail is theirs then), as for any plain append. No entry is added:
+    /// [`SessionManager::get_entries`] is unchanged.
+    ///
+    /// # Errors
+    /// [`BranchError::ReadOnly`] for a read-only manager; [`BranchError::EntryNotFound`] for an
+    /// unknown id; [`BranchError::NotWritten`] when the session has no written file (in memory,
+    /// or rows held until the first assistant message); [`BranchError::Lock`] when the write
+    /// lock cannot be taken (naming its holder); write errors. Nothing changes on an error.
+    pub fn append_leaf_control<'i>(
+        &mut self,
+        target: impl Into<EntryId<'i>>,
+    ) -> Result<String, BranchError> {
+        if self.read_only {
+            return Err(BranchError::ReadOnly {
+                path: self.file_path(),
+            });
+        }
+        let target = self.resolve_branch(target.into().as_wtf8())?;
+        let path = match self.session_file.clone() {
+            Some(path) if self.persist && self.flushed && self.held == 0 => path,
+            _ => {
+                return Err(BranchError::NotWritten {
+                    path: self.file_path(),
+                });
+            }
+        };
+        let written = self
+            .under_lock(&path, |sm| -> Result<String, crate::AppendError> {
+                sm.catch_up(&path);
+                let (_, _, raw_tail) = sm.persisted_state();
+                let base = sm.base();
+                let id = base.id.clone();
+                let mut value = build::leaf_control(&base, None, None, false);
+                if let Some(o) = value.as_object_mut() {
+                    o.insert("parentId", ids::opt_value(raw_tail.as_ref()));
+                    o.insert("targetId", ids::opt_value(target.as_ref()));
+                }
+                let before = sm.cursor();
+                let out = sm.plain_append(&path, Row::from_value(&value));
+                if out.is_err() {
+                    sm.restore_cursor(before);
+                }
+                out.map(|()| id)
+            })
+            .map_err(|e| crate::AppendError::from(crate::error::Failure::lock(path.clone(), e)))
+            .and_then(|r| r)?;
+        let ix = &mut *self.ix;
+        ix.leaf = target.clone();
+        ix.append_parent = target;
+        ix.side_parent = None;
+        self.foreign_since = None;
+        self.pinned = false;
+        Ok(written)
+    }
+
     /// Moves to `from_id` (text or any JavaScript string: `Some("id".into())`,
     /// `Some((&js_string).into())`; no leaf for `None`) and appends
     /// `branch_summary{fromId: target ?? "root", summary, details?, fromHook?}` under it.

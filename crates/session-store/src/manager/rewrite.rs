@@ -346,7 +346,7 @@ impl SessionManager {
 
     /// The file-implied `(leaf, append cursor, raw tail)` of the current rows (invalid leaf
     /// controls skipped), as `getPersistedFileEntries` replays them.
-    fn persisted_state(&self) -> (Option<Id>, Option<Id>, Option<Id>) {
+    pub(super) fn persisted_state(&self) -> (Option<Id>, Option<Id>, Option<Id>) {
         let mut leaf = None;
         let mut append = None;
         let mut raw_tail = None;

@@ -37,6 +37,7 @@ mod fork_over_compaction;
 mod fork_over_compaction_reference;
 mod hostile_names;
 mod input_edge_cases;
+mod leaf_control_append;
 mod link_swapped_during_write;
 mod lock_odd_paths;
 mod manager_lock_tail;

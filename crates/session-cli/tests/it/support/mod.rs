@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+pub mod serve;
+
 use serde_json::Value;
 
 pub mod browser;
