@@ -6,8 +6,8 @@
 //!
 //! # The page
 //! A sidebar tree of the whole session (branch points, labels, compactions, branch summaries;
-//! the path to the current leaf highlighted and the leaf outlined; the current branch open,
-//! other branches of more than 12 entries folded) with a search box and pi 0.73.1's filters
+//! the path to the current leaf highlighted and the leaf outlined; the current path at one
+//! indentation, the branches off it nested beside it, folded when of more than 12 entries) with a search box and pi 0.73.1's filters
 //! (default / no tools / user / labeled / all, the same rules); a main pane with the messages
 //! of the selected path (the current branch at first; clicking a tree node selects the path
 //! through it): Markdown rendered, each tool call with its result (errors marked), thinking and
@@ -724,6 +724,121 @@ pub(crate) fn write_html(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markdown_is_rendered_sanitised_and_raw_html_stays_text() {
+        let clean = sanitiser();
+        assert_eq!(
+            markdown_html(
+                "**a** <b onclick=x>b</b> [c](javascript:alert(1)) [d](./rel) [e](https://x.invalid/) ![i](https://x.invalid/i.png)",
+                &clean
+            ),
+            "<p><strong>a</strong> &lt;b onclick=x&gt;b&lt;/b&gt; <a rel=\"noopener noreferrer\">c</a> <a rel=\"noopener noreferrer\">d</a> <a href=\"https://x.invalid/\" rel=\"noopener noreferrer\">e</a> </p>\n"
+        );
+        assert_eq!(
+            markdown_html("| a |\n|---|\n| b |\n\n- [x] done", &clean),
+            "<table><thead><tr><th>a</th></tr></thead><tbody>\n<tr><td>b</td></tr>\n</tbody></table>\n<ul>\n<li>\ndone</li>\n</ul>\n"
+        );
+    }
+
+    #[test]
+    fn markdown_of_rows_covers_the_text_blocks_of_user_and_assistant_messages_only() {
+        let clean = sanitiser();
+        let md = |row: &str| markdown_of_row(row.as_bytes(), &clean);
+        assert_eq!(
+            md(r#"{"type":"message","message":{"role":"user","content":"*hi*"}}"#),
+            Some(vec!["<p><em>hi</em></p>\n".to_owned()])
+        );
+        assert_eq!(
+            md(
+                r#"{"type":"message","message":{"role":"assistant","content":[{"type":"thinking","thinking":"*t*"},{"type":"text","text":"a"},{"type":"toolCall","name":"x"},{"type":"text","text":""}]}}"#
+            ),
+            Some(vec!["<p>a</p>\n".to_owned(), String::new()])
+        );
+        assert_eq!(
+            md(r#"{"type":"message","message":{"role":"toolResult","content":"*r*"}}"#),
+            None
+        );
+        // Another shape: the page shows the text as text.
+        assert_eq!(
+            md(
+                r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":7}]}}"#
+            ),
+            None
+        );
+        assert_eq!(md(r#"{"type":"message","message":{"role":"user"}}"#), None);
+        assert_eq!(md("not json"), None);
+    }
+
+    #[test]
+    fn a_served_page_fetches_its_payload_from_its_own_origin() {
+        let h = page_head("t", &[], PayloadSource::Url("/s/a&b/payload"));
+        assert!(h.contains(&format!(
+            "content=\"default-src 'none'; style-src 'unsafe-inline'; script-src {}; connect-src 'self'; img-src data:\""
+        , script_hash())));
+        assert!(h.ends_with(
+            "<script type=\"application/octet-stream\" id=\"payload\" data-enc=\"url\" data-src=\"/s/a&amp;b/payload\">"
+        ));
+        let h = page_head("t", &[], PayloadSource::Base64);
+        assert!(!h.contains("connect-src"));
+        assert!(!h.contains("id=\"loading\""));
+        let h = page_head("t", &[], PayloadSource::External);
+        assert!(h.ends_with("id=\"payload\" data-enc=\"external\">"));
+        assert!(page_tail().starts_with("</script>\n<script>(function(){"));
+    }
+
+    #[test]
+    fn the_payload_carries_the_files_exact_bytes_and_each_row_by_its_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let text = concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"0195f3a0-7c1e-7000-8000-0000000000e1\",\"timestamp\":\"2026-01-02T09:00:00.000Z\",\"cwd\":\"/tmp\"}\n",
+            "not json\n",
+            "{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"**x**\"}}\r\n",
+            "{\"type\":\"message\",\"id\":\"a1\",\"parentId\":\"u1\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"name\":\"ls\"}],\"stopReason\":\"toolUse\",\"usage\":{\"input\":5,\"output\":2}}}\n",
+        );
+        session_store::io::create_new(&p, text.as_bytes(), None).unwrap();
+        let ro = SessionManager::open_read_only(&p, None).unwrap();
+        let out = payload(&ro.session).unwrap();
+        let nl = out.iter().position(|&b| b == b'\n').unwrap();
+        let meta = session_format::json::parse_value(&out[..nl]).unwrap();
+        let body = &out[nl + 1..];
+        assert_eq!(&body[..text.len()], text.as_bytes());
+        assert_eq!(meta.get("file"), Some(&JsValue::Number(text.len() as f64)));
+        assert_eq!(meta.get("extra"), Some(&JsValue::Number(0.0)));
+        let nodes = match meta.get("n") {
+            Some(JsValue::Array(n)) => n.clone(),
+            other => panic!("{other:?}"),
+        };
+        let field = |i: usize, k: usize| match &nodes[i] {
+            JsValue::Array(a) => a[k].clone(),
+            other => panic!("{other:?}"),
+        };
+        let num = |v: JsValue| match v {
+            JsValue::Number(n) => n as usize,
+            other => panic!("{other:?}"),
+        };
+        // Each node's row is its line's bytes in the file, without the line feed (a CR before
+        // it stays, as the store reads the row).
+        let lines: Vec<&str> = text.split('\n').collect();
+        for (i, (id, line)) in [("u1", lines[2]), ("a1", lines[3])].into_iter().enumerate() {
+            assert_eq!(field(i, 0).as_str_lossy().as_deref(), Some(id));
+            let (len, off) = (num(field(i, 8)), num(field(i, 9)));
+            assert_eq!(&body[off..off + len], line.as_bytes(), "{id}");
+        }
+        // Flags: the assistant message is the leaf, on the current branch, and only a tool
+        // call (8).
+        assert_eq!(num(field(0, 6)), 1);
+        assert_eq!(num(field(1, 6)), 1 | 2 | 8);
+        let totals = meta.get("totals").unwrap();
+        assert_eq!(totals.get("input"), Some(&JsValue::Number(5.0)));
+        assert_eq!(totals.get("toolCalls"), Some(&JsValue::Number(1.0)));
+        // The Markdown line of node 0, after the file.
+        assert_eq!(
+            std::str::from_utf8(&body[text.len()..]).unwrap(),
+            "[0,\"<p><strong>x</strong></p>\\n\"]\n"
+        );
+    }
 
     #[test]
     fn pieces_inflate_back_to_the_payload() {

@@ -70,14 +70,19 @@ function treeNode(i){var n=nodes[i],li=el('li',nodeClasses(i));li.setAttribute('
 function refreshNode(i){var li=liOf[i];if(!li)return;li.className=nodeClasses(i);li.replaceChildren(nodeLink(i));}
 function chain(ul,start){var c={el:ul,next:start};return c;}
 function branchLabel(c,k,n){var f=nodes[c][6],size=meta.size[c];return 'branch '+(k+1)+' of '+n+' · '+thousands(size)+' '+(size===1?'entry':'entries')+(f&1?' · current':'')+' — '+excerpt(summaryText(c),60);}
-function kids(list,ul){if(list.length===1)return [chain(ul,list[0])];var fork=el('li','fork'),out=[],n=list.length;
-list.forEach(function(c,k){var f=nodes[c][6],dd=el('details','branch'+(f&1?' on-path':''));dd.appendChild(el('summary',null,branchLabel(c,k,n)));var sub=el('ul');dd.appendChild(sub);fork.appendChild(dd);det[c]=dd;
-drop(c);var ch=chain(sub,c);if(f&1||meta.size[c]<=FOLD)dd.open=true;dd.addEventListener('toggle',function(){if(dd.open&&ch.next>=0)fill(ch,Infinity);});out.push(ch);});ul.appendChild(fork);return out;}
+// A branch point's children: the branches off the current path, each in a details element
+// (folded when larger than FOLD), and the current path's child continuing in the same list,
+// so that the current path stays at one indentation however many branch points it passes.
+function kids(list,ul){if(list.length===1)return [chain(ul,list[0])];var fork=el('li','fork'),out=[],n=list.length,cur=-1;
+list.forEach(function(c,k){var f=nodes[c][6];if(f&1&&cur<0){cur=c;fork.appendChild(el('div','current','↓ '+branchLabel(c,k,n)));drop(c);return;}
+var dd=el('details','branch');dd.appendChild(el('summary',null,branchLabel(c,k,n)));var sub=el('ul');dd.appendChild(sub);fork.appendChild(dd);det[c]=dd;
+drop(c);var ch=chain(sub,c);if(meta.size[c]<=FOLD)dd.open=true;dd.addEventListener('toggle',function(){if(dd.open&&ch.next>=0)fill(ch,Infinity);});out.push(ch);});
+ul.appendChild(fork);if(cur>=0)out.unshift(chain(ul,cur));return out;}
 function fill(c,budget){var done=0;while(c.next>=0&&done<budget){var i=c.next;c.el.appendChild(treeNode(i));chainOf[i]=c;done++;var k=nodes[i][7];c.next=-1;
 if(k.length===1)c.next=k[0];else if(k.length>1)kids(k,c.el).forEach(function(ch){(SYNC||isOpen(ch)?queue:bg).push(ch);});}return done;}
 function isOpen(ch){var d=ch.el.parentNode;return !d||d.tagName!=='DETAILS'||d.open;}
 function pump(){busy=false;var g=gen,t0=performance.now();while(performance.now()-t0<12){if(pathDone<path.length){renderPath(pathDone+BATCH);continue;}var c=queue.length?queue[0]:bg[0];if(!c)break;fill(c,BATCH);if(c.next<0)(queue.length?queue:bg).shift();}
-if(g===gen&&(queue.length||bg.length||pathDone<path.length))schedule();}
+if(g===gen&&(queue.length||bg.length||pathDone<path.length))schedule();else if(g===gen)mark('tree');}
 function schedule(){if(!busy){busy=true;requestAnimationFrame(pump);}}
 function buildTree(){TREE.replaceChildren();liOf=[];chainOf=[];det=[];queue=[];bg=[];var ul=el('ul','tree');TREE.appendChild(ul);if(!nodes.length){TREE.appendChild(el('p',null,'(no entries)'));return;}
 kids(meta.roots,ul).forEach(function(ch){queue.push(ch);});if(SYNC){while(queue.length)fill(queue.shift(),Infinity);}}
@@ -149,9 +154,11 @@ item('Cost','cost',t.cost,'$'+Number(t.cost).toFixed(3));if(t.models&&t.models.l
 // ---- loading ----
 function index(){var nl=buf.indexOf(10);meta=JSON.parse(dec.decode(buf.subarray(0,nl)));BODY=nl+1;nodes=meta.n;for(var i=0;i<nodes.length;i++){byId[nodes[i][0]]=i;if(nodes[i][6]&2)leafIdx=i;}
 var pos=BODY+meta.file+meta.extra;while(pos<buf.length){var e=buf.indexOf(10,pos);if(e<0)e=buf.length;var k=0,q=pos+1;while(q<e&&buf[q]>=48&&buf[q]<=57){k=k*10+buf[q]-48;q++;}if(k<nodes.length)mdAt[k]=[pos,e];pos=e+1;}}
-function load(bytes){reset();buf=bytes instanceof Uint8Array?bytes:new Uint8Array(bytes);index();var l=D.getElementById('loading');if(l)l.remove();totals();buildTree();
+// performance marks (viewer:unpacked, viewer:rendered, viewer:tree) time the phases for benchmarks.
+function mark(n){if(performance.mark)performance.mark('viewer:'+n);}
+function load(bytes){mark('unpacked');reset();buf=bytes instanceof Uint8Array?bytes:new Uint8Array(bytes);index();var l=D.getElementById('loading');if(l)l.remove();totals();buildTree();
 var start=leafIdx>=0?leafIdx:(nodes.length?meta.roots[meta.roots.length-1]:-1);if(start>=0){setPath(pathThrough(start));if(SYNC)renderPath(path.length);}applyFilter();
-var h=location.hash;if(/^#(entry-|e-)/.test(h))hash();else schedule();}
+var h=location.hash;if(/^#(entry-|e-)/.test(h))hash();else schedule();mark('rendered');}
 // ---- live updates ----
 function append(list,leafId){if(!meta)return 0;var last=null,fresh=[],newFork=false;(list||[]).forEach(function(it){var text=typeof it==='string'?it:it&&it.row;if(typeof text!=='string')return;added.push(text);var v;try{v=JSON.parse(text);}catch(e){return;}
 if(!v||typeof v!=='object'||typeof v.id!=='string'||v.type==='session'||v.type==='leaf'||byId[v.id]!==undefined)return;var i=nodes.length,r=v.type==='message'&&v.message&&typeof v.message.role==='string'?v.message.role:null;
@@ -183,6 +190,7 @@ else if(act==='download')download();
 else if(act==='branches-open'||act==='branches-close')D.querySelectorAll('details.branch').forEach(function(d){d.open=act==='branches-open';});});
 var enc0=P.getAttribute('data-enc'),text=P.textContent.trim();
 function fail(e){var n=D.getElementById('loading');if(n)n.textContent='This page could not unpack its data: '+e;}
+mark('start');
 if(enc0==='base64'){load(b64(text));}
 else if(enc0==='deflate-raw'){Promise.all(text.split('\n').map(function(c){return inflate(b64(c));})).then(function(parts){load(concat(parts));}).catch(fail);}
 else if(enc0==='url'){fetch(P.getAttribute('data-src'),{credentials:'same-origin'}).then(function(r){if(!r.ok)throw new Error('HTTP '+r.status);return r.arrayBuffer();}).then(load).catch(fail);}

@@ -131,7 +131,7 @@ fn html_export_of_a_large_session_renders_every_entry_and_deep_links_into_folded
         "<details class=\"branch\"><summary>branch 1 of 2 · 600 entries — message 0: lorem"
     ));
     assert!(dom.contains(
-        "<details class=\"branch on-path\" open=\"\"><summary>branch 2 of 2 · 1,489 entries · current — message 11: lorem"
+        "<div class=\"current\">↓ branch 2 of 2 · 1,489 entries · current — message 11: lorem"
     ));
     // Text is text: the markup in the messages never became elements, also where the text is
     // rendered as Markdown.

@@ -117,24 +117,31 @@ fn the_tree_shows_every_entry_with_its_branch_points_labels_compaction_and_leaf(
         ],
     ]);
     assert_eq!(nodes, want);
-    // The branch point's two branches, both open (small), the current one marked.
+    // The branch point's two branches: the one off the current path in a details element
+    // (open: it is small), the current one marked and continuing at the same indentation.
     let branches = page.eval(
-        "[...document.querySelectorAll('#tree details.branch')].map(d => [d.className, d.open, d.querySelector('summary').textContent])",
+        "[...document.querySelectorAll('#tree li.fork')].map(f => [...f.children].map(c => [c.tagName, c.className, c.tagName === 'DETAILS' ? c.open : null, c.tagName === 'DETAILS' ? c.querySelector('summary').textContent : c.textContent]))",
     );
     assert_eq!(
         branches,
-        json!([
+        json!([[
             [
+                "DETAILS",
                 "branch",
                 true,
                 "branch 1 of 2 · 4 entries — Install build-essential in the CI image."
             ],
             [
-                "branch on-path",
-                true,
-                "branch 2 of 2 · 9 entries · current — Tried installing build-essential; the image grew by 400 MB,…"
+                "DIV",
+                "current",
+                null,
+                "↓ branch 2 of 2 · 9 entries · current — Tried installing build-essential; the image grew by 400 MB,…"
             ],
-        ])
+        ]])
+    );
+    assert_eq!(
+        page.eval("document.querySelector('#tree li[data-id=b0000001]').parentElement === document.querySelector('#tree li[data-id=u0000001]').parentElement"),
+        json!(true)
     );
     // The default filter (pi's): settings entries and the tool-only assistant message hidden.
     assert_eq!(
