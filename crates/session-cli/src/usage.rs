@@ -46,9 +46,10 @@ outside an OpenClaw store; `(no time)` for entries without a time), MESSAGES (me
 every role), TOOL CALLS, INPUT, OUTPUT, CACHE READ, CACHE WRITE and TOTAL TOKENS (the four
 added), exact with thousands separators, and COST in USD with three decimals as pi shows it;
 then the TOTAL row, and `N of M assistant messages had no usage` (with `; K had usage that is
-not countable ...` when an assistant message's usage holds a number too large to add: a JSON
-number such as 1e400, which JavaScript reads as Infinity, or one that would make a sum infinite;
-its usage is not added, where pi's export would show Infinity).
+not countable ...` when adding an assistant message's usage would make a sum infinite; its
+usage is not added, where pi's export would show Infinity). A single field too large for a
+double (a JSON number such as 1e400, which JavaScript reads as Infinity) adds 0, as in pi's
+export, and the message's other fields are added.
 An entry's time is its `timestamp`, else message.timestamp (epoch ms). --since/--until keep
 the entries with since <= time < until (an entry without a time is then left out).
 
@@ -465,8 +466,7 @@ fn write_table(report: &Report, by: By, out: &mut Output) -> anyhow::Result<()> 
     );
     if t.not_countable > 0 {
         no_usage.push_str(&format!(
-            "; {} had usage that is not countable (a number too large to add, such as 1e400), \
-             not added",
+            "; {} had usage that is not countable (it would make a sum infinite), not added",
             text::thousands(t.not_countable as usize)
         ));
     }
