@@ -69,7 +69,10 @@ chronologically).
 
 Files: FILEs; or --session NAME; or every *.jsonl of the --agent/--dir/--pi sessions directory
 and of its immediate sub-directories; or, with --all or with none of these, every agent of the
-store (<root>/agents/*/sessions, or the agent databases of an OpenClaw 2026.8+ install). A file
+store (<root>/agents/*/sessions, or the agent databases of an OpenClaw 2026.8+ install). In an
+OpenClaw store's sessions directory the archived transcripts `<id>.jsonl.reset.<ts>` and
+`<id>.jsonl.deleted.<ts>` are summed too, as OpenClaw 2026.6.11's cost summary counts them
+(not `.bak.` archives, trajectory sidecars or `archive/`). A file
 that cannot be read is reported (`error: ...` on stderr, and in \"errors\"), the others are still
 summed, and the exit code is 2.";
 
@@ -130,6 +133,27 @@ fn agent_of_path(p: &Path) -> Option<String> {
 /// another name of the same device and inode) is summed once, under its first name.
 fn targets(ctx: &Ctx, req: &UsageRequest<'_>) -> anyhow::Result<Vec<(PathBuf, Option<String>)>> {
     let mut found = named_targets(ctx, req)?;
+    if req.files.is_empty()
+        && req.selector.session.is_none()
+        && !req.all
+        && req.selector.locator.names_dir()
+    {
+        // `--agent`/`--dir`/`--pi`: the directory's archived transcripts too (whole-store
+        // listings add them in `named_targets`).
+        if let Some(dir) = address::session_dir(ctx, &req.selector.locator)? {
+            let agent = req
+                .selector
+                .locator
+                .agent
+                .clone()
+                .or_else(|| agent_of_path(&dir));
+            found.extend(
+                usage_archives(ctx, &dir)
+                    .into_iter()
+                    .map(|f| (f, agent.clone())),
+            );
+        }
+    }
     if req.files.is_empty() && req.selector.session.is_none() {
         // A listed directory's trajectory sidecars are not sessions (openclaw-store.md §1.4).
         found.retain(|(p, _)| {
@@ -184,8 +208,48 @@ fn named_targets(
                 .filter(|f| !crate::list::is_sidecar_or_archive(&dir, f, openclaw_store))
                 .map(|f| (f, agent.clone())),
         );
+        out.extend(
+            usage_archives(ctx, &dir)
+                .into_iter()
+                .map(|f| (f, agent.clone())),
+        );
     }
     Ok(out)
+}
+
+/// The archived transcripts of an OpenClaw store's sessions directory that OpenClaw
+/// 2026.6.11's cost summary counts (`isUsageCountedSessionTranscriptFileName`): the files of
+/// `dir` itself (not of its sub-directories) named `<name>.reset.<ts>` or
+/// `<name>.deleted.<ts>` with a valid archive timestamp, such as
+/// `<id>.jsonl.reset.2026-06-12T09-00-00.000Z`, in name order. `.bak.` archives and other
+/// names are not; nothing outside an OpenClaw store (a `dir` without `sessions.json`) or
+/// through a Redis or SQLite backend.
+fn usage_archives(ctx: &Ctx, dir: &Path) -> Vec<PathBuf> {
+    use session_semantics::openclaw_store::{
+        ArchiveReason, ArtifactKind, STORE_FILE_NAME, classify,
+    };
+    if ctx.store().is_some() || !dir.join(STORE_FILE_NAME).is_file() {
+        return Vec::new();
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| {
+            matches!(
+                classify(&e.file_name().to_string_lossy()),
+                ArtifactKind::Archive {
+                    reason: ArchiveReason::Reset | ArchiveReason::Deleted,
+                    ..
+                }
+            )
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
 }
 
 /// Reads and counts every file: on 2+ threads for files (an atomic index, results in file

@@ -52,6 +52,7 @@ mod serve_streams_foreign_appends;
 mod sidecars_not_sessions;
 mod sqlite_installs;
 mod unlock_addressing;
+mod usage_counts_openclaw_archived_transcripts;
 mod usage_json_shape;
 mod usage_matches_pi_export;
 mod usage_reports_what_it_cannot_count;
