@@ -93,8 +93,8 @@ pub(crate) struct SearchArgs {
     /// custom, label, id, key, other, or all [default: all but id, key and other].
     #[arg(long, value_name = "LIST", value_parser = parse_fields)]
     fields: Option<FieldSet>,
-    /// Only messages with this role: user, assistant, toolResult, bashExecution, custom,
-    /// branchSummary or compactionSummary; repeat or comma-separate for several (another name
+    /// Only messages with this role: user, assistant, toolResult, bashExecution or custom
+    /// (branch summaries, compactions and custom messages are entry types: see --type); repeat or comma-separate for several (another name
     /// is a usage error).
     #[arg(long, value_name = "ROLE", value_delimiter = ',')]
     role: Vec<String>,
