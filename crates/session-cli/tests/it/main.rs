@@ -38,6 +38,7 @@ mod repair_through_an_agent_link;
 mod retention_guard_rails;
 mod running_gateway;
 mod same_session_id;
+mod search_and_usage_honour_no_color;
 mod search_and_usage_name_a_file_once;
 mod search_and_usage_refuse_filters_that_match_nothing;
 mod search_marks_branches_and_exits_like_grep;
