@@ -41,7 +41,8 @@ a warning says so. Entries without an id (v1 files) always count.
 
 Columns (text): the group's key (DAY/MONTH as YYYY-MM-DD/YYYY-MM in local time, or in UTC with
 --utc; MODEL provider/model, `(no model)` for entries that carry none: user messages, tool
-results, ...; SESSION the session id; AGENT the agent of the session's directory, `(none)`
+results, ...; SESSION the session id, files that share one summed in its row with a `warning: N files share
+the session id ...` on stderr; AGENT the agent of the session's directory, `(none)`
 outside an OpenClaw store; `(no time)` for entries without a time), MESSAGES (message entries of
 every role), TOOL CALLS, INPUT, OUTPUT, CACHE READ, CACHE WRITE and TOTAL TOKENS (the four
 added), exact with thousands separators, and COST in USD with three decimals as pi shows it;
@@ -583,11 +584,44 @@ fn write_table(report: &Report, by: By, out: &mut Output) -> anyhow::Result<()> 
 
 /// `sessions usage`: every session is read and counted; one that cannot be read is reported
 /// and the others are still summed (exit code 2).
+/// For `--by session`: one warning per session id that several read files share (their
+/// counts are summed in that id's one row), worded as `sessions list` words it, the files
+/// sorted by path.
+fn shared_id_warnings(paths: &[PathBuf], sessions: &[Result<SessionUsage, String>]) -> Vec<String> {
+    let mut groups: std::collections::BTreeMap<&str, std::collections::BTreeSet<&Path>> =
+        std::collections::BTreeMap::new();
+    for (p, s) in paths.iter().zip(sessions) {
+        if let Ok(SessionUsage {
+            session_id: Some(id),
+            ..
+        }) = s
+        {
+            groups.entry(id.as_str()).or_default().insert(p.as_path());
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, ps)| ps.len() > 1)
+        .map(|(id, ps)| {
+            let ps: Vec<String> = ps.into_iter().map(text::path).collect();
+            format!(
+                "{} files share the session id \"{}\" (--by session sums them in one row): {}",
+                ps.len(),
+                text::safe(id),
+                ps.join(", ")
+            )
+        })
+        .collect()
+}
+
 pub(crate) fn run(ctx: &Ctx, req: &UsageRequest<'_>, out: &mut Output) -> anyhow::Result<Outcome> {
     let targets = targets(ctx, req)?;
     let paths: Vec<PathBuf> = targets.iter().map(|(p, _)| p.clone()).collect();
     let mut sessions = read_all(ctx, &paths);
-    let warnings = mark_fork_copies(ctx, &paths, &mut sessions);
+    let mut warnings = mark_fork_copies(ctx, &paths, &mut sessions);
+    if req.by == By::Session {
+        warnings.extend(shared_id_warnings(&paths, &sessions));
+    }
     for w in &warnings {
         out.warn(w)?;
     }

@@ -208,3 +208,49 @@ fn usage_too_large_to_count_is_reported_and_the_json_stays_valid() {
     }
     assert!(!r.stdout.contains("Infinity") && !r.stdout.contains("null,\n      \"output\""));
 }
+
+#[test]
+fn usage_by_session_warns_when_files_share_a_session_id() {
+    let t = tempdir();
+    let body = |input: u32| {
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"dup\",\"cwd\":\"/\"}}\n\
+             {{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2026-06-01T10:00:00.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[],\"usage\":{{\"input\":{input},\"output\":0}}}}}}\n"
+        )
+    };
+    plant(&t.path().join("s/b.jsonl"), body(2).as_bytes());
+    plant(&t.path().join("s/a.jsonl"), body(3).as_bytes());
+    plant(
+        &t.path().join("s/c.jsonl"),
+        b"{\"type\":\"session\",\"version\":3,\"id\":\"other\",\"cwd\":\"/\"}\n",
+    );
+    let warning = "warning: 2 files share the session id \"dup\" (--by session sums them in one \
+                   row): s/a.jsonl, s/b.jsonl\n";
+    let r = run_in(
+        t.path(),
+        ["usage", "--utc", "--by", "session", "--dir", "s"],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (0, warning));
+    assert_eq!(
+        r.stdout,
+        "SESSION  MESSAGES  TOOL CALLS  INPUT  OUTPUT  CACHE READ  CACHE WRITE  TOTAL TOKENS    COST\n\
+         dup             2           0      5       0           0            0             5  $0.000\n\
+         TOTAL           2           0      5       0           0            0             5  $0.000\n\
+         \n\
+         0 of 2 assistant messages had no usage\n\
+         3 sessions\n"
+    );
+    let r = run_in(
+        t.path(),
+        ["usage", "--json", "--by", "session", "--dir", "s"],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (0, warning));
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["warnings"],
+        serde_json::json!([warning.trim_end().strip_prefix("warning: ").unwrap()])
+    );
+    // Other groupings do not warn.
+    let r = run_in(t.path(), ["usage", "--utc", "--dir", "s"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+}
