@@ -55,11 +55,13 @@ An entry's time is its `timestamp`, else message.timestamp (epoch ms). --since/-
 the entries with since <= time < until (an entry without a time is then left out).
 
 JSON output (--json):
-  {\"by\": \"day\"|\"month\"|\"model\"|\"session\"|\"agent\", \"timeZone\": \"local\"|\"utc\",
+  {\"by\": \"day\"|\"month\"|\"model\"|\"session\"|\"agent\", \"timeZone\": IANA name|\"local\"|\"UTC\",
    \"since\": ISO|null, \"until\": ISO|null, \"sessions\": N,
    \"rows\": [{\"key\", ...counts}], \"total\": {...counts},
    \"copiesSkipped\": N, \"filteredOut\": N, \"invalidLines\": N,
    \"warnings\": [text], \"errors\": [{\"file\", \"error\"}]}
+  timeZone: \"UTC\" with --utc; else the local zone's IANA name (TZ when it names a zone of
+   /usr/share/zoneinfo, else with TZ unset the zone /etc/localtime links to), or \"local\".
   counts: {\"messages\", \"byRole\": {role: n}, \"customMessages\", \"compactions\",
    \"branchSummaries\", \"assistantMessages\", \"withoutUsage\", \"notCountable\",
    \"toolCalls\", \"input\", \"output\", \"cacheRead\", \"cacheWrite\", \"totalTokens\", \"cost\",
@@ -584,6 +586,38 @@ fn write_table(report: &Report, by: By, out: &mut Output) -> anyhow::Result<()> 
 
 /// `sessions usage`: every session is read and counted; one that cannot be read is reported
 /// and the others are still summed (exit code 2).
+/// The IANA name of the local time zone, for `--json`'s `timeZone`: `TZ` (a leading `:`
+/// dropped) when it names a zone of `/usr/share/zoneinfo` (or is a path into it); with `TZ`
+/// unset, the zone `/etc/localtime` links to; else `local` (a POSIX rule such as `JST-9`, an
+/// empty `TZ`, a copied `/etc/localtime`).
+fn local_zone_name() -> String {
+    const ZONEINFO: &str = "/usr/share/zoneinfo/";
+    let from_path = |p: &Path| -> Option<String> {
+        let s = p.to_str()?;
+        let i = s.find("zoneinfo/")?;
+        let name = &s[i + "zoneinfo/".len()..];
+        (!name.is_empty()).then(|| name.to_owned())
+    };
+    let name = match std::env::var_os("TZ") {
+        Some(tz) => {
+            let tz = tz.to_string_lossy().into_owned();
+            let tz = tz.strip_prefix(':').unwrap_or(&tz).to_owned();
+            if tz.starts_with('/') {
+                from_path(Path::new(&tz))
+            } else {
+                let known = !tz.is_empty()
+                    && !tz.split('/').any(|c| c.is_empty() || c == "." || c == "..")
+                    && Path::new(ZONEINFO).join(&tz).is_file();
+                known.then_some(tz)
+            }
+        }
+        None => std::fs::read_link("/etc/localtime")
+            .ok()
+            .and_then(|p| from_path(&p)),
+    };
+    name.unwrap_or_else(|| "local".to_owned())
+}
+
 /// For `--by session`: one warning per session id that several read files share (their
 /// counts are summed in that id's one row), worded as `sessions list` words it, the files
 /// sorted by path.
@@ -649,7 +683,11 @@ pub(crate) fn run(ctx: &Ctx, req: &UsageRequest<'_>, out: &mut Output) -> anyhow
         o.insert("by", JsValue::from(options.group.as_str()));
         o.insert(
             "timeZone",
-            JsValue::from(if req.utc { "utc" } else { "local" }),
+            JsValue::from(if req.utc {
+                "UTC".to_owned()
+            } else {
+                local_zone_name()
+            }),
         );
         let iso = |t: Option<i64>| {
             t.and_then(session_format::time::to_iso_string)

@@ -54,6 +54,7 @@ mod sidecars_not_sessions;
 mod sqlite_installs;
 mod unlock_addressing;
 mod usage_counts_openclaw_archived_transcripts;
+mod usage_json_names_the_time_zone;
 mod usage_json_shape;
 mod usage_matches_pi_export;
 mod usage_reports_what_it_cannot_count;
