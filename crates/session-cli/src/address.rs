@@ -398,7 +398,7 @@ pub(crate) fn sessions_dir(ctx: &Ctx, loc: &Locator) -> anyhow::Result<Option<Pa
 
 /// [`sessions_dir`] for `--session NAME`: with `--backend sqlite:PATH` and no
 /// `--agent`/`--dir`/`--pi`, the database's sessions directory (its one agent).
-fn session_dir(ctx: &Ctx, loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
+pub(crate) fn session_dir(ctx: &Ctx, loc: &Locator) -> anyhow::Result<Option<PathBuf>> {
     if let Some(dir) = sessions_dir(ctx, loc)? {
         return Ok(Some(dir));
     }

@@ -2,7 +2,6 @@
 //! a store, through [`session_query::search`]; read-only.
 
 use std::collections::HashSet;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -38,7 +37,7 @@ Output, one line per hit:
   PATH:LINE: ENTRY_ID ROLE TIME on-branch|off-branch FIELD: …before MATCH after…
 ROLE is the message role, or the entry type for other entries; TIME the entry's timestamp as
 stored; the snippet keeps --context characters on each side of the first match in the entry
-(the match highlighted on a terminal), with a backslash written as \\\\ and control and
+(the match highlighted on a terminal, unless NO_COLOR is set), with a backslash written as \\\\ and control and
 bidirectional characters escaped as \\u{hex} (a newline as \\u{a}).
 With -c: `PATH:N` for each session with N hits (ripgrep's -c). With --json, one object per
 line:
@@ -93,8 +92,8 @@ pub(crate) struct SearchArgs {
     /// custom, label, id, key, other, or all [default: all but id, key and other].
     #[arg(long, value_name = "LIST", value_parser = parse_fields)]
     fields: Option<FieldSet>,
-    /// Only messages with this role: user, assistant, toolResult, bashExecution, custom,
-    /// branchSummary or compactionSummary; repeat or comma-separate for several (another name
+    /// Only messages with this role: user, assistant, toolResult, bashExecution or custom
+    /// (branch summaries, compactions and custom messages are entry types: see --type); repeat or comma-separate for several (another name
     /// is a usage error).
     #[arg(long, value_name = "ROLE", value_delimiter = ',')]
     role: Vec<String>,
@@ -223,7 +222,7 @@ pub(crate) fn run(ctx: &Ctx, a: &SearchArgs, out: &mut Output) -> anyhow::Result
             .collect(),
     };
 
-    let color = !a.json && std::io::stdout().is_terminal();
+    let color = !a.json && text::stdout_color();
     let mut left = a.limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     let mut any_hit = false;
     let mut failed = unreadable_dir;

@@ -11,6 +11,12 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 /// pipes and tests).
 pub(crate) const DEFAULT_WIDTH: usize = 100;
 
+/// Whether stdout gets colour: a terminal, and `NO_COLOR` not set (to any value, the empty
+/// string too; <https://no-color.org>).
+pub(crate) fn stdout_color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
 /// The width for excerpts: `--width`, else the terminal's width, else [`DEFAULT_WIDTH`].
 pub(crate) fn output_width(flag: Option<usize>) -> usize {
     if let Some(w) = flag {

@@ -41,23 +41,27 @@ a warning says so. Entries without an id (v1 files) always count.
 
 Columns (text): the group's key (DAY/MONTH as YYYY-MM-DD/YYYY-MM in local time, or in UTC with
 --utc; MODEL provider/model, `(no model)` for entries that carry none: user messages, tool
-results, ...; SESSION the session id; AGENT the agent of the session's directory, `(none)`
+results, ...; SESSION the session id, files that share one summed in its row with a `warning: N files share
+the session id ...` on stderr; AGENT the agent of the session's directory, `(none)`
 outside an OpenClaw store; `(no time)` for entries without a time), MESSAGES (message entries of
 every role), TOOL CALLS, INPUT, OUTPUT, CACHE READ, CACHE WRITE and TOTAL TOKENS (the four
 added), exact with thousands separators, and COST in USD with three decimals as pi shows it;
 then the TOTAL row, and `N of M assistant messages had no usage` (with `; K had usage that is
-not countable ...` when an assistant message's usage holds a number too large to add: a JSON
-number such as 1e400, which JavaScript reads as Infinity, or one that would make a sum infinite;
-its usage is not added, where pi's export would show Infinity).
+not countable ...` when adding an assistant message's usage would make a sum infinite; its
+usage is not added, where pi's export would show Infinity). A single field too large for a
+double (a JSON number such as 1e400, which JavaScript reads as Infinity) adds 0, as in pi's
+export, and the message's other fields are added.
 An entry's time is its `timestamp`, else message.timestamp (epoch ms). --since/--until keep
 the entries with since <= time < until (an entry without a time is then left out).
 
 JSON output (--json):
-  {\"by\": \"day\"|\"month\"|\"model\"|\"session\"|\"agent\", \"timeZone\": \"local\"|\"utc\",
+  {\"by\": \"day\"|\"month\"|\"model\"|\"session\"|\"agent\", \"timeZone\": IANA name|\"local\"|\"UTC\",
    \"since\": ISO|null, \"until\": ISO|null, \"sessions\": N,
    \"rows\": [{\"key\", ...counts}], \"total\": {...counts},
    \"copiesSkipped\": N, \"filteredOut\": N, \"invalidLines\": N,
    \"warnings\": [text], \"errors\": [{\"file\", \"error\"}]}
+  timeZone: \"UTC\" with --utc; else the local zone's IANA name (TZ when it names a zone of
+   /usr/share/zoneinfo, else with TZ unset the zone /etc/localtime links to), or \"local\".
   counts: {\"messages\", \"byRole\": {role: n}, \"customMessages\", \"compactions\",
    \"branchSummaries\", \"assistantMessages\", \"withoutUsage\", \"notCountable\",
    \"toolCalls\", \"input\", \"output\", \"cacheRead\", \"cacheWrite\", \"totalTokens\", \"cost\",
@@ -68,7 +72,10 @@ chronologically).
 
 Files: FILEs; or --session NAME; or every *.jsonl of the --agent/--dir/--pi sessions directory
 and of its immediate sub-directories; or, with --all or with none of these, every agent of the
-store (<root>/agents/*/sessions, or the agent databases of an OpenClaw 2026.8+ install). A file
+store (<root>/agents/*/sessions, or the agent databases of an OpenClaw 2026.8+ install). In an
+OpenClaw store's sessions directory the archived transcripts `<id>.jsonl.reset.<ts>` and
+`<id>.jsonl.deleted.<ts>` are summed too, as OpenClaw 2026.6.11's cost summary counts them
+(not `.bak.` archives, trajectory sidecars or `archive/`). A file
 that cannot be read is reported (`error: ...` on stderr, and in \"errors\"), the others are still
 summed, and the exit code is 2.";
 
@@ -129,6 +136,27 @@ fn agent_of_path(p: &Path) -> Option<String> {
 /// another name of the same device and inode) is summed once, under its first name.
 fn targets(ctx: &Ctx, req: &UsageRequest<'_>) -> anyhow::Result<Vec<(PathBuf, Option<String>)>> {
     let mut found = named_targets(ctx, req)?;
+    if req.files.is_empty()
+        && req.selector.session.is_none()
+        && !req.all
+        && req.selector.locator.names_dir()
+    {
+        // `--agent`/`--dir`/`--pi`: the directory's archived transcripts too (whole-store
+        // listings add them in `named_targets`).
+        if let Some(dir) = address::session_dir(ctx, &req.selector.locator)? {
+            let agent = req
+                .selector
+                .locator
+                .agent
+                .clone()
+                .or_else(|| agent_of_path(&dir));
+            found.extend(
+                usage_archives(ctx, &dir)
+                    .into_iter()
+                    .map(|f| (f, agent.clone())),
+            );
+        }
+    }
     if req.files.is_empty() && req.selector.session.is_none() {
         // A listed directory's trajectory sidecars are not sessions (openclaw-store.md §1.4).
         found.retain(|(p, _)| {
@@ -183,8 +211,48 @@ fn named_targets(
                 .filter(|f| !crate::list::is_sidecar_or_archive(&dir, f, openclaw_store))
                 .map(|f| (f, agent.clone())),
         );
+        out.extend(
+            usage_archives(ctx, &dir)
+                .into_iter()
+                .map(|f| (f, agent.clone())),
+        );
     }
     Ok(out)
+}
+
+/// The archived transcripts of an OpenClaw store's sessions directory that OpenClaw
+/// 2026.6.11's cost summary counts (`isUsageCountedSessionTranscriptFileName`): the files of
+/// `dir` itself (not of its sub-directories) named `<name>.reset.<ts>` or
+/// `<name>.deleted.<ts>` with a valid archive timestamp, such as
+/// `<id>.jsonl.reset.2026-06-12T09-00-00.000Z`, in name order. `.bak.` archives and other
+/// names are not; nothing outside an OpenClaw store (a `dir` without `sessions.json`) or
+/// through a Redis or SQLite backend.
+fn usage_archives(ctx: &Ctx, dir: &Path) -> Vec<PathBuf> {
+    use session_semantics::openclaw_store::{
+        ArchiveReason, ArtifactKind, STORE_FILE_NAME, classify,
+    };
+    if ctx.store().is_some() || !dir.join(STORE_FILE_NAME).is_file() {
+        return Vec::new();
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| {
+            matches!(
+                classify(&e.file_name().to_string_lossy()),
+                ArtifactKind::Archive {
+                    reason: ArchiveReason::Reset | ArchiveReason::Deleted,
+                    ..
+                }
+            )
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
 }
 
 /// Reads and counts every file: on 2+ threads for files (an atomic index, results in file
@@ -465,8 +533,7 @@ fn write_table(report: &Report, by: By, out: &mut Output) -> anyhow::Result<()> 
     );
     if t.not_countable > 0 {
         no_usage.push_str(&format!(
-            "; {} had usage that is not countable (a number too large to add, such as 1e400), \
-             not added",
+            "; {} had usage that is not countable (it would make a sum infinite), not added",
             text::thousands(t.not_countable as usize)
         ));
     }
@@ -519,11 +586,76 @@ fn write_table(report: &Report, by: By, out: &mut Output) -> anyhow::Result<()> 
 
 /// `sessions usage`: every session is read and counted; one that cannot be read is reported
 /// and the others are still summed (exit code 2).
+/// The IANA name of the local time zone, for `--json`'s `timeZone`: `TZ` (a leading `:`
+/// dropped) when it names a zone of `/usr/share/zoneinfo` (or is a path into it); with `TZ`
+/// unset, the zone `/etc/localtime` links to; else `local` (a POSIX rule such as `JST-9`, an
+/// empty `TZ`, a copied `/etc/localtime`).
+fn local_zone_name() -> String {
+    const ZONEINFO: &str = "/usr/share/zoneinfo/";
+    let from_path = |p: &Path| -> Option<String> {
+        let s = p.to_str()?;
+        let i = s.find("zoneinfo/")?;
+        let name = &s[i + "zoneinfo/".len()..];
+        (!name.is_empty()).then(|| name.to_owned())
+    };
+    let name = match std::env::var_os("TZ") {
+        Some(tz) => {
+            let tz = tz.to_string_lossy().into_owned();
+            let tz = tz.strip_prefix(':').unwrap_or(&tz).to_owned();
+            if tz.starts_with('/') {
+                from_path(Path::new(&tz))
+            } else {
+                let known = !tz.is_empty()
+                    && !tz.split('/').any(|c| c.is_empty() || c == "." || c == "..")
+                    && Path::new(ZONEINFO).join(&tz).is_file();
+                known.then_some(tz)
+            }
+        }
+        None => std::fs::read_link("/etc/localtime")
+            .ok()
+            .and_then(|p| from_path(&p)),
+    };
+    name.unwrap_or_else(|| "local".to_owned())
+}
+
+/// For `--by session`: one warning per session id that several read files share (their
+/// counts are summed in that id's one row), worded as `sessions list` words it, the files
+/// sorted by path.
+fn shared_id_warnings(paths: &[PathBuf], sessions: &[Result<SessionUsage, String>]) -> Vec<String> {
+    let mut groups: std::collections::BTreeMap<&str, std::collections::BTreeSet<&Path>> =
+        std::collections::BTreeMap::new();
+    for (p, s) in paths.iter().zip(sessions) {
+        if let Ok(SessionUsage {
+            session_id: Some(id),
+            ..
+        }) = s
+        {
+            groups.entry(id.as_str()).or_default().insert(p.as_path());
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, ps)| ps.len() > 1)
+        .map(|(id, ps)| {
+            let ps: Vec<String> = ps.into_iter().map(text::path).collect();
+            format!(
+                "{} files share the session id \"{}\" (--by session sums them in one row): {}",
+                ps.len(),
+                text::safe(id),
+                ps.join(", ")
+            )
+        })
+        .collect()
+}
+
 pub(crate) fn run(ctx: &Ctx, req: &UsageRequest<'_>, out: &mut Output) -> anyhow::Result<Outcome> {
     let targets = targets(ctx, req)?;
     let paths: Vec<PathBuf> = targets.iter().map(|(p, _)| p.clone()).collect();
     let mut sessions = read_all(ctx, &paths);
-    let warnings = mark_fork_copies(ctx, &paths, &mut sessions);
+    let mut warnings = mark_fork_copies(ctx, &paths, &mut sessions);
+    if req.by == By::Session {
+        warnings.extend(shared_id_warnings(&paths, &sessions));
+    }
     for w in &warnings {
         out.warn(w)?;
     }
@@ -551,7 +683,11 @@ pub(crate) fn run(ctx: &Ctx, req: &UsageRequest<'_>, out: &mut Output) -> anyhow
         o.insert("by", JsValue::from(options.group.as_str()));
         o.insert(
             "timeZone",
-            JsValue::from(if req.utc { "utc" } else { "local" }),
+            JsValue::from(if req.utc {
+                "UTC".to_owned()
+            } else {
+                local_zone_name()
+            }),
         );
         let iso = |t: Option<i64>| {
             t.and_then(session_format::time::to_iso_string)

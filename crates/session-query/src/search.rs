@@ -58,12 +58,16 @@ pub enum SearchError {
         expected: String,
     },
     /// A role filter ([`SearchOptions::roles`]) that is not one of [`ROLES`].
-    #[error("unknown role {name:?} (expected one of {expected})")]
+    #[error("unknown role {name:?} (expected one of {expected}{hint})")]
     UnknownRole {
         /// The role given.
         name: String,
         /// The roles accepted.
         expected: String,
+        /// For a name that is an entry's type rather than a stored message role (such as
+        /// `branchSummary`, a role of pi's built context only, or `branch_summary`, what the
+        /// ROLE column shows for such an entry), `; ... use --type TYPE`; else empty.
+        hint: String,
     },
     /// A type filter ([`SearchOptions::types`]) that is not one of the entry types.
     #[error("unknown entry type {name:?} (expected one of {expected})")]
@@ -75,16 +79,22 @@ pub enum SearchError {
     },
 }
 
-/// The message roles [`SearchOptions::roles`] accepts (pi's and OpenClaw's).
-pub const ROLES: [&str; 7] = [
-    "user",
-    "assistant",
-    "toolResult",
-    "bashExecution",
-    "custom",
-    "branchSummary",
-    "compactionSummary",
-];
+/// The message roles [`SearchOptions::roles`] accepts: the `message.role`s of stored `message`
+/// entries (pi's and OpenClaw's; `custom` is a v1/v2 `hookMessage` after the v2→v3
+/// migration). pi's `branchSummary` and `compactionSummary` roles exist only in the context it
+/// builds; stored, those are `branch_summary` and `compaction` entries, found with `--type`.
+pub const ROLES: [&str; 5] = ["user", "assistant", "toolResult", "bashExecution", "custom"];
+
+/// The `; ... use --type TYPE` part of [`SearchError::UnknownRole`] for `name`.
+fn role_hint(name: &str) -> String {
+    let ty = match name {
+        "branchSummary" => "branch_summary",
+        "compactionSummary" => "compaction",
+        _ if entry_types().any(|t| t == name) => name,
+        _ => return String::new(),
+    };
+    format!("; {name:?} is not a message role: use --type {ty}")
+}
 
 /// The entry types [`SearchOptions::types`] accepts: `session_format::EntryType::ALL` (the
 /// header, `session`, is never searched).
@@ -435,6 +445,7 @@ impl Searcher {
             return Err(SearchError::UnknownRole {
                 name: r.clone(),
                 expected: ROLES.join(", "),
+                hint: role_hint(r),
             });
         }
         if let Some(t) = opts.types.iter().find(|t| !entry_types().any(|k| k == *t)) {

@@ -10,7 +10,9 @@
 //!   `branch_summary` entries are counted by type; an assistant message adds its
 //!   `toolCall` content blocks, its `provider/model` and its `usage`;
 //! - token and cost fields follow JavaScript's `x || 0`: a missing, `null`, `false`, `0` or
-//!   empty-string field adds 0, a number adds itself (negative and fractional numbers too), `true`
+//!   empty-string field adds 0, so does a number too large for a double (`1e400`: pi's export
+//!   embeds the session through `JSON.stringify`, which writes JavaScript's `Infinity` as
+//!   `null`), a number adds itself (negative and fractional numbers too), `true`
 //!   adds 1; a non-empty string, an array or an object adds 0 here (pi would concatenate text
 //!   instead of adding — a broken total we do not reproduce);
 //! - cost is the sum of `usage.cost.input`, `.output`, `.cacheRead` and `.cacheWrite` (pi never
@@ -126,9 +128,12 @@ impl Usage {
 
 /// `value || 0` where the result is added to a number: a number is itself, `true` is 1, every
 /// other value 0 (see the module docs for the strings pi would concatenate).
+///
+/// A number too large for a double (`1e400`, which JavaScript reads as `Infinity`) adds 0:
+/// pi's export embeds the session through `JSON.stringify`, which writes it as `null`.
 fn or_zero(v: &JsValue) -> f64 {
     match v {
-        JsValue::Number(n) => *n,
+        JsValue::Number(n) if n.is_finite() => *n,
         JsValue::Bool(true) => 1.0,
         _ => 0.0,
     }
@@ -250,10 +255,10 @@ pub struct Totals {
     pub assistant_messages: u64,
     /// Assistant messages without a `usage` object (missing, `null` or not an object).
     pub without_usage: u64,
-    /// Assistant messages whose usage is not countable, so not added: it holds a number too
-    /// large for a double (such as `1e400`, which JavaScript reads as `Infinity`), or adding it
-    /// would make a sum of these totals infinite. pi's export would show `Infinity` (or `NaN`)
-    /// in its totals; JSON has no such number.
+    /// Assistant messages whose usage is not countable, so not added: adding it would make a
+    /// sum of these totals infinite, where pi's export would show `Infinity` (or `NaN`); JSON
+    /// has no such number. (A single field too large for a double, such as `1e400`, is not
+    /// this: it adds 0, as in pi's export, and the message's other fields are added.)
     pub not_countable: u64,
     /// `toolCall` content blocks of assistant messages.
     pub tool_calls: u64,

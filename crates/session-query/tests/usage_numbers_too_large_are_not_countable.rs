@@ -1,6 +1,8 @@
-//! `session_query::usage`: an assistant message whose usage holds a number too large for a
-//! double (`1e400`, which JavaScript reads as `Infinity`), or that would make a sum infinite,
-//! is counted as not countable and its usage is not added, so every total stays finite (JSON
+//! `session_query::usage`: a usage field too large for a double (`1e400`, which JavaScript
+//! reads as `Infinity`) adds 0 and the message's other fields are added (pi's export embeds
+//! the session through `JSON.stringify`, which writes `Infinity` as `null`); an assistant
+//! message whose usage would make a sum infinite is counted as not countable and its usage is
+//! not added, so every total stays finite (JSON
 //! has no `Infinity`); finite numbers are summed as pi sums them, integers above 2^53 as
 //! inexactly as JavaScript does.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
@@ -26,7 +28,7 @@ fn asst(id: &str, day: u32, usage: &str) -> String {
 }
 
 #[test]
-fn a_number_javascript_reads_as_infinity_is_not_countable() {
+fn a_field_javascript_reads_as_infinity_adds_zero_and_the_rest_is_counted() {
     let rows = [
         asst(
             "a1",
@@ -43,12 +45,12 @@ fn a_number_javascript_reads_as_infinity_is_not_countable() {
     let t = session_usage(&file(&rows), None).totals();
     assert_eq!(
         (t.assistant_messages, t.without_usage, t.not_countable),
-        (3, 0, 2)
+        (3, 0, 0)
     );
-    // Only a3 is added: none of a1's and a2's fields, not even their finite ones.
+    // a1's input and a2's cost.input add 0; every other field is added.
     assert_eq!(
         (t.usage.input, t.usage.output, t.usage.cost()),
-        (2.0, 3.0, 0.25)
+        (12.0, 9.0, 0.75)
     );
     assert!(t.usage.is_finite());
 }

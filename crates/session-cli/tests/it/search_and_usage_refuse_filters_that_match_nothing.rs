@@ -81,8 +81,7 @@ fn usage_refuses_a_window_that_holds_no_time() {
 fn search_refuses_unknown_roles_and_types_and_an_empty_field_list() {
     let t = tempdir();
     session(t.path());
-    let roles = "user, assistant, toolResult, bashExecution, custom, branchSummary, \
-                 compactionSummary";
+    let roles = "user, assistant, toolResult, bashExecution, custom";
     for role in ["usr", "user,tool"] {
         let name = role.rsplit(',').next().unwrap();
         assert_eq!(
@@ -94,6 +93,22 @@ fn search_refuses_unknown_roles_and_types_and_an_empty_field_list() {
         run(t.path(), &["search", "--role", "", "zebra", "s.jsonl"]),
         usage_error(&format!("unknown role \"\" (expected one of {roles})"))
     );
+    // pi's context-only roles, and what the ROLE column prints for entries that are not
+    // messages, point to --type.
+    for (role, ty) in [
+        ("branchSummary", "branch_summary"),
+        ("compactionSummary", "compaction"),
+        ("branch_summary", "branch_summary"),
+        ("custom_message", "custom_message"),
+    ] {
+        assert_eq!(
+            run(t.path(), &["search", "--role", role, "zebra", "s.jsonl"]),
+            usage_error(&format!(
+                "unknown role {role:?} (expected one of {roles}; {role:?} is not a message \
+                 role: use --type {ty})"
+            ))
+        );
+    }
     assert_eq!(
         run(
             t.path(),

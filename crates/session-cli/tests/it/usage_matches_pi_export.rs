@@ -208,3 +208,46 @@ fn usage_totals_equal_pi_export_on_a_generated_session() {
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
     );
 }
+
+#[test]
+fn usage_counts_a_field_javascript_reads_as_infinity_as_zero_like_pi_export() {
+    let test = "usage_counts_a_field_javascript_reads_as_infinity_as_zero_like_pi_export";
+    let t = tempdir();
+    let f = t.path().join("2026-06-01T08-00-00-000Z_inf.jsonl");
+    let asst = |id: &str, parent: &str, usage: &str| {
+        format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{parent}\",\"timestamp\":\"2026-06-01T08:00:0{}.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"ok\"}}],\"provider\":\"p\",\"model\":\"m\",\"usage\":{usage},\"stopReason\":\"stop\",\"timestamp\":1780300800000}}}}\n",
+            id.len()
+        )
+    };
+    let body = format!(
+        "{{\"type\":\"session\",\"version\":3,\"id\":\"inf\",\"timestamp\":\"2026-06-01T08:00:00.000Z\",\"cwd\":\"/w\"}}\n\
+         {{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"2026-06-01T08:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1780300800000}}}}\n{}{}",
+        asst(
+            "a1",
+            "u1",
+            "{\"input\":1e400,\"output\":5,\"cost\":{\"output\":0.5}}"
+        ),
+        asst(
+            "a22",
+            "a1",
+            "{\"input\":10,\"output\":6,\"cost\":{\"input\":-1e400,\"output\":0.25}}"
+        ),
+    );
+    plant(&f, body.as_bytes());
+    let Some((theirs, ours)) = compare(test, &f) else {
+        return;
+    };
+    assert_eq!(ours, theirs);
+    assert_eq!(
+        theirs,
+        [
+            ("Models", "p/m"),
+            ("Messages", "1 user, 2 assistant"),
+            ("Tool Calls", "0"),
+            ("Tokens", "↑10 ↓11"),
+            ("Cost", "0.750"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    );
+}

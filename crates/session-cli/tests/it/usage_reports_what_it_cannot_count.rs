@@ -168,7 +168,7 @@ fn usage_too_large_to_count_is_reported_and_the_json_stays_valid() {
         )
     };
     let body = format!(
-        "{{\"type\":\"session\",\"version\":3,\"id\":\"big\",\"cwd\":\"/\"}}\n{}{}",
+        "{{\"type\":\"session\",\"version\":3,\"id\":\"big\",\"cwd\":\"/\"}}\n{}{}{}{}",
         asst(
             "a1",
             "{\"input\":1e400,\"output\":5,\"cost\":{\"output\":0.5}}"
@@ -177,19 +177,22 @@ fn usage_too_large_to_count_is_reported_and_the_json_stays_valid() {
             "a2",
             "{\"input\":9007199254740993,\"output\":7,\"cost\":{\"input\":0.25}}"
         ),
+        asst("a3", "{\"cacheWrite\":1.7e308}"),
+        // Adding a4 would make the cache-write sum infinite: not countable.
+        asst("a4", "{\"cacheWrite\":1.7e308,\"output\":1000}"),
     );
     plant(&t.path().join("big.jsonl"), body.as_bytes());
     let r = run_in(t.path(), ["usage", "--utc", "big.jsonl"]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     assert_eq!(
         r.stdout,
-        // Above 2^53 a sum is a double as inexact as pi's (2^53 + 7 is 9007199254741000 in
-        // JavaScript too), printed as JavaScript prints it, without separators.
-        "DAY         MESSAGES  TOOL CALLS             INPUT  OUTPUT  CACHE READ  CACHE WRITE      TOTAL TOKENS    COST\n\
-         2026-06-01         2           0  9007199254740992       7           0            0  9007199254741000  $0.250\n\
-         TOTAL              2           0  9007199254740992       7           0            0  9007199254741000  $0.250\n\
+        // Above 2^53 a sum is a double as inexact as pi's (2^53 + 1 is 2^53 in JavaScript too);
+        // a1's 1e400 input adds 0 and its output 5 is added (as in pi's export); a4 is left out.
+        "DAY         MESSAGES  TOOL CALLS             INPUT  OUTPUT  CACHE READ  CACHE WRITE  TOTAL TOKENS    COST\n\
+         2026-06-01         4           0  9007199254740992      12           0     1.7e+308      1.7e+308  $0.750\n\
+         TOTAL              4           0  9007199254740992      12           0     1.7e+308      1.7e+308  $0.750\n\
          \n\
-         0 of 2 assistant messages had no usage; 1 had usage that is not countable (a number too large to add, such as 1e400), not added\n\
+         0 of 4 assistant messages had no usage; 1 had usage that is not countable (it would make a sum infinite), not added\n\
          1 session\n"
     );
     let r = run_in(t.path(), ["usage", "--utc", "--json", "big.jsonl"]);
@@ -199,8 +202,55 @@ fn usage_too_large_to_count_is_reported_and_the_json_stays_valid() {
         assert_eq!(counts["notCountable"], 1);
         assert_eq!(counts["withoutUsage"], 0);
         assert_eq!(counts["input"], 9_007_199_254_740_992_u64);
-        assert_eq!(counts["output"], 7);
-        assert_eq!(counts["cost"], 0.25);
+        assert_eq!(counts["output"], 12);
+        assert_eq!(counts["cacheWrite"], 1.7e308);
+        assert_eq!(counts["cost"], 0.75);
     }
     assert!(!r.stdout.contains("Infinity") && !r.stdout.contains("null,\n      \"output\""));
+}
+
+#[test]
+fn usage_by_session_warns_when_files_share_a_session_id() {
+    let t = tempdir();
+    let body = |input: u32| {
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"dup\",\"cwd\":\"/\"}}\n\
+             {{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2026-06-01T10:00:00.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[],\"usage\":{{\"input\":{input},\"output\":0}}}}}}\n"
+        )
+    };
+    plant(&t.path().join("s/b.jsonl"), body(2).as_bytes());
+    plant(&t.path().join("s/a.jsonl"), body(3).as_bytes());
+    plant(
+        &t.path().join("s/c.jsonl"),
+        b"{\"type\":\"session\",\"version\":3,\"id\":\"other\",\"cwd\":\"/\"}\n",
+    );
+    let warning = "warning: 2 files share the session id \"dup\" (--by session sums them in one \
+                   row): s/a.jsonl, s/b.jsonl\n";
+    let r = run_in(
+        t.path(),
+        ["usage", "--utc", "--by", "session", "--dir", "s"],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (0, warning));
+    assert_eq!(
+        r.stdout,
+        "SESSION  MESSAGES  TOOL CALLS  INPUT  OUTPUT  CACHE READ  CACHE WRITE  TOTAL TOKENS    COST\n\
+         dup             2           0      5       0           0            0             5  $0.000\n\
+         TOTAL           2           0      5       0           0            0             5  $0.000\n\
+         \n\
+         0 of 2 assistant messages had no usage\n\
+         3 sessions\n"
+    );
+    let r = run_in(
+        t.path(),
+        ["usage", "--json", "--by", "session", "--dir", "s"],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (0, warning));
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["warnings"],
+        serde_json::json!([warning.trim_end().strip_prefix("warning: ").unwrap()])
+    );
+    // Other groupings do not warn.
+    let r = run_in(t.path(), ["usage", "--utc", "--dir", "s"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
 }
