@@ -101,6 +101,16 @@ fn open(path: &FsPath) -> Result<SessionManager, ApiError> {
     })
 }
 
+/// True when `path` lies in pi's sessions layout: its directory is named `--<cwd>--`
+/// (`~/.pi/agent/sessions/--home-me-project--/…`). pi 0.73.1 has no leaf control: its open
+/// takes a `type:"leaf"` row for an ordinary entry and goes on from it.
+fn in_pi_layout(path: &FsPath) -> bool {
+    path.parent()
+        .and_then(FsPath::file_name)
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.len() >= 4 && n.starts_with("--") && n.ends_with("--"))
+}
+
 fn branch_error(e: BranchError) -> ApiError {
     let status = match &e {
         BranchError::EntryNotFound { .. } => axum::http::StatusCode::NOT_FOUND,
@@ -141,6 +151,14 @@ pub(super) async fn branch(
     let entry = entry_of(&form)?;
     blocking(move || {
         let path = writable(&app, &agent, &session)?;
+        if app.locator.pi || in_pi_layout(&path) {
+            return Err(ApiError::conflict(format!(
+                "branch from here writes OpenClaw's leaf-control row, which pi does not read: this \
+                 session is in pi's sessions layout (`--<cwd>--/`), and pi would go on from its last \
+                 entry, not from {}; use Branch with summary, which pi follows",
+                text::safe(&entry)
+            )));
+        }
         let mut sm = open(&path)?;
         let id = sm
             .append_leaf_control(entry.as_str())

@@ -265,3 +265,44 @@ fn an_unknown_entry_or_a_missing_field_writes_nothing() {
     }
     assert_eq!(std::fs::read(&file).unwrap(), before);
 }
+
+/// pi 0.73.1 has no leaf control (its open takes a `type:"leaf"` row for an ordinary entry and
+/// goes on from it), so "branch from here" is refused for a session in pi's layout
+/// (`--<cwd>--/`), the file untouched; "branch with summary", which pi follows, still works.
+#[test]
+fn branch_from_here_is_refused_in_pi_s_layout() {
+    let dir = tempdir();
+    let cwd_dir = dir.path().join("--home-me-project--");
+    std::fs::create_dir(&cwd_dir).unwrap();
+    let file = cwd_dir.join("s1.jsonl");
+    plant(&file, &session());
+    let before = std::fs::read(&file).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let srv = Server::start(dir.path(), &["--dir", d, "--allow-write"]);
+    let csrf = srv.csrf("-", "s1");
+    let r = srv.post("/api/s/-/s1/branch", "entry=a2", Some(&csrf));
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_eq!(
+        r.text(),
+        "branch from here writes OpenClaw's leaf-control row, which pi does not read: this \
+         session is in pi's sessions layout (`--<cwd>--/`), and pi would go on from its last \
+         entry, not from a2; use Branch with summary, which pi follows\n"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    let r = srv.post(
+        "/api/s/-/s1/branch-summary",
+        "entry=a2&summary=back%20to%20a2",
+        Some(&csrf),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let added = std::fs::read(&file).unwrap();
+    let row: Value = serde_json::from_str(
+        std::str::from_utf8(&added[before.len()..])
+            .unwrap()
+            .trim_end(),
+    )
+    .unwrap();
+    assert_eq!(row["type"], json!("branch_summary"));
+    assert_eq!(row["parentId"], json!("a2"));
+    assert_eq!(row["summary"], json!("back to a2"));
+}
