@@ -460,7 +460,7 @@ impl WriteLockGuard {
     }
 
     /// Whether the lock this guard belongs to is still held (false once the watchdog or
-    /// [`release_all_held_locks`] released it).
+    /// [`release_all_held_locks`] released it; by then its lock file has been removed).
     pub fn is_active(&self) -> bool {
         REGISTRY
             .lock()
@@ -595,12 +595,16 @@ pub fn current_guard(session_file: impl AsRef<Path>) -> Option<WriteLockGuard> {
 /// that are still alive become inactive and their drop does nothing. Call it before
 /// `std::process::exit`. Returns how many locks were released.
 pub fn release_all_held_locks() -> usize {
-    let drained: Vec<Held> = REGISTRY.lock().held.drain().map(|(_, h)| h).collect();
+    // The files are removed before the registry is unlocked, so a holder that sees its guard
+    // inactive ([`WriteLockGuard::is_active`]) knows its lock file is gone.
+    let mut reg = REGISTRY.lock();
+    let drained: Vec<Held> = reg.held.drain().map(|(_, h)| h).collect();
     for held in &drained {
         if let Err(e) = remove_held_file(held) {
             tracing::warn!("[session-write-lock] release failed: {e}");
         }
     }
+    drop(reg);
     drained.len()
 }
 
@@ -613,38 +617,35 @@ pub fn run_watchdog_check() -> usize {
 
 /// One pass: (released, the next instant a held lock becomes due).
 fn watchdog_pass(now: Instant) -> (usize, Option<Instant>) {
-    let (expired, next) = {
-        let mut reg = REGISTRY.lock();
-        let due: Vec<PathBuf> = reg
-            .held
-            .iter()
-            .filter(|(_, h)| now.saturating_duration_since(h.acquired_at) > h.max_hold)
-            .map(|(k, _)| k.clone())
-            .collect();
-        let expired: Vec<Held> = due.iter().filter_map(|k| reg.held.remove(k)).collect();
-        // The warning is logged before the registry is unlocked, so no holder sees its guard
-        // inactive ([`WriteLockGuard::is_active`]) before the release has been announced, as
-        // the reference logs before it releases.
-        for held in &expired {
-            tracing::warn!(
-                "[session-write-lock] releasing lock held for {}ms (max={}ms): {}",
-                now.saturating_duration_since(held.acquired_at).as_millis(),
-                held.max_hold.as_millis(),
-                held.lock_path.display()
-            );
-        }
-        let next = reg
-            .held
-            .values()
-            .filter_map(|h| h.acquired_at.checked_add(h.max_hold))
-            .min();
-        (expired, next)
-    };
+    let mut reg = REGISTRY.lock();
+    let due: Vec<PathBuf> = reg
+        .held
+        .iter()
+        .filter(|(_, h)| now.saturating_duration_since(h.acquired_at) > h.max_hold)
+        .map(|(k, _)| k.clone())
+        .collect();
+    let expired: Vec<Held> = due.iter().filter_map(|k| reg.held.remove(k)).collect();
+    // The warning is logged and the file removed before the registry is unlocked, so no holder
+    // sees its guard inactive ([`WriteLockGuard::is_active`]) before the release has been
+    // announced, as the reference logs before it releases, nor while its lock file is still
+    // there (a holder may say so and exit at once, which would end this thread before the
+    // unlink).
     for held in &expired {
+        tracing::warn!(
+            "[session-write-lock] releasing lock held for {}ms (max={}ms): {}",
+            now.saturating_duration_since(held.acquired_at).as_millis(),
+            held.max_hold.as_millis(),
+            held.lock_path.display()
+        );
         if let Err(e) = remove_held_file(held) {
             tracing::warn!("[session-write-lock] release failed: {e}");
         }
     }
+    let next = reg
+        .held
+        .values()
+        .filter_map(|h| h.acquired_at.checked_add(h.max_hold))
+        .min();
     (expired.len(), next)
 }
 
