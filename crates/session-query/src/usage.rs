@@ -981,6 +981,31 @@ mod fast {
         timestamp: Option<Value>,
     }
 
+    /// The scalar visits of a visitor whose every scalar (string, boolean, number, null) gives
+    /// the same `$value`.
+    macro_rules! scalars_are {
+        ($ty:ty, $value:expr) => {
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<$ty, E> {
+                Ok($value)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<$ty, E> {
+                Ok($value)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<$ty, E> {
+                Ok($value)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<$ty, E> {
+                Ok($value)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<$ty, E> {
+                Ok($value)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<$ty, E> {
+                Ok($value)
+            }
+        };
+    }
+
     /// The number of `toolCall` blocks of a `content` value (0 unless it is an array).
     pub(super) struct ToolCalls(pub(super) u64);
 
@@ -1003,24 +1028,7 @@ mod fast {
                     while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                     Ok(ToolCalls(0))
                 }
-                fn visit_str<E: de::Error>(self, _: &str) -> Result<ToolCalls, E> {
-                    Ok(ToolCalls(0))
-                }
-                fn visit_bool<E: de::Error>(self, _: bool) -> Result<ToolCalls, E> {
-                    Ok(ToolCalls(0))
-                }
-                fn visit_i64<E: de::Error>(self, _: i64) -> Result<ToolCalls, E> {
-                    Ok(ToolCalls(0))
-                }
-                fn visit_u64<E: de::Error>(self, _: u64) -> Result<ToolCalls, E> {
-                    Ok(ToolCalls(0))
-                }
-                fn visit_f64<E: de::Error>(self, _: f64) -> Result<ToolCalls, E> {
-                    Ok(ToolCalls(0))
-                }
-                fn visit_unit<E: de::Error>(self) -> Result<ToolCalls, E> {
-                    Ok(ToolCalls(0))
-                }
+                scalars_are!(ToolCalls, ToolCalls(0));
             }
             d.deserialize_any(V)
         }
@@ -1052,24 +1060,7 @@ mod fast {
                     while seq.next_element::<IgnoredAny>()?.is_some() {}
                     Ok(IsToolCall(false))
                 }
-                fn visit_str<E: de::Error>(self, _: &str) -> Result<IsToolCall, E> {
-                    Ok(IsToolCall(false))
-                }
-                fn visit_bool<E: de::Error>(self, _: bool) -> Result<IsToolCall, E> {
-                    Ok(IsToolCall(false))
-                }
-                fn visit_i64<E: de::Error>(self, _: i64) -> Result<IsToolCall, E> {
-                    Ok(IsToolCall(false))
-                }
-                fn visit_u64<E: de::Error>(self, _: u64) -> Result<IsToolCall, E> {
-                    Ok(IsToolCall(false))
-                }
-                fn visit_f64<E: de::Error>(self, _: f64) -> Result<IsToolCall, E> {
-                    Ok(IsToolCall(false))
-                }
-                fn visit_unit<E: de::Error>(self) -> Result<IsToolCall, E> {
-                    Ok(IsToolCall(false))
-                }
+                scalars_are!(IsToolCall, IsToolCall(false));
             }
             d.deserialize_any(V)
         }
@@ -1304,24 +1295,7 @@ mod fast {
                     while seq.next_element::<IgnoredAny>()?.is_some() {}
                     Ok(Cost::default())
                 }
-                fn visit_str<E: de::Error>(self, _: &str) -> Result<Cost, E> {
-                    Ok(Cost::default())
-                }
-                fn visit_bool<E: de::Error>(self, _: bool) -> Result<Cost, E> {
-                    Ok(Cost::default())
-                }
-                fn visit_i64<E: de::Error>(self, _: i64) -> Result<Cost, E> {
-                    Ok(Cost::default())
-                }
-                fn visit_u64<E: de::Error>(self, _: u64) -> Result<Cost, E> {
-                    Ok(Cost::default())
-                }
-                fn visit_f64<E: de::Error>(self, _: f64) -> Result<Cost, E> {
-                    Ok(Cost::default())
-                }
-                fn visit_unit<E: de::Error>(self) -> Result<Cost, E> {
-                    Ok(Cost::default())
-                }
+                scalars_are!(Cost, Cost::default());
             }
             d.deserialize_any(V)
         }
@@ -1361,24 +1335,7 @@ mod fast {
                     while seq.next_element::<IgnoredAny>()?.is_some() {}
                     Ok(UsageField(None))
                 }
-                fn visit_str<E: de::Error>(self, _: &str) -> Result<UsageField, E> {
-                    Ok(UsageField(None))
-                }
-                fn visit_bool<E: de::Error>(self, _: bool) -> Result<UsageField, E> {
-                    Ok(UsageField(None))
-                }
-                fn visit_i64<E: de::Error>(self, _: i64) -> Result<UsageField, E> {
-                    Ok(UsageField(None))
-                }
-                fn visit_u64<E: de::Error>(self, _: u64) -> Result<UsageField, E> {
-                    Ok(UsageField(None))
-                }
-                fn visit_f64<E: de::Error>(self, _: f64) -> Result<UsageField, E> {
-                    Ok(UsageField(None))
-                }
-                fn visit_unit<E: de::Error>(self) -> Result<UsageField, E> {
-                    Ok(UsageField(None))
-                }
+                scalars_are!(UsageField, UsageField(None));
             }
             d.deserialize_any(V)
         }
@@ -1419,24 +1376,7 @@ mod fast {
                     while seq.next_element::<IgnoredAny>()?.is_some() {}
                     Ok(MsgField::Other)
                 }
-                fn visit_str<E: de::Error>(self, _: &str) -> Result<MsgField<'de>, E> {
-                    Ok(MsgField::Other)
-                }
-                fn visit_bool<E: de::Error>(self, _: bool) -> Result<MsgField<'de>, E> {
-                    Ok(MsgField::Other)
-                }
-                fn visit_i64<E: de::Error>(self, _: i64) -> Result<MsgField<'de>, E> {
-                    Ok(MsgField::Other)
-                }
-                fn visit_u64<E: de::Error>(self, _: u64) -> Result<MsgField<'de>, E> {
-                    Ok(MsgField::Other)
-                }
-                fn visit_f64<E: de::Error>(self, _: f64) -> Result<MsgField<'de>, E> {
-                    Ok(MsgField::Other)
-                }
-                fn visit_unit<E: de::Error>(self) -> Result<MsgField<'de>, E> {
-                    Ok(MsgField::Other)
-                }
+                scalars_are!(MsgField<'de>, MsgField::Other);
             }
             d.deserialize_any(V)
         }
